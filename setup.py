@@ -1,0 +1,44 @@
+"""Packaging for profscope: the built frontend in static/ ships as package data, so no Node is needed."""
+
+import pathlib
+
+from setuptools import find_packages, setup
+
+HERE = pathlib.Path(__file__).parent
+VERSION: dict = {}
+exec((HERE / "tb_plugin/profscope/version.py").read_text(), VERSION)
+
+setup(
+    name="profscope",
+    version=VERSION["__version__"],
+    description="TensorBoard plugin: streaming trace viewer, roofline and XLA runtime diagnosis for ML profiles",
+    long_description=(HERE / "README.md").read_text(encoding="utf-8")
+    if (HERE / "README.md").exists()
+    else "",
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    package_dir={"": "tb_plugin"},
+    packages=find_packages("tb_plugin"),
+    package_data={"profscope": ["static/*", "static/**/*"]},
+    include_package_data=True,
+    install_requires=[
+        "tensorboard>=2.12",
+        "protobuf>=4.21",
+        "numpy>=1.23",
+        "werkzeug>=2.2",
+        "fsspec>=2023.1",
+        "msgspec>=0.18",
+    ],
+    extras_require={
+        "gcs": ["gcsfs"],
+        "s3": ["s3fs"],
+        "tensorflow": ["tensorflow"],
+        "torch": ["torch"],
+        "test": ["pytest", "hypothesis", "ruff", "playwright"],
+    },
+    entry_points={
+        "tensorboard_plugins": ["profscope = profscope.plugin:ProfscopeLoader"],
+        "console_scripts": ["profscope = profscope.cli:main"],
+    },
+)

@@ -1,0 +1,1 @@
+"""One reader per input format; each turns a file into the common columnar model."""

@@ -1,0 +1,480 @@
+"""The common columnar trace model every reader fills and every tile or query reads.
+
+Readers append to a `TraceBuilder` in bulk (numpy arrays or lists, never one Python object per
+event kept alive); `finalize()` sorts, lays out nesting rows, resolves flows and returns a frozen
+`Trace` made only of numpy arrays plus small metadata, so it can be cached and memory-mapped.
+
+Times are integer picoseconds relative to the trace's own zero; `clock_origin_ns` says which
+absolute instant (epoch-based when the source tells) that zero is, so hosts can be aligned.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+SECTION_KINDS = ("cpu", "gpu", "tpu", "other")
+TRACK_KINDS = ("thread", "stream", "line", "derived", "async", "counter", "other")
+FLOW_BINDINGS = ("enclosing", "next")
+
+
+@dataclasses.dataclass
+class Section:
+    """A process-like group of tracks on the timeline (host CPU, one GPU, one TPU core)."""
+
+    id: int
+    name: str
+    kind: str = "other"
+    sort_index: int = 0
+
+
+@dataclasses.dataclass
+class Track:
+    """One row set inside a section (a thread, a GPU stream, an XLA line, a counter)."""
+
+    id: int
+    section: int
+    name: str
+    kind: str = "thread"
+    sort_index: int = 0
+    max_depth: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Trace:
+    """A finalized, immutable trace: columns sorted by (track, start, -duration)."""
+
+    source: str
+    format: str
+    clock_origin_ns: int | None
+    sections: list[Section]
+    tracks: list[Track]
+    strings: list[str]
+    ev_start_ps: np.ndarray  # int64
+    ev_dur_ps: np.ndarray  # int64, 0 for instants
+    ev_track: np.ndarray  # int32
+    ev_depth: np.ndarray  # int32, nesting row inside the track
+    ev_name: np.ndarray  # int32, index into strings
+    ev_cat: np.ndarray  # int32, index into strings (0 = "")
+    ev_args_off: np.ndarray  # int64, n+1 offsets into args_blob
+    args_blob: np.ndarray  # uint8, concatenated JSON objects (empty = no args)
+    flow_src: np.ndarray  # int64 event index
+    flow_dst: np.ndarray  # int64 event index
+    flow_name: np.ndarray  # int32 string id
+    ctr_track: np.ndarray  # int32, sorted by (track, time)
+    ctr_time_ps: np.ndarray  # int64
+    ctr_value: np.ndarray  # float64
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    skipped: dict[str, int] = dataclasses.field(default_factory=dict)
+    metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def num_events(self) -> int:
+        return int(self.ev_start_ps.shape[0])
+
+    def args_json(self, index: int) -> bytes:
+        """Raw JSON object text of one event's args (b"" when it has none)."""
+        lo, hi = int(self.ev_args_off[index]), int(self.ev_args_off[index + 1])
+        return self.args_blob[lo:hi].tobytes()
+
+    def time_span_ps(self) -> tuple[int, int]:
+        """(first start, last end) over events and counters; (0, 0) for an empty trace."""
+        lows, highs = [], []
+        if self.num_events:
+            lows.append(int(self.ev_start_ps.min()))
+            highs.append(int((self.ev_start_ps + self.ev_dur_ps).max()))
+        if self.ctr_time_ps.shape[0]:
+            lows.append(int(self.ctr_time_ps.min()))
+            highs.append(int(self.ctr_time_ps.max()))
+        return (min(lows), max(highs)) if lows else (0, 0)
+
+
+class TraceBuilder:
+    """Append-only accumulator that readers fill in bulk, then `finalize()` into a `Trace`."""
+
+    def __init__(self, source: str, format: str) -> None:
+        self.source = source
+        self.format = format
+        self.clock_origin_ns: int | None = None
+        self.metadata: dict[str, Any] = {}
+        self.warnings: list[str] = []
+        self.skipped: Counter[str] = Counter()
+        self._strings: dict[str, int] = {"": 0}
+        self._sections: list[Section] = []
+        self._section_keys: dict[Any, int] = {}
+        self._tracks: list[Track] = []
+        self._track_keys: dict[Any, int] = {}
+        self._ev_chunks: list[tuple[np.ndarray, ...]] = []
+        self._num_events = 0
+        self._args_parts: list[bytes] = []
+        self._args_lengths: list[np.ndarray] = []
+        self._flows: list[tuple[int, int, int]] = []
+        self._flow_points: list[tuple[Any, int, str, int, int, str]] = []
+        self._ctr_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    # -- vocabulary -------------------------------------------------------------------------
+    def intern(self, text: str) -> int:
+        """String id for `text`, shared by names, categories and flow names."""
+        sid = self._strings.get(text)
+        if sid is None:
+            sid = self._strings[text] = len(self._strings)
+        return sid
+
+    @property
+    def string_ids(self) -> dict[str, int]:
+        """The interning dict itself, for readers that intern in a tight loop (`.get` / setdefault
+        with `len(ids)` as the next id is equivalent to `intern`)."""
+        return self._strings
+
+    def section(self, name: str, kind: str = "other", sort_index: int = 0, key: Any = None) -> int:
+        """Id of the section known by `key` (default: its name), creating it on first use."""
+        key = name if key is None else key
+        sid = self._section_keys.get(key)
+        if sid is None:
+            if kind not in SECTION_KINDS:
+                raise ValueError(f"unknown section kind {kind!r}")
+            sid = len(self._sections)
+            self._sections.append(Section(sid, name, kind, sort_index))
+            self._section_keys[key] = sid
+        return sid
+
+    def track(
+        self, section: int, name: str, kind: str = "thread", sort_index: int = 0, key: Any = None
+    ) -> int:
+        """Id of the track known by `key` (default: (section, name)), creating it on first use."""
+        key = (section, name) if key is None else key
+        tid = self._track_keys.get(key)
+        if tid is None:
+            if kind not in TRACK_KINDS:
+                raise ValueError(f"unknown track kind {kind!r}")
+            tid = len(self._tracks)
+            self._tracks.append(Track(tid, section, name, kind, sort_index))
+            self._track_keys[key] = tid
+        return tid
+
+    def rename_section(self, section: int, name: str, sort_index: int | None = None) -> None:
+        self._sections[section].name = name
+        if sort_index is not None:
+            self._sections[section].sort_index = sort_index
+
+    def rename_track(self, track: int, name: str, sort_index: int | None = None) -> None:
+        self._tracks[track].name = name
+        if sort_index is not None:
+            self._tracks[track].sort_index = sort_index
+
+    @property
+    def num_events(self) -> int:
+        return self._num_events
+
+    # -- data ---------------------------------------------------------------------------------
+    def add_events(
+        self,
+        track: int | Sequence[int] | np.ndarray,
+        start_ps: Sequence[int] | np.ndarray,
+        dur_ps: Sequence[int] | np.ndarray,
+        name: Sequence[int] | np.ndarray,
+        cat: int | Sequence[int] | np.ndarray = 0,
+        args: Sequence[bytes | None] | None = None,
+    ) -> int:
+        """Append slices (dur > 0) and instants (dur == 0); returns the builder index of the first.
+
+        `args`, when given, holds one JSON object text (bytes) or None per event. Builder indices
+        are what `add_flow` takes; they are remapped by `finalize()`.
+        """
+        start = np.asarray(start_ps, dtype=np.int64)
+        n = start.shape[0]
+        if n == 0:
+            return self._num_events
+        dur = np.asarray(dur_ps, dtype=np.int64)
+        names = np.asarray(name, dtype=np.int32)
+        tracks = np.broadcast_to(np.asarray(track, dtype=np.int32), (n,))
+        cats = np.broadcast_to(np.asarray(cat, dtype=np.int32), (n,))
+        if dur.shape[0] != n or names.shape[0] != n:
+            raise ValueError("event columns differ in length")
+        if (dur < 0).any():
+            raise ValueError("negative duration: readers clamp or skip before adding")
+        self._ev_chunks.append((tracks.copy(), start.copy(), dur.copy(), names.copy(), cats.copy()))
+        if args is None:
+            self._args_lengths.append(np.zeros(n, dtype=np.int64))
+        else:
+            if len(args) != n:
+                raise ValueError("args column differs in length")
+            parts = [a or b"" for a in args]
+            self._args_lengths.append(np.fromiter(map(len, parts), dtype=np.int64, count=n))
+            self._args_parts.append(b"".join(parts))
+        first = self._num_events
+        self._num_events += n
+        return first
+
+    def add_event(
+        self, track: int, start_ps: int, dur_ps: int, name: int, cat: int = 0, args: bytes | None = None
+    ) -> int:
+        """Append one event (convenience for small readers; bulk readers use `add_events`)."""
+        return self.add_events(track, [start_ps], [dur_ps], [name], cat, None if args is None else [args])
+
+    def add_flow(self, src: int, dst: int, name: int = 0) -> None:
+        """A flow between two events given by builder index."""
+        self._flows.append((src, dst, name))
+
+    def add_flow_point(
+        self, flow_key: Any, name: int, phase: str, track: int, ts_ps: int, binding: str = "enclosing"
+    ) -> None:
+        """One endpoint of a Chrome-style flow (`s`, `t` or `f`) bound to a slice at finalize.
+
+        `enclosing` binds to the deepest slice on `track` containing `ts_ps` (preferring one that
+        starts exactly there); `next` binds to the first slice starting at or after `ts_ps`.
+        Points sharing `flow_key` are chained in time order: s → t … → f.
+        """
+        if phase not in ("s", "t", "f"):
+            raise ValueError(f"flow phase {phase!r}")
+        if binding not in FLOW_BINDINGS:
+            raise ValueError(f"flow binding {binding!r}")
+        self._flow_points.append((flow_key, name, phase, track, ts_ps, binding))
+
+    def add_counter(
+        self, track: int, time_ps: Sequence[int] | np.ndarray, value: Sequence[float] | np.ndarray
+    ) -> None:
+        t = np.asarray(time_ps, dtype=np.int64)
+        v = np.asarray(value, dtype=np.float64)
+        if t.shape != v.shape:
+            raise ValueError("counter columns differ in length")
+        self._ctr_chunks.append((np.full(t.shape[0], track, dtype=np.int32), t.copy(), v.copy()))
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def skip(self, reason: str, count: int = 1) -> None:
+        """Record input that could not be loaded; shown to the user as 'skipped N: reason'."""
+        self.skipped[reason] += count
+
+    # -- finalize -----------------------------------------------------------------------------
+    def finalize(self) -> Trace:
+        if self._ev_chunks:
+            track, start, dur, name, cat = (np.concatenate(c) for c in zip(*self._ev_chunks))
+            lengths = np.concatenate(self._args_lengths)
+        else:
+            track = np.zeros(0, np.int32)
+            start = dur = np.zeros(0, np.int64)
+            name = cat = np.zeros(0, np.int32)
+            lengths = np.zeros(0, np.int64)
+        self._ev_chunks.clear()
+        order = np.lexsort((-dur, start, track))
+        track, start, dur, name, cat = track[order], start[order], dur[order], name[order], cat[order]
+        args_off, args_blob = _reorder_args(lengths, order, self._args_parts)
+        self._args_parts.clear()
+        depth = layout_depths(track, start, dur)
+        final_index = np.empty_like(order)
+        final_index[order] = np.arange(order.shape[0], dtype=order.dtype)
+
+        flow_src, flow_dst, flow_name = self._resolved_flows(final_index, track, start, dur, depth)
+
+        if self._ctr_chunks:
+            ctr_track, ctr_time, ctr_value = (np.concatenate(c) for c in zip(*self._ctr_chunks))
+            corder = np.lexsort((ctr_time, ctr_track))
+            ctr_track, ctr_time, ctr_value = ctr_track[corder], ctr_time[corder], ctr_value[corder]
+        else:
+            ctr_track, ctr_time, ctr_value = np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0)
+
+        tracks = [dataclasses.replace(t) for t in self._tracks]
+        if track.shape[0]:
+            max_depth = np.zeros(len(tracks), dtype=np.int64)
+            np.maximum.at(max_depth, track, depth)
+            for t in tracks:
+                t.max_depth = int(max_depth[t.id])
+        return Trace(
+            source=self.source,
+            format=self.format,
+            clock_origin_ns=self.clock_origin_ns,
+            sections=[dataclasses.replace(s) for s in self._sections],
+            tracks=tracks,
+            strings=list(self._strings),
+            ev_start_ps=start,
+            ev_dur_ps=dur,
+            ev_track=track,
+            ev_depth=depth,
+            ev_name=name,
+            ev_cat=cat,
+            ev_args_off=args_off,
+            args_blob=args_blob,
+            flow_src=flow_src,
+            flow_dst=flow_dst,
+            flow_name=flow_name,
+            ctr_track=ctr_track,
+            ctr_time_ps=ctr_time,
+            ctr_value=ctr_value,
+            warnings=list(self.warnings),
+            skipped=dict(self.skipped),
+            metadata=dict(self.metadata),
+        )
+
+    def _resolved_flows(
+        self,
+        final_index: np.ndarray,
+        track: np.ndarray,
+        start: np.ndarray,
+        dur: np.ndarray,
+        depth: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        src: list[int] = []
+        dst: list[int] = []
+        names: list[int] = []
+        for s, d, nm in self._flows:
+            src.append(int(final_index[s]))
+            dst.append(int(final_index[d]))
+            names.append(nm)
+        if self._flow_points:
+            bound = _bind_flow_points(self._flow_points, track, start, dur, depth)
+            chains: dict[Any, list[tuple[int, int, int, int]]] = {}
+            phase_rank = {"s": 0, "t": 1, "f": 2}
+            for (key, nm, phase, _, ts, _), ev in zip(self._flow_points, bound):
+                if ev < 0:
+                    self.skipped["flow endpoint with no slice to bind to"] += 1
+                    continue
+                chains.setdefault(key, []).append((ts, phase_rank[phase], ev, nm))
+            for points in chains.values():
+                points.sort()
+                if len(points) < 2:
+                    self.skipped["flow with a single endpoint"] += 1
+                    continue
+                for (_, _, a, nm), (_, _, b, _) in zip(points, points[1:]):
+                    if a != b:
+                        src.append(a)
+                        dst.append(b)
+                        names.append(nm)
+            self._flow_points.clear()
+        return (
+            np.asarray(src, dtype=np.int64),
+            np.asarray(dst, dtype=np.int64),
+            np.asarray(names, dtype=np.int32),
+        )
+
+
+def _reorder_args(
+    lengths: np.ndarray, order: np.ndarray, parts: list[bytes]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Permute the concatenated args blob into final event order (one gather, no Python loop)."""
+    blob = np.frombuffer(b"".join(parts), dtype=np.uint8) if parts else np.zeros(0, np.uint8)
+    old_off = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=old_off[1:])
+    new_len = lengths[order]
+    new_off = np.zeros_like(old_off)
+    np.cumsum(new_len, out=new_off[1:])
+    if blob.shape[0] == 0:
+        return new_off, blob
+    # Byte i of the new blob comes from old_off[order[k]] + (i - new_off[k]) for its event k.
+    owner = np.repeat(np.arange(order.shape[0]), new_len)
+    gather = old_off[:-1][order][owner] + (np.arange(blob.shape[0], dtype=np.int64) - new_off[:-1][owner])
+    return new_off, blob[gather]
+
+
+def layout_depths(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """Nesting row of every event; input sorted by (track, start, -dur).
+
+    Properly nested tracks get their nesting depth by a vectorized count of open slices;
+    tracks where slices overlap without nesting fall back to greedy interval partitioning
+    (first free row), which gives the same rows on nested data and extra rows otherwise.
+    """
+    n = track.shape[0]
+    depth = np.zeros(n, dtype=np.int32)
+    if n == 0:
+        return depth
+    bounds = np.flatnonzero(np.diff(track)) + 1
+    lo_all = np.concatenate(([0], bounds))
+    hi_all = np.concatenate((bounds, [n]))
+    for lo, hi in zip(lo_all.tolist(), hi_all.tolist()):
+        s, d = start[lo:hi], dur[lo:hi]
+        rows = _nested_rows(s, d)
+        if not _rows_valid(s, d, rows):
+            rows = _greedy_rows(s, d)
+        depth[lo:hi] = rows
+    return depth
+
+
+def _nested_rows(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    end = start + dur
+    positive = dur > 0
+    pos_start = start[positive]
+    pos_end_sorted = np.sort(end[positive])
+    rows = np.empty(start.shape[0], dtype=np.int64)
+    rank = np.arange(pos_start.shape[0])
+    rows[positive] = rank - np.searchsorted(pos_end_sorted, pos_start, side="right")
+    inst = start[~positive]
+    rows[~positive] = np.searchsorted(pos_start, inst, side="right") - np.searchsorted(
+        pos_end_sorted, inst, side="right"
+    )
+    return rows.astype(np.int32)
+
+
+def _rows_valid(start: np.ndarray, dur: np.ndarray, rows: np.ndarray) -> bool:
+    positive = np.flatnonzero(dur > 0)
+    if positive.shape[0] < 2:
+        return True
+    s, e, r = start[positive], start[positive] + dur[positive], rows[positive]
+    order = np.lexsort((s, r))
+    s, e, r = s[order], e[order], r[order]
+    same_row = r[1:] == r[:-1]
+    return not bool(np.any(same_row & (s[1:] < e[:-1])))
+
+
+def _greedy_rows(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    rows = np.zeros(start.shape[0], dtype=np.int32)
+    num_rows = 0
+    free: list[int] = []  # heap of row numbers whose last slice has ended
+    busy: list[tuple[int, int]] = []  # heap of (end, row)
+    for i, (s, d) in enumerate(zip(start.tolist(), dur.tolist())):
+        while busy and busy[0][0] <= s:
+            _, r = heapq.heappop(busy)
+            heapq.heappush(free, r)
+        if d == 0:
+            rows[i] = len(busy)
+            continue
+        if free:
+            r = heapq.heappop(free)
+        else:
+            r = num_rows
+            num_rows += 1
+        rows[i] = r
+        heapq.heappush(busy, (s + d, r))
+    return rows
+
+
+def _bind_flow_points(
+    points: list[tuple[Any, int, str, int, int, str]],
+    track: np.ndarray,
+    start: np.ndarray,
+    dur: np.ndarray,
+    depth: np.ndarray,
+) -> list[int]:
+    """Final event index each flow point binds to, or -1."""
+    n = track.shape[0]
+    end = start + dur
+    track_lo = np.searchsorted(track, np.arange(int(track.max()) + 2 if n else 1), side="left")
+    bound: list[int] = []
+    for _, _, _, trk, ts, binding in points:
+        if n == 0 or trk + 1 >= track_lo.shape[0]:
+            bound.append(-1)
+            continue
+        lo, hi = int(track_lo[trk]), int(track_lo[trk + 1])
+        if binding == "next":
+            i = lo + int(np.searchsorted(start[lo:hi], ts, side="left"))
+            bound.append(i if i < hi else -1)
+            continue
+        i = lo + int(np.searchsorted(start[lo:hi], ts, side="right")) - 1
+        found = -1
+        # The last slice starting at or before ts that still covers ts is the deepest one there.
+        while i >= lo:
+            if end[i] > ts or (start[i] == ts):
+                found = i
+                break
+            if depth[i] == 0 and end[i] <= ts:
+                # Row-0 slices are disjoint: nothing earlier on this track can cover ts.
+                break
+            i -= 1
+        bound.append(found)
+    return bound
