@@ -9,12 +9,14 @@
    back to the host (`aten::_local_scalar_dense`).
 
 PyTorch/XLA reports these through environment variables that must be set before `torch_xla` is
-imported. The outputs are named with the suffixes profscope recognises, all in the run folder:
+imported. The outputs go into the run folder, named `<host>.xla_<kind>.txt` as profscope expects, with
+`train` as the host name of this training process:
 
-    per_step.xla_metrics.txt    XLA_METRICS_FILE: a metrics report after every step ([MetricsData; step=N])
-    report.xla_metrics.txt      torch_xla.debug.metrics.metrics_report() at the end of training
-    train.xla_graphs.txt.0      XLA_SAVE_TENSORS_FILE, text format: every graph that was synced (.0 = device ordinal)
-    train.xla_debug.txt         PT_XLA_DEBUG_FILE at PT_XLA_DEBUG_LEVEL=2: why each compilation and execution happened
+    train.xla_metrics.txt        XLA_METRICS_FILE: a metrics report after every step ([MetricsData; step=N])
+    train.xla_debug.txt          PT_XLA_DEBUG_FILE at PT_XLA_DEBUG_LEVEL=2: why each compilation and execution ran
+    train.xla_graphs.txt.0       XLA_SAVE_TENSORS_FILE, text format: every synced graph (PyTorch/XLA appends
+                                 the device ordinal .0)
+    train_final.xla_metrics.txt  torch_xla.debug.metrics.metrics_report() once training has finished
 
 The loop also runs under `torch_xla.debug.profiler.start_trace`, which writes an XPlane trace to
 `<run>/plugins/profile/<timestamp>/<host>.xplane.pb`, with a `StepTrace` per training step.
@@ -43,7 +45,7 @@ LOG_EVERY = 3  # steps between accuracy logs (the host round trip)
 def configure_xla_logging(run_dir: str) -> None:
     """Point PyTorch/XLA's runtime logs into the run folder; must run before torch_xla is imported."""
     os.environ.setdefault("PJRT_DEVICE", "CPU")
-    os.environ["XLA_METRICS_FILE"] = os.path.join(run_dir, "per_step.xla_metrics.txt")
+    os.environ["XLA_METRICS_FILE"] = os.path.join(run_dir, "train.xla_metrics.txt")
     os.environ["XLA_SAVE_TENSORS_FILE"] = os.path.join(run_dir, "train.xla_graphs.txt")
     os.environ["XLA_SAVE_TENSORS_FMT"] = "text"
     # IR debug info puts the Python source location of every IR node into the saved graphs.
@@ -69,6 +71,14 @@ def main() -> None:
     args = parser.parse_args()
     run_dir = os.path.join(args.logdir, args.run)
     os.makedirs(run_dir, exist_ok=True)
+    # PyTorch/XLA appends to existing log files, which would mix two runs' steps and graphs.
+    leftovers = sorted(
+        name for name in os.listdir(run_dir) if name.startswith(("train.xla_", "train_final.xla_"))
+    )
+    if leftovers:
+        parser.error(
+            f"{run_dir} already holds XLA logs ({', '.join(leftovers)}); remove them or pick another --run"
+        )
     configure_xla_logging(run_dir)
 
     # Imported here, after the environment above is set: PyTorch/XLA reads it at import time.
@@ -111,7 +121,7 @@ def main() -> None:
     xp.stop_trace()
     elapsed = time.perf_counter() - started
 
-    with open(os.path.join(run_dir, "report.xla_metrics.txt"), "w") as fh:
+    with open(os.path.join(run_dir, "train_final.xla_metrics.txt"), "w") as fh:
         fh.write(met.metrics_report())
     print(
         f"torch {torch.__version__}, torch_xla {torch_xla.__version__} on {device}: {step} steps in "
