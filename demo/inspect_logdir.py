@@ -19,6 +19,7 @@ import json
 import os
 import re
 import sys
+import zlib
 from collections.abc import Iterator
 
 # XSpace / XPlane / XLine field numbers, from tsl/profiler/protobuf/xplane.proto.
@@ -224,15 +225,15 @@ def summarise_file(logdir: str, path: str) -> FileSummary | None:
         return None
     with open(path, "rb") as fh:
         raw = fh.read()
-    data = gzip.decompress(raw) if path.endswith(".gz") else raw
     try:
+        data = gzip.decompress(raw) if path.endswith(".gz") else raw
         if kind == "xplane":
             counts, detail = summarise_xplane(data)
         elif kind == "chrome_json":
             counts, detail = summarise_kineto(data)
         else:
             counts, detail = summarise_xla_text(kind, data.decode("utf-8"))
-    except (InvalidProfile, UnicodeDecodeError) as exc:
+    except (InvalidProfile, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise InvalidProfile(f"{path}: not a valid {kind} file: {exc}") from exc
     return FileSummary(rel.split(os.sep)[0], rel, kind, len(raw), counts, detail)
 

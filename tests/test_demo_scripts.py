@@ -154,6 +154,17 @@ def test_inspector_rejects_a_kineto_trace_that_is_not_json(tmp_path: Path) -> No
         inspect_logdir.summarise_logdir(str(tmp_path))
 
 
+def test_inspector_rejects_a_truncated_gzip(tmp_path: Path) -> None:
+    trace = next((LOGDIR / "pytorch_cpu_training").glob("*.pt.trace.json.gz")).read_bytes()
+    bad = tmp_path / "run" / "worker0.2.pt.trace.json.gz"
+    bad.parent.mkdir()
+    bad.write_bytes(trace[: len(trace) // 2])
+    with pytest.raises(
+        inspect_logdir.InvalidProfile, match="worker0.2.pt.trace.json.gz: not a valid chrome_json"
+    ):
+        inspect_logdir.summarise_logdir(str(tmp_path))
+
+
 def test_capture_all_stops_before_touching_runs_when_a_framework_is_missing(tmp_path: Path) -> None:
     if importlib.util.find_spec("torch") is not None:
         pytest.skip("this interpreter has torch, so it cannot play a Python without it")
