@@ -1,0 +1,216 @@
+"""Tell which profile format a file holds from its name and its first few KB, without parsing it.
+
+Discovery calls this for every candidate file on each re-scan of the logdir, so it only ever
+reads a small head (decompressed when gzip) and decides with cheap markers. Readers do the real
+validation; this module only routes a file to the right reader and reports files it cannot read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import zlib
+
+import fsspec
+
+XPLANE = "xplane"
+CHROME_TRACE = "chrome_trace"
+XLA_METRICS = "xla_metrics"
+XLA_DEBUG = "xla_debug"
+XLA_GRAPHS = "xla_graphs"
+FORMATS = (XPLANE, CHROME_TRACE, XLA_METRICS, XLA_DEBUG, XLA_GRAPHS)
+XLA_FORMATS = (XLA_METRICS, XLA_DEBUG, XLA_GRAPHS)
+TRACE_FORMATS = (XPLANE, CHROME_TRACE)
+
+# Decompressed bytes examined. Kineto files may open with a long `deviceProperties` list, so a
+# little more than one KB helps the device-data hint; still one small ranged read per file.
+HEAD_BYTES = 4096
+# Compressed bytes fetched for a .gz head: enough to inflate HEAD_BYTES of JSON comfortably.
+GZIP_HEAD_BYTES = 16384
+
+# Naming convention for XLA runtime logs: `<host>.xla_metrics.txt`, `<host>.xla_debug.txt`,
+# `<host>.xla_graphs.txt`, each optionally with the `.N` ordinal PyTorch/XLA appends.
+XLA_CONVENTION = {
+    ".xla_metrics.txt": XLA_METRICS,
+    ".xla_debug.txt": XLA_DEBUG,
+    ".xla_graphs.txt": XLA_GRAPHS,
+}
+
+_ORDINAL = re.compile(r"^(?P<base>.+\.(?:txt|log))\.(?P<ordinal>\d+)$")
+_TEXT_SUFFIXES = (".txt", ".log")
+
+# Markers whose first occurrence in a text head decides the XLA log kind.
+_XLA_MARKERS: tuple[tuple[re.Pattern[bytes], str], ...] = (
+    (re.compile(rb"^\[MetricsData; step=\d+\]", re.M), XLA_METRICS),
+    (re.compile(rb"^(?:Metric|Counter): \S", re.M), XLA_METRICS),
+    (re.compile(rb"^(?:Post )?Compilation Analysis: ", re.M), XLA_DEBUG),
+    (re.compile(rb"^Execution Analysis: ", re.M), XLA_DEBUG),
+    (re.compile(rb"^pt-xla-profiler: ", re.M), XLA_DEBUG),
+    (re.compile(rb"^\[ScheduleSyncTensorsGraph\]", re.M), XLA_GRAPHS),
+    (re.compile(rb"^TensorsGraphInfo:", re.M), XLA_GRAPHS),
+    (re.compile(rb"^## BEGIN_GRAPH", re.M), XLA_GRAPHS),
+)
+
+_CHROME_OBJECT_MARKERS = (b'"traceEvents"', b'"schemaVersion"', b'"displayTimeUnit"')
+_KINETO_MARKERS = (b'"schemaVersion"', b'"deviceProperties"')
+_EMPTY_DEVICE_PROPERTIES = re.compile(rb'"deviceProperties"\s*:\s*\[\s*\]')
+# XSpace fields 1-5 (planes, errors, warnings, hostnames, …) are all length-delimited.
+_XSPACE_FIRST_TAGS = frozenset({0x0A, 0x12, 0x1A, 0x22, 0x2A})
+
+
+@dataclasses.dataclass(frozen=True)
+class NameMatch:
+    """What a file's name alone says: candidate format (None = decide from content) and host."""
+
+    format: str | None
+    host: str
+    ordinal: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Detection:
+    """Outcome of sniffing one file: a format id, or None when it is not a profile we read."""
+
+    format: str | None
+    host: str
+    ordinal: int | None = None
+    device_data: bool = False
+    error: str | None = None
+
+
+def match_name(name: str, *, in_session: bool) -> NameMatch | None:
+    """Classify a base file name; None when the name rules the file out.
+
+    `in_session` says the file lies in `plugins/profile/<session>/`, where any `*.json[.gz]` may be a
+    Chrome trace; elsewhere only `*.pt.trace.json[.gz]` is taken as one.
+    """
+    for suffix in (".xplane.pb",):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return NameMatch(XPLANE, name[: -len(suffix)])
+    for suffix in (".pt.trace.json", ".pt.trace.json.gz", ".trace.json", ".trace.json.gz"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            if suffix.startswith(".trace") and not in_session:
+                return None
+            return NameMatch(CHROME_TRACE, name[: -len(suffix)])
+    base, ordinal = name, None
+    ordinal_match = _ORDINAL.match(name)
+    if ordinal_match:
+        base, ordinal = ordinal_match["base"], int(ordinal_match["ordinal"])
+    for suffix, fmt in XLA_CONVENTION.items():
+        if base.endswith(suffix) and len(base) > len(suffix):
+            return NameMatch(fmt, base[: -len(suffix)], ordinal)
+    if base.endswith(_TEXT_SUFFIXES):
+        return NameMatch(None, "xla", ordinal)
+    if in_session:
+        for suffix in (".json", ".json.gz"):
+            if name.endswith(suffix) and len(name) > len(suffix):
+                return NameMatch(None, name[: -len(suffix)])
+    return None
+
+
+def read_head(fs: fsspec.AbstractFileSystem, path: str, size: int | None = None) -> bytes:
+    """First HEAD_BYTES of a file, inflated when it is gzip; one ranged read, never the whole file.
+
+    Raises OSError (including zlib errors re-raised as such) with the reason when it cannot.
+    """
+    gz = path.endswith(".gz")
+    want = GZIP_HEAD_BYTES if gz else HEAD_BYTES
+    if size is not None:
+        want = min(want, size)
+    raw = fs.cat_file(path, start=0, end=want) if want else b""
+    if not gz:
+        return raw
+    if raw[:2] != b"\x1f\x8b":
+        raise OSError("not gzip data although the name ends in .gz")
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, HEAD_BYTES)
+    except zlib.error as e:
+        raise OSError(f"corrupt gzip data: {e}") from e
+
+
+def sniff(name: str, head: bytes, match: NameMatch) -> Detection:
+    """Decide the format of a file from its name match and its head bytes."""
+    if match.format == XPLANE:
+        return _sniff_xplane(head, match)
+    if match.format == CHROME_TRACE or (match.format is None and name.endswith((".json", ".json.gz"))):
+        return _sniff_chrome(name, head, match)
+    return _sniff_xla(head, match)
+
+
+def detect(fs: fsspec.AbstractFileSystem, path: str, match: NameMatch, size: int | None = None) -> Detection:
+    """Read a file's head and sniff it; a read failure becomes `Detection.error`, never an exception."""
+    name = path.rsplit("/", 1)[-1]
+    if size == 0:
+        if match.format is None:
+            return Detection(None, match.host, match.ordinal)
+        return Detection(match.format, match.host, match.ordinal, error="file is empty")
+    try:
+        head = read_head(fs, path, size)
+    except (OSError, ValueError) as e:
+        return Detection(
+            match.format,
+            match.host,
+            match.ordinal,
+            error=f"cannot read the file head: {e or type(e).__name__}",
+        )
+    return sniff(name, head, match)
+
+
+def _sniff_xplane(head: bytes, match: NameMatch) -> Detection:
+    if not head:
+        return Detection(XPLANE, match.host, error="file is empty")
+    if head[0] not in _XSPACE_FIRST_TAGS:
+        return Detection(
+            XPLANE,
+            match.host,
+            error=f"does not start like an XPlane (XSpace protobuf) file: first byte 0x{head[0]:02x}",
+        )
+    # Cheap rule, documented in the README: every XPlane may carry device planes, so it gets roofline.
+    return Detection(XPLANE, match.host, device_data=True)
+
+
+def _sniff_chrome(name: str, head: bytes, match: NameMatch) -> Detection:
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    named_trace = match.format == CHROME_TRACE
+    looks_json = text[:1] in (b"{", b"[")
+    if not looks_json:
+        if named_trace:
+            got = text[:16].decode("utf-8", "replace") if text else "nothing"
+            return Detection(CHROME_TRACE, match.host, error=f"not JSON: starts with {got!r}")
+        return Detection(None, match.host)
+    if text[:1] == b"[":
+        is_trace = named_trace or b'"ph"' in text or text[1:].lstrip()[:1] == b"]"
+    else:
+        is_trace = named_trace or any(m in text for m in _CHROME_OBJECT_MARKERS)
+    if not is_trace:
+        return Detection(None, match.host)
+    return Detection(CHROME_TRACE, match.host, device_data=_chrome_has_device_data(name, text))
+
+
+def _chrome_has_device_data(name: str, text: bytes) -> bool:
+    """Roofline applies to PyTorch profiler (Kineto) traces unless the head shows no devices."""
+    if _EMPTY_DEVICE_PROPERTIES.search(text):
+        return False
+    if b'"deviceProperties"' in text:
+        return True
+    return ".pt.trace.json" in name or any(m in text for m in _KINETO_MARKERS)
+
+
+def _sniff_xla(head: bytes, match: NameMatch) -> Detection:
+    best: tuple[int, str] | None = None
+    for pattern, fmt in _XLA_MARKERS:
+        found = pattern.search(head)
+        if found and (best is None or found.start() < best[0]):
+            best = (found.start(), fmt)
+    if best is None:
+        if match.format is not None:
+            return Detection(
+                match.format,
+                match.host,
+                match.ordinal,
+                error=f"named like an {match.format} log but its first {len(head)} bytes hold no "
+                "PyTorch/XLA marker (Metric:/Counter:, Compilation Analysis:, [ScheduleSyncTensorsGraph])",
+            )
+        return Detection(None, match.host, match.ordinal)
+    fmt = match.format or best[1]
+    return Detection(fmt, match.host, match.ordinal)
