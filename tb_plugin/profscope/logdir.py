@@ -1,0 +1,520 @@
+"""Find profiles under a logdir (local path or any fsspec URL) and say which tools apply to each.
+
+The logdir is re-scanned at most every few seconds so runs written while training appear without a
+restart. A scan lists directories once and reads only a small head of files it has not seen before
+(`formats.detect`); nothing here parses a profile, and `Logdir.is_active()` stops at the first hit.
+The logdir is never written.
+
+Vocabulary (see docs): a *run* is a folder holding profile data, a *session* is one capture in a
+run, a *host* is one file set of a session (an XPlane host, a PyTorch worker or rank).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import fsspec
+
+from profscope.formats import detect
+
+logger = logging.getLogger(__name__)
+
+# Shown verbatim by the empty-logdir message, `profscope ls` and the README.
+RECOGNISED_LAYOUTS: tuple[str, ...] = (
+    "<run>/plugins/profile/<session>/<host>.xplane.pb  (TensorFlow, JAX, PyTorch/XLA; Vertex AI TensorBoard)",
+    "<run>/plugins/profile/<session>/<host>.trace.json[.gz] and other Chrome-trace *.json[.gz]",
+    "<run>/<worker>[.<timestamp>].pt.trace.json[.gz]  (PyTorch profiler, tensorboard_trace_handler)",
+    "<run>/<host>.xla_metrics.txt, <host>.xla_debug.txt, <host>.xla_graphs.txt[.N]  (PyTorch/XLA logs)",
+    "<run>/*.txt, *.log[.N] that start like a PyTorch/XLA metrics report (metrics_report(), "
+    "XLA_METRICS_FILE), PT_XLA_DEBUG_FILE log or XLA_SAVE_TENSORS_FILE graph dump",
+)
+
+# Session names for files that lie directly in a run folder rather than in plugins/profile/<session>/.
+XLA_SESSION = "xla"
+PYTORCH_SESSION = "pytorch"
+# Files of one PyTorch capture from different workers are written within this many seconds.
+PYTORCH_SESSION_WINDOW_S = 60.0
+# Deepest folder level below the logdir that is searched (guards against symlink loops).
+MAX_DEPTH = 16
+DEFAULT_TTL_S = 5.0
+
+TOOLS = ("overview", "trace", "roofline", "xla")
+_FORMAT_ORDER = {fmt: i for i, fmt in enumerate(detect.FORMATS)}
+
+_MS_STAMP = re.compile(r"^(?P<worker>.+)\.(?P<stamp>\d{10,19})$")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_DATE_STAMP = re.compile(
+    r"^(?P<worker>.+)\.(?P<stamp>(?P<mon>" + "|".join(_MONTHS) + r")_(?P<day>\d{2})_(?P<h>\d{2})_"
+    r"(?P<m>\d{2})_(?P<s>\d{2}))\.(?P<pid>\d+)$"
+)
+_NATURAL_SPLIT = re.compile(r"(\d+)")
+
+
+@dataclasses.dataclass(frozen=True)
+class ProfileFile:
+    """One file of a host: where readers open it (`url`, or `fs_path` on `Logdir.fs`) and what it is."""
+
+    name: str
+    path: str  # relative to the logdir, "/"-separated: what the UI shows
+    url: str  # fsspec URL (a plain path for local files) that readers can open
+    fs_path: str  # the same file as a path on the logdir's filesystem
+    format: str | None
+    size: int | None
+    mtime: float | None
+    etag: str | None = None
+    error: str | None = None
+    device_data: bool = False
+
+    @property
+    def usable(self) -> bool:
+        return self.error is None and self.format is not None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "path": self.path,
+            "format": self.format,
+            "size": self.size,
+            "mtime": self.mtime,
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclasses.dataclass
+class Host:
+    """A file set of one session: one XPlane host, one PyTorch worker/rank, or one XLA process."""
+
+    name: str
+    files: list[ProfileFile] = dataclasses.field(default_factory=list)
+
+    @property
+    def tools(self) -> list[str]:
+        """Views that apply: overview for any usable file, trace for traces, roofline for traces
+        that may hold accelerator data (every XPlane; Kineto traces unless they list no device),
+        xla for PyTorch/XLA logs."""
+        usable = [f for f in self.files if f.usable]
+        tools = []
+        if usable:
+            tools.append("overview")
+        traces = [f for f in usable if f.format in detect.TRACE_FORMATS]
+        if traces:
+            tools.append("trace")
+        if any(f.device_data for f in traces):
+            tools.append("roofline")
+        if any(f.format in detect.XLA_FORMATS for f in usable):
+            tools.append("xla")
+        return tools
+
+    @property
+    def trace_file(self) -> ProfileFile | None:
+        """The file the trace view reads: the first usable XPlane, else the first Chrome trace."""
+        for fmt in detect.TRACE_FORMATS:
+            for f in self.files:
+                if f.usable and f.format == fmt:
+                    return f
+        return None
+
+    def files_of(self, *formats: str) -> list[ProfileFile]:
+        """Usable files of the given formats, in listing order."""
+        return [f for f in self.files if f.usable and f.format in formats]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "files": [f.to_json() for f in self.files], "tools": self.tools}
+
+
+@dataclasses.dataclass
+class Session:
+    """One capture: `plugins/profile/<session>/`, one PyTorch timestamp group, or loose run files."""
+
+    name: str
+    hosts: list[Host] = dataclasses.field(default_factory=list)
+
+    def host(self, name: str) -> Host | None:
+        return next((h for h in self.hosts if h.name == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "hosts": [h.to_json() for h in self.hosts]}
+
+
+@dataclasses.dataclass
+class Run:
+    """A folder under the logdir holding profile data; named by its path relative to the logdir."""
+
+    name: str
+    sessions: list[Session] = dataclasses.field(default_factory=list)
+
+    def session(self, name: str) -> Session | None:
+        return next((s for s in self.sessions if s.name == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "sessions": [s.to_json() for s in self.sessions]}
+
+
+@dataclasses.dataclass
+class Listing:
+    """Result of one scan. `errors` are logdir-level problems; file problems sit on the files."""
+
+    logdir: str
+    runs: list[Run]
+    errors: list[str]
+    scanned_at: float
+
+    def run(self, name: str) -> Run | None:
+        return next((r for r in self.runs if r.name == name), None)
+
+    @property
+    def empty_message(self) -> str | None:
+        return None if self.runs else empty_logdir_message(self.logdir)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "logdir": self.logdir,
+            "runs": [r.to_json() for r in self.runs],
+            "errors": list(self.errors),
+        }
+        if not self.runs:
+            out["empty_message"] = self.empty_message
+        return out
+
+
+def empty_logdir_message(logdir: str, *, cli_hint: bool = True) -> str:
+    """Say exactly which layouts are looked for, instead of a bare "no profile data"."""
+    layouts = "\n".join(f"  - {layout}" for layout in RECOGNISED_LAYOUTS)
+    message = (
+        f"No profile data found in {logdir}.\n"
+        "profscope recognises these layouts (<run> is any folder under the logdir, or the logdir itself):\n"
+        f"{layouts}"
+    )
+    if cli_hint:
+        message += f"\nRun `profscope ls {logdir}` in a shell to see what profscope finds there, with the reason for every unreadable file."
+    return message
+
+
+class Logdir:
+    """Discovery over one logdir, re-scanned at most every `ttl_s` seconds; safe to share between threads."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        ttl_s: float = DEFAULT_TTL_S,
+        fs: fsspec.AbstractFileSystem | None = None,
+    ) -> None:
+        self.url = url
+        self.ttl_s = ttl_s
+        self._fs = fs
+        self._root: str | None = None if fs is None else fs._strip_protocol(url).rstrip("/") or "/"
+        self._fs_error: str | None = None
+        self._lock = threading.Lock()
+        self._listing: Listing | None = None
+        self._detections: dict[str, tuple[tuple[Any, ...], detect.Detection]] = {}
+
+    @property
+    def fs(self) -> fsspec.AbstractFileSystem:
+        """The logdir's filesystem; raises OSError naming the logdir when it cannot be opened."""
+        self._open_fs()
+        if self._fs is None:
+            raise OSError(self._fs_error)
+        return self._fs
+
+    def listing(self, max_age_s: float | None = None) -> Listing:
+        """The discovered runs, re-scanning when the last scan is older than `max_age_s` (default ttl)."""
+        max_age = self.ttl_s if max_age_s is None else max_age_s
+        with self._lock:
+            cached = self._listing
+            if cached is not None and time.time() - cached.scanned_at < max_age:
+                return cached
+            self._listing = self._scan()
+            return self._listing
+
+    def is_active(self) -> bool:
+        """Whether any recognised layout exists; stops at the first hit and never parses a profile."""
+        cached = self._listing
+        if cached is not None and time.time() - cached.scanned_at < self.ttl_s:
+            return bool(cached.runs)
+        self._open_fs()
+        if self._fs is None:
+            return False
+        text_candidates: list[tuple[str, dict[str, Any], detect.NameMatch]] = []
+        try:
+            for rel_parts, name, info in self._walk(errors=None):
+                match = _match(rel_parts, name)
+                if match is None:
+                    continue
+                name_match = match[1]
+                if name_match.format is not None:
+                    return True
+                text_candidates.append((info["name"], info, name_match))
+        except OSError:
+            return False
+        for fs_path, info, name_match in text_candidates:
+            if self._detect(fs_path, info, name_match).format is not None:
+                return True
+        return False
+
+    # -- scanning ---------------------------------------------------------------------------
+
+    def _open_fs(self) -> None:
+        if self._fs is not None or self._fs_error is not None:
+            return
+        try:
+            self._fs, root = fsspec.core.url_to_fs(self.url)
+        except (ImportError, ValueError, OSError) as e:
+            self._fs_error = f"cannot open logdir {self.url}: {e}"
+            return
+        self._root = root.rstrip("/") or "/"
+
+    def _scan(self) -> Listing:
+        now = time.time()
+        self._open_fs()
+        if self._fs is None:
+            return Listing(self.url, [], [str(self._fs_error)], now)
+        fs, root = self._fs, self._root
+        assert root is not None
+        try:
+            if not fs.isdir(root):
+                what = "is not a folder" if fs.exists(root) else "does not exist"
+                return Listing(self.url, [], [f"logdir {self.url} {what}"], now)
+        except OSError as e:
+            return Listing(self.url, [], [f"cannot read logdir {self.url}: {e}"], now)
+
+        errors: list[str] = []
+        builder = _TreeBuilder()
+        seen: set[str] = set()
+        for rel_parts, name, info in self._walk(errors):
+            match = _match(rel_parts, name)
+            if match is None:
+                continue
+            in_session, name_match = match
+            fs_path = info["name"]
+            seen.add(fs_path)
+            found = self._detect(fs_path, info, name_match)
+            if found.format is None and (found.error is None or not in_session):
+                continue
+            host = found.host if not found.ordinal else f"{found.host}.{found.ordinal}"
+            profile_file = ProfileFile(
+                name=name,
+                path="/".join((*rel_parts, name)),
+                url=fs_path if _is_local(fs) else fs.unstrip_protocol(fs_path),
+                fs_path=fs_path,
+                format=found.format,
+                size=_as_int(info.get("size")),
+                mtime=_mtime(info),
+                etag=_etag(info),
+                error=found.error,
+                device_data=found.device_data,
+            )
+            if in_session:
+                builder.add(_run_name(rel_parts[:-3]), rel_parts[-1], host, profile_file)
+            elif found.format == detect.CHROME_TRACE:
+                builder.add_pytorch(_run_name(rel_parts), host, profile_file)
+            else:
+                builder.add(_run_name(rel_parts), XLA_SESSION, host, profile_file)
+        for stale in set(self._detections) - seen:
+            del self._detections[stale]
+        return Listing(self.url, builder.build(), errors, now)
+
+    def _walk(self, errors: list[str] | None) -> Iterator[tuple[tuple[str, ...], str, dict[str, Any]]]:
+        """Yield (folder parts relative to the logdir, file name, fsspec info) for every file."""
+        fs, root = self._fs, self._root
+        assert fs is not None and root is not None
+
+        def on_error(e: OSError) -> None:
+            if errors is not None:
+                errors.append(f"cannot list {getattr(e, 'filename', None) or 'a folder'}: {e.strerror or e}")
+
+        prefix = "" if root == "/" else root
+        for dirpath, dirs, files in fs.walk(root, maxdepth=MAX_DEPTH, detail=True, on_error=on_error):
+            rel = dirpath[len(prefix) :].strip("/") if dirpath.startswith(prefix) else dirpath
+            rel_parts = tuple(p for p in rel.split("/") if p)
+            for name in list(dirs):
+                if name.startswith(".") or name == "__pycache__" or _loops_back(fs, dirpath, dirs[name]):
+                    del dirs[name]
+            for name, info in sorted(files.items()):
+                if name and not name.startswith(".") and info.get("type", "file") != "directory":
+                    yield rel_parts, name, info
+
+    def _detect(self, fs_path: str, info: dict[str, Any], name_match: detect.NameMatch) -> detect.Detection:
+        """Sniff a file, reusing the previous answer while its size and mtime/etag are unchanged."""
+        key = (name_match, info.get("size"), _mtime(info), _etag(info))
+        cached = self._detections.get(fs_path)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        assert self._fs is not None
+        found = detect.detect(self._fs, fs_path, name_match, _as_int(info.get("size")))
+        self._detections[fs_path] = (key, found)
+        return found
+
+
+def discover(url: str) -> Listing:
+    """One-off scan of a logdir (the CLI and tests use this; the plugin keeps a `Logdir`)."""
+    return Logdir(url).listing()
+
+
+class _TreeBuilder:
+    """Collects files into run → session → host, grouping loose PyTorch traces into sessions."""
+
+    def __init__(self) -> None:
+        self._tree: dict[str, dict[str, dict[str, list[ProfileFile]]]] = {}
+        self._pytorch: dict[str, list[tuple[str, ProfileFile]]] = {}
+
+    def add(self, run: str, session: str, host: str, file: ProfileFile) -> None:
+        self._tree.setdefault(run, {}).setdefault(session, {}).setdefault(host, []).append(file)
+
+    def add_pytorch(self, run: str, stem: str, file: ProfileFile) -> None:
+        self._pytorch.setdefault(run, []).append((stem, file))
+
+    def build(self) -> list[Run]:
+        for run, items in self._pytorch.items():
+            for session, worker, file in group_pytorch_sessions(items):
+                self.add(run, session, worker, file)
+        runs = []
+        for run_name in sorted(self._tree, key=natural_key):
+            sessions = []
+            for session_name in sorted(self._tree[run_name], key=natural_key):
+                hosts = [
+                    Host(name, sorted(files, key=_file_order))
+                    for name, files in sorted(self._tree[run_name][session_name].items(), key=_natural_item)
+                ]
+                sessions.append(Session(session_name, hosts))
+            runs.append(Run(run_name, sessions))
+        return runs
+
+
+def group_pytorch_sessions(items: list[tuple[str, Any]]) -> list[tuple[str, str, Any]]:
+    """Split `<worker>[.<timestamp>]` stems into (session, worker, item) triples.
+
+    `tensorboard_trace_handler` writes `<worker>.<epoch ms or ns>.pt.trace.json`; other tools write
+    `<worker>.<Mon_DD_HH_MM_SS>.<pid>`. Every worker of one capture writes its file within a short
+    window, so time-sorted stamps are grouped while they stay within PYTORCH_SESSION_WINDOW_S of the
+    group's first one and no worker repeats; the group is named by its first stamp. Files without a
+    stamp form the session "pytorch", one host per file stem.
+    """
+    stamped: list[tuple[float, str, str, Any]] = []
+    out: list[tuple[str, str, Any]] = []
+    for stem, item in items:
+        parsed = _parse_stamp(stem)
+        if parsed is None:
+            out.append((PYTORCH_SESSION, stem, item))
+        else:
+            worker, stamp, seconds = parsed
+            stamped.append((seconds, stamp, worker, item))
+    stamped.sort(key=lambda s: (s[0], s[1], s[2]))
+    group_start = 0.0
+    group_name = ""
+    workers: set[str] = set()
+    for seconds, stamp, worker, item in stamped:
+        if not group_name or worker in workers or seconds - group_start > PYTORCH_SESSION_WINDOW_S:
+            group_start, group_name, workers = seconds, stamp, set()
+        workers.add(worker)
+        out.append((group_name, worker, item))
+    return out
+
+
+def _parse_stamp(stem: str) -> tuple[str, str, float] | None:
+    """(worker, stamp text, stamp in seconds) of a PyTorch trace stem, or None without a stamp."""
+    m = _MS_STAMP.match(stem)
+    if m:
+        digits = m["stamp"]
+        return m["worker"], digits, int(digits) / 10 ** (len(digits) - 10)
+    m = _DATE_STAMP.match(stem)
+    if m:
+        # No year in the stamp: a monotonic position within the year is enough for grouping.
+        day = _MONTHS.index(m["mon"]) * 31 + int(m["day"])
+        seconds = ((day * 24 + int(m["h"])) * 60 + int(m["m"])) * 60 + int(m["s"])
+        return m["worker"], m["stamp"], float(seconds)
+    return None
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key putting rank-2 before rank-10."""
+    return tuple(int(p) if p.isdigit() else p.lower() for p in _NATURAL_SPLIT.split(text))
+
+
+def _natural_item(item: tuple[str, Any]) -> tuple[Any, ...]:
+    return natural_key(item[0])
+
+
+def _file_order(f: ProfileFile) -> tuple[int, str]:
+    return (_FORMAT_ORDER.get(f.format or "", len(_FORMAT_ORDER)), f.name)
+
+
+def _match(rel_parts: tuple[str, ...], name: str) -> tuple[bool, detect.NameMatch] | None:
+    """(in a session folder?, name match) for a file, or None when no layout can hold it."""
+    in_session = len(rel_parts) >= 3 and rel_parts[-3:-1] == ("plugins", "profile")
+    if not in_session and "plugins" in rel_parts:
+        # Other TensorBoard plugins' data, or deeper folders inside a profile session.
+        return None
+    name_match = detect.match_name(name, in_session=in_session)
+    return None if name_match is None else (in_session, name_match)
+
+
+def _run_name(parts: tuple[str, ...]) -> str:
+    return "/".join(parts) if parts else "."
+
+
+def _is_local(fs: fsspec.AbstractFileSystem) -> bool:
+    protocol = fs.protocol
+    protocols = (protocol,) if isinstance(protocol, str) else tuple(protocol)
+    return "file" in protocols or "local" in protocols
+
+
+def _loops_back(fs: fsspec.AbstractFileSystem, parent: str, info: dict[str, Any]) -> bool:
+    """A local symlinked folder pointing at one of its ancestors would be walked forever."""
+    if not info.get("islink") or not _is_local(fs):
+        return False
+    target = os.path.realpath(info["name"])
+    here = os.path.realpath(parent)
+    return here == target or here.startswith(target.rstrip(os.sep) + os.sep)
+
+
+def _as_int(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) else None
+
+
+def _mtime(info: dict[str, Any]) -> float | None:
+    for key in ("mtime", "LastModified", "updated", "last_modified", "created"):
+        value = info.get(key)
+        if isinstance(value, (int, float)):
+            return float(value)
+        if isinstance(value, datetime.datetime):
+            return value.timestamp()
+        if isinstance(value, str):
+            try:
+                return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+            except ValueError:
+                continue
+    return None
+
+
+def _etag(info: dict[str, Any]) -> str | None:
+    for key in ("etag", "ETag", "md5Hash", "generation"):
+        value = info.get(key)
+        if value:
+            return str(value).strip('"')
+    return None
+
+
+__all__ = [
+    "RECOGNISED_LAYOUTS",
+    "Host",
+    "Listing",
+    "Logdir",
+    "ProfileFile",
+    "Run",
+    "Session",
+    "discover",
+    "empty_logdir_message",
+    "group_pytorch_sessions",
+    "natural_key",
+]

@@ -1,0 +1,207 @@
+"""The TensorBoard plugin: a thin route table over discovery, analyses and the static frontend.
+
+A route parses its query, calls one function of `profscope.logdir`, `profscope.trace` or
+`profscope.analysis`, and answers through `http_util.Respond` (nosniff, CSP, gzip). Errors are raised
+as `tensorboard.errors` so TensorBoard answers 400/404 with the message. To add a route: write one
+`_serve_<name>(self, request)` method decorated with `@wrappers.Request.application` and add one
+entry to `get_plugin_apps()`; use `self.subject(request)` to resolve run/session/host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import mimetypes
+import os
+import pathlib
+import re
+from typing import Any
+
+from tensorboard import errors
+from tensorboard.backend import http_util
+from tensorboard.plugins import base_plugin
+from werkzeug import wrappers
+
+from profscope import logdir as logdir_lib
+
+PLUGIN_NAME = "profscope"
+STATIC_DIR = pathlib.Path(__file__).parent / "static"
+
+# Content types of what the frontend build emits; anything else is served as opaque bytes.
+_CONTENT_TYPES = {
+    ".js": "text/javascript",
+    ".mjs": "text/javascript",
+    ".css": "text/css",
+    ".wasm": "application/wasm",
+    ".map": "application/json",
+    ".json": "application/json",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".woff2": "font/woff2",
+    ".txt": "text/plain",
+}
+# One path component of a static file: no leading dot (so no "..", no hidden files), no separators.
+_STATIC_COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+# Percent-encoded dot, slash or backslash in the raw URL: never part of a legitimate asset name.
+_ENCODED_TRICK = re.compile(r"%(?:2e|2f|5c|00)", re.IGNORECASE)
+
+
+def default_cache_dir() -> str:
+    """`$XDG_CACHE_HOME/profscope`, else `~/.cache/profscope`."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "profscope")
+
+
+class ProfscopeLoader(base_plugin.TBLoader):
+    """Defines profscope's flags and builds the plugin; TensorBoard finds it by entry point."""
+
+    def define_flags(self, parser: argparse.ArgumentParser) -> None:
+        group = parser.add_argument_group(PLUGIN_NAME)
+        group.add_argument(
+            "--profscope_cache_dir",
+            metavar="DIR",
+            type=str,
+            default=None,
+            help="Where profscope keeps decoded traces (the logdir is never written). "
+            "Default: $XDG_CACHE_HOME/profscope, else ~/.cache/profscope.",
+        )
+
+    def load(self, context: base_plugin.TBContext) -> ProfscopePlugin:
+        return ProfscopePlugin(context)
+
+
+@dataclasses.dataclass(frozen=True)
+class Subject:
+    """What a data route is about: a run, one session of it, and one or more hosts of that session."""
+
+    run: logdir_lib.Run
+    session: logdir_lib.Session
+    hosts: list[logdir_lib.Host]
+
+
+class ProfscopePlugin(base_plugin.TBPlugin):
+    """Serves the profscope tab: discovery (`/runs`), the frontend bundle and its static files."""
+
+    plugin_name = PLUGIN_NAME
+
+    def __init__(
+        self, context: base_plugin.TBContext, *, static_dir: str | os.PathLike[str] | None = None
+    ) -> None:
+        self._logdir_url = context.logdir or ""
+        self.logdir = logdir_lib.Logdir(self._logdir_url) if self._logdir_url else None
+        flags = context.flags
+        self.cache_dir = getattr(flags, "profscope_cache_dir", None) or default_cache_dir()
+        self.static_dir = pathlib.Path(static_dir) if static_dir is not None else STATIC_DIR
+
+    def get_plugin_apps(self) -> dict[str, Any]:
+        return {
+            "/runs": self._serve_runs,
+            "/index.js": self._serve_index_js,
+            "/static/*": self._serve_static,
+        }
+
+    def is_active(self) -> bool:
+        return self.logdir is not None and self.logdir.is_active()
+
+    def frontend_metadata(self) -> base_plugin.FrontendMetadata:
+        return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name=PLUGIN_NAME)
+
+    # -- helpers for routes -------------------------------------------------------------------
+
+    def listing(self) -> logdir_lib.Listing:
+        """The current discovery result (re-scanned at most every few seconds)."""
+        if self.logdir is None:
+            return logdir_lib.Listing(
+                "",
+                [],
+                ["TensorBoard was started without --logdir; profscope reads profiles from the logdir."],
+                0.0,
+            )
+        return self.logdir.listing()
+
+    def subject(self, request: wrappers.Request, *, multi_host: bool = True) -> Subject:
+        """Resolve the `run`, `session` and `host` query parameters against the current listing.
+
+        `host` may be a comma-separated list when `multi_host`. Raises InvalidArgumentError for a
+        missing parameter and NotFoundError naming what does not exist and what does.
+        """
+        run_name = _required_arg(request, "run")
+        session_name = _required_arg(request, "session")
+        host_arg = _required_arg(request, "host")
+        host_names = [h for h in host_arg.split(",") if h] if multi_host else [host_arg]
+        if not host_names:
+            raise errors.InvalidArgumentError("query parameter 'host' names no host")
+        if len(set(host_names)) != len(host_names):
+            raise errors.InvalidArgumentError(f"query parameter 'host' repeats a host: {host_arg!r}")
+        listing = self.listing()
+        run = listing.run(run_name)
+        if run is None:
+            known = ", ".join(repr(r.name) for r in listing.runs) or "none"
+            raise errors.NotFoundError(f"run {run_name!r} is not in logdir {listing.logdir} (runs: {known})")
+        session = run.session(session_name)
+        if session is None:
+            known = ", ".join(repr(s.name) for s in run.sessions)
+            raise errors.NotFoundError(
+                f"run {run_name!r} has no session {session_name!r} (sessions: {known})"
+            )
+        hosts = []
+        for name in host_names:
+            host = session.host(name)
+            if host is None:
+                known = ", ".join(repr(h.name) for h in session.hosts)
+                raise errors.NotFoundError(
+                    f"session {session_name!r} of run {run_name!r} has no host {name!r} (hosts: {known})"
+                )
+            hosts.append(host)
+        return Subject(run, session, hosts)
+
+    # -- routes -------------------------------------------------------------------------------
+
+    @wrappers.Request.application
+    def _serve_runs(self, request: wrappers.Request) -> wrappers.Response:
+        return http_util.Respond(request, self.listing().to_json(), "application/json")
+
+    @wrappers.Request.application
+    def _serve_index_js(self, request: wrappers.Request) -> wrappers.Response:
+        path = self.static_dir / "index.js"
+        if not path.is_file():
+            raise errors.NotFoundError(
+                f"the frontend bundle {path} is missing; build it with `npm --prefix frontend run build`"
+            )
+        return self._respond_file(request, path)
+
+    @wrappers.Request.application
+    def _serve_static(self, request: wrappers.Request) -> wrappers.Response:
+        marker = f"/data/plugin/{PLUGIN_NAME}/static/"
+        path = request.path
+        raw = request.environ.get("REQUEST_URI") or request.environ.get("RAW_URI") or ""
+        if marker not in path or _ENCODED_TRICK.search(raw.split("?", 1)[0]):
+            raise errors.InvalidArgumentError("invalid static file path")
+        relative = path.split(marker, 1)[1]
+        return self._respond_file(request, self._resolve_static(relative))
+
+    def _resolve_static(self, relative: str) -> pathlib.Path:
+        """Map a URL tail to a file inside `static_dir`, refusing anything that could escape it."""
+        parts = relative.split("/")
+        if not relative or "\\" in relative or not all(_STATIC_COMPONENT.match(p) for p in parts):
+            raise errors.InvalidArgumentError(f"invalid static file path {relative!r}")
+        root = self.static_dir.resolve()
+        target = (root / relative).resolve()
+        if not target.is_relative_to(root):
+            raise errors.InvalidArgumentError(f"invalid static file path {relative!r}")
+        if not target.is_file():
+            raise errors.NotFoundError(f"static file {relative!r}")
+        return target
+
+    def _respond_file(self, request: wrappers.Request, path: pathlib.Path) -> wrappers.Response:
+        # No ETag/304: werkzeug drops Content-Type from a 304 and TensorBoard's security validator
+        # rejects responses without one. The bundle is small and served from the same machine.
+        content_type = _CONTENT_TYPES.get(path.suffix) or mimetypes.guess_type(path.name)[0]
+        return http_util.Respond(request, path.read_bytes(), content_type or "application/octet-stream")
+
+
+def _required_arg(request: wrappers.Request, name: str) -> str:
+    value = request.args.get(name)
+    if value is None or value == "":
+        raise errors.InvalidArgumentError(f"missing query parameter {name!r}")
+    return value

@@ -1,0 +1,270 @@
+"""Routes through TensorBoard's own WSGI app: listing, /runs, the bundle, static files, helpers, loader."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import pathlib
+
+import pytest
+from tensorboard import errors as tb_errors
+from tensorboard.plugins import base_plugin
+from werkzeug.test import EnvironBuilder
+from werkzeug.wrappers import Request
+
+from profscope import logdir as logdir_lib
+from profscope import plugin as plugin_lib
+from profscope.formats.errors import UnreadableProfile
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+LAYOUTS_LOGDIR = REPO / "tests" / "data" / "layouts" / "logdir"
+PREFIX = "/data/plugin/profscope"
+MODULE = b"export async function render() { document.body.textContent = 'profscope'; }\n"
+
+
+@pytest.fixture
+def static_dir(tmp_path: pathlib.Path) -> pathlib.Path:
+    """A stand-in for the built frontend: the real bundle is not needed to test the routes."""
+    root = tmp_path / "static"
+    (root / "chunks").mkdir(parents=True)
+    (root / "index.js").write_bytes(MODULE)
+    (root / "index.css").write_text("body { margin: 0 }\n")
+    (root / "index.js.map").write_text('{"version": 3}')
+    (root / "chunks" / "graph.wasm").write_bytes(b"\x00asm\x01\x00\x00\x00")
+    (tmp_path / "secret.txt").write_text("SECRET")
+    (root / "escape.js").symlink_to(tmp_path / "secret.txt")
+    return root
+
+
+def test_plugins_listing_enables_profscope(plugin_client) -> None:
+    _, client = plugin_client(LAYOUTS_LOGDIR)
+    response = client.get("/data/plugins_listing")
+    assert response.status_code == 200
+    entry = response.get_json()["profscope"]
+    assert entry["enabled"] is True
+    assert entry["tab_name"] == "profscope"
+    assert entry["loading_mechanism"] == {"type": "IFRAME", "module_path": f"{PREFIX}/index.js"}
+
+
+def test_plugins_listing_inactive_for_empty_logdir(plugin_client, tmp_path: pathlib.Path) -> None:
+    _, client = plugin_client(tmp_path)
+    assert client.get("/data/plugins_listing").get_json()["profscope"]["enabled"] is False
+
+
+def test_runs_route(plugin_client) -> None:
+    plugin, client = plugin_client(LAYOUTS_LOGDIR)
+    response = client.get(f"{PREFIX}/runs")
+    assert response.status_code == 200
+    assert response.headers["Content-Type"] == "application/json"
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    body = response.get_json()
+    assert body == json.loads(json.dumps(logdir_lib.discover(str(LAYOUTS_LOGDIR)).to_json()))
+    assert [r["name"] for r in body["runs"]] == [
+        "kineto/cpu_only",
+        "kineto/mi250_minitoy",
+        "kineto/multi_rank_sampled",
+        "kineto/v100_resnet50",
+        "xla/pytorch_xla_cpu_recompile",
+        "xplane/mi300_jax_conv",
+    ]
+
+
+def test_runs_route_empty_logdir_message(plugin_client, tmp_path: pathlib.Path) -> None:
+    _, client = plugin_client(tmp_path)
+    body = client.get(f"{PREFIX}/runs").get_json()
+    assert body["runs"] == []
+    for layout in logdir_lib.RECOGNISED_LAYOUTS:
+        assert layout in body["empty_message"]
+
+
+def test_runs_route_without_logdir(plugin_client) -> None:
+    plugin, client = plugin_client("")
+    assert plugin.is_active() is False
+    body = client.get(f"{PREFIX}/runs").get_json()
+    assert body["runs"] == []
+    assert "without --logdir" in body["errors"][0]
+
+
+def test_corrupt_file_reported_and_others_served(plugin_client, layouts_logdir: pathlib.Path) -> None:
+    session = layouts_logdir / "xplane" / "mi300_jax_conv" / "plugins" / "profile" / "session1"
+    (session / "broken.xplane.pb").write_bytes(b"\xff\xfe garbage")
+    _, client = plugin_client(layouts_logdir)
+    body = client.get(f"{PREFIX}/runs").get_json()
+    hosts = {h["name"]: h for r in body["runs"] for s in r["sessions"] for h in s["hosts"]}
+    assert hosts["broken"]["tools"] == []
+    assert hosts["broken"]["files"][0]["error"].startswith("does not start like an XPlane")
+    assert hosts["tw003"]["tools"] == ["overview", "trace", "roofline"]
+    assert "error" not in hosts["tw003"]["files"][0]
+    assert len(body["runs"]) == 6
+
+
+def test_index_js(plugin_client, static_dir: pathlib.Path) -> None:
+    _, client = plugin_client(LAYOUTS_LOGDIR, static_dir=static_dir)
+    response = client.get(f"{PREFIX}/index.js")
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].startswith("text/javascript")
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.get_data() == MODULE
+
+
+def test_index_js_missing_bundle_says_how_to_build(plugin_client, tmp_path: pathlib.Path) -> None:
+    _, client = plugin_client(LAYOUTS_LOGDIR, static_dir=tmp_path / "nothing")
+    response = client.get(f"{PREFIX}/index.js")
+    assert response.status_code == 404
+    assert b"npm --prefix frontend run build" in response.get_data()
+
+
+@pytest.mark.parametrize(
+    ("name", "content_type"),
+    [
+        ("index.js", "text/javascript"),
+        ("index.css", "text/css"),
+        ("index.js.map", "application/json"),
+        ("chunks/graph.wasm", "application/wasm"),
+    ],
+)
+def test_static_files(plugin_client, static_dir: pathlib.Path, name: str, content_type: str) -> None:
+    _, client = plugin_client(LAYOUTS_LOGDIR, static_dir=static_dir)
+    response = client.get(f"{PREFIX}/static/{name}")
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].split(";")[0] == content_type
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.get_data() == (static_dir / name).read_bytes()
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "../secret.txt",
+        "chunks/../../secret.txt",
+        "%2e%2e/secret.txt",
+        "%2E%2E/secret.txt",
+        "..%2fsecret.txt",
+        "chunks%2f..%2f..%2fsecret.txt",
+        "..%5csecret.txt",
+        "..\\secret.txt",
+        "/" + "/".join([".."] * 12) + "/etc/passwd",
+        "%2fetc%2fpasswd",
+        "//etc/passwd",
+        "escape.js",
+        ".hidden",
+        "",
+        "chunks/",
+        "%252e%252e/secret.txt",
+        "index.js%00.png",
+    ],
+)
+def test_static_traversal_rejected(plugin_client, static_dir: pathlib.Path, tail: str) -> None:
+    (static_dir / ".hidden").write_text("HIDDEN-CONTENT")
+    _, client = plugin_client(LAYOUTS_LOGDIR, static_dir=static_dir)
+    response = client.get(f"{PREFIX}/static/{tail}")
+    assert response.status_code in (400, 404)
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    body = response.get_data()
+    assert b"SECRET" not in body and b"root:" not in body and b"HIDDEN-CONTENT" not in body
+
+
+def _request(query: str) -> Request:
+    return Request(EnvironBuilder(path=f"{PREFIX}/trace/meta", query_string=query).get_environ())
+
+
+def test_subject_resolves_hosts(plugin_client) -> None:
+    plugin, _ = plugin_client(LAYOUTS_LOGDIR)
+    subject = plugin.subject(_request("run=kineto/multi_rank_sampled&session=pytorch&host=rank-1,rank-0"))
+    assert subject.run.name == "kineto/multi_rank_sampled"
+    assert subject.session.name == "pytorch"
+    assert [h.name for h in subject.hosts] == ["rank-1", "rank-0"]
+    assert subject.hosts[0].trace_file.url == str(
+        LAYOUTS_LOGDIR / "kineto/multi_rank_sampled/rank-1.pt.trace.json.gz"
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "error", "message"),
+    [
+        ("session=s&host=h", tb_errors.InvalidArgumentError, "missing query parameter 'run'"),
+        ("run=xla/pytorch_xla_cpu_recompile&host=h", tb_errors.InvalidArgumentError, "'session'"),
+        ("run=xla/pytorch_xla_cpu_recompile&session=xla", tb_errors.InvalidArgumentError, "'host'"),
+        (
+            "run=xla/pytorch_xla_cpu_recompile&session=xla&host=,",
+            tb_errors.InvalidArgumentError,
+            "names no host",
+        ),
+        (
+            "run=kineto/multi_rank_sampled&session=pytorch&host=rank-0,rank-0",
+            tb_errors.InvalidArgumentError,
+            "repeats a host",
+        ),
+        ("run=nope&session=s&host=h", tb_errors.NotFoundError, "run 'nope' is not in logdir"),
+        (
+            "run=xla/pytorch_xla_cpu_recompile&session=s1&host=h",
+            tb_errors.NotFoundError,
+            "has no session 's1' (sessions: 'xla')",
+        ),
+        (
+            "run=kineto/multi_rank_sampled&session=pytorch&host=rank-0,rank-7",
+            tb_errors.NotFoundError,
+            "has no host 'rank-7' (hosts: 'rank-0', 'rank-1')",
+        ),
+    ],
+)
+def test_subject_errors(plugin_client, query: str, error: type, message: str) -> None:
+    plugin, _ = plugin_client(LAYOUTS_LOGDIR)
+    with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
+        plugin.subject(_request(query))
+
+
+def test_public_errors_become_http_answers(plugin_client) -> None:
+    """A route that raises (e.g. a missing run) gets TensorBoard's 4xx answer with the message."""
+    plugin, client = plugin_client(LAYOUTS_LOGDIR)
+    response = client.get(f"{PREFIX}/static/nope.js")
+    assert response.status_code == 404
+    assert response.get_data(as_text=True) == "Not found: static file 'nope.js'"
+
+
+def test_unreadable_profile_error_is_public_and_picklable() -> None:
+    import pickle
+
+    error = UnreadableProfile("gs://b/run/x.xplane.pb", "truncated after 12 bytes")
+    assert isinstance(error, tb_errors.PublicError)
+    assert error.http_code == 422
+    assert str(error) == "cannot read profile gs://b/run/x.xplane.pb: truncated after 12 bytes"
+    copy = pickle.loads(pickle.dumps(error))
+    assert (copy.path, copy.reason, str(copy)) == (error.path, error.reason, str(error))
+
+
+def test_loader_flag_and_default_cache_dir(monkeypatch, tmp_path: pathlib.Path) -> None:
+    parser = argparse.ArgumentParser()
+    loader = plugin_lib.ProfscopeLoader()
+    loader.define_flags(parser)
+    assert parser.parse_args([]).profscope_cache_dir is None
+    flags = parser.parse_args(["--profscope_cache_dir", str(tmp_path / "c")])
+    plugin = loader.load(base_plugin.TBContext(logdir=str(LAYOUTS_LOGDIR), flags=flags))
+    assert isinstance(plugin, plugin_lib.ProfscopePlugin)
+    assert plugin.cache_dir == str(tmp_path / "c")
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert plugin_lib.default_cache_dir() == str(tmp_path / "xdg" / "profscope")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert plugin_lib.default_cache_dir() == str(tmp_path / "home" / ".cache" / "profscope")
+    defaulted = loader.load(base_plugin.TBContext(logdir="", flags=parser.parse_args([])))
+    assert defaulted.cache_dir == str(tmp_path / "home" / ".cache" / "profscope")
+
+
+def test_entry_points_installed() -> None:
+    """TensorBoard finds the plugin via `tensorboard_plugins`; the console script is `profscope`."""
+    from tensorboard import default
+
+    plugins = [
+        ep for ep in importlib.metadata.entry_points(group="tensorboard_plugins") if ep.name == "profscope"
+    ]
+    assert [ep.value for ep in plugins] == ["profscope.plugin:ProfscopeLoader"]
+    assert plugin_lib.ProfscopeLoader in default.get_dynamic_plugins()
+    scripts = [
+        ep for ep in importlib.metadata.entry_points(group="console_scripts") if ep.name == "profscope"
+    ]
+    assert [ep.value for ep in scripts] == ["profscope.cli:main"]
+    # XProf registers the plugin name "profile"; both must be installable side by side.
+    assert plugin_lib.PLUGIN_NAME == "profscope" != "profile"
