@@ -1,0 +1,72 @@
+// Builds the frontend into tb_plugin/profscope/static/ deterministically (content-hashed chunk
+// names, no timestamps), so `npm run build && git diff --exit-code tb_plugin/profscope/static`
+// tells whether the committed bundle is stale.
+//
+// Two outputs: `static/app.js` (the app, code-split: each view is its own chunk, loaded on first
+// use) and `static/index.js`, the tiny module TensorBoard imports and calls `render()` on. The
+// loader exists because TensorBoard serves `index.js` at /data/plugin/profscope/index.js but
+// every other file under /data/plugin/profscope/static/; keeping all chunks next to app.js lets
+// their relative imports resolve without any server-side rewriting.
+import { build } from "esbuild";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const outdir = resolve(here, "../tb_plugin/profscope/static");
+const target = ["chrome110", "firefox115", "safari16"];
+
+// Views are discovered, not listed: a folder src/views/<tool>/ with an index.ts becomes that tool's
+// tab (own chunk); the shell shows "planned" text for tools without one.
+const views = readdirSync(resolve(here, "src/views"), { withFileTypes: true })
+  .filter((d) => d.isDirectory() && existsSync(resolve(here, "src/views", d.name, "index.ts")))
+  .map((d) => d.name)
+  .sort();
+
+const common = {
+  absWorkingDir: here,
+  bundle: true,
+  format: "esm",
+  target,
+  minify: true,
+  legalComments: "none",
+  charset: "utf8",
+  loader: { ".css": "text" },
+  define: { __PROFSCOPE_VIEWS__: JSON.stringify(views) },
+  write: false,
+  logLevel: "warning",
+};
+
+const app = await build({
+  ...common,
+  entryPoints: { app: "src/app.ts" },
+  outdir,
+  splitting: true,
+  chunkNames: "[name]-[hash]",
+});
+const loader = await build({
+  ...common,
+  entryPoints: { index: "src/index.ts" },
+  outdir,
+});
+
+const files = [...app.outputFiles, ...loader.outputFiles];
+mkdirSync(outdir, { recursive: true });
+const keep = new Set(files.map((f) => relative(outdir, f.path)));
+for (const name of readdirSync(outdir)) {
+  if (!keep.has(name)) rmSync(join(outdir, name), { recursive: true });
+}
+let total = 0;
+for (const f of files.sort((a, b) => a.path.localeCompare(b.path))) {
+  const old = (() => {
+    try {
+      return readFileSync(f.path);
+    } catch {
+      return null;
+    }
+  })();
+  if (!old || !old.equals(f.contents)) writeFileSync(f.path, f.contents);
+  total += f.contents.length;
+  console.log(`${relative(here, f.path).padEnd(60)} ${(f.contents.length / 1024).toFixed(1)} KiB`);
+}
+console.log(`total ${(total / 1024).toFixed(1)} KiB in ${files.length} files`);

@@ -1,0 +1,171 @@
+/** The one typed client of the profscope HTTP API (docs/ARCHITECTURE.md "HTTP API"); every view
+ * talks to the server through it so that URLs, query parameters and error handling live in one place. */
+
+import { decodeTile, type Tile } from "./tile.ts";
+import type {
+  EventDetails,
+  IngestProgress,
+  RunsResponse,
+  SearchResponse,
+  Subject,
+  SummaryResponse,
+  TraceMeta,
+} from "./types.ts";
+
+/** A failed request, with the server's own message (TensorBoard answers errors as text). */
+export class ApiError extends Error {
+  override name = "ApiError";
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly route: string,
+  ) {
+    super(message);
+  }
+}
+
+export type MetaAnswer = { state: "ready"; meta: TraceMeta } | IngestProgress;
+
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+
+/** The plugin's data base URL (…/data/plugin/profscope/) seen from a module of the bundle: modules
+ * live either there (index.js) or in its static/ folder (app.js and its chunks). */
+export function pluginBaseFrom(moduleUrl: string): string {
+  const here = new URL(".", moduleUrl);
+  return (here.pathname.endsWith("/static/") ? new URL("../", here) : here).href;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}
+
+export class ProfscopeClient {
+  private readonly fetchImpl: FetchLike;
+
+  constructor(
+    readonly base: string,
+    fetchImpl?: FetchLike,
+  ) {
+    this.fetchImpl = fetchImpl ?? ((input, init) => fetch(input, init));
+  }
+
+  /** Absolute URL of `route` with query parameters (the subject's run/session/host first). */
+  url(route: string, subject?: Subject, params: Record<string, string | number> = {}): string {
+    const u = new URL(route, this.base);
+    if (subject) {
+      u.searchParams.set("run", subject.run);
+      u.searchParams.set("session", subject.session);
+      u.searchParams.set("host", subject.hosts.join(","));
+    }
+    for (const [k, v] of Object.entries(params)) u.searchParams.set(k, String(v));
+    return u.href;
+  }
+
+  private async request(route: string, url: string, signal?: AbortSignal): Promise<Response> {
+    let res: Response;
+    try {
+      res = await this.fetchImpl(url, { signal, credentials: "same-origin" });
+    } catch (e) {
+      if (signal?.aborted) throw e;
+      throw new ApiError(`${route}: the server did not answer (${(e as Error).message})`, 0, route);
+    }
+    if (!res.ok) {
+      const text = (await res.text().catch(() => "")).trim();
+      let message = text;
+      if (text.startsWith("{")) {
+        try {
+          const body = JSON.parse(text) as { message?: string; error?: string };
+          message = body.message ?? body.error ?? text;
+        } catch {
+          message = text;
+        }
+      }
+      throw new ApiError(
+        `${route}: ${message || res.statusText || "request failed"} (HTTP ${res.status})`,
+        res.status,
+        route,
+      );
+    }
+    return res;
+  }
+
+  private async json<T>(route: string, url: string, signal?: AbortSignal): Promise<T> {
+    const res = await this.request(route, url, signal);
+    try {
+      return (await res.json()) as T;
+    } catch (e) {
+      throw new ApiError(`${route}: answer is not JSON (${(e as Error).message})`, res.status, route);
+    }
+  }
+
+  runs(signal?: AbortSignal): Promise<RunsResponse> {
+    return this.json("runs", this.url("runs"), signal);
+  }
+
+  /** One look at trace/meta: the metadata, or the ingest progress while the server reads the files. */
+  async traceMeta(subject: Subject, signal?: AbortSignal): Promise<MetaAnswer> {
+    const res = await this.request("trace/meta", this.url("trace/meta", subject), signal);
+    const body = (await res.json()) as TraceMeta | IngestProgress;
+    if (res.status === 202) return { ...(body as IngestProgress), state: "ingesting" };
+    return { state: "ready", meta: body as TraceMeta };
+  }
+
+  /** Polls trace/meta while it answers 202, reporting progress, until the metadata is ready. */
+  async waitForTraceMeta(
+    subject: Subject,
+    onProgress: (p: IngestProgress) => void,
+    signal?: AbortSignal,
+    pollMs = 400,
+  ): Promise<TraceMeta> {
+    let delay = pollMs;
+    for (;;) {
+      const answer = await this.traceMeta(subject, signal);
+      if (answer.state === "ready") return answer.meta;
+      onProgress(answer);
+      await sleep(delay, signal);
+      delay = Math.min(delay * 1.5, 2000);
+    }
+  }
+
+  async tile(subject: Subject, level: number, index: number, signal?: AbortSignal): Promise<Tile> {
+    const route = "trace/tile";
+    const res = await this.request(route, this.url(route, subject, { level, index }), signal);
+    return decodeTile(await res.arrayBuffer(), `trace/tile level ${level} index ${index}`);
+  }
+
+  event(subject: Subject, id: number, signal?: AbortSignal): Promise<EventDetails> {
+    return this.json("trace/event", this.url("trace/event", subject, { id }), signal);
+  }
+
+  search(subject: Subject, query: string, limit: number, signal?: AbortSignal): Promise<SearchResponse> {
+    return this.json("trace/search", this.url("trace/search", subject, { q: query, limit }), signal);
+  }
+
+  /** Per-name statistics of every event overlapping [startNs, endNs) on the given tracks. */
+  summaryRange(
+    subject: Subject,
+    startNs: number,
+    endNs: number,
+    tracks: number[],
+    signal?: AbortSignal,
+  ): Promise<SummaryResponse> {
+    const params = { start: startNs, end: endNs, tracks: tracks.join(",") };
+    return this.json("trace/summary", this.url("trace/summary", subject, params), signal);
+  }
+
+  /** Per-name statistics of the given events (global ids). */
+  summaryIds(subject: Subject, ids: number[], signal?: AbortSignal): Promise<SummaryResponse> {
+    return this.json("trace/summary", this.url("trace/summary", subject, { ids: ids.join(",") }), signal);
+  }
+}

@@ -1,0 +1,157 @@
+/** The details panel under the timeline: one event (every field and arg, its flows as links that
+ * jump to the linked event) or a per-name summary table of several events or a range. */
+
+import type { EventDetails, FlowLink, SummaryResponse, SummaryRow } from "../../api/types.ts";
+import { clear, h } from "../../dom.ts";
+import { formatCount, formatDuration } from "./format.ts";
+
+export interface DetailsHost {
+  /** "section / track" for a track id. */
+  trackLabel(track: number): string;
+  /** Zoom to and select the event with this global id. */
+  jumpTo(id: number): void;
+}
+
+type SortKey = keyof SummaryRow;
+
+const COLUMNS: { key: SortKey; title: string; time: boolean }[] = [
+  { key: "name", title: "Name", time: false },
+  { key: "count", title: "Count", time: false },
+  { key: "total_ns", title: "Total", time: true },
+  { key: "self_ns", title: "Self", time: true },
+  { key: "avg_ns", title: "Average", time: true },
+  { key: "min_ns", title: "Min", time: true },
+  { key: "max_ns", title: "Max", time: true },
+];
+
+function argValue(v: unknown): Node {
+  if (v === null || v === undefined) return document.createTextNode(String(v));
+  if (typeof v === "string") {
+    return v.includes("\n") || v.length > 120 ? h("pre", { class: "tv-pre" }, v) : document.createTextNode(v);
+  }
+  if (typeof v === "object") return h("pre", { class: "tv-pre" }, JSON.stringify(v, null, 2));
+  return document.createTextNode(String(v));
+}
+
+export class DetailsPanel {
+  readonly el = h("div", { class: "tv-details", "data-testid": "details-panel" });
+  private sortKey: SortKey = "total_ns";
+  private sortDesc = true;
+  private lastSummary: { title: string; sub: string; resp: SummaryResponse } | null = null;
+
+  constructor(private readonly host: DetailsHost) {
+    this.hint();
+  }
+
+  hint(): void {
+    this.lastSummary = null;
+    clear(this.el);
+    this.el.append(
+      h(
+        "p",
+        { class: "tv-hint" },
+        "Click an event to see its details. Ctrl/⌘+click adds events; drag with the Select tool (1) to summarize every event in a time range and tracks. Press ? for all keys.",
+      ),
+    );
+  }
+
+  loading(text: string): void {
+    clear(this.el);
+    this.el.append(h("p", { class: "tv-hint" }, text));
+  }
+
+  error(text: string): void {
+    clear(this.el);
+    this.el.append(h("p", { class: "ps-error", role: "alert" }, text));
+  }
+
+  showEvent(d: EventDetails, timeOf: (ns: number) => string): void {
+    this.lastSummary = null;
+    clear(this.el);
+    const rows: [string, Node | string][] = [
+      ["Name", h("span", { "data-testid": "details-name" }, d.name)],
+      ["Category", d.category || "—"],
+      ["Track", this.host.trackLabel(d.track)],
+      ["Start", timeOf(d.start_ns)],
+      ["Duration", h("span", { "data-testid": "details-duration" }, d.dur_ns === 0 ? "instant" : formatDuration(d.dur_ns))],
+      ["Self time", d.dur_ns === 0 ? "—" : formatDuration(d.self_ns)],
+      ["Depth", String(d.depth)],
+      ["Event id", String(d.id)],
+    ];
+    const table = h("table", { class: "tv-kv" });
+    for (const [k, v] of rows) table.append(h("tr", {}, h("th", {}, k), h("td", {}, v)));
+    const args = Object.entries(d.args ?? {});
+    const argTable = h("table", { class: "tv-kv", "data-testid": "details-args" });
+    for (const [k, v] of args) argTable.append(h("tr", {}, h("th", {}, k), h("td", {}, argValue(v))));
+    const flows = h("div", { class: "tv-flows", "data-testid": "details-flows" });
+    const flowList = (title: string, list: FlowLink[], arrow: string) => {
+      if (!list.length) return;
+      const ul = h("ul", {});
+      for (const f of list) {
+        const a = h(
+          "a",
+          { href: "#", "data-flow-id": String(f.id), title: `Jump to event ${f.id}` },
+          `${arrow} ${f.name || "flow"} · ${this.host.trackLabel(f.track)} at ${timeOf(f.start_ns)}`,
+        );
+        a.addEventListener("click", (ev) => {
+          ev.preventDefault();
+          this.host.jumpTo(f.id);
+        });
+        ul.append(h("li", {}, a));
+      }
+      flows.append(h("h4", {}, title), ul);
+    };
+    flowList("Flows out", d.flows_out ?? [], "→");
+    flowList("Flows in", d.flows_in ?? [], "←");
+    this.el.append(
+      h(
+        "div",
+        { class: "tv-details-grid" },
+        h("div", {}, h("h3", {}, "Event"), table),
+        h("div", {}, h("h3", {}, `Arguments (${args.length})`), args.length ? argTable : h("p", { class: "tv-hint" }, "No arguments recorded."), flows),
+      ),
+    );
+  }
+
+  showSummary(title: string, sub: string, resp: SummaryResponse): void {
+    this.lastSummary = { title, sub, resp };
+    clear(this.el);
+    const rows = [...resp.rows].sort((a, b) => {
+      const x = a[this.sortKey];
+      const y = b[this.sortKey];
+      const c = typeof x === "string" ? x.localeCompare(y as string) : (x as number) - (y as number);
+      return this.sortDesc ? -c : c;
+    });
+    const head = h("tr", {});
+    for (const col of COLUMNS) {
+      const arrow = col.key === this.sortKey ? (this.sortDesc ? " ▾" : " ▴") : "";
+      const th = h("th", { class: col.time || col.key === "count" ? "num" : "", title: "Sort" }, col.title + arrow);
+      th.addEventListener("click", () => {
+        if (this.sortKey === col.key) this.sortDesc = !this.sortDesc;
+        else {
+          this.sortKey = col.key;
+          this.sortDesc = col.key !== "name";
+        }
+        if (this.lastSummary) this.showSummary(this.lastSummary.title, this.lastSummary.sub, this.lastSummary.resp);
+      });
+      head.append(th);
+    }
+    const body = h("tbody", {});
+    for (const r of rows) {
+      const tr = h("tr", {});
+      for (const col of COLUMNS) {
+        const v = r[col.key];
+        const text = col.key === "name" ? String(v) : col.time ? formatDuration(v as number) : formatCount(v as number);
+        tr.append(h("td", { class: col.key === "name" ? "" : "num" }, text));
+      }
+      body.append(tr);
+    }
+    this.el.append(
+      h("h3", {}, title),
+      h("p", { class: "tv-hint" }, `${sub} · ${formatCount(resp.num_events)} events, ${formatCount(resp.rows.length)} names`),
+      resp.rows.length
+        ? h("table", { class: "tv-summary", "data-testid": "summary-table" }, h("thead", {}, head), body)
+        : h("p", { class: "tv-hint" }, "No events in this selection."),
+    );
+  }
+}

@@ -1,0 +1,15 @@
+/** The Trace tab: mounts the streaming trace viewer for the selected run, session and hosts. */
+
+import type { ViewContext, ViewInstance } from "../view.ts";
+import { TraceViewer } from "./viewer.ts";
+
+export function mount(container: HTMLElement, ctx: ViewContext): ViewInstance {
+  const viewer = new TraceViewer(ctx);
+  container.append(viewer.el);
+  void viewer.start();
+  return {
+    update: (params) => viewer.applyParams(params),
+    show: () => viewer.show(),
+    unmount: () => viewer.destroy(),
+  };
+}

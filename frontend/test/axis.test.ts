@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { computeTicks, niceStep } from "../src/views/trace/axis.ts";
+import { formatDuration, formatTimestamp } from "../src/views/trace/format.ts";
+
+describe("time axis", () => {
+  it("uses 1-2-5 steps", () => {
+    expect(niceStep(0.7)).toBe(1);
+    expect(niceStep(1.5)).toBe(2);
+    expect(niceStep(3)).toBe(5);
+    expect(niceStep(7)).toBe(10);
+    expect(niceStep(0.0003)).toBeCloseTo(0.0005);
+  });
+
+  it("adapts the unit to the zoom", () => {
+    expect(computeTicks(0, 5e9, 1000).ticks[1].label).toMatch(/ s$/);
+    expect(computeTicks(0, 5e6, 1000).ticks[1].label).toMatch(/ ms$/);
+    expect(computeTicks(0, 5e3, 1000).ticks[1].label).toMatch(/ µs$/);
+    expect(computeTicks(0, 50, 1000).ticks[1].label).toMatch(/ ns$/);
+  });
+
+  it("keeps labels apart and distinct", () => {
+    const t = computeTicks(1.234e6, 1.236e6, 800);
+    const labels = t.ticks.map((x) => x.label);
+    expect(new Set(labels).size).toBe(labels.length);
+    expect(t.stepNs / (2e3 / 800)).toBeGreaterThanOrEqual(90);
+  });
+
+  it("formats durations with their unit", () => {
+    expect(formatDuration(1234)).toBe("1.234 µs");
+    expect(formatDuration(12_345_678)).toBe("12.35 ms");
+    expect(formatDuration(850)).toBe("850 ns");
+    expect(formatDuration(2.5e9)).toBe("2.5 s");
+    expect(formatDuration(0.5)).toBe("0.5 ns");
+    expect(formatDuration(NaN)).toBe("not observed");
+    expect(formatTimestamp(1.5e6, 1e5)).toBe("1.5 ms");
+  });
+});

@@ -1,0 +1,112 @@
+import{a as R,b as m,c as P,d as L,e as T,f as n,g as f,h as w,i as E}from"./chunk-ZQYIES3U.js";var $=["run","session","host","tool"];function O(r){return[...new Set(r.keys())].sort((t,s)=>{let o=$.indexOf(t),i=$.indexOf(s);return(o<0?99:o)-(i<0?99:i)||t.localeCompare(s)}).map(t=>`${encodeURIComponent(t)}=${encodeURIComponent(r.get(t)??"")}`).join("&")}function A(r,e){let t=r.startsWith("#")?r.slice(1):r;if(e){if(t!==e&&!t.startsWith(`${e}&`))return new URLSearchParams;t=t.slice(e.length+1)}return new URLSearchParams(t)}function I(r,e){let t=O(e);return r?t?`#${r}&${t}`:`#${r}`:`#${t}`}var b=class{constructor(e,t,s){this.where=e;this.win=t;this.prefix=s}where;win;prefix;read(){return A(this.win.location.hash,this.prefix)}write(e){let t=I(this.prefix,e);t!==this.win.location.hash&&this.win.history.replaceState(this.win.history.state,"",t)}href(e){let t=new URL(this.win.location.href);return t.hash=I(this.prefix,e),t.href}listen(e){return this.win.addEventListener("hashchange",e),()=>this.win.removeEventListener("hashchange",e)}};function M(r,e){try{let t=r.top;if(!t||t===r)return null;let s=t.location.hash;return s===`#${e}`||s.startsWith(`#${e}&`)?t:null}catch{return null}}function U(r=window,e="profscope"){let t=M(r,e);return t?new b("top",t,e):new b("self",r,"")}var z=R({"./trace/index.ts":()=>import("./trace-XKTTHIXH.js")});var v=[{id:"trace",title:"Trace",planned:"The streaming trace viewer."},{id:"overview",title:"Overview",planned:"Planned: a one-page summary of the selected host — step time and its breakdown (compute, communication, input, idle), device busy time, and the operations with the most self time, each linking into the Trace tab at the matching time range."},{id:"roofline",title:"Roofline",planned:"Planned: every XLA or GPU operation placed by its arithmetic intensity (FLOPs per byte accessed) against its achieved FLOP/s, under the device's compute and memory-bandwidth roofs, from the cost statistics recorded in the profile; operations without such statistics will be listed as not observed."},{id:"xla",title:"XLA",planned:"Planned: diagnosis of PyTorch/XLA runtime metrics — compilations and recompilations per step, CPU fallbacks, device-to-host transfers, and the graphs behind each compilation."}];function y(r){return m.includes(r)}async function j(r){return y(r)?await z(`./${r}/index.ts`):null}var V=new Set(["run","session","host","tool"]);function C(r){return v.some(e=>e.id===r)}function S(r){let e=new Set;for(let t of r)for(let s of t.tools)C(s)&&e.add(s);return e}var x=class{constructor(e,t){this.client=e;this.store=t;this.pickers=n("div",{class:"ps-pickers"},n("label",{},n("span",{},"Run"),this.runSelect),n("label",{},n("span",{},"Session"),this.sessionSelect),n("label",{},n("span",{},"Host"),this.hostSelect));let s=n("button",{class:"ps-button",type:"button",title:"Reload the list of runs","data-testid":"reload-runs"},"Reload runs");s.addEventListener("click",()=>{this.loadRuns()}),this.linkButton.addEventListener("click",()=>{this.copyLink()}),this.linkButton.title=t.where==="top"?"The address bar always holds a link to this view; this copies it":"Copy a link that reopens this view",this.el=n("div",{class:"ps-app"},n("header",{class:"ps-bar"},this.pickers,this.tabs,n("span",{class:"ps-spacer"}),this.linkButton,s),this.notices,this.main),this.runSelect.addEventListener("change",()=>this.pick({run:this.runSelect.value})),this.sessionSelect.addEventListener("change",()=>this.pick({session:this.sessionSelect.value})),this.hostSelect.addEventListener("change",()=>this.pick({hosts:this.hostSelect.value.split(",")})),t.listen(()=>this.applyFragment())}client;store;runs=null;sel=null;viewParams=new URLSearchParams;views=new Map;subjectKey="";runsAbort=null;logdirErrors=[];el;runSelect=n("select",{"data-testid":"run-select","aria-label":"Run"});sessionSelect=n("select",{"data-testid":"session-select","aria-label":"Session"});hostSelect=n("select",{"data-testid":"host-select","aria-label":"Host"});tabs=n("nav",{class:"ps-tabs",role:"tablist"});notices=n("div",{class:"ps-notices"});main=n("main",{class:"ps-main"});linkButton=n("button",{class:"ps-button","data-testid":"copy-link",type:"button"},"Copy link");pickers;async loadRuns(){this.runsAbort?.abort();let e=this.runsAbort=new AbortController;this.pickers.hidden=!0,this.setMessage(n("div",{class:"ps-loading","data-testid":"runs-loading"},"Loading runs…"));try{this.runs=await this.client.runs(e.signal)}catch(t){if(E(t))return;let s=n("button",{class:"ps-button",type:"button"},"Retry");s.addEventListener("click",()=>{this.loadRuns()}),this.setMessage(n("div",{class:"ps-error",role:"alert","data-testid":"runs-error"},`Could not list runs: ${w(t)} `,s));return}if(this.logdirErrors=this.runs.errors??[],!this.runs.runs.length){let t=this.runs.empty_message||`No profiles found under ${this.runs.logdir}. Write a profile there (TensorFlow, JAX, PyTorch or PyTorch/XLA) and reload.`;this.renderTabs(),this.renderNotices([],null),this.setMessage(n("div",{class:"ps-empty","data-testid":"empty-logdir"},t));return}this.pickers.hidden=!1,this.applyFragment()}setMessage(e){this.unmountAll(),f(this.main),this.main.append(e)}applyFragment(){if(!this.runs||!this.runs.runs.length)return;let e=this.store.read(),t=new URLSearchParams;for(let[o,i]of e)V.has(o)||t.set(o,i);this.viewParams=t;let s=e.get("host");this.select({run:e.get("run")??"",session:e.get("session")??"",hosts:s?s.split(","):[],tool:C(e.get("tool"))?e.get("tool"):"trace"},!0)}pick(e){if(!this.sel)return;let t={...this.sel,...e};e.run&&(t.session=""),(e.run||e.session)&&(t.hosts=[]),this.viewParams=new URLSearchParams,this.select(t,!1)}select(e,t){let s=this.runs.runs,o=s.find(d=>d.name===e.run)??s[0],i=o.sessions.find(d=>d.name===e.session)??o.sessions[0],c=new Set(i?i.hosts.map(d=>d.name):[]),l=e.hosts.filter(d=>c.has(d));!l.length&&i?.hosts.length&&(l=[i.hosts[0].name]);let a=i?i.hosts.filter(d=>l.includes(d.name)):[],h=S(a),u=e.tool;h.has(u)||(u=v.find(d=>h.has(d.id))?.id??e.tool);let p=t&&(o.name!==e.run||e.session&&i?.name!==e.session);p&&e.run&&(this.viewParams=new URLSearchParams),this.sel={run:o.name,session:i?i.name:"",hosts:l,tool:u},this.renderPickers(o,i),this.renderTabs(),this.renderNotices(a,p?e:null),this.writeFragment(),this.showTool(a,h)}renderPickers(e,t){let s=this.sel,o=(a,h,u)=>{f(a);for(let p of h)a.append(n("option",{value:p.value},p.text));a.value=u,a.disabled=h.length<2},i=this.runs.runs;o(this.runSelect,i.map(a=>({value:a.name,text:a.name})),e.name),o(this.sessionSelect,e.sessions.map(a=>({value:a.name,text:a.name})),s.session);let c=t?t.hosts:[],l=c.map(a=>({value:a.name,text:a.name}));if(c.length>1){let a=c.map(u=>u.name).join(",");l.unshift({value:a,text:`All ${c.length} hosts (merged timeline)`});let h=s.hosts.join(",");s.hosts.length>1&&h!==a&&l.push({value:h,text:`${s.hosts.length} hosts: ${h}`})}o(this.hostSelect,l,s.hosts.join(","))}renderTabs(){f(this.tabs);let e=this.sel,t=e?this.currentSession():void 0,s=t&&e?t.hosts.filter(i=>e.hosts.includes(i.name)):[],o=S(s);for(let i of v){let c=e?.tool===i.id,l=o.has(i.id),a=n("button",{type:"button",role:"tab",class:`ps-tab${c?" active":""}`,"data-testid":`tab-${i.id}`,"aria-selected":c?"true":"false",disabled:!l,title:l?i.title:`${i.title}: no data for this tool in the selected host`},i.title);a.addEventListener("click",()=>this.switchTool(i.id)),this.tabs.append(a)}}renderNotices(e,t){f(this.notices);for(let s of this.logdirErrors)this.notices.append(n("div",{class:"ps-notice",role:"status"},s));t&&this.notices.append(n("div",{class:"ps-notice"},`The link names run "${t.run}"${t.session?`, session "${t.session}"`:""}, which is not in this logdir; showing the first run instead.`));for(let s of e)for(let o of s.files)o.error&&this.notices.append(n("div",{class:"ps-notice",role:"status"},`${s.name}: ${o.path} could not be read: ${o.error}`))}currentSession(){let e=this.sel;if(!(!e||!this.runs))return this.runs.runs.find(t=>t.name===e.run)?.sessions.find(t=>t.name===e.session)}subject(){let e=this.sel;return{run:e.run,session:e.session,hosts:e.hosts}}writeFragment(){let e=this.sel;if(!e)return;let t=new URLSearchParams({run:e.run,session:e.session,host:e.hosts.join(","),tool:e.tool});for(let[s,o]of this.viewParams)t.set(s,o);this.store.write(t)}currentParams(){let e=this.sel,t=new URLSearchParams({run:e.run,session:e.session,host:e.hosts.join(","),tool:e.tool});for(let[s,o]of this.viewParams)t.set(s,o);return t}async copyLink(){if(!this.sel)return;let e=this.store.href(this.currentParams());try{await navigator.clipboard.writeText(e),this.linkButton.textContent="Link copied"}catch{window.prompt("Link to this view:",e)}setTimeout(()=>{this.linkButton.textContent="Copy link"},1500)}switchTool(e,t){if(!this.sel)return;if(this.sel={...this.sel,tool:e},t)for(let[i,c]of Object.entries(t))this.viewParams.set(i,c);this.renderTabs(),this.writeFragment();let s=this.currentSession(),o=s?s.hosts.filter(i=>this.sel.hosts.includes(i.name)):[];this.showTool(o,S(o),t!==void 0)}unmountAll(){for(let e of this.views.values())e.abort.abort(),e.instance?.unmount?.(),e.container.remove();this.views.clear(),this.subjectKey=""}showTool(e,t,s=!1){let o=this.sel,i=JSON.stringify(this.subject());i!==this.subjectKey&&(this.unmountAll(),f(this.main),this.subjectKey=i);for(let p of this.views.values())p.container.hidden=p.tool!==o.tool;let c=this.views.get(o.tool);if(c){c.instance?.show?.(),(s||this.viewParams.toString())&&c.instance?.update?.(new URLSearchParams(this.viewParams));return}let l=n("section",{class:"ps-view","data-testid":`view-${o.tool}`,role:"tabpanel"}),a={tool:o.tool,container:l,instance:null,abort:new AbortController};this.views.set(o.tool,a),this.main.append(l);let h=v.find(p=>p.id===o.tool);if(!t.has(o.tool)){l.append(n("div",{class:"ps-empty"},`${h?.title??o.tool}: the selected host has no data for this tool.`));return}if(!y(o.tool)){l.append(n("div",{class:"ps-planned","data-testid":"planned"},n("h2",{},h?.title??o.tool),n("p",{},h?.planned??"")));return}l.append(n("div",{class:"ps-loading"},"Loading view…"));let u=this.subject();j(o.tool).then(p=>{a.abort.signal.aborted||!p||(f(l),a.instance=p.mount(l,{client:this.client,subject:u,hosts:e,params:new URLSearchParams(this.viewParams),signal:a.abort.signal,setParams:d=>{if(!a.abort.signal.aborted){for(let[g,k]of Object.entries(d))k===void 0?this.viewParams.delete(g):this.viewParams.set(g,k);this.writeFragment()}},navigate:(d,g)=>this.switchTool(d,g)}))},p=>{if(a.abort.signal.aborted)return;f(l);let d=p instanceof P?p.message:`could not load the ${o.tool} view (${w(p)})`;l.append(n("div",{class:"ps-error",role:"alert"},d))})}};var F=`/* profscope: shell and trace viewer. Scoped by class prefixes ps- (shell) and tv- (trace view). */
+.ps-root {
+  margin: 0;
+  height: 100vh;
+  font: 13px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+  color: #1f2937;
+  background: #fff;
+  overflow: hidden;
+}
+.ps-app { display: flex; flex-direction: column; height: 100%; }
+.ps-bar {
+  display: flex; align-items: center; gap: 12px; flex-wrap: wrap;
+  padding: 6px 10px; border-bottom: 1px solid #dde2e8; background: #f8f9fb;
+}
+.ps-pickers { display: flex; gap: 10px; flex-wrap: wrap; }
+.ps-pickers label { display: flex; align-items: center; gap: 4px; }
+.ps-pickers label > span { color: #6b7280; font-size: 12px; }
+.ps-pickers select { max-width: 280px; font: inherit; padding: 2px 4px; }
+.ps-tabs { display: flex; gap: 2px; }
+.ps-tab {
+  font: inherit; padding: 4px 12px; border: 1px solid transparent; border-radius: 4px;
+  background: none; cursor: pointer; color: #374151;
+}
+.ps-tab:hover:not(:disabled) { background: #eef1f5; }
+.ps-tab.active { background: #fff; border-color: #c9d1dc; color: #0b57d0; font-weight: 600; }
+.ps-tab:disabled { color: #a0a7b1; cursor: not-allowed; }
+.ps-spacer { flex: 1; }
+.ps-button {
+  font: inherit; padding: 2px 10px; border: 1px solid #c9d1dc; border-radius: 4px;
+  background: #fff; cursor: pointer;
+}
+.ps-button:hover { background: #eef1f5; }
+.ps-notices:empty { display: none; }
+.ps-notice { padding: 4px 10px; background: #fff8e1; border-bottom: 1px solid #f3e3a6; font-size: 12px; }
+.ps-main { flex: 1; min-height: 0; position: relative; }
+.ps-view { height: 100%; display: flex; flex-direction: column; }
+.ps-view[hidden] { display: none; }
+.ps-loading, .ps-empty, .ps-planned { padding: 24px; color: #4b5563; }
+.ps-planned { max-width: 720px; }
+.ps-empty { white-space: pre-wrap; }
+.ps-planned h2 { margin-top: 0; }
+.ps-error { padding: 12px 16px; color: #a50e0e; background: #fce8e6; border-radius: 4px; margin: 8px; }
+kbd {
+  font: 11px ui-monospace, monospace; padding: 0 4px; border: 1px solid #c9d1dc;
+  border-bottom-width: 2px; border-radius: 3px; background: #fff;
+}
+
+.tv { display: flex; flex-direction: column; height: 100%; position: relative; outline: none; }
+.tv-toolbar {
+  display: flex; align-items: center; gap: 10px; padding: 4px 8px; border-bottom: 1px solid #e5e7eb;
+  flex-wrap: wrap;
+}
+.tv-tools { display: flex; gap: 2px; }
+.tv-tool {
+  font: inherit; padding: 2px 8px; border: 1px solid #c9d1dc; background: #fff; cursor: pointer;
+}
+.tv-tool:first-child { border-radius: 4px 0 0 4px; }
+.tv-tool:last-child { border-radius: 0 4px 4px 0; }
+.tv-tool.active { background: #e8f0fe; border-color: #1a73e8; color: #0b57d0; }
+.tv-toggle { display: flex; align-items: center; gap: 2px; cursor: pointer; }
+.tv-searchbox { display: flex; align-items: center; gap: 4px; }
+.tv-search { font: inherit; width: 220px; padding: 2px 6px; }
+.tv-search-count { color: #4b5563; font-size: 12px; min-width: 40px; }
+.tv-status { color: #6b7280; font-size: 12px; white-space: nowrap; }
+.tv-notices:empty { display: none; }
+.tv-notices details summary { cursor: pointer; }
+.tv-body { flex: 1; min-height: 120px; display: flex; flex-direction: column; position: relative; }
+.tv-axis { display: block; flex: none; }
+.tv-scroll { flex: 1; overflow-y: auto; overflow-x: hidden; position: relative; min-height: 0; }
+.tv-canvas { display: block; position: sticky; top: 0; cursor: default; touch-action: none; }
+.tv-canvas.over-event { cursor: pointer; }
+.tv-canvas.over-header { cursor: pointer; }
+.tv-canvas[data-tool="pan"] { cursor: grab; }
+.tv-canvas[data-tool="zoom"] { cursor: zoom-in; }
+.tv-canvas[data-tool="timing"] { cursor: col-resize; }
+.tv-canvas.grabbing { cursor: grabbing; }
+.tv-overlay {
+  position: absolute; inset: 0; display: flex; align-items: center; justify-content: center;
+  background: rgba(255, 255, 255, 0.92);
+}
+.tv-progress { margin-top: 8px; }
+.tv-progress-track { width: 320px; height: 6px; background: #e5e7eb; border-radius: 3px; overflow: hidden; }
+.tv-progress-bar { height: 100%; background: #1a73e8; }
+.tv-splitter { height: 5px; cursor: row-resize; background: #e5e7eb; flex: none; }
+.tv-details { height: 230px; overflow: auto; padding: 6px 12px; flex: none; font-size: 12px; }
+.tv-details h3 { margin: 4px 0; font-size: 13px; }
+.tv-details h4 { margin: 8px 0 2px; font-size: 12px; }
+.tv-details-grid { display: grid; grid-template-columns: minmax(280px, 1fr) 2fr; gap: 16px; }
+.tv-kv { border-collapse: collapse; }
+.tv-kv th { text-align: left; color: #6b7280; font-weight: normal; padding: 1px 12px 1px 0; vertical-align: top; white-space: nowrap; }
+.tv-kv td { padding: 1px 0; word-break: break-word; }
+.tv-pre { margin: 0; white-space: pre-wrap; font: 11px ui-monospace, monospace; max-height: 160px; overflow: auto; }
+.tv-flows ul { margin: 0; padding-left: 16px; }
+.tv-summary { border-collapse: collapse; width: 100%; }
+.tv-summary th { text-align: left; border-bottom: 1px solid #d1d5db; padding: 2px 8px; cursor: pointer; user-select: none; white-space: nowrap; }
+.tv-summary td { padding: 1px 8px; border-bottom: 1px solid #f0f1f3; }
+.tv-summary .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.tv-hint { color: #6b7280; margin: 4px 0; }
+.tv-tooltip {
+  position: absolute; z-index: 5; pointer-events: none; background: #fff; border: 1px solid #c9d1dc;
+  border-radius: 4px; padding: 4px 8px; box-shadow: 0 2px 6px rgba(0, 0, 0, 0.15); max-width: 320px;
+  font-size: 12px; word-break: break-all;
+}
+.tv-help {
+  position: absolute; inset: 0; z-index: 10; background: rgba(0, 0, 0, 0.35);
+  display: flex; align-items: center; justify-content: center;
+}
+.tv-help[hidden] { display: none; }
+.tv-help-box { background: #fff; border-radius: 8px; padding: 16px 24px; max-height: 90%; overflow: auto; }
+.tv-help-box h2 { margin: 0 0 8px; font-size: 16px; }
+.tv-help-keys th { text-align: left; padding: 2px 16px 2px 0; white-space: nowrap; }
+`;function ne(r={}){let e=document.createElement("style");e.textContent=F,document.head.append(e);let t=r.root??document.body;t.classList.add("ps-root");let s=new T(r.base??L(import.meta.url)),o=new x(s,U());return t.append(o.el),o.loadRuns(),o}export{ne as render};
