@@ -168,8 +168,9 @@ export class Shell {
     const available = toolsFor(hostInfo);
     let tool = want.tool;
     if (!available.has(tool)) tool = TOOLS.find((t) => available.has(t.id))?.id ?? want.tool;
-    const invalidLink = fromLink && (run.name !== want.run || (want.session && session?.name !== want.session));
-    if (invalidLink && want.run) this.viewParams = new URLSearchParams();
+    const invalidLink =
+      fromLink && want.run !== "" && (run.name !== want.run || (want.session !== "" && session?.name !== want.session));
+    if (invalidLink) this.viewParams = new URLSearchParams();
     this.sel = { run: run.name, session: session ? session.name : "", hosts, tool };
     this.renderPickers(run, session);
     this.renderTabs();

@@ -289,6 +289,8 @@ function drawEvents(f: FrameInput, tops: Float64Array, stats: FrameStats): void 
         if (x0 < clipL) x0 = clipL;
         if (x1 > clipR) x1 = clipR;
         if (x1 - x0 < 1) x1 = x0 + 1;
+        // A pixel of gap between neighbours wide enough to spare it, so same-name runs stay countable.
+        else if (x1 - x0 > 4) x1 -= 1;
       }
       const c = colors[ev.name[i]];
       eventBuckets.push(c, x0, y + 1, x1 - x0);

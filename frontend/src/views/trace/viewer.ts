@@ -766,8 +766,16 @@ export class TraceViewer {
     if (this.help.hidden) this.el.focus();
   }
 
+  /** Shown on screen: our tab is active and, inside TensorBoard, the plugin iframe is displayed. */
   private visible(): boolean {
-    return !this.destroyed && this.el.isConnected && !this.el.closest("[hidden]");
+    if (this.destroyed || !this.el.isConnected || this.el.closest("[hidden]")) return false;
+    try {
+      const frame = window.frameElement;
+      if (frame && frame.getClientRects().length === 0) return false;
+    } catch {
+      // Cross-origin parent: our own document is all we can see.
+    }
+    return true;
   }
 
   private listen<K extends keyof DocumentEventMap>(target: Document | Window, type: K, fn: (e: DocumentEventMap[K]) => void, opts?: AddEventListenerOptions): void {
@@ -775,14 +783,29 @@ export class TraceViewer {
     this.cleanups.push(() => target.removeEventListener(type, fn as EventListener, opts));
   }
 
+  /** This frame's document and, inside TensorBoard, the top document: keys typed while the focus is
+   * still on TensorBoard's page (before any click into the plugin) must reach the viewer too. */
+  private keyDocuments(): Document[] {
+    const docs = [document];
+    try {
+      const top = window.top;
+      if (top && top !== window && top.document) docs.push(top.document);
+    } catch {
+      // Cross-origin top window: only our own frame's keys.
+    }
+    return docs;
+  }
+
   private bindInput(): void {
-    this.listen(document, "keydown", (e) => this.onKeyDown(e));
-    this.listen(document, "keyup", (e) => {
-      this.held.delete(e.key.toLowerCase());
-      if (e.code === "ArrowLeft") this.held.delete("a");
-      if (e.code === "ArrowRight") this.held.delete("d");
-    });
-    this.listen(window, "blur", () => this.held.clear());
+    for (const doc of this.keyDocuments()) {
+      this.listen(doc, "keydown", (e) => this.onKeyDown(e));
+      this.listen(doc, "keyup", (e) => {
+        this.held.delete(e.key.toLowerCase());
+        if (e.code === "ArrowLeft") this.held.delete("a");
+        if (e.code === "ArrowRight") this.held.delete("d");
+      });
+      if (doc.defaultView) this.listen(doc.defaultView, "blur", () => this.held.clear());
+    }
     this.scroller.addEventListener("scroll", () => this.requestDraw(), { passive: true });
     this.scroller.addEventListener("wheel", (e) => this.onWheel(e), { passive: false });
     this.canvas.addEventListener("pointerdown", (e) => this.onPointerDown(e));
