@@ -1,0 +1,265 @@
+"""The graph list of the XLA view: every graph the runtime built, grouped by graph hash.
+
+Each group says how often the graph ran, at which steps, which Python (or Swift) frames triggered it,
+and — from the PT_XLA_DEBUG log, matched on the same graph hash — why it was compiled and how big it
+is. `graph()` returns one graph's text plus a DOT rendering (the dump itself for `dot`, built from
+the nodes for the IR text, HLO and StableHLO formats), `diff()` compares any two graphs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections import Counter as Tally
+from typing import Any
+
+from tensorboard import errors as tb_errors
+
+from profscope.analysis import xla_graph_diff
+from profscope.analysis.xla_sources import Loaded
+from profscope.formats.xla_debug import Analysis, Frame
+from profscope.formats.xla_graphs import GraphRecord, GraphsFile
+
+# Graphviz in the browser lays out a few thousand nodes in seconds; beyond this the view shows text.
+MAX_DOT_NODES = 2000
+_LIBRARY_MARKERS = ("/site-packages/", "/dist-packages/", "/lib/python", "<frozen ", "/torch_xla/", "/torch/")
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One record with the file it came from; `index` is its position across the view's graph files."""
+
+    index: int
+    file: GraphsFile
+    record: GraphRecord
+
+    def nodes(self) -> list[xla_graph_diff.Node]:
+        return _nodes(self.file, self.record.digest, self.record.format)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_nodes(body: str, fmt: str) -> tuple[xla_graph_diff.Node, ...]:
+    return tuple(xla_graph_diff.parse_nodes(fmt, body))
+
+
+def _nodes(file: GraphsFile, digest: str, fmt: str) -> list[xla_graph_diff.Node]:
+    for record in file.records:
+        if record.digest == digest:
+            return list(_cached_nodes(file.body(record), fmt))
+    return []
+
+
+def entries(loaded: Loaded) -> list[Entry]:
+    """All graph records of the view, files in listing order, records in file order."""
+    out: list[Entry] = []
+    for _, parsed in loaded.graphs:
+        for record in parsed.records:
+            out.append(Entry(len(out), parsed, record))
+    return out
+
+
+def user_frame(frames: list[Frame]) -> Frame | None:
+    """The first frame in user code: skips torch, torch_xla and other installed packages."""
+    for frame in frames:
+        file = frame.file or ""
+        if file and not any(marker in file for marker in _LIBRARY_MARKERS):
+            return frame
+    for frame in frames:
+        if frame.file is None and frame.function not in ("(unknown)", ""):
+            return frame
+    return frames[0] if frames else None
+
+
+def frames_json(frames: list[Frame]) -> list[dict[str, Any]]:
+    return [xla_graph_diff.frame_json(f) for f in frames if f is not None]
+
+
+def compile_info(loaded: Loaded) -> dict[str, Analysis]:
+    """The PT_XLA_DEBUG compilation analysis of each graph hash (first compilation wins)."""
+    out: dict[str, Analysis] = {}
+    for _, parsed in loaded.debug:
+        for analysis in parsed.analyses:
+            if analysis.kind == "compilation" and analysis.graph_hash and analysis.graph_hash not in out:
+                out[analysis.graph_hash] = analysis
+    return out
+
+
+def analysis_json(analysis: Analysis) -> dict[str, Any]:
+    post = analysis.post
+    return {
+        "kind": analysis.kind,
+        "cause": analysis.cause,
+        "step": analysis.step,
+        "line": analysis.line,
+        "graph_hash": analysis.graph_hash,
+        "graph_name": analysis.graph_name,
+        "num_inputs": analysis.num_inputs,
+        "num_outputs": analysis.num_outputs,
+        "frames": frames_json(analysis.frames),
+        "user_frame": xla_graph_diff.frame_json(user_frame(analysis.frames)),
+        "post": None
+        if post is None
+        else {
+            "computation_hash": post.computation_hash,
+            "input_bytes": post.input_bytes,
+            "output_bytes": post.output_bytes,
+            "aliased_input_bytes": post.aliased_input_bytes,
+            "intermediate_bytes": post.intermediate_bytes,
+            "program_bytes": post.program_bytes,
+        },
+    }
+
+
+def _record_json(entry: Entry) -> dict[str, Any]:
+    r = entry.record
+    return {
+        "index": entry.index,
+        "file": entry.file.path,
+        "line": r.line,
+        "step": r.step,
+        "key": r.key,
+        "graph_hash": r.graph_hash,
+        "header": r.header,
+        "format": r.format,
+        "num_nodes": r.num_nodes,
+        "complete": r.complete,
+        "ends_step": r.ends_step,
+        "user_frame": xla_graph_diff.frame_json(user_frame(r.frames)),
+    }
+
+
+def _change_json(record: GraphRecord) -> dict[str, Any] | None:
+    change = record.change
+    if change is None:
+        return None
+    return {
+        "kind": change.kind,
+        "line": change.line,
+        "current_shape": change.current_shape,
+        "previous_shape": change.previous_shape,
+        "node": change.node,
+        "current_trace": frames_json(change.current_trace),
+        "previous_trace": frames_json(change.previous_trace),
+    }
+
+
+def graphs(loaded: Loaded) -> dict[str, Any]:
+    """The graph list: records in order and groups by graph hash with counts, steps and frames."""
+    all_entries = entries(loaded)
+    compiled = compile_info(loaded)
+    groups: dict[str, dict[str, Any]] = {}
+    frame_counts: dict[str, Tally[tuple[str, ...]]] = {}
+    for entry in all_entries:
+        r = entry.record
+        group = groups.get(r.key)
+        if group is None:
+            analysis = compiled.get(r.graph_hash or "")
+            group = groups[r.key] = {
+                "key": r.key,
+                "graph_hash": r.graph_hash,
+                "first_index": entry.index,
+                "indices": [],
+                "steps": [],
+                "format": r.format,
+                "num_nodes": r.num_nodes,
+                "headers": [],
+                "compile": analysis_json(analysis) if analysis is not None else None,
+                "changes": [],
+            }
+            frame_counts[r.key] = Tally()
+        group["indices"].append(entry.index)
+        if r.step is not None and r.step not in group["steps"]:
+            group["steps"].append(r.step)
+        if r.header not in group["headers"]:
+            group["headers"].append(r.header)
+        change = _change_json(r)
+        if change is not None:
+            group["changes"].append({"index": entry.index, **change})
+        frame_counts[r.key][tuple(f.label() for f in r.frames)] += 1
+    for key, group in groups.items():
+        group["count"] = len(group["indices"])
+        group["frames"] = [
+            {"frames": list(labels), "count": n} for labels, n in frame_counts[key].most_common()
+        ]
+        first = all_entries[group["first_index"]].record
+        group["user_frame"] = xla_graph_diff.frame_json(user_frame(first.frames))
+    return {
+        "ordinal": loaded.ordinal,
+        "ordinals": loaded.ordinals,
+        "records": [_record_json(e) for e in all_entries],
+        "groups": sorted(groups.values(), key=lambda g: g["first_index"]),
+        "sources": loaded.sources(),
+        "errors": loaded.errors,
+    }
+
+
+def _entry(loaded: Loaded, index: int) -> Entry:
+    all_entries = entries(loaded)
+    if not all_entries:
+        raise tb_errors.NotFoundError("no XLA graph log (XLA_SAVE_TENSORS_FILE) for this host")
+    if not 0 <= index < len(all_entries):
+        raise tb_errors.InvalidArgumentError(
+            f"graph index {index} out of range: this host has {len(all_entries)} graphs"
+        )
+    return all_entries[index]
+
+
+def graph(loaded: Loaded, index: int) -> dict[str, Any]:
+    """One graph: its record, the text as dumped and a DOT rendering when small enough."""
+    entry = _entry(loaded, index)
+    r = entry.record
+    text = entry.file.body(r)
+    nodes = entry.nodes()
+    dot, dot_note = None, None
+    if r.format == "dot":
+        dot = text
+    elif not nodes:
+        dot_note = f"no graph drawing for the {r.format} format"
+    elif len(nodes) > MAX_DOT_NODES:
+        dot_note = (
+            f"{len(nodes)} nodes: too many to draw in the browser (limit {MAX_DOT_NODES}); the text is below"
+        )
+    else:
+        dot = to_dot(nodes)
+    return {
+        **_record_json(entry),
+        "frames": frames_json(r.frames),
+        "frame_kind": r.frame_kind,
+        "root_hashes": r.root_hashes,
+        "change": _change_json(r),
+        "output_sharding": r.output_sharding,
+        "text": text,
+        "dot": dot,
+        "dot_note": dot_note,
+        "ops": [{"op": op, "count": n} for op, n in Tally(n.op for n in nodes).most_common()],
+    }
+
+
+def _dot_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def to_dot(nodes: list[xla_graph_diff.Node]) -> str:
+    """A Graphviz digraph of `nodes` (op, shape and source line in each box; edges operand → user)."""
+    lines = ["digraph G {", '  node [shape=box, fontsize=10, fontname="sans-serif"];']
+    for node in nodes:
+        label = f"{_dot_escape(node.op)}\\n{_dot_escape(node.shape)}"
+        if node.location is not None:
+            label += f"\\n{_dot_escape(node.location.label())}"
+        lines.append(f'  n{node.index} [label="{label}"];')
+    for node in nodes:
+        for position, operand in enumerate(node.operands):
+            if operand >= 0:
+                edge_label = f' [label="{position}"]' if len(node.operands) > 1 else ""
+                lines.append(f"  n{operand} -> n{node.index}{edge_label};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def diff(loaded: Loaded, a: int, b: int) -> dict[str, Any]:
+    """Compare graphs `a` and `b` node by node (see `xla_graph_diff.compare`)."""
+    entry_a, entry_b = _entry(loaded, a), _entry(loaded, b)
+    result = xla_graph_diff.compare(entry_a.nodes(), entry_b.nodes())
+    if not entry_a.nodes() and not entry_b.nodes():
+        result["reason"] = f"no nodes could be read from the {entry_a.record.format} format"
+    return {"a": _record_json(entry_a), "b": _record_json(entry_b), **result}

@@ -1,0 +1,209 @@
+"""Which PyTorch/XLA log files one XLA view looks at, and their parsed contents, cached per file.
+
+Discovery gives each host a list of files with a format id (`xla_metrics`, `xla_debug`,
+`xla_graphs`) and a URL. PyTorch/XLA appends the device ordinal `.N` to some logs and not others
+(`XLA_SAVE_TENSORS_FILE` → `xla_graphs.txt.0`, `XLA_METRICS_FILE` unchanged), so one process's logs
+can land in hosts `xla` and `xla.0`; `host_family` gathers them again. Files without an ordinal are
+counted with the lowest ordinal present, which is what a single-process run writes.
+
+Parsing is cheap next to a trace, but graph logs of long runs reach hundreds of MB, so each parsed
+file is kept in a small LRU keyed by (URL, size, mtime/etag): a re-scan that finds the file unchanged
+does not parse it again, an appended file (training still running) is parsed afresh.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import fsspec
+
+from profscope.formats import xla_debug, xla_graphs, xla_metrics
+from profscope.formats.errors import UnreadableProfile
+
+XLA_FORMATS = (xla_metrics.FORMAT, xla_debug.FORMAT, xla_graphs.FORMAT)
+_CACHE_ENTRIES = 32
+_HOST_ORDINAL = re.compile(r"^(?P<base>.+)\.(?P<ordinal>\d+)$")
+
+
+@dataclasses.dataclass(frozen=True)
+class XlaFile:
+    """One XLA log to read: by `url` through `fs` (local when None), or already-read `text`."""
+
+    url: str
+    format: str
+    fs: fsspec.AbstractFileSystem | None = None
+    text: str | None = None
+    path: str | None = None  # what the UI shows (relative to the logdir); defaults to the URL
+    size: int | None = None
+    mtime: float | None = None
+    etag: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.path or self.url
+
+    @property
+    def ordinal(self) -> int | None:
+        return xla_metrics.ordinal_of(self.url)
+
+
+@dataclasses.dataclass
+class Loaded:
+    """Parsed files of one view, split by kind; `errors` lists files that could not be read at all."""
+
+    metrics: list[tuple[XlaFile, xla_metrics.MetricsFile]]
+    debug: list[tuple[XlaFile, xla_debug.DebugFile]]
+    graphs: list[tuple[XlaFile, xla_graphs.GraphsFile]]
+    errors: list[dict[str, str]]
+    ordinals: list[int | None]
+    ordinal: int | None
+
+    def sources(self) -> list[dict[str, Any]]:
+        """Per file: what was read and what was skipped, for the view's provenance line."""
+        out: list[dict[str, Any]] = []
+        for file, parsed in self.metrics:
+            out.append(
+                _source(
+                    file, parsed.skipped, parsed.warnings, reports=len(parsed.reports), steps=_steps(parsed)
+                )
+            )
+        for file, parsed in self.debug:
+            out.append(
+                _source(
+                    file,
+                    parsed.skipped,
+                    parsed.warnings,
+                    analyses=len(parsed.analyses),
+                    messages=len(parsed.messages),
+                )
+            )
+        for file, parsed in self.graphs:
+            out.append(_source(file, parsed.skipped, parsed.warnings, graphs=len(parsed.records)))
+        return out
+
+
+def _steps(parsed: xla_metrics.MetricsFile) -> int:
+    return sum(1 for r in parsed.reports if r.step is not None)
+
+
+def _source(file: XlaFile, skipped: dict[str, int], warnings: list[str], **counts: int) -> dict[str, Any]:
+    return {
+        "path": file.label,
+        "format": file.format,
+        "ordinal": file.ordinal,
+        "skipped": dict(skipped),
+        "warnings": list(warnings[:20]),
+        **counts,
+    }
+
+
+class _ParseCache:
+    def __init__(self, entries: int) -> None:
+        self._entries = entries
+        self._data: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, file: XlaFile) -> Any:
+        key = self._key(file)
+        if key is not None:
+            with self._lock:
+                if key in self._data:
+                    self._data.move_to_end(key)
+                    return self._data[key]
+        parsed = _READERS[file.format](file.url, file.fs, file.text)
+        if key is not None:
+            with self._lock:
+                self._data[key] = parsed
+                while len(self._data) > self._entries:
+                    self._data.popitem(last=False)
+        return parsed
+
+    @staticmethod
+    def _key(file: XlaFile) -> tuple[Any, ...] | None:
+        if file.text is not None:
+            return None
+        size, mtime, etag = file.size, file.mtime, file.etag
+        if size is None and mtime is None and etag is None:
+            try:
+                info = (file.fs or fsspec.filesystem("file")).info(file.url)
+            except (OSError, ValueError):
+                return None
+            size, mtime, etag = info.get("size"), info.get("mtime") or info.get("updated"), info.get("ETag")
+        protocol = file.fs.protocol if file.fs is not None else "file"
+        return (str(protocol), file.url, file.format, size, str(mtime), etag)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+_READERS = {
+    xla_metrics.FORMAT: xla_metrics.read,
+    xla_debug.FORMAT: xla_debug.read,
+    xla_graphs.FORMAT: xla_graphs.read,
+}
+CACHE = _ParseCache(_CACHE_ENTRIES)
+
+
+def ordinal_groups(files: Iterable[XlaFile]) -> list[int | None]:
+    """Ordinals present, lowest first; None only when no file carries one."""
+    ordinals = sorted({f.ordinal for f in files if f.ordinal is not None})
+    return ordinals or [None]
+
+
+def load(files: Sequence[XlaFile], ordinal: int | None = None) -> Loaded:
+    """Parse the files of one device ordinal (default: the lowest) through the cache.
+
+    A file that cannot be read goes to `errors` with the reason; the others still load.
+    """
+    files = [f for f in files if f.format in XLA_FORMATS]
+    ordinals = ordinal_groups(files)
+    chosen = ordinal if ordinal in ordinals else ordinals[0]
+    lowest = ordinals[0]
+    selected = [f for f in files if f.ordinal == chosen or (f.ordinal is None and chosen == lowest)]
+    loaded = Loaded([], [], [], [], ordinals, chosen)
+    for file in selected:
+        try:
+            parsed = CACHE.get(file)
+        except UnreadableProfile as exc:
+            loaded.errors.append({"path": file.label, "format": file.format, "error": exc.reason})
+            continue
+        getattr(
+            loaded, {"xla_metrics": "metrics", "xla_debug": "debug", "xla_graphs": "graphs"}[file.format]
+        ).append((file, parsed))
+    return loaded
+
+
+def host_family(host_names: Iterable[str], host: str) -> list[str]:
+    """Hosts holding one process's XLA logs: `host`, `host.N` and, for `base.N`, `base` too."""
+    base = _host_base(host)
+    return [n for n in host_names if n == host or _host_base(n) == base]
+
+
+def _host_base(name: str) -> str:
+    m = _HOST_ORDINAL.match(name)
+    return m.group("base") if m else name
+
+
+def from_profile_files(profile_files: Iterable[Any], fs: fsspec.AbstractFileSystem | None) -> list[XlaFile]:
+    """Turn discovery's usable XLA `ProfileFile`s into `XlaFile`s read through the logdir's filesystem."""
+    out = []
+    for f in profile_files:
+        if getattr(f, "error", None) is None and f.format in XLA_FORMATS:
+            out.append(
+                XlaFile(
+                    url=f.fs_path,
+                    format=f.format,
+                    fs=fs,
+                    path=f.path,
+                    size=f.size,
+                    mtime=f.mtime,
+                    etag=getattr(f, "etag", None),
+                )
+            )
+    return out
