@@ -89,6 +89,8 @@ export interface TraceMeta {
   tracks: MetaTrack[];
   num_events: number;
   num_flows: number;
+  /** Timeline-level problems (e.g. hosts without a clock origin, so not aligned). */
+  warnings?: string[];
   tile: TileParams;
 }
 

@@ -29,7 +29,10 @@ function argValue(v: unknown): Node {
   if (typeof v === "string") {
     return v.includes("\n") || v.length > 120 ? h("pre", { class: "tv-pre" }, v) : document.createTextNode(v);
   }
-  if (typeof v === "object") return h("pre", { class: "tv-pre" }, JSON.stringify(v, null, 2));
+  if (typeof v === "object") {
+    const flat = JSON.stringify(v);
+    return flat.length <= 100 ? document.createTextNode(flat) : h("pre", { class: "tv-pre" }, JSON.stringify(v, null, 2));
+  }
   return document.createTextNode(String(v));
 }
 

@@ -287,10 +287,11 @@ function drawEvents(f: FrameInput, tops: Float64Array, stats: FrameStats): void 
       } else {
         if (x1 < clipL || x0 >= clipR) continue;
         if (x0 < clipL) x0 = clipL;
+        // A pixel of gap between neighbours wide enough to spare it, so same-name runs stay countable
+        // (not where the box is cut at a tile edge: it continues in the next tile).
         if (x1 > clipR) x1 = clipR;
-        if (x1 - x0 < 1) x1 = x0 + 1;
-        // A pixel of gap between neighbours wide enough to spare it, so same-name runs stay countable.
         else if (x1 - x0 > 4) x1 -= 1;
+        if (x1 - x0 < 1) x1 = x0 + 1;
       }
       const c = colors[ev.name[i]];
       eventBuckets.push(c, x0, y + 1, x1 - x0);

@@ -261,6 +261,7 @@ export class TraceViewer {
 
   private renderNotices(meta: TraceMeta): void {
     clear(this.notices);
+    for (const w of meta.warnings ?? []) this.notices.append(h("div", { class: "ps-notice" }, w));
     for (const host of meta.hosts) {
       const skipped = Object.entries(host.skipped ?? {});
       const nSkipped = skipped.reduce((a, [, n]) => a + n, 0);
