@@ -1,0 +1,477 @@
+"""The derived lines XProf shows on device planes, rebuilt from the events' stats.
+
+GPU sections get, per stream, "XLA Modules", "XLA Ops" (one nesting level per `::`-separated
+hlo_op part), "Framework Name Scope" and "Framework Ops" (from tf_op) and "Source code" (from the
+`source` stat), built from the stream's kernels (events with `kernel_details`); consecutive kernels
+of the same op and group (step) are merged into one box, and a new box on a parent line (module,
+outer name scope) starts new boxes below it. Each GPU also gets "Steps" (from group_id) and
+"Launch Stats" (host launches per step, linked by correlation id). TPU TensorCore sections get
+Framework Name Scope, Framework Ops and Source code from the ops' tf_op / source stats. Lines the
+producer already wrote (e.g. "Steps" or "TensorFlow Ops" in older profiles) are not derived again.
+All of it is vectorized per stream: the cost is numpy work per kernel, Python work per line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import msgspec
+import numpy as np
+
+from profscope.formats.xplane_decode import INT64, REF, UINT64
+from profscope.formats.xplane_layout import (
+    PER_STREAM_LINES,
+    TPU_CORE_PLANE,
+    line_sort_index,
+    plane_kind,
+    stream_sort_index,
+)
+
+if TYPE_CHECKING:
+    from profscope.formats.xplane import _Loader
+    from profscope.formats.xplane_stats import StatTable
+
+# Lines older producers wrote under another name count as already present.
+_ALIASES = {"Framework Name Scope": "TensorFlow Name Scope", "Framework Ops": "TensorFlow Ops"}
+_TF_TYPE = re.compile(r"[A-Z_][a-zA-Z0-9_]*")
+_TF_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_./>\\-]*")
+_JAX_TYPE = re.compile(r"[a-z_][a-z0-9_]*(\[.*\])?")
+
+
+def parse_tf_op(full: str) -> tuple[str, list[str], str]:
+    """(category, name scopes, display name) of a framework op name.
+
+    TensorFlow writes "scope/name:Type", JAX "jit(f)/scope/op_type" (optionally ":op_type");
+    the display name is the op type so all ops of a type look alike, as in XProf.
+    """
+    name, sep, op_type = full.partition(":")
+    if sep and name == "Iterator":
+        return "tf.data", [], "Iterator::" + full.rsplit("::", 1)[-1]
+    if sep and _TF_TYPE.fullmatch(op_type) and _TF_NAME.fullmatch(name):
+        return "tensorflow", name.split("/")[:-1], op_type
+    derived = op_type or name.rsplit("/", 1)[-1]
+    if _JAX_TYPE.fullmatch(derived):
+        return "jax", name.split("/")[:-1], derived.split("[", 1)[0]
+    if sep and not op_type:
+        return "tensorflow", name.split("/")[:-1], derived
+    return "other", [], full.strip()
+
+
+class _Columns:
+    """Per-event values of the stats derived lines are built from (event stat over metadata stat)."""
+
+    def __init__(self, ld: _Loader) -> None:
+        self.ld = ld
+        self.n = ld.raw.num_events
+
+    def text(self, name: str) -> np.ndarray:
+        ld, st, raw = self.ld, self.ld.stats, self.ld.raw
+        col = np.full(self.n, -1, dtype=np.int32)
+        meta = np.full(len(ld.meta_keys) + 1, -1, dtype=np.int32)
+        for row, (plane_index, mid) in enumerate(ld.meta_keys):
+            plane = raw.planes[plane_index]
+            for smid, kind, value in plane.event_meta_stats.get(mid, ()):
+                if plane.stat_names.get(smid) == name:
+                    rendered = plane.stat_names.get(value) if kind == REF else value
+                    if isinstance(rendered, bytes):
+                        rendered = rendered.decode("utf-8", errors="replace")
+                    if rendered is not None and rendered != "":
+                        meta[row] = st.name_id(str(rendered))
+        col[:] = meta[ld.ev_meta]
+        rows = st.rows(name)
+        ids = st.text_ids(rows)
+        has = ids >= 0
+        col[raw.st_event[rows[has]]] = ids[has]
+        empty = st.name_ids.get("")
+        if empty is not None:
+            col[col == empty] = -1
+        return col
+
+    def integer(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        ld, st, raw = self.ld, self.ld.stats, self.ld.raw
+        meta_value = np.zeros(len(ld.meta_keys) + 1, dtype=np.int64)
+        meta_valid = np.zeros(len(ld.meta_keys) + 1, dtype=bool)
+        for row, (plane_index, mid) in enumerate(ld.meta_keys):
+            plane = raw.planes[plane_index]
+            for smid, kind, value in plane.event_meta_stats.get(mid, ()):
+                if plane.stat_names.get(smid) == name and kind in (INT64, UINT64):
+                    meta_value[row] = value if value < 1 << 63 else value - (1 << 64)
+                    meta_valid[row] = True
+        values = meta_value[ld.ev_meta]
+        valid = meta_valid[ld.ev_meta]
+        rows = st.rows(name)
+        ints, ok = st.ints(rows)
+        values[raw.st_event[rows[ok]]] = ints[ok]
+        valid[raw.st_event[rows[ok]]] = True
+        return values, valid
+
+    def present(self, name: str) -> np.ndarray:
+        mask = np.zeros(self.n, dtype=bool)
+        mask[self.ld.raw.st_event[self.ld.stats.rows(name)]] = True
+        return mask | (self.text(name) >= 0)
+
+
+def _runs(keys: list[np.ndarray], valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first, stop) of each maximal run of consecutive valid items with equal keys."""
+    n = valid.shape[0]
+    change = np.ones(n, dtype=bool)
+    if n > 1:
+        same = valid[1:] & valid[:-1]
+        for key in keys:
+            same &= key[1:] == key[:-1]
+        change[1:] = ~same
+    first = np.flatnonzero(change & valid)
+    boundary = np.append(np.flatnonzero(change | ~valid), n)
+    stop = boundary[np.searchsorted(boundary, first, side="right")]
+    return first, stop
+
+
+def _boxes(
+    start: np.ndarray, end: np.ndarray, first: np.ndarray, stop: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(start, duration) of boxes covering items first[i]:stop[i] (items sorted by start)."""
+    if not first.shape[0]:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    padded_end = np.append(end, 0)
+    bounds = np.empty(first.shape[0] * 2, dtype=np.int64)
+    bounds[0::2] = first
+    bounds[1::2] = stop
+    box_end = np.maximum.reduceat(padded_end, bounds)[0::2]
+    return start[first], box_end - start[first]
+
+
+def _seq(first: np.ndarray, n: int) -> np.ndarray:
+    """Per item, the index of the run it belongs to or last started before it (-1 before any)."""
+    marks = np.zeros(n, dtype=np.int64)
+    marks[first] = 1
+    return np.cumsum(marks) - 1
+
+
+class _Emitter:
+    """Collects derived boxes per track and adds them to the builder in one call per track."""
+
+    def __init__(self, ld: _Loader) -> None:
+        self.ld = ld
+        self.b = ld.builder
+        self.count = 0
+
+    def add(
+        self, track: int, start: np.ndarray, dur: np.ndarray, names: np.ndarray, args: list[bytes]
+    ) -> None:
+        if start.shape[0]:
+            self.b.add_events(track, start, dur, names, args=args)
+            self.count += int(start.shape[0])
+
+
+def add_derived_lines(ld: _Loader) -> None:
+    """Add the derived GPU and TPU lines to the loader's builder (see module docstring)."""
+    cols = _Columns(ld)
+    emit = _Emitter(ld)
+    raw = ld.raw
+    present_lines = {p.index: {ln.name for ln in p.lines if ln.num_events} for p in raw.planes}
+    added = ld.builder_index >= 0
+    group, has_group = cols.integer("group_id")
+    gpu = {p: sid for p, sid in ld.sections.items() if plane_kind(raw.planes[p].name)[0] == "gpu"}
+    tpu = {p: sid for p, sid in ld.sections.items() if TPU_CORE_PLANE.match(raw.planes[p].name)}
+    if gpu:
+        kernel = added & cols.present("kernel_details")
+        values = {
+            "module": cols.text("hlo_module"),
+            "op": cols.text("hlo_op"),
+            "tf_op": cols.text("tf_op"),
+            "source": cols.text("source"),
+        }
+        program, has_program = cols.integer("program_id")
+        for plane_index, sid in gpu.items():
+            have = present_lines[plane_index]
+            for number, track in sorted(ld.streams.get(sid, [])):
+                ev = np.flatnonzero(kernel & (ld.ev_track == track))
+                if ev.shape[0]:
+                    ev = ev[np.argsort(ld.ev_start[ev], kind="stable")]
+                    _stream_lines(
+                        ld, emit, sid, number, ev, values, program, has_program, group, has_group, have
+                    )
+            if "Steps" not in have:
+                _steps(ld, emit, sid, added & (ld.ev_section == sid), group, has_group)
+            if "Launch Stats" not in have:
+                _launch_stats(ld, emit, sid, group, has_group)
+    if tpu:
+        is_async = np.zeros(raw.num_events, dtype=bool)
+        for flag in ("_a", "is_async"):
+            value, valid = cols.integer(flag)
+            is_async |= valid & (value != 0)
+        tf_op, source = cols.text("tf_op"), cols.text("source")
+        for plane_index, sid in tpu.items():
+            ev = np.flatnonzero(added & ~is_async & (ld.ev_section == sid) & ((tf_op >= 0) | (source >= 0)))
+            ev = ev[np.argsort(ld.ev_start[ev], kind="stable")]
+            have = present_lines[plane_index]
+            tracks = {
+                line: ld.builder.track(
+                    sid, line, "derived", line_sort_index(line), key=("derived", sid, line)
+                )
+                for line in ("Framework Name Scope", "Framework Ops", "Source code")
+                if line not in have and _ALIASES.get(line) not in have
+            }
+            module_seq = np.zeros(ev.shape[0], dtype=np.int64)
+            _framework_lines(ld, emit, tracks, ev, tf_op, module_seq, group, has_group)
+            if "Source code" in tracks:
+                _simple_line(ld, emit, tracks["Source code"], ev, source, group, has_group)
+
+
+def _stream_lines(
+    ld: _Loader,
+    emit: _Emitter,
+    sid: int,
+    number: int,
+    ev: np.ndarray,
+    values: dict[str, np.ndarray],
+    program: np.ndarray,
+    has_program: np.ndarray,
+    group: np.ndarray,
+    has_group: np.ndarray,
+    have: set[str],
+) -> None:
+    b, st = ld.builder, ld.stats
+    wanted = {line for line in PER_STREAM_LINES if line not in have and _ALIASES.get(line) not in have}
+    tracks: dict[str, int] = {}
+
+    def track(line: str) -> int:
+        if line not in tracks:
+            label = f"{line} (Stream #{number})"
+            tracks[line] = b.track(
+                sid, label, "derived", stream_sort_index(number, line), key=("derived", sid, number, line)
+            )
+        return tracks[line]
+
+    start = ld.ev_start[ev]
+    end = start + ld.raw.ev_dur_ps[ev]
+    g = np.where(has_group[ev], group[ev], -1)
+    # XLA Modules: one box per run of kernels of the same module (and program) and group.
+    module = values["module"][ev]
+    prog = np.where(has_program[ev], program[ev], -1)
+    first, stop = _runs([module, prog, g], module >= 0)
+    module_seq = _seq(first, ev.shape[0])
+    if "XLA Modules" in wanted and first.shape[0]:
+        labels = {}
+        for m, p in zip(module[first].tolist(), prog[first].tolist(), strict=True):
+            if (m, p) not in labels:
+                text = st.names[m] if p < 0 else f"{st.names[m]}({p})"
+                labels[(m, p)] = b.intern(text)
+        names = np.array(
+            [labels[(m, p)] for m, p in zip(module[first].tolist(), prog[first].tolist(), strict=True)],
+            dtype=np.int32,
+        )
+        box_start, box_dur = _boxes(start, end, first, stop)
+        emit.add(track("XLA Modules"), box_start, box_dur, names, _count_args(stop - first, g[first]))
+    # XLA Ops: one nesting level per "::"-separated part of hlo_op.
+    op = values["op"][ev]
+    if "XLA Ops" in wanted and (op >= 0).any():
+        levels = _levels(st, op, lambda s: s.split("::"))
+        _level_boxes(ld, emit, track("XLA Ops"), start, end, levels, [module_seq, g], g)
+    _framework_lines(
+        ld, emit, {line: track(line) for line in ("Framework Name Scope", "Framework Ops") if line in wanted},
+        ev, values["tf_op"], module_seq, group, has_group,
+    )  # fmt: skip
+    if "Source code" in wanted and (values["source"][ev] >= 0).any():
+        _simple_line(ld, emit, track("Source code"), ev, values["source"], group, has_group)
+
+
+def _levels(
+    st: StatTable, ids: np.ndarray, split: Callable[[str], list[str]]
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per nesting level: (path id per item or -1, display name id per item) from text ids."""
+    uniq = np.unique(ids[ids >= 0])
+    parts = {int(u): split(st.names[u]) for u in uniq.tolist()}
+    depth = max((len(p) for p in parts.values()), default=0)
+    out = []
+    for level in range(depth):
+        path_of = np.full(int(uniq.max()) + 1 if uniq.shape[0] else 1, -1, dtype=np.int64)
+        name_of = np.full(path_of.shape[0], -1, dtype=np.int64)
+        for u, p in parts.items():
+            if len(p) > level:
+                path_of[u] = st.name_id("\x1f".join(p[: level + 1]))
+                name_of[u] = st.name_id(p[level])
+        safe = np.maximum(ids, 0)
+        out.append((np.where(ids >= 0, path_of[safe], -1), np.where(ids >= 0, name_of[safe], -1)))
+    return out
+
+
+def _level_boxes(
+    ld: _Loader,
+    emit: _Emitter,
+    track: int,
+    start: np.ndarray,
+    end: np.ndarray,
+    levels: list[tuple[np.ndarray, np.ndarray]],
+    parent_keys: list[np.ndarray],
+    g: np.ndarray,
+) -> np.ndarray:
+    """Boxes for each nesting level on one track; returns the run index of level 0 per item.
+
+    A run at level L breaks wherever any shallower level starts a new box, because the path id
+    at level L already includes every shallower part.
+    """
+    b, st = ld.builder, ld.stats
+    seq0 = np.full(start.shape[0], -1, dtype=np.int64)
+    for level, (path, name) in enumerate(levels):
+        first, stop = _runs([*parent_keys, path], path >= 0)
+        if level == 0:
+            seq0 = _seq(first, start.shape[0])
+        if not first.shape[0]:
+            continue
+        box_start, box_dur = _boxes(start, end, first, stop)
+        ids = {int(u): b.intern(st.names[u]) for u in np.unique(name[first]).tolist()}
+        names = np.array([ids[int(u)] for u in name[first].tolist()], dtype=np.int32)
+        emit.add(track, box_start, box_dur, names, _count_args(stop - first, g[first]))
+    return seq0
+
+
+def _framework_lines(
+    ld: _Loader,
+    emit: _Emitter,
+    tracks: dict[str, int],
+    ev: np.ndarray,
+    tf_op: np.ndarray,
+    module_seq: np.ndarray,
+    group: np.ndarray,
+    has_group: np.ndarray,
+) -> None:
+    """Framework Name Scope (nested) and Framework Ops boxes from the items' tf_op."""
+    if not tracks or not ev.shape[0]:
+        return
+    b, st = ld.builder, ld.stats
+    ops = tf_op[ev]
+    if not (ops >= 0).any():
+        return
+    start = ld.ev_start[ev]
+    end = start + ld.raw.ev_dur_ps[ev]
+    g = np.where(has_group[ev], group[ev], -1)
+    parsed = {int(u): parse_tf_op(st.names[u]) for u in np.unique(ops[ops >= 0]).tolist()}
+    scope_levels = _levels(
+        st,
+        ops,
+        lambda s: parsed[st.name_ids[s]][1] if parsed[st.name_ids[s]][0] in ("tensorflow", "jax") else [],
+    )
+    scope_seq = np.full(ev.shape[0], -1, dtype=np.int64)
+    if scope_levels:
+        if "Framework Name Scope" in tracks:
+            scope_seq = _level_boxes(
+                ld, emit, tracks["Framework Name Scope"], start, end, scope_levels, [module_seq, g], g
+            )
+        else:
+            scope_seq = _seq(
+                _runs([module_seq, g, scope_levels[0][0]], scope_levels[0][0] >= 0)[0], ev.shape[0]
+            )
+    if "Framework Ops" not in tracks:
+        return
+    first, stop = _runs([module_seq, scope_seq, g, ops], ops >= 0)
+    if not first.shape[0]:
+        return
+    box_start, box_dur = _boxes(start, end, first, stop)
+    display = {u: b.intern(p[2]) for u, p in parsed.items()}
+    encoded = {u: _json_str(st.names[u]) for u in parsed}
+    op_first = ops[first].tolist()
+    names = np.array([display[u] for u in op_first], dtype=np.int32)
+    args = [
+        b'{"long_name":%s,"kernels":%d%s}' % (encoded[u], n, _group_member(gr))
+        for u, n, gr in zip(op_first, (stop - first).tolist(), g[first].tolist(), strict=True)
+    ]
+    emit.add(tracks["Framework Ops"], box_start, box_dur, names, args)
+
+
+def _simple_line(
+    ld: _Loader,
+    emit: _Emitter,
+    track: int,
+    ev: np.ndarray,
+    column: np.ndarray,
+    group: np.ndarray,
+    has_group: np.ndarray,
+) -> None:
+    """One level of boxes: runs of the same value (and group), e.g. Source code."""
+    b, st = ld.builder, ld.stats
+    values = column[ev]
+    g = np.where(has_group[ev], group[ev], -1)
+    first, stop = _runs([values, g], values >= 0)
+    if not first.shape[0]:
+        return
+    start = ld.ev_start[ev]
+    box_start, box_dur = _boxes(start, start + ld.raw.ev_dur_ps[ev], first, stop)
+    ids = {int(u): b.intern(st.names[u]) for u in np.unique(values[first]).tolist()}
+    names = np.array([ids[int(u)] for u in values[first].tolist()], dtype=np.int32)
+    emit.add(track, box_start, box_dur, names, _count_args(stop - first, g[first]))
+
+
+def _steps(
+    ld: _Loader, emit: _Emitter, sid: int, mask: np.ndarray, group: np.ndarray, has_group: np.ndarray
+) -> None:
+    """Steps: runs of device events of the same group id (step), named by the group id."""
+    ev = np.flatnonzero(mask & has_group)
+    if not ev.shape[0]:
+        return
+    ev = ev[np.argsort(ld.ev_start[ev], kind="stable")]
+    g = group[ev]
+    first, stop = _runs([g], np.ones(ev.shape[0], dtype=bool))
+    start = ld.ev_start[ev]
+    box_start, box_dur = _boxes(start, start + ld.raw.ev_dur_ps[ev], first, stop)
+    b = ld.builder
+    names = np.array([b.intern(str(x)) for x in g[first].tolist()], dtype=np.int32)
+    args = [
+        b'{"group_id":%d,"events":%d}' % (x, n)
+        for x, n in zip(g[first].tolist(), (stop - first).tolist(), strict=True)
+    ]
+    track = b.track(sid, "Steps", "derived", line_sort_index("Steps"), key=("derived", sid, "Steps"))
+    emit.add(track, box_start, box_dur, names, args)
+
+
+def _launch_stats(ld: _Loader, emit: _Emitter, sid: int, group: np.ndarray, has_group: np.ndarray) -> None:
+    """Per step, the host's kernel launches for this device: span, count, max and mean time."""
+    links = ld.launches
+    if not links.shape[0]:
+        return
+    host, device = links[:, 0], links[:, 1]
+    mine = (ld.ev_section[device] == sid) & has_group[host]
+    host = np.unique(host[mine])
+    if not host.shape[0]:
+        return
+    g = group[host]
+    order = np.lexsort((ld.ev_start[host], g))
+    host, g = host[order], g[order]
+    first, stop = _runs([g], np.ones(host.shape[0], dtype=bool))
+    start = ld.ev_start[host]
+    dur = ld.raw.ev_dur_ps[host]
+    end = start + dur
+    span_start = np.minimum.reduceat(start, first)
+    span_end = np.maximum.reduceat(end, first)
+    count = stop - first
+    max_us = np.maximum.reduceat(dur, first) / 1e6
+    avg_us = np.add.reduceat(dur, first) / count / 1e6
+    b = ld.builder
+    track = b.track(
+        sid, "Launch Stats", "derived", line_sort_index("Launch Stats"), key=("derived", sid, "Launch Stats")
+    )
+    names = np.array([b.intern(f"Launch Stats for {x}") for x in g[first].tolist()], dtype=np.int32)
+    args = [
+        b'{"group_id":%d,"num_launches":%d,"max_launch_time_us":%r,"avg_launch_time_us":%r}' % (x, n, mx, av)
+        for x, n, mx, av in zip(
+            g[first].tolist(), count.tolist(), max_us.tolist(), avg_us.tolist(), strict=True
+        )
+    ]
+    emit.add(track, span_start, span_end - span_start, names, args)
+
+
+def _group_member(group: int) -> bytes:
+    return b',"group_id":%d' % group if group >= 0 else b""
+
+
+def _count_args(counts: np.ndarray, groups: np.ndarray) -> list[bytes]:
+    return [
+        b'{"kernels":%d%s}' % (n, _group_member(g))
+        for n, g in zip(counts.tolist(), groups.tolist(), strict=True)
+    ]
+
+
+def _json_str(value: str) -> bytes:
+    return msgspec.json.encode(value)

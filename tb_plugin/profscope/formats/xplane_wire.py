@@ -1,0 +1,409 @@
+"""Protobuf wire-format decoding for XPlane files, in bulk and without the protobuf runtime.
+
+Why not a generated or descriptor-built protobuf class: reading a column out of parsed messages costs
+about a microsecond of Python per event (attribute access on every XEvent and XStat), which is most of
+a second for a few hundred thousand events, and generated code ties us to one protobuf major version.
+Instead the few top-level messages (XSpace, XPlane, XLine) are walked in Python and the many small
+ones (XEvent, XStat, metadata entries) are decoded all at once by `scan`, which advances one field of
+every message per numpy step. Damage is contained: a broken message is flagged, the rest still loads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import numpy as np
+
+VARINT, I64, LEN, I32 = 0, 1, 2, 5
+_MAX_VARINT_BYTES = 10
+
+
+class WireError(ValueError):
+    """The bytes do not follow the protobuf wire format at some point (truncation, bad tag…)."""
+
+
+def read_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """(value, next position) of the varint at `pos`; raises WireError past `end` or after 10 bytes."""
+    result = 0
+    shift = 0
+    while True:
+        if pos >= end:
+            raise WireError("truncated varint")
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result & 0xFFFFFFFFFFFFFFFF, pos
+        shift += 7
+        if shift >= 7 * _MAX_VARINT_BYTES:
+            raise WireError("varint longer than 10 bytes")
+
+
+def as_int64(value: int) -> int:
+    """Reinterpret a decoded 64-bit varint as the signed int64 protobuf means for int64 fields."""
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+class TruncatedField(WireError):
+    """A length-delimited field declares more bytes than its enclosing message has left."""
+
+    def __init__(self, number: int, payload: int, declared: int, available: int) -> None:
+        super().__init__(f"field {number} declares {declared} bytes but only {available} remain")
+        self.number = number
+        self.payload = payload
+        self.declared = declared
+        self.available = available
+
+
+def iter_fields(data: bytes, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
+    """Yield (field number, wire type, a, b) for each field of the message in data[start:end].
+
+    VARINT: a = value, b = next position. LEN: payload is data[a:b]. I64 / I32: the fixed bytes are
+    data[a:b]. Raises WireError where the bytes stop making sense; fields before that were yielded.
+    A LEN field that claims more bytes than remain raises with its payload start in `.args[1]`, so a
+    caller can salvage a truncated container message.
+    """
+    pos = start
+    while pos < end:
+        tag, pos = read_varint(data, pos, end)
+        number, wtype = tag >> 3, tag & 7
+        if number == 0:
+            raise WireError("field number 0")
+        if wtype == VARINT:
+            value, pos = read_varint(data, pos, end)
+            yield number, VARINT, value, pos
+        elif wtype == LEN:
+            length, payload = read_varint(data, pos, end)
+            stop = payload + length
+            if stop > end:
+                raise TruncatedField(number, payload, length, end - payload)
+            pos = stop
+            yield number, LEN, payload, stop
+        elif wtype == I64:
+            if pos + 8 > end:
+                raise WireError("truncated 64-bit field")
+            yield number, I64, pos, pos + 8
+            pos += 8
+        elif wtype == I32:
+            if pos + 4 > end:
+                raise WireError("truncated 32-bit field")
+            yield number, I32, pos, pos + 4
+            pos += 4
+        else:
+            raise WireError(f"wire type {wtype} (groups or invalid) in field {number}")
+
+
+@dataclasses.dataclass
+class LineRecord:
+    """The scalar fields of one XLine plus where its XEvent records are.
+
+    `event_records` holds the position of each event's tag byte (0x22: field 4, LEN) for the
+    usual encoding, whose length prefix `event_ranges` decodes in bulk; events written any other
+    way are listed directly as payload ranges in `other_events`.
+    """
+
+    id: int = 0
+    name: bytes = b""
+    display_name: bytes = b""
+    display_id: int = 0
+    timestamp_ns: int = 0
+    duration_ps: int = 0
+    event_records: list[int] = dataclasses.field(default_factory=list)
+    other_events: list[tuple[int, int]] = dataclasses.field(default_factory=list)
+    damage: str | None = None
+
+
+def walk_line(data: bytes, start: int, end: int) -> LineRecord:
+    """Decode an XLine's header fields and find every event record, in one Python pass.
+
+    Events dominate a line, so a run of them is stepped through by a tight loop that only jumps
+    from record to record (one- and two-byte lengths inline) and remembers where each begins.
+    Everything else goes through the general field reader. On damage the events before it are
+    kept and `damage` says what went wrong.
+    """
+    line = LineRecord()
+    add = line.event_records.append
+    pos = start
+    try:
+        while pos < end:
+            if data[pos] == 0x22:
+                while True:
+                    add(pos)
+                    first = data[pos + 1]
+                    if first < 0x80:
+                        pos += 2 + first
+                    else:
+                        second = data[pos + 2]
+                        if second < 0x80:
+                            pos += 3 + ((first & 0x7F) | (second << 7))
+                        else:
+                            length, payload = read_varint(data, pos + 1, end)
+                            pos = payload + length
+                    if pos >= end or data[pos] != 0x22:
+                        break
+                if pos > end:
+                    record = line.event_records.pop()
+                    raise WireError(f"event at byte {record} runs past the end of its line")
+                continue
+            tag, pos = read_varint(data, pos, end)
+            number, wtype = tag >> 3, tag & 7
+            if wtype == VARINT:
+                value, pos = read_varint(data, pos, end)
+                if number == 1:
+                    line.id = as_int64(value)
+                elif number == 3:
+                    line.timestamp_ns = as_int64(value)
+                elif number == 9:
+                    line.duration_ps = as_int64(value)
+                elif number == 10:
+                    line.display_id = as_int64(value)
+            elif wtype == LEN:
+                length, payload = read_varint(data, pos, end)
+                stop = payload + length
+                if stop > end:
+                    raise TruncatedField(number, payload, length, end - payload)
+                if number == 2:
+                    line.name = data[payload:stop]
+                elif number == 11:
+                    line.display_name = data[payload:stop]
+                elif number == 4:
+                    line.other_events.append((payload, stop))
+                pos = stop
+            elif wtype in (I64, I32):
+                pos += 8 if wtype == I64 else 4
+                if pos > end:
+                    raise WireError("truncated fixed-size field")
+            else:
+                raise WireError(f"wire type {wtype} in field {number}")
+    except IndexError:
+        # Only the run loop reads past `end`, right after recording an event: drop that event.
+        line.event_records.pop()
+        line.damage = "the file ends inside an event"
+    except WireError as exc:
+        line.damage = str(exc)
+    return line
+
+
+def event_ranges(
+    buf: np.ndarray, records: np.ndarray, limits: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(payload start, payload end, ok) of the event records found by `walk_line`: each is a 0x22
+    tag byte followed by a varint length, decoded here for all records at once."""
+    length, payload, ok = _varints(buf, _windows(buf), records + 1, limits)
+    room = (limits - payload).astype(np.uint64)
+    ok &= length <= room
+    stop = payload + np.where(ok, length, np.uint64(0)).astype(np.int64)
+    return payload, stop, ok
+
+
+@dataclasses.dataclass
+class Scan:
+    """The requested fields of a batch of messages, as per-message columns.
+
+    For every requested field, `value[n]` holds its last occurrence in each message (the varint,
+    the fixed-size bits, or for LEN fields the payload start, with `length[n]`), and `step[n]` the
+    index of that field within the message (-1 when absent), which settles oneofs: the member
+    seen last is the one set. Fields listed as repeated also get every occurrence in
+    `blocks[n]` = (owner, start, length). `broken[i]` is true when message i could not be decoded
+    to its end; the fields read before the damage are still reported.
+    """
+
+    count: int
+    value: dict[int, np.ndarray]
+    length: dict[int, np.ndarray]
+    step: dict[int, np.ndarray]
+    blocks: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
+    broken: np.ndarray
+
+    def signed(self, number: int, default: int = 0) -> np.ndarray:
+        """int64 column of a varint field, `default` where the field is absent."""
+        out = self.value[number].view(np.int64).copy()
+        out[self.step[number] < 0] = default
+        return out
+
+    def text_range(self, number: int) -> tuple[np.ndarray, np.ndarray]:
+        """(start, length) of the last occurrence of LEN field `number`; length -1 if absent."""
+        start = self.value[number].view(np.int64)
+        length = np.where(self.step[number] < 0, -1, self.length[number])
+        return start, length
+
+
+_HIGH_BITS = np.uint64(0x8080808080808080)
+_LOW_BITS = np.uint64(0x7F7F7F7F7F7F7F7F)
+PADDING = 16  # zero bytes `padded` appends so 8-byte windows never run off the buffer
+
+
+def padded(data: bytes) -> np.ndarray:
+    """The file bytes as uint8 with PADDING zero bytes after them, as `scan` requires."""
+    buf = np.zeros(len(data) + PADDING, dtype=np.uint8)
+    buf[: len(data)] = np.frombuffer(data, dtype=np.uint8)
+    return buf
+
+
+def _windows(buf: np.ndarray) -> np.ndarray:
+    """Overlapping little-endian uint64 view: element i is bytes buf[i:i+8] (no copy)."""
+    return np.ndarray(shape=(buf.shape[0] - 7,), dtype="<u8", buffer=buf.data, offset=0, strides=(1,))
+
+
+def _compact7(x: np.ndarray) -> np.ndarray:
+    """Squeeze the low 7 bits of each of 8 bytes into 56 contiguous bits (SWAR varint decode)."""
+    x = ((x & np.uint64(0x7F007F007F007F00)) >> np.uint64(1)) | (x & np.uint64(0x007F007F007F007F))
+    x = ((x & np.uint64(0x3FFF00003FFF0000)) >> np.uint64(2)) | (x & np.uint64(0x00003FFF00003FFF))
+    return ((x & np.uint64(0x0FFFFFFF00000000)) >> np.uint64(4)) | (x & np.uint64(0x000000000FFFFFFF))
+
+
+def _varints(
+    buf: np.ndarray, windows: np.ndarray, pos: np.ndarray, limit: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Decode one varint at each `pos` without reading at or past `limit`: (value, next pos, ok).
+
+    Each varint is read as one 8-byte window: the first byte without its high bit ends it, a mask
+    keeps the bytes up to there and `_compact7` joins their 7-bit groups. The rare 9- and 10-byte
+    varints (negative int64, 64-bit hashes) get their last bytes added separately.
+    """
+    first = buf[pos]
+    multi = np.flatnonzero(first >= 0x80)
+    if multi.shape[0] * 4 < pos.shape[0]:
+        # Mostly one-byte varints (tags, small ids): decode the few longer ones separately.
+        value = first.astype(np.uint64)
+        nxt = pos + 1
+        if multi.shape[0]:
+            v, p, good = _varints_windowed(buf, windows, pos[multi], limit[multi])
+            value[multi] = v
+            nxt[multi] = p
+            ok = nxt <= limit
+            ok[multi] &= good
+            return value, nxt, ok
+        return value, nxt, nxt <= limit
+    return _varints_windowed(buf, windows, pos, limit)
+
+
+def _varints_windowed(
+    buf: np.ndarray, windows: np.ndarray, pos: np.ndarray, limit: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    win = windows[pos]
+    stop_bits = ~win & _HIGH_BITS
+    lowest = stop_bits & (~stop_bits + np.uint64(1))
+    nbytes = np.full(pos.shape[0], 9, dtype=np.int64)
+    short = lowest != 0
+    # lowest is 0x80 << 8k for a (k+1)-byte varint; frexp gives its exponent exactly.
+    nbytes[short] = (np.frexp(lowest[short].astype(np.float64))[1] - 8) // 8 + 1
+    keep = (lowest << np.uint64(1)) - np.uint64(1)
+    value = _compact7(win & keep & _LOW_BITS)
+    ok = np.ones(pos.shape[0], dtype=bool)
+    long = np.flatnonzero(~short)
+    if long.shape[0]:
+        at = pos[long]
+        ninth = buf[at + 8].astype(np.uint64)
+        value[long] |= (ninth & np.uint64(0x7F)) << np.uint64(56)
+        tenth_needed = ninth >= 0x80
+        tenth = buf[at + 9].astype(np.uint64)
+        value[long] |= np.where(tenth_needed, (tenth & np.uint64(1)) << np.uint64(63), np.uint64(0))
+        nbytes[long] = np.where(tenth_needed, 10, 9)
+        ok[long] = ~tenth_needed | (tenth < 0x80)
+    nxt = pos + nbytes
+    ok &= nxt <= limit
+    return value, nxt, ok
+
+
+def _fixed(buf: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
+    """Little-endian unsigned integers of `width` bytes starting at each pos (caller bounds-checks)."""
+    raw = np.ascontiguousarray(buf[pos[:, None] + np.arange(width)])
+    return raw.view("<u8" if width == 8 else "<u4").ravel().astype(np.uint64)
+
+
+def scan(
+    buf: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    fields: dict[int, int],
+    repeated: tuple[int, ...] = (),
+) -> Scan:
+    """Decode the messages buf[starts[i]:ends[i]] all at once, keeping the `fields` asked for
+    ({field number: wire type}; an occurrence with another wire type is skipped as malformed).
+
+    `buf` comes from `padded`. One loop iteration decodes the next field of every message that
+    has bytes left, so the number of numpy steps is the largest field count of any one message
+    (a handful for XEvent and XStat) while the work per step is vectorized over all messages.
+    """
+    windows = _windows(buf)
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = np.minimum(np.asarray(ends, dtype=np.int64), buf.shape[0] - PADDING)
+    count = starts.shape[0]
+    broken = np.zeros(count, dtype=bool)
+    value = {n: np.zeros(count, dtype=np.uint64) for n in fields}
+    length = {n: np.zeros(count, dtype=np.int64) for n, wt in fields.items() if wt == LEN}
+    step_of = {n: np.full(count, -1, dtype=np.int32) for n in fields}
+    block_parts: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {n: [] for n in repeated}
+    active = np.flatnonzero(starts < ends)
+    pos = starts[active]
+    limit = ends[active]
+    step = 0
+    while active.shape[0]:
+        tag, pos, ok = _varints(buf, windows, pos, limit)
+        number = tag >> np.uint64(3)
+        wtype = tag & np.uint64(7)
+        ok &= number > 0
+        # VARINT fields and LEN prefixes are both one varint right after the tag.
+        is_len = wtype == LEN
+        has_varint = ok & ((wtype == VARINT) | is_len)
+        if has_varint.all():
+            v, p, good = _varints(buf, windows, pos, limit)
+        else:
+            sel = np.flatnonzero(has_varint)
+            v_sel, p_sel, good_sel = _varints(buf, windows, pos[sel], limit[sel])
+            v = np.zeros(active.shape[0], dtype=np.uint64)
+            v[sel] = v_sel
+            p = pos.copy()
+            p[sel] = p_sel
+            good = np.ones(active.shape[0], dtype=bool)
+            good[sel] = good_sel
+        ok &= good
+        payload = p.copy()
+        lens = np.flatnonzero(is_len & ok)
+        if lens.shape[0]:
+            fits = v[lens] <= (limit[lens] - p[lens]).astype(np.uint64)
+            ok[lens[~fits]] = False
+            lens = lens[fits]
+            p[lens] += v[lens].astype(np.int64)
+        pos = p
+        fixed = np.flatnonzero(ok & ((wtype == I64) | (wtype == I32)))
+        if fixed.shape[0]:
+            width = np.where(wtype[fixed] == I64, 8, 4)
+            fits = pos[fixed] + width <= limit[fixed]
+            ok[fixed[~fits]] = False
+            fixed, width = fixed[fits], width[fits]
+            wide = width == 8
+            v[fixed[wide]] = _fixed(buf, pos[fixed[wide]], 8)
+            v[fixed[~wide]] = _fixed(buf, pos[fixed[~wide]], 4)
+            pos[fixed] += width
+        ok &= (wtype == VARINT) | is_len | (wtype == I64) | (wtype == I32)
+
+        for n, wt in fields.items():
+            hit = np.flatnonzero(ok & (number == n) & (wtype == wt))
+            if not hit.shape[0]:
+                continue
+            owners = active[hit]
+            step_of[n][owners] = step
+            if wt == LEN:
+                value[n][owners] = payload[hit]
+                length[n][owners] = v[hit].astype(np.int64)
+                if n in block_parts:
+                    block_parts[n].append((owners, payload[hit], v[hit].astype(np.int64)))
+            else:
+                value[n][owners] = v[hit]
+        if ok.all():
+            cont = pos < limit
+        else:
+            broken[active[~ok]] = True
+            cont = ok & (pos < limit)
+        active, pos, limit = active[cont], pos[cont], limit[cont]
+        step += 1
+    blocks = {}
+    for n, parts in block_parts.items():
+        if parts:
+            blocks[n] = tuple(np.concatenate(c) for c in zip(*parts))
+        else:
+            blocks[n] = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    return Scan(count=count, value=value, length=length, step=step_of, blocks=blocks, broken=broken)
