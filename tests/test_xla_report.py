@@ -286,11 +286,17 @@ def test_ordinals_and_host_family(memory_fs) -> None:  # type: ignore[no-untyped
     files = [XlaFile(f"/run/w.xla_metrics.txt.{i}", "xla_metrics", fs=memory_fs) for i in (0, 1)]
     assert xla_report.build_report(files)["ordinals"] == [0, 1]
     assert xla_report.build_report(files, ordinal=1)["ordinal"] == 1
-    assert xla_sources.host_family(["train", "train.0", "train.1", "other", "trainer"], "train.0") == [
-        "train",
-        "train.0",
-        "train.1",
-    ]
+    hosts = {
+        "train": [None],
+        "train.1": [1],
+        "train.2": [2],
+        "trainer": [None],
+        "10.0.0.5": [None],
+        "10.0.0": [None],
+    }
+    assert xla_sources.host_family(hosts, "train.1") == ["train", "train.1", "train.2"]
+    assert xla_sources.host_family(hosts, "train") == ["train", "train.1", "train.2"]
+    assert xla_sources.host_family(hosts, "10.0.0.5") == ["10.0.0.5"]  # a dotted host name, not an ordinal
 
 
 def test_parse_cache_reuses_and_refreshes(tmp_path: pathlib.Path) -> None:

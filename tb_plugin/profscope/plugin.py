@@ -23,6 +23,7 @@ from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
 from profscope import logdir as logdir_lib
+from profscope.analysis import xla_report, xla_sources
 
 PLUGIN_NAME = "profscope"
 STATIC_DIR = pathlib.Path(__file__).parent / "static"
@@ -98,6 +99,10 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/runs": self._serve_runs,
             "/index.js": self._serve_index_js,
             "/static/*": self._serve_static,
+            "/xla/report": self._serve_xla_report,
+            "/xla/graphs": self._serve_xla_graphs,
+            "/xla/graph": self._serve_xla_graph,
+            "/xla/diff": self._serve_xla_diff,
         }
 
     def is_active(self) -> bool:
@@ -179,6 +184,37 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             raise errors.InvalidArgumentError("invalid static file path")
         relative = path.split(marker, 1)[1]
         return self._respond_file(request, self._resolve_static(relative))
+
+    def _xla_files(self, request: wrappers.Request) -> list[xla_sources.XlaFile]:
+        subject = self.subject(request)
+        return xla_sources.host_files(subject.session, subject.hosts, self.logdir.fs if self.logdir else None)
+
+    @wrappers.Request.application
+    def _serve_xla_report(self, request: wrappers.Request) -> wrappers.Response:
+        ordinal = xla_sources.int_param(request.args.get("ordinal"), "ordinal")
+        body = xla_report.build_report(self._xla_files(request), ordinal)
+        return http_util.Respond(request, body, "application/json")
+
+    @wrappers.Request.application
+    def _serve_xla_graphs(self, request: wrappers.Request) -> wrappers.Response:
+        ordinal = xla_sources.int_param(request.args.get("ordinal"), "ordinal")
+        body = xla_report.graphs(self._xla_files(request), ordinal)
+        return http_util.Respond(request, body, "application/json")
+
+    @wrappers.Request.application
+    def _serve_xla_graph(self, request: wrappers.Request) -> wrappers.Response:
+        ordinal = xla_sources.int_param(request.args.get("ordinal"), "ordinal")
+        index = xla_sources.required_int_param(_required_arg(request, "index"), "index")
+        body = xla_report.graph(self._xla_files(request), index, ordinal)
+        return http_util.Respond(request, body, "application/json")
+
+    @wrappers.Request.application
+    def _serve_xla_diff(self, request: wrappers.Request) -> wrappers.Response:
+        ordinal = xla_sources.int_param(request.args.get("ordinal"), "ordinal")
+        a = xla_sources.required_int_param(_required_arg(request, "a"), "a")
+        b = xla_sources.required_int_param(_required_arg(request, "b"), "b")
+        body = xla_report.diff(self._xla_files(request), a, b, ordinal)
+        return http_util.Respond(request, body, "application/json")
 
     def _resolve_static(self, relative: str) -> pathlib.Path:
         """Map a URL tail to a file inside `static_dir`, refusing anything that could escape it."""

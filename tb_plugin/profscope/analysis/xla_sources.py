@@ -3,7 +3,7 @@
 Discovery gives each host a list of files with a format id (`xla_metrics`, `xla_debug`,
 `xla_graphs`) and a URL. PyTorch/XLA appends the device ordinal `.N` to some logs and not others
 (`XLA_SAVE_TENSORS_FILE` → `xla_graphs.txt.0`, `XLA_METRICS_FILE` unchanged), so one process's logs
-can land in hosts `xla` and `xla.0`; `host_family` gathers them again. Files without an ordinal are
+can land in hosts `xla` and `xla.N`; `host_family` gathers them again. Files without an ordinal are
 counted with the lowest ordinal present, which is what a single-process run writes.
 
 Parsing is cheap next to a trace, but graph logs of long runs reach hundreds of MB, so each parsed
@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import fsspec
+from tensorboard import errors as tb_errors
 
 from profscope.formats import xla_debug, xla_graphs, xla_metrics
 from profscope.formats.errors import UnreadableProfile
@@ -179,15 +180,21 @@ def load(files: Sequence[XlaFile], ordinal: int | None = None) -> Loaded:
     return loaded
 
 
-def host_family(host_names: Iterable[str], host: str) -> list[str]:
-    """Hosts holding one process's XLA logs: `host`, `host.N` and, for `base.N`, `base` too."""
-    base = _host_base(host)
-    return [n for n in host_names if n == host or _host_base(n) == base]
+def host_family(hosts: dict[str, list[int | None]], host: str) -> list[str]:
+    """Hosts holding one process's XLA logs: `host`, and the `base`/`base.N` hosts around it.
+
+    `hosts` maps each host name to the ordinals of its files. `base.N` belongs to `base` only when
+    its files all end in the ordinal `.N`, so a host named `10.0.0.5` is never taken for `10.0.0` + 5.
+    """
+    base = _ordinal_base(host, hosts.get(host, []))
+    return [n for n, ordinals in hosts.items() if n == host or _ordinal_base(n, ordinals) == base]
 
 
-def _host_base(name: str) -> str:
+def _ordinal_base(name: str, ordinals: list[int | None]) -> str:
     m = _HOST_ORDINAL.match(name)
-    return m.group("base") if m else name
+    if m and ordinals and all(o == int(m.group("ordinal")) for o in ordinals):
+        return m.group("base")
+    return name
 
 
 def from_profile_files(profile_files: Iterable[Any], fs: fsspec.AbstractFileSystem | None) -> list[XlaFile]:
@@ -207,3 +214,31 @@ def from_profile_files(profile_files: Iterable[Any], fs: fsspec.AbstractFileSyst
                 )
             )
     return out
+
+
+def host_files(session: Any, hosts: Iterable[Any], fs: fsspec.AbstractFileSystem | None) -> list[XlaFile]:
+    """The XLA logs a view of `hosts` reads: each host's files plus those of its ordinal family."""
+    ordinals = {
+        h.name: [xla_metrics.ordinal_of(f.fs_path) for f in h.files if f.format in XLA_FORMATS]
+        for h in session.hosts
+    }
+    wanted: set[str] = set()
+    for host in hosts:
+        wanted.update(host_family(ordinals, host.name))
+    return from_profile_files((f for h in session.hosts if h.name in wanted for f in h.files), fs)
+
+
+def int_param(value: str | None, name: str) -> int | None:
+    """A non-negative integer query parameter; None when absent."""
+    if value is None or value == "":
+        return None
+    return required_int_param(value, name)
+
+
+def required_int_param(value: str, name: str) -> int:
+    """A non-negative integer query parameter that must be present."""
+    if not value.isascii() or not value.isdigit():
+        raise tb_errors.InvalidArgumentError(
+            f"query parameter {name!r} must be a non-negative integer, got {value!r}"
+        )
+    return int(value)
