@@ -21,6 +21,7 @@ import msgspec
 import numpy as np
 
 from profscope.formats.xplane_decode import INT64, REF, UINT64
+from profscope.formats.xplane_hlo import hlo_protos, resolve
 from profscope.formats.xplane_layout import (
     PER_STREAM_LINES,
     TPU_CORE_PLANE,
@@ -128,25 +129,41 @@ def _runs(keys: list[np.ndarray], valid: np.ndarray) -> tuple[np.ndarray, np.nda
     return first, stop
 
 
-def _boxes(
-    start: np.ndarray, end: np.ndarray, first: np.ndarray, stop: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(start, duration) of boxes covering items first[i]:stop[i] (items sorted by start)."""
-    if not first.shape[0]:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    padded_end = np.append(end, 0)
-    bounds = np.empty(first.shape[0] * 2, dtype=np.int64)
-    bounds[0::2] = first
-    bounds[1::2] = stop
-    box_end = np.maximum.reduceat(padded_end, bounds)[0::2]
-    return start[first], box_end - start[first]
+class _Runs:
+    """Boxes of one derived line over a time-sorted item sequence.
 
+    Only `member` items belong to the line; the others neither extend nor interrupt its boxes
+    (as in XProf, a memcpy between two kernels of one op does not split the op). Among members,
+    a run of equal `keys` is one box; a member with `valid` false ends the current run and starts
+    none (a kernel whose op has fewer nesting levels closes the deeper ones).
+    """
 
-def _seq(first: np.ndarray, n: int) -> np.ndarray:
-    """Per item, the index of the run it belongs to or last started before it (-1 before any)."""
-    marks = np.zeros(n, dtype=np.int64)
-    marks[first] = 1
-    return np.cumsum(marks) - 1
+    def __init__(
+        self,
+        start: np.ndarray,
+        end: np.ndarray,
+        member: np.ndarray,
+        keys: list[np.ndarray],
+        valid: np.ndarray,
+    ) -> None:
+        self.n = start.shape[0]
+        self.items = np.flatnonzero(member)
+        first, stop = _runs([k[self.items] for k in keys], valid[self.items])
+        self.first_item = self.items[first]
+        self.count = stop - first
+        self.start = start[self.first_item]
+        if first.shape[0]:
+            bounds = np.empty(first.shape[0] * 2, dtype=np.int64)
+            bounds[0::2], bounds[1::2] = first, stop
+            self.end = np.maximum.reduceat(np.append(end[self.items], 0), bounds)[0::2]
+        else:
+            self.end = np.zeros(0, dtype=np.int64)
+
+    def sequence(self) -> np.ndarray:
+        """Per item, the index of the box it is in or that was opened last before it (-1: none)."""
+        marks = np.zeros(self.n, dtype=np.int64)
+        marks[self.first_item] = 1
+        return np.cumsum(marks) - 1
 
 
 class _Emitter:
@@ -177,22 +194,22 @@ def add_derived_lines(ld: _Loader) -> None:
     tpu = {p: sid for p, sid in ld.sections.items() if TPU_CORE_PLANE.match(raw.planes[p].name)}
     if gpu:
         kernel = added & cols.present("kernel_details")
-        values = {
-            "module": cols.text("hlo_module"),
-            "op": cols.text("hlo_op"),
-            "tf_op": cols.text("tf_op"),
-            "source": cols.text("source"),
-        }
         program, has_program = cols.integer("program_id")
+        values = {"module": cols.text("hlo_module"), "op": cols.text("hlo_op")}
+        values["tf_op"], values["source"] = _framework_of_kernels(
+            ld, kernel, values["op"], program, has_program, cols.text("tf_op"), cols.text("source")
+        )
         for plane_index, sid in gpu.items():
             have = present_lines[plane_index]
+            wanted = {
+                line for line in PER_STREAM_LINES if line not in have and _ALIASES.get(line) not in have
+            }
             for number, track in sorted(ld.streams.get(sid, [])):
                 ev = np.flatnonzero(kernel & (ld.ev_track == track))
                 if ev.shape[0]:
                     ev = ev[np.argsort(ld.ev_start[ev], kind="stable")]
-                    _stream_lines(
-                        ld, emit, sid, number, ev, values, program, has_program, group, has_group, have
-                    )
+                    lines = _LineSet(ld, emit, sid, wanted, number)
+                    _stream_lines(lines, ev, values, program, has_program, group, has_group)
             if "Steps" not in have:
                 _steps(ld, emit, sid, added & (ld.ev_section == sid), group, has_group)
             if "Launch Stats" not in have:
@@ -207,75 +224,114 @@ def add_derived_lines(ld: _Loader) -> None:
             ev = np.flatnonzero(added & ~is_async & (ld.ev_section == sid) & ((tf_op >= 0) | (source >= 0)))
             ev = ev[np.argsort(ld.ev_start[ev], kind="stable")]
             have = present_lines[plane_index]
-            tracks = {
-                line: ld.builder.track(
-                    sid, line, "derived", line_sort_index(line), key=("derived", sid, line)
-                )
+            wanted = {
+                line
                 for line in ("Framework Name Scope", "Framework Ops", "Source code")
                 if line not in have and _ALIASES.get(line) not in have
             }
-            module_seq = np.zeros(ev.shape[0], dtype=np.int64)
-            _framework_lines(ld, emit, tracks, ev, tf_op, module_seq, group, has_group)
-            if "Source code" in tracks:
-                _simple_line(ld, emit, tracks["Source code"], ev, source, group, has_group)
+            lines = _LineSet(ld, emit, sid, wanted, None)
+            _framework_lines(lines, ev, tf_op, np.zeros(ev.shape[0], dtype=np.int64), group, has_group)
+            _simple_line(lines, "Source code", ev, source, group, has_group)
+
+
+def _framework_of_kernels(
+    ld: _Loader,
+    kernel: np.ndarray,
+    op: np.ndarray,
+    program: np.ndarray,
+    has_program: np.ndarray,
+    tf_op: np.ndarray,
+    source: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Framework op and source line of each kernel, as text ids.
+
+    As in XProf, a kernel of an XLA op gets them from its HLO instruction's metadata (looked up by
+    program id and op name in the HloProtos the file carries), other kernels from their tf_op /
+    source stats; the tf_op stat on XLA kernels only names the module annotation.
+    """
+    st = ld.stats
+    xla = np.flatnonzero(kernel & (op >= 0))
+    tf_op = tf_op.copy()
+    tf_op[xla] = -1
+    protos = hlo_protos(ld.raw)
+    if not xla.shape[0] or not protos:
+        return tf_op, source
+    pid = np.where(has_program[xla], program[xla], np.int64(-(1 << 63)))
+    last = {int(u): st.names[u].rsplit("::", 1)[-1] for u in np.unique(op[xla]).tolist()}
+    keys = np.unique(np.stack([pid, op[xla].astype(np.int64)], axis=1), axis=0)
+    wanted = {(p, last[o]) for p, o in keys.tolist() if p in protos}
+    found = resolve(protos, wanted)
+    framework_of: dict[tuple[int, int], int] = {}
+    source_of: dict[tuple[int, int], int] = {}
+    for p, o in keys.tolist():
+        framework, src = found.get((p, last[o]), ("", ""))
+        framework_of[(p, o)] = st.name_id(framework) if framework else -1
+        source_of[(p, o)] = st.name_id(src) if src else -1
+    pairs = list(zip(pid.tolist(), op[xla].tolist(), strict=True))
+    tf_op[xla] = np.array([framework_of[k] for k in pairs], dtype=np.int32)
+    resolved_source = np.array([source_of[k] for k in pairs], dtype=np.int32)
+    source = source.copy()
+    source[xla] = np.where(resolved_source >= 0, resolved_source, source[xla])
+    return tf_op, source
+
+
+class _LineSet:
+    """The derived tracks of one GPU stream or TPU core, created when their first box arrives."""
+
+    def __init__(self, ld: _Loader, emit: _Emitter, sid: int, wanted: set[str], number: int | None) -> None:
+        self.ld, self.emit, self.sid, self.wanted, self.number = ld, emit, sid, wanted, number
+        self.tracks: dict[str, int] = {}
+
+    def add(self, line: str, runs: _Runs, names: np.ndarray, args: list[bytes]) -> None:
+        if line not in self.wanted or not runs.start.shape[0]:
+            return
+        if line not in self.tracks:
+            if self.number is None:
+                label, sort, key = line, line_sort_index(line), ("derived", self.sid, line)
+            else:
+                label = f"{line} (Stream #{self.number})"
+                sort, key = stream_sort_index(self.number, line), ("derived", self.sid, self.number, line)
+            self.tracks[line] = self.ld.builder.track(self.sid, label, "derived", sort, key=key)
+        self.emit.add(self.tracks[line], runs.start, runs.end - runs.start, names, args)
 
 
 def _stream_lines(
-    ld: _Loader,
-    emit: _Emitter,
-    sid: int,
-    number: int,
+    lines: _LineSet,
     ev: np.ndarray,
     values: dict[str, np.ndarray],
     program: np.ndarray,
     has_program: np.ndarray,
     group: np.ndarray,
     has_group: np.ndarray,
-    have: set[str],
 ) -> None:
+    """XLA Modules, XLA Ops, Framework Name Scope / Ops and Source code of one stream's kernels."""
+    ld = lines.ld
     b, st = ld.builder, ld.stats
-    wanted = {line for line in PER_STREAM_LINES if line not in have and _ALIASES.get(line) not in have}
-    tracks: dict[str, int] = {}
-
-    def track(line: str) -> int:
-        if line not in tracks:
-            label = f"{line} (Stream #{number})"
-            tracks[line] = b.track(
-                sid, label, "derived", stream_sort_index(number, line), key=("derived", sid, number, line)
-            )
-        return tracks[line]
-
     start = ld.ev_start[ev]
     end = start + ld.raw.ev_dur_ps[ev]
     g = np.where(has_group[ev], group[ev], -1)
-    # XLA Modules: one box per run of kernels of the same module (and program) and group.
     module = values["module"][ev]
     prog = np.where(has_program[ev], program[ev], -1)
-    first, stop = _runs([module, prog, g], module >= 0)
-    module_seq = _seq(first, ev.shape[0])
-    if "XLA Modules" in wanted and first.shape[0]:
-        labels = {}
-        for m, p in zip(module[first].tolist(), prog[first].tolist(), strict=True):
-            if (m, p) not in labels:
-                text = st.names[m] if p < 0 else f"{st.names[m]}({p})"
-                labels[(m, p)] = b.intern(text)
-        names = np.array(
-            [labels[(m, p)] for m, p in zip(module[first].tolist(), prog[first].tolist(), strict=True)],
-            dtype=np.int32,
-        )
-        box_start, box_dur = _boxes(start, end, first, stop)
-        emit.add(track("XLA Modules"), box_start, box_dur, names, _count_args(stop - first, g[first]))
-    # XLA Ops: one nesting level per "::"-separated part of hlo_op.
+    modules = _Runs(start, end, module >= 0, [module, prog, g], module >= 0)
+    module_seq = modules.sequence()
+    labels: dict[tuple[int, int], int] = {}
+    for m, p in zip(module[modules.first_item].tolist(), prog[modules.first_item].tolist(), strict=True):
+        if (m, p) not in labels:
+            labels[(m, p)] = b.intern(st.names[m] if p < 0 else f"{st.names[m]}({p})")
+    names = np.array(
+        [
+            labels[(m, p)]
+            for m, p in zip(
+                module[modules.first_item].tolist(), prog[modules.first_item].tolist(), strict=True
+            )
+        ],
+        dtype=np.int32,
+    )
+    lines.add("XLA Modules", modules, names, _count_args(modules.count, g[modules.first_item]))
     op = values["op"][ev]
-    if "XLA Ops" in wanted and (op >= 0).any():
-        levels = _levels(st, op, lambda s: s.split("::"))
-        _level_boxes(ld, emit, track("XLA Ops"), start, end, levels, [module_seq, g], g)
-    _framework_lines(
-        ld, emit, {line: track(line) for line in ("Framework Name Scope", "Framework Ops") if line in wanted},
-        ev, values["tf_op"], module_seq, group, has_group,
-    )  # fmt: skip
-    if "Source code" in wanted and (values["source"][ev] >= 0).any():
-        _simple_line(ld, emit, track("Source code"), ev, values["source"], group, has_group)
+    _nested(lines, "XLA Ops", start, end, op, _levels(st, op, lambda s: s.split("::")), [module_seq, g], g)
+    _framework_lines(lines, ev, values["tf_op"], module_seq, group, has_group)
+    _simple_line(lines, "Source code", ev, values["source"], group, has_group)
 
 
 def _levels(
@@ -298,110 +354,97 @@ def _levels(
     return out
 
 
-def _level_boxes(
-    ld: _Loader,
-    emit: _Emitter,
-    track: int,
+def _nested(
+    lines: _LineSet,
+    line: str,
     start: np.ndarray,
     end: np.ndarray,
+    member_ids: np.ndarray,
     levels: list[tuple[np.ndarray, np.ndarray]],
     parent_keys: list[np.ndarray],
     g: np.ndarray,
 ) -> np.ndarray:
-    """Boxes for each nesting level on one track; returns the run index of level 0 per item.
+    """Boxes of every nesting level of one line; returns the level-0 box sequence per item.
 
-    A run at level L breaks wherever any shallower level starts a new box, because the path id
-    at level L already includes every shallower part.
+    The path id at level L includes every shallower part, so a new box at any shallower level
+    also starts a new one at L.
     """
-    b, st = ld.builder, ld.stats
+    b, st = lines.ld.builder, lines.ld.stats
+    member = member_ids >= 0
+    if levels:
+        member &= levels[0][0] >= 0
     seq0 = np.full(start.shape[0], -1, dtype=np.int64)
     for level, (path, name) in enumerate(levels):
-        first, stop = _runs([*parent_keys, path], path >= 0)
+        runs = _Runs(start, end, member, [*parent_keys, path], path >= 0)
         if level == 0:
-            seq0 = _seq(first, start.shape[0])
-        if not first.shape[0]:
-            continue
-        box_start, box_dur = _boxes(start, end, first, stop)
-        ids = {int(u): b.intern(st.names[u]) for u in np.unique(name[first]).tolist()}
-        names = np.array([ids[int(u)] for u in name[first].tolist()], dtype=np.int32)
-        emit.add(track, box_start, box_dur, names, _count_args(stop - first, g[first]))
+            seq0 = runs.sequence()
+        firsts = name[runs.first_item]
+        ids = {int(u): b.intern(st.names[u]) for u in np.unique(firsts).tolist()}
+        names = np.array([ids[int(u)] for u in firsts.tolist()], dtype=np.int32)
+        lines.add(line, runs, names, _count_args(runs.count, g[runs.first_item]))
     return seq0
 
 
 def _framework_lines(
-    ld: _Loader,
-    emit: _Emitter,
-    tracks: dict[str, int],
+    lines: _LineSet,
     ev: np.ndarray,
     tf_op: np.ndarray,
     module_seq: np.ndarray,
     group: np.ndarray,
     has_group: np.ndarray,
 ) -> None:
-    """Framework Name Scope (nested) and Framework Ops boxes from the items' tf_op."""
-    if not tracks or not ev.shape[0]:
-        return
+    """Framework Name Scope (one level per scope) and Framework Ops boxes from the items' tf_op.
+
+    A new outer scope box also starts new op boxes, as in XProf.
+    """
+    ld = lines.ld
     b, st = ld.builder, ld.stats
     ops = tf_op[ev]
-    if not (ops >= 0).any():
+    if not ev.shape[0] or not (ops >= 0).any():
         return
     start = ld.ev_start[ev]
     end = start + ld.raw.ev_dur_ps[ev]
     g = np.where(has_group[ev], group[ev], -1)
     parsed = {int(u): parse_tf_op(st.names[u]) for u in np.unique(ops[ops >= 0]).tolist()}
-    scope_levels = _levels(
-        st,
-        ops,
-        lambda s: parsed[st.name_ids[s]][1] if parsed[st.name_ids[s]][0] in ("tensorflow", "jax") else [],
+
+    def scopes(text: str) -> list[str]:
+        category, names, _ = parsed[st.name_ids[text]]
+        return names if category in ("tensorflow", "jax") else []
+
+    scope_seq = _nested(
+        lines, "Framework Name Scope", start, end, ops, _levels(st, ops, scopes), [module_seq, g], g
     )
-    scope_seq = np.full(ev.shape[0], -1, dtype=np.int64)
-    if scope_levels:
-        if "Framework Name Scope" in tracks:
-            scope_seq = _level_boxes(
-                ld, emit, tracks["Framework Name Scope"], start, end, scope_levels, [module_seq, g], g
-            )
-        else:
-            scope_seq = _seq(
-                _runs([module_seq, g, scope_levels[0][0]], scope_levels[0][0] >= 0)[0], ev.shape[0]
-            )
-    if "Framework Ops" not in tracks:
-        return
-    first, stop = _runs([module_seq, scope_seq, g, ops], ops >= 0)
-    if not first.shape[0]:
-        return
-    box_start, box_dur = _boxes(start, end, first, stop)
+    runs = _Runs(start, end, ops >= 0, [module_seq, scope_seq, g, ops], ops >= 0)
     display = {u: b.intern(p[2]) for u, p in parsed.items()}
     encoded = {u: _json_str(st.names[u]) for u in parsed}
-    op_first = ops[first].tolist()
+    op_first = ops[runs.first_item].tolist()
     names = np.array([display[u] for u in op_first], dtype=np.int32)
     args = [
         b'{"long_name":%s,"kernels":%d%s}' % (encoded[u], n, _group_member(gr))
-        for u, n, gr in zip(op_first, (stop - first).tolist(), g[first].tolist(), strict=True)
+        for u, n, gr in zip(op_first, runs.count.tolist(), g[runs.first_item].tolist(), strict=True)
     ]
-    emit.add(tracks["Framework Ops"], box_start, box_dur, names, args)
+    lines.add("Framework Ops", runs, names, args)
 
 
 def _simple_line(
-    ld: _Loader,
-    emit: _Emitter,
-    track: int,
+    lines: _LineSet,
+    line: str,
     ev: np.ndarray,
     column: np.ndarray,
     group: np.ndarray,
     has_group: np.ndarray,
 ) -> None:
     """One level of boxes: runs of the same value (and group), e.g. Source code."""
+    ld = lines.ld
     b, st = ld.builder, ld.stats
     values = column[ev]
     g = np.where(has_group[ev], group[ev], -1)
-    first, stop = _runs([values, g], values >= 0)
-    if not first.shape[0]:
-        return
     start = ld.ev_start[ev]
-    box_start, box_dur = _boxes(start, start + ld.raw.ev_dur_ps[ev], first, stop)
-    ids = {int(u): b.intern(st.names[u]) for u in np.unique(values[first]).tolist()}
-    names = np.array([ids[int(u)] for u in values[first].tolist()], dtype=np.int32)
-    emit.add(track, box_start, box_dur, names, _count_args(stop - first, g[first]))
+    runs = _Runs(start, start + ld.raw.ev_dur_ps[ev], values >= 0, [values, g], values >= 0)
+    firsts = values[runs.first_item]
+    ids = {int(u): b.intern(st.names[u]) for u in np.unique(firsts).tolist()}
+    names = np.array([ids[int(u)] for u in firsts.tolist()], dtype=np.int32)
+    lines.add(line, runs, names, _count_args(runs.count, g[runs.first_item]))
 
 
 def _steps(
@@ -413,17 +456,15 @@ def _steps(
         return
     ev = ev[np.argsort(ld.ev_start[ev], kind="stable")]
     g = group[ev]
-    first, stop = _runs([g], np.ones(ev.shape[0], dtype=bool))
     start = ld.ev_start[ev]
-    box_start, box_dur = _boxes(start, start + ld.raw.ev_dur_ps[ev], first, stop)
+    everything = np.ones(ev.shape[0], dtype=bool)
+    runs = _Runs(start, start + ld.raw.ev_dur_ps[ev], everything, [g], everything)
     b = ld.builder
-    names = np.array([b.intern(str(x)) for x in g[first].tolist()], dtype=np.int32)
-    args = [
-        b'{"group_id":%d,"events":%d}' % (x, n)
-        for x, n in zip(g[first].tolist(), (stop - first).tolist(), strict=True)
-    ]
+    steps = g[runs.first_item].tolist()
+    names = np.array([b.intern(str(x)) for x in steps], dtype=np.int32)
+    args = [b'{"group_id":%d,"events":%d}' % (x, n) for x, n in zip(steps, runs.count.tolist(), strict=True)]
     track = b.track(sid, "Steps", "derived", line_sort_index("Steps"), key=("derived", sid, "Steps"))
-    emit.add(track, box_start, box_dur, names, args)
+    emit.add(track, runs.start, runs.end - runs.start, names, args)
 
 
 def _launch_stats(ld: _Loader, emit: _Emitter, sid: int, group: np.ndarray, has_group: np.ndarray) -> None:

@@ -1,0 +1,92 @@
+"""Framework op and source line of HLO instructions, from the HLO protos an XSpace carries.
+
+GPU kernels name their HLO op (`hlo_op`) and module (`program_id`), not the framework op that
+produced it; like XProf, we look the instruction up in the module's HloProto (stored as the
+"Hlo Proto" stat of the /host:metadata plane's event metadata, keyed by program id) and read its
+OpMetadata. Only the few fields needed are decoded, with the bulk scanner
+(field numbers from xla/service/hlo.proto and xla/xla_data.proto).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from profscope.formats import xplane_wire as wire
+from profscope.formats.xplane_decode import BYTES, RawSpace, text
+
+METADATA_PLANE = "/host:metadata"
+HLO_PROTO_STAT = "Hlo Proto"
+
+
+def hlo_protos(raw: RawSpace) -> dict[int, bytes]:
+    """Serialized HloProto per program id (as int64) from the metadata plane."""
+    out: dict[int, bytes] = {}
+    for plane in raw.planes:
+        if plane.name != METADATA_PLANE:
+            continue
+        for mid, stats in plane.event_meta_stats.items():
+            for smid, kind, value in stats:
+                if kind == BYTES and plane.stat_names.get(smid) == HLO_PROTO_STAT:
+                    out[mid] = value
+    return out
+
+
+def _children(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, number: int) -> tuple[np.ndarray, ...]:
+    """(owner, start, end) of every occurrence of LEN field `number` in the given messages."""
+    owner, start, length = wire.scan(buf, starts, ends, {number: wire.LEN}, repeated=(number,)).blocks[number]
+    return owner, start, start + length
+
+
+def resolve(protos: dict[int, bytes], wanted: set[tuple[int, str]]) -> dict[tuple[int, str], tuple[str, str]]:
+    """{(program id, instruction name): (framework op, "file:line")} for the wanted instructions.
+
+    The framework op is "op_name:op_type" as XProf builds it ("op_name" alone without a type);
+    either part of the answer is "" when the instruction's metadata does not say.
+    """
+    programs = sorted({p for p, _ in wanted if p in protos})
+    if not programs:
+        return {}
+    blob = b"".join(protos[p] for p in programs)
+    buf = wire.padded(blob)
+    sizes = np.array([len(protos[p]) for p in programs], dtype=np.int64)
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    _, mod_s, mod_e = _children(buf, starts, ends, 1)  # HloProto.hlo_module
+    mod_program = np.searchsorted(ends, mod_s, side="right")
+    comp_owner, comp_s, comp_e = _children(buf, mod_s, mod_e, 3)  # HloModuleProto.computations
+    ins_owner, ins_s, ins_e = _children(buf, comp_s, comp_e, 2)  # HloComputationProto.instructions
+    program_of = mod_program[comp_owner[ins_owner]]
+    ins = wire.scan(buf, ins_s, ins_e, {1: wire.LEN, 7: wire.LEN})  # name, metadata
+    name_s, name_l = ins.text_range(1)
+    meta_s, meta_l = ins.text_range(7)
+    has_meta = meta_l >= 0
+    meta = wire.scan(
+        buf,
+        np.where(has_meta, meta_s, 0),
+        np.where(has_meta, meta_s + meta_l, 0),
+        {1: wire.LEN, 2: wire.LEN, 3: wire.LEN, 4: wire.VARINT},
+    )
+    type_s, type_l = meta.text_range(1)
+    opn_s, opn_l = meta.text_range(2)
+    file_s, file_l = meta.text_range(3)
+    line = meta.signed(4)
+    out: dict[tuple[int, str], tuple[str, str]] = {}
+    names = [p for _, p in wanted]
+    want_names = set(names)
+    for i in np.flatnonzero((name_l >= 0) & ~ins.broken).tolist():
+        name = text(blob[name_s[i] : name_s[i] + name_l[i]])
+        if name not in want_names:
+            continue
+        key = (programs[int(program_of[i])], name)
+        if key not in wanted or key in out:
+            continue
+        op_name = text(blob[opn_s[i] : opn_s[i] + opn_l[i]]) if opn_l[i] > 0 else ""
+        op_type = text(blob[type_s[i] : type_s[i] + type_l[i]]) if type_l[i] > 0 else ""
+        framework = f"{op_name}:{op_type}" if op_name and op_type else op_name
+        source = ""
+        if file_l[i] > 0:
+            source = text(blob[file_s[i] : file_s[i] + file_l[i]])
+            if line[i] > 0:
+                source = f"{source}:{int(line[i])}"
+        out[key] = (framework, source)
+    return out
