@@ -60,7 +60,10 @@ class WindowFragmentStore implements FragmentStore {
 
   write(params: URLSearchParams): void {
     const hash = buildFragment(this.prefix, params);
-    if (hash === this.win.location.hash) return;
+    const current = this.win.location.hash;
+    if (hash === current) return;
+    // TensorBoard shows another plugin now: its fragment is not ours to rewrite.
+    if (this.prefix && current !== `#${this.prefix}` && !current.startsWith(`#${this.prefix}&`)) return;
     // replaceState: moving around a trace must not flood the browser history.
     this.win.history.replaceState(this.win.history.state, "", hash);
   }

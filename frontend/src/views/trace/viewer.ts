@@ -17,6 +17,13 @@ import { clampRange, fitRange, type Limits, limitsFor, panBy, Projection, type R
 
 type Tool = "select" | "pan" | "zoom" | "timing";
 
+/** A flow of the selected event: `otherId` is its other end, whose depth row is found lazily. */
+interface PinnedFlow extends FlowArrow {
+  otherId: number;
+  otherEnd: "src" | "dst";
+  resolved: boolean;
+}
+
 const TOOLS: { id: Tool; key: string; shifted: string; title: string; help: string }[] = [
   { id: "select", key: "1", shifted: "!", title: "Select", help: "Click an event; drag to summarize a range" },
   { id: "pan", key: "2", shifted: "@", title: "Pan", help: "Drag to move the timeline" },
@@ -85,7 +92,9 @@ export class TraceViewer {
   private tool: Tool = "select";
   private selection: Selection = { kind: "none" };
   private marks: { start: number; end: number }[] = [];
-  private pinnedFlows: FlowArrow[] = [];
+  private pinnedFlows: PinnedFlow[] = [];
+  /** The view the hover tooltip was computed for: it hides as soon as the view moves under it. */
+  private tooltipFor: { start: number; end: number; scroll: number } | null = null;
   private mouse: { x: number; y: number } | null = null;
   private drag: Drag | null = null;
   private readonly held = new Map<string, number>();
@@ -362,6 +371,11 @@ export class TraceViewer {
     const scrollY = this.scroller.scrollTop;
     const proj = this.projection();
     this.plan = planPieces(this.meta.tile, this.cache, this.meta.span_ns[1], this.range.start, this.range.end, proj.nsPerPx);
+    this.resolvePinnedFlows();
+    if (this.tooltipFor && (this.tooltipFor.start !== this.range.start || this.tooltipFor.end !== this.range.end || this.tooltipFor.scroll !== scrollY)) {
+      this.tooltip.hidden = true;
+      this.tooltipFor = null;
+    }
     const ctx = this.canvas.getContext("2d") as CanvasRenderingContext2D;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     const marks = this.markList();
@@ -623,24 +637,34 @@ export class TraceViewer {
 
   private showEventDetails(d: EventDetails): void {
     this.details.showEvent(d, this.timeOf);
-    const arrows: FlowArrow[] = [];
+    const arrows: PinnedFlow[] = [];
     for (const f of d.flows_out ?? []) {
-      arrows.push({ srcTrack: d.track, srcDepth: d.depth, srcNs: d.start_ns, dstTrack: f.track, dstDepth: this.depthOf(f.id, f.track), dstNs: f.start_ns });
+      arrows.push({ srcTrack: d.track, srcDepth: d.depth, srcNs: d.start_ns, dstTrack: f.track, dstDepth: 0, dstNs: f.start_ns, otherId: f.id, otherEnd: "dst", resolved: false });
     }
     for (const f of d.flows_in ?? []) {
-      arrows.push({ srcTrack: f.track, srcDepth: this.depthOf(f.id, f.track), srcNs: f.start_ns, dstTrack: d.track, dstDepth: d.depth, dstNs: d.start_ns });
+      arrows.push({ srcTrack: f.track, srcDepth: 0, srcNs: f.start_ns, dstTrack: d.track, dstDepth: d.depth, dstNs: d.start_ns, otherId: f.id, otherEnd: "src", resolved: false });
     }
     this.pinnedFlows = arrows;
   }
 
-  /** Depth row of an event if a held tile shows it (flow ends point at the right row), else 0. */
-  private depthOf(globalId: number, track: number): number {
-    const local = globalId % 2 ** 32;
-    for (const p of this.plan?.pieces ?? []) {
+  /** The linked ends of the selected event's flows come without their depth row: find it in the
+   * tiles on screen as soon as one shows that event (row 0 until then). */
+  private resolvePinnedFlows(): void {
+    const pending = this.pinnedFlows.filter((f) => !f.resolved);
+    if (!pending.length || !this.plan) return;
+    for (const p of this.plan.pieces) {
       const ev = p.tile.events;
-      for (let i = 0; i < ev.n; i++) if (ev.id[i] === local && ev.track[i] === track) return ev.depth[i];
+      for (const f of pending) {
+        const track = f.otherEnd === "dst" ? f.dstTrack : f.srcTrack;
+        const local = f.otherId % 2 ** 32;
+        for (let i = 0; i < ev.n && !f.resolved; i++) {
+          if (ev.id[i] !== local || ev.track[i] !== track) continue;
+          if (f.otherEnd === "dst") f.dstDepth = ev.depth[i];
+          else f.srcDepth = ev.depth[i];
+          f.resolved = true;
+        }
+      }
     }
-    return 0;
   }
 
   private async showSelectionSummary(): Promise<void> {
@@ -981,6 +1005,7 @@ export class TraceViewer {
       h("div", { class: "tv-hint" }, `${this.trackLabel(hit.track)} · at ${formatDuration(hit.startNs)}`),
     );
     this.tooltip.hidden = false;
+    this.tooltipFor = { start: this.range.start, end: this.range.end, scroll: this.scroller.scrollTop };
     const box = this.el.getBoundingClientRect();
     const x = Math.min(e.clientX - box.left + 14, box.width - 320);
     this.tooltip.style.left = `${Math.max(0, x)}px`;
