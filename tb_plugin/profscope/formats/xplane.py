@@ -146,7 +146,11 @@ class _Loader:
             self.zero_ns = 0
             self.builder.clock_origin_ns = self._absolute(0)
             return
-        base_ns = min(ln.timestamp_ns for ln in used)
+        # The line holding the median event sets the common base, so one line with a wild
+        # timestamp is the one dropped, not all the others.
+        by_time = sorted(used, key=lambda ln: ln.timestamp_ns)
+        weights = np.cumsum([ln.num_events for ln in by_time])
+        base_ns = by_time[int(np.searchsorted(weights, (weights[-1] + 1) // 2))].timestamp_ns
         line_ps = np.zeros(len(lines), dtype=np.int64)
         far = np.zeros(len(lines), dtype=bool)
         for i, ln in enumerate(lines):
