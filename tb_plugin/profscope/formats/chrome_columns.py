@@ -1,0 +1,604 @@
+"""Columns from batches of decoded Chrome trace events, with no Python object kept per event.
+
+`ColumnCollector.add(batch)` turns one batch of `Event` structs into numpy columns: the fields are
+pulled out with C-level `map` calls, names and track keys are interned through dicts whose default
+factory hands out the next id, and times are parsed exactly from their decimal text in bulk
+(`parse_us`). Complete events and instants (nearly everything in Kineto traces) are final columns;
+events that need the whole trace to be resolved (B/E and async pairs, counters, flow points,
+metadata) are kept as their own compact columns until the reader assembles the trace. A collector
+is picklable, so a second process can fill one for the second half of a big file.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import operator
+import re
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from profscope.formats.chrome_scan import Damage, Event
+
+# Phase codes.
+UNKNOWN, COMPLETE, BEGIN, END, INSTANT = 0, 1, 2, 3, 4
+ASYNC_BEGIN, ASYNC_END, ASYNC_INSTANT = 5, 6, 7
+COUNTER, FLOW_START, FLOW_STEP, FLOW_END, METADATA, UNSUPPORTED = 8, 9, 10, 11, 12, 13
+
+
+class _PhaseTable(dict):
+    def __missing__(self, key: Any) -> int:
+        return UNKNOWN
+
+
+_PHASES = _PhaseTable(
+    {
+        "X": COMPLETE,
+        "B": BEGIN,
+        "E": END,
+        "i": INSTANT,
+        "I": INSTANT,
+        "R": INSTANT,
+        "b": ASYNC_BEGIN,
+        "e": ASYNC_END,
+        "n": ASYNC_INSTANT,
+        # Legacy (non-nestable) async events map onto the nestable ones.
+        "S": ASYNC_BEGIN,
+        "F": ASYNC_END,
+        "T": ASYNC_INSTANT,
+        "p": ASYNC_INSTANT,
+        "C": COUNTER,
+        "s": FLOW_START,
+        "t": FLOW_STEP,
+        "f": FLOW_END,
+        "M": METADATA,
+        # Known phases this viewer does not show: objects, samples, memory dumps, clock sync, marks.
+        "O": UNSUPPORTED,
+        "N": UNSUPPORTED,
+        "D": UNSUPPORTED,
+        "P": UNSUPPORTED,
+        "v": UNSUPPORTED,
+        "V": UNSUPPORTED,
+        "c": UNSUPPORTED,
+        "(": UNSUPPORTED,
+        ")": UNSUPPORTED,
+        "=": UNSUPPORTED,
+    }
+)
+
+# Track key kinds: the first element of every track key tuple.
+THREAD, PROCESS, GLOBAL, ASYNC, COUNTER_TRACK = 0, 1, 2, 3, 4
+
+PS_PER_US = 1_000_000
+# Durations and distances from the trace's zero stay well inside int64 picoseconds (±106 days).
+MAX_US = 50 * 86_400 * 1_000_000
+# Absolute timestamps: anything a profiler writes (epoch µs are ≈1.7e15).
+MAX_ABS_US = 4 * 10**18
+_POW10 = 10 ** np.arange(19, dtype=np.int64)
+_CORRELATION = re.compile(rb'"correlation":[ \t\r\n]*(\d+)')
+
+_PH = operator.attrgetter("ph")
+_NAME = operator.attrgetter("name")
+_CAT = operator.attrgetter("cat")
+_PID = operator.attrgetter("pid")
+_TID = operator.attrgetter("tid")
+_TS = operator.attrgetter("ts")
+_DUR = operator.attrgetter("dur")
+_ARGS = operator.attrgetter("args")
+_BIND = operator.attrgetter("bind_id")
+_ID = operator.attrgetter("id")
+_BP = operator.attrgetter("bp")
+_ENCLOSING = frozenset({"e"})
+_REPLACEMENT = "\ufffd".encode()
+
+
+class Interner(dict):
+    """Value → dense id, assigning the next id on first sight; hits stay in C (`map(d.__getitem__, …)`).
+
+    `alias(value, of)` makes a second value share an existing id (None names mean "").
+    """
+
+    def __init__(self, *reserved: Any) -> None:
+        super().__init__()
+        self._aliases = 0
+        for value in reserved:
+            self[value]  # noqa: B018 - reserve the low ids
+
+    def __missing__(self, key: Any) -> int:
+        value = self[key] = len(self) - self._aliases
+        return value
+
+    def alias(self, value: Any, of: Any) -> None:
+        if value not in self:
+            dict.__setitem__(self, value, self[of])
+            self._aliases += 1
+
+    def values_by_id(self) -> list[Any]:
+        out: list[Any] = [None] * (len(self) - self._aliases)
+        seen = [False] * len(out)
+        for value, i in self.items():
+            if not seen[i]:
+                out[i] = value
+                seen[i] = True
+        return out
+
+
+def parse_us(raws: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exact (whole µs, ps remainder in [0, 10**6), valid) from JSON number texts in µs.
+
+    Kineto writes µs with up to 3 decimals, epoch-based (≈1.7e15), beyond float64's exact range at
+    ns, so the digits are parsed as integers: the texts are joined, the decimal points dropped, and
+    numpy parses the digit strings in one call; the decimal count per field then splits whole µs
+    and fraction. Texts this fast path rejects (exponents, quoted numbers, ≥ 9e18 as digits) go through
+    `Decimal`; what is still not a finite number is returned as invalid.
+    """
+    n = len(raws)
+    us = np.zeros(n, np.int64)
+    frac = np.zeros(n, np.int64)
+    if n == 0:
+        return us, frac, np.zeros(0, bool)
+    lens = np.fromiter(map(len, raws), np.int64, n)
+    joined = b" ".join(raws)
+    a = np.frombuffer(joined, np.uint8)
+    ends = np.cumsum(lens + 1) - 1  # index of the separator after each field
+    starts = ends - lens
+    non_digit = np.flatnonzero(((a - np.uint8(48)) > 9) & (a != 32))
+    field = np.searchsorted(ends, non_digit)
+    ch = a[non_digit]
+    is_dot = ch == 46
+    is_minus = (ch == 45) & (non_digit == starts[field])
+    bad = np.zeros(n, bool)
+    bad[field[~(is_dot | is_minus)]] = True
+    bad[np.bincount(field[is_dot], minlength=n) > 1] = True
+    dot_at = np.full(n, -1, np.int64)
+    dot_at[field[is_dot]] = non_digit[is_dot]
+    negative = np.zeros(n, bool)
+    negative[field[is_minus]] = True
+    has_dot = dot_at >= 0
+    digits = lens - has_dot - negative
+    # int64 holds every 19-digit string below 9e18: epoch µs with 3 decimals (≈1.7e18) fit.
+    lead = a[np.minimum(starts + negative, a.shape[0] - 1)]
+    bad |= (digits <= 0) | (digits > 19) | ((digits == 19) & (lead >= ord("9")))
+    decimals = np.where(has_dot, ends - dot_at - 1, 0)
+    if bad.any():
+        joined = b" ".join([b"0" if b else r for r, b in zip(raws, bad.tolist())])
+        decimals[bad] = 0
+    values = np.fromstring(joined.replace(b".", b""), dtype=np.int64, sep=" ")
+    if values.shape[0] != n:  # should not happen once fields are validated; stay exact anyway
+        values = np.zeros(n, np.int64)
+        bad[:] = True
+    magnitude = np.abs(values)
+    scale = _POW10[decimals]
+    whole = magnitude // scale
+    rest = magnitude - whole * scale
+    # Fraction of a µs in ps: pad to 6 decimals, or round away digits below 1 ps.
+    up = decimals <= 6
+    rest_ps = np.where(up, rest * _POW10[np.where(up, 6 - decimals, 0)], 0)
+    if not up.all():
+        div = _POW10[np.where(up, 0, decimals - 6)]
+        rounded = (rest + div // 2) // div
+        rest_ps = np.where(up, rest_ps, rounded)
+    carry = rest_ps >= PS_PER_US
+    whole += carry
+    rest_ps -= carry * PS_PER_US
+    borrow = negative & (rest_ps > 0)
+    us[:] = np.where(negative, -whole - borrow, whole)
+    frac[:] = np.where(borrow, PS_PER_US - rest_ps, rest_ps)
+    valid = ~bad
+    for i in np.flatnonzero(bad & (lens > 0)).tolist():
+        parsed = _parse_us_slow(bytes(raws[i]))
+        if parsed is not None:
+            us[i], frac[i] = parsed
+            valid[i] = True
+    valid &= np.abs(us) <= MAX_ABS_US
+    return us, frac, valid
+
+
+def _parse_us_slow(text: bytes) -> tuple[int, int] | None:
+    """Exact µs text → (whole µs, ps remainder) for the forms the fast path skips."""
+    text = text.strip()
+    if text[:1] == b'"' and text[-1:] == b'"':
+        text = text[1:-1].strip()
+    try:
+        value = Decimal(text.decode("ascii"))
+    except (InvalidOperation, UnicodeDecodeError, ValueError):
+        return None
+    if not value.is_finite():
+        return None
+    ps = int((value * PS_PER_US).to_integral_value(ROUND_HALF_EVEN))
+    return divmod(ps, PS_PER_US)
+
+
+def _ok_args(args: list[Any], damage: Damage) -> tuple[bytes, np.ndarray]:
+    """(blob, lengths) of valid UTF-8 JSON object texts; `null` → empty, other values wrapped."""
+    n = len(args)
+    lens = np.fromiter(map(len, args), np.int64, n)
+    blob = b"".join(args)
+    if n == 0:
+        return blob, lens
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    a = np.frombuffer(blob, np.uint8)
+    present = lens > 0
+    first = np.zeros(n, np.uint8)
+    first[present] = a[offsets[:-1][present]]
+    suspects = set(np.flatnonzero(present & (first != 0x7B)).tolist())
+    if not blob.isascii():
+        high = np.flatnonzero(a >= 0x80)
+        suspects.update(np.unique(np.searchsorted(offsets, high, side="right") - 1).tolist())
+    replaced: dict[int, bytes] = {}
+    for i in sorted(suspects):
+        raw = bytes(args[i])
+        text = raw
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", "replace").encode("utf-8")
+            damage.repaired["invalid UTF-8 bytes replaced by U+FFFD"] += text.count(_REPLACEMENT) - raw.count(
+                _REPLACEMENT
+            )
+        if text == b"null":
+            text = b""
+        elif text[:1] != b"{":
+            text = b'{"args": ' + text + b"}"
+            damage.repaired['args that are not a JSON object, kept as {"args": …}'] += 1
+        if text != raw:
+            replaced[i] = text
+    if replaced:
+        args = list(args)
+        for i, text in replaced.items():
+            args[i] = text
+        lens = np.fromiter(map(len, args), np.int64, n)
+        blob = b"".join(args)
+    return blob, lens
+
+
+def _ids(events: list[Event]) -> list[bytes]:
+    """Canonical id text per event (`id`, else `id2`): digits or a string's content, no quotes."""
+    joined = b"\x00".join(map(_ID, events))
+    ids = joined.split(b"\x00")
+    if len(ids) != len(events) or b'"' in joined or b"" in ids:
+        ids = [_id_text(ev.id) if ev.id else _id_text(ev.id2) for ev in events]
+    return ids
+
+
+def _id_text(raw: Any) -> bytes:
+    """Canonical text of a JSON id: digits or the string's content, without quotes."""
+    text = bytes(raw).strip()
+    if text[:1] == b'"' and text[-1:] == b'"':
+        return text[1:-1]
+    return text
+
+
+class ColumnCollector:
+    """Accumulates the columns of one contiguous part of a trace file."""
+
+    def __init__(self) -> None:
+        self.strings = Interner("")
+        self.strings.alias(None, "")  # a missing name or category reads as ""
+        self.keys = Interner()
+        self.damage = Damage()
+        self.phase_counts: collections.Counter[str] = collections.Counter()
+        # Complete events and instants.
+        self.ev: dict[str, list[np.ndarray]] = {
+            k: [] for k in ("track", "us", "frac", "dur", "name", "cat", "alen")
+        }
+        self.ev_args: list[bytes] = []
+        self.num_events = 0
+        self.corr_event: list[np.ndarray] = []
+        self.corr_value: list[np.ndarray] = []
+        # B/E halves, async b/e/n, counters, flow points.
+        self.be: dict[str, list[np.ndarray]] = {
+            k: [] for k in ("track", "us", "frac", "name", "cat", "begin", "alen")
+        }
+        self.be_args: list[bytes] = []
+        self.num_be = 0
+        self.asy: dict[str, list[np.ndarray]] = {
+            k: [] for k in ("track", "us", "frac", "name", "cat", "phase", "alen")
+        }
+        self.asy_args: list[bytes] = []
+        self.num_asy = 0
+        self.ctr: dict[str, list[np.ndarray]] = {k: [] for k in ("track", "us", "frac", "value")}
+        self.flow: dict[str, list[np.ndarray]] = {
+            k: [] for k in ("track", "us", "frac", "phase", "next", "name", "cat", "id")
+        }
+        # (kind "ev" | "be", index in that table, bind id, flow_in, flow_out) for flow v2 events.
+        self.binds: list[tuple[str, int, bytes, bool, bool]] = []
+        # (name, pid, tid, args) of metadata events.
+        self.meta: list[tuple[str, Any, Any, Any]] = []
+
+    # -- entry point -------------------------------------------------------------------------
+    def add(self, batch: list[Event]) -> None:
+        n = len(batch)
+        if n == 0:
+            return
+        phases = list(map(_PH, batch))
+        codes = np.fromiter(map(_PHASES.__getitem__, phases), np.int8, n)
+        counts = np.bincount(codes, minlength=UNSUPPORTED + 1)
+        simple = (codes == COMPLETE) | (codes == INSTANT)
+        if counts[COMPLETE] + counts[INSTANT] == n:
+            self._simple(batch, codes)
+            self._count_phases(phases, codes, counts)
+            return
+        groups = (
+            (simple, self._simple),
+            ((codes == BEGIN) | (codes == END), self._begin_end),
+            ((codes >= ASYNC_BEGIN) & (codes <= ASYNC_INSTANT), self._async),
+            (codes == COUNTER, self._counters),
+            ((codes >= FLOW_START) & (codes <= FLOW_END), self._flows),
+            (codes == METADATA, self._metadata),
+        )
+        for mask, handler in groups:
+            sel = np.flatnonzero(mask)
+            if sel.shape[0]:
+                handler(_take(batch, sel), codes[sel])
+        self._count_phases(phases, codes, counts)
+
+    def _count_phases(self, phases: list[Any], codes: np.ndarray, counts: np.ndarray) -> None:
+        if counts[UNKNOWN] or counts[UNSUPPORTED]:
+            for i in np.flatnonzero((codes == UNKNOWN) | (codes == UNSUPPORTED)).tolist():
+                ph = phases[i]
+                if ph is None:
+                    self.damage.skipped["event without a phase ('ph')"] += 1
+                elif codes[i] == UNSUPPORTED:
+                    self.damage.skipped[f"phase {ph!r} events (not shown by this viewer)"] += 1
+                else:
+                    self.damage.skipped[f"unknown phase {str(ph)[:20]!r}"] += 1
+        for code in np.flatnonzero(counts).tolist():
+            if code in (UNKNOWN, UNSUPPORTED):
+                continue
+            self.phase_counts[_CODE_NAMES[code]] += int(counts[code])
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _thread_tracks(self, events: list[Event]) -> np.ndarray:
+        keys = zip(itertools.repeat(THREAD), map(_PID, events), map(_TID, events))
+        return np.fromiter(map(self.keys.__getitem__, keys), np.int32, len(events))
+
+    def _names(self, events: list[Event], getter: Any) -> np.ndarray:
+        return np.fromiter(map(self.strings.__getitem__, map(getter, events)), np.int32, len(events))
+
+    def _times(self, events: list[Event], what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        us, frac, ok = parse_us(list(map(_TS, events)))
+        bad = int((~ok).sum())
+        if bad:
+            self.damage.skipped[f"{what} without a valid numeric ts"] += bad
+        return us, frac, ok
+
+    # -- complete events and instants ---------------------------------------------------------
+    def _simple(self, events: list[Event], codes: np.ndarray) -> None:
+        us, frac, keep = self._times(events, "events")
+        dur = np.zeros(len(events), np.int64)
+        complete = codes == COMPLETE
+        xi = np.flatnonzero(complete)
+        if xi.shape[0]:
+            xs = events if xi.shape[0] == len(events) else _take(events, xi)
+            dus, dfrac, dok = parse_us(list(map(_DUR, xs)))
+            dok &= np.abs(dus) <= MAX_US
+            dps = np.where(dok, dus, 0) * PS_PER_US + dfrac
+            invalid = ~dok
+            negative = dok & (dps < 0)
+            if invalid.any():
+                self.damage.skipped["X events without a valid numeric dur"] += int((invalid & keep[xi]).sum())
+            if negative.any():
+                self.damage.skipped["X events with a negative dur"] += int((negative & keep[xi]).sum())
+            dur[xi] = dps
+            keep[xi] &= dok & ~negative
+        if not keep.all():
+            sel = np.flatnonzero(keep)
+            events = _take(events, sel)
+            us, frac, dur, codes = us[sel], frac[sel], dur[sel], codes[sel]
+        n = len(events)
+        if n == 0:
+            return
+        keys = zip(itertools.repeat(THREAD), map(_PID, events), map(_TID, events))
+        instants = np.flatnonzero(codes == INSTANT)
+        if instants.shape[0]:
+            keys = list(keys)
+            for i in instants.tolist():
+                scope = events[i].s
+                if scope == "g":
+                    keys[i] = (GLOBAL,)
+                elif scope == "p":
+                    keys[i] = (PROCESS, events[i].pid)
+        track = np.fromiter(map(self.keys.__getitem__, keys), np.int32, n)
+        args = list(map(_ARGS, events))
+        blob, alen = _ok_args(args, self.damage)
+        base = self.num_events
+        if b'"correlation"' in blob:
+            offsets = np.zeros(n + 1, np.int64)
+            np.cumsum(alen, out=offsets[1:])
+            starts, values = [], []
+            for m in _CORRELATION.finditer(blob):
+                starts.append(m.start())
+                values.append(m.group(1))
+            owner = np.searchsorted(offsets, np.asarray(starts, np.int64), side="right") - 1
+            owner, first = np.unique(owner, return_index=True)
+            self.corr_event.append(owner + base)
+            self.corr_value.append(np.asarray(values, dtype=object)[first].astype(bytes))
+        binds = list(map(_BIND, events))
+        if any(binds):
+            for i, (raw, ev) in enumerate(zip(binds, events)):
+                if raw:
+                    self.binds.append(("ev", base + i, _id_text(raw), ev.flow_in, ev.flow_out))
+        cols = self.ev
+        cols["track"].append(track)
+        cols["us"].append(us)
+        cols["frac"].append(frac.astype(np.int32))
+        cols["dur"].append(dur)
+        cols["name"].append(self._names(events, _NAME))
+        cols["cat"].append(self._names(events, _CAT))
+        cols["alen"].append(alen)
+        self.ev_args.append(blob)
+        self.num_events += n
+
+    # -- B/E, async, counters, flows, metadata -------------------------------------------------
+    def _begin_end(self, events: list[Event], codes: np.ndarray) -> None:
+        us, frac, keep = self._times(events, "B/E events")
+        if not keep.all():
+            sel = np.flatnonzero(keep)
+            events, us, frac, codes = _take(events, sel), us[sel], frac[sel], codes[sel]
+        if not events:
+            return
+        blob, alen = _ok_args(list(map(_ARGS, events)), self.damage)
+        base = self.num_be
+        for i, ev in enumerate(events):
+            if ev.bind_id:
+                self.binds.append(("be", base + i, _id_text(ev.bind_id), ev.flow_in, ev.flow_out))
+        cols = self.be
+        cols["track"].append(self._thread_tracks(events))
+        cols["us"].append(us)
+        cols["frac"].append(frac.astype(np.int32))
+        cols["name"].append(self._names(events, _NAME))
+        cols["cat"].append(self._names(events, _CAT))
+        cols["begin"].append(codes == BEGIN)
+        cols["alen"].append(alen)
+        self.be_args.append(blob)
+        self.num_be += len(events)
+
+    def _async(self, events: list[Event], codes: np.ndarray) -> None:
+        us, frac, keep = self._times(events, "async events")
+        ids = _ids(events)
+        no_id = np.fromiter((not i for i in ids), bool, len(ids))
+        if no_id.any():
+            self.damage.skipped["async events without an id"] += int((no_id & keep).sum())
+            keep &= ~no_id
+        sel = np.flatnonzero(keep)
+        if sel.shape[0] != len(events):
+            events, us, frac, codes = _take(events, sel), us[sel], frac[sel], codes[sel]
+            ids = [ids[i] for i in sel.tolist()]
+        if not events:
+            return
+        keys = [(ASYNC, ev.pid, ev.cat or "", i) for ev, i in zip(events, ids)]
+        blob, alen = _ok_args(list(map(_ARGS, events)), self.damage)
+        cols = self.asy
+        cols["track"].append(np.fromiter(map(self.keys.__getitem__, keys), np.int32, len(keys)))
+        cols["us"].append(us)
+        cols["frac"].append(frac.astype(np.int32))
+        cols["name"].append(self._names(events, _NAME))
+        cols["cat"].append(self._names(events, _CAT))
+        cols["phase"].append(codes.astype(np.int8))
+        cols["alen"].append(alen)
+        self.asy_args.append(blob)
+        self.num_asy += len(events)
+
+    def _counters(self, events: list[Event], codes: np.ndarray) -> None:
+        us, frac, keep = self._times(events, "counter events")
+        tracks: list[int] = []
+        rows: list[int] = []
+        values: list[float] = []
+        for i in np.flatnonzero(keep).tolist():
+            ev = events[i]
+            try:
+                series = msgspec.json.decode(ev.args) if ev.args else None
+            except msgspec.DecodeError:
+                series = None
+            if not isinstance(series, dict):
+                self.damage.skipped["counter events without an args object of values"] += 1
+                continue
+            ident = _id_text(ev.id) if ev.id else b""
+            for key, value in series.items():
+                number = _number(value)
+                if number is None:
+                    self.damage.skipped["counter values that are not numbers"] += 1
+                    continue
+                tracks.append(self.keys[(COUNTER_TRACK, ev.pid, ev.name or "", ident, key)])
+                rows.append(i)
+                values.append(number)
+        if not rows:
+            return
+        sel = np.asarray(rows, np.int64)
+        cols = self.ctr
+        cols["track"].append(np.asarray(tracks, np.int32))
+        cols["us"].append(us[sel])
+        cols["frac"].append(frac[sel].astype(np.int32))
+        cols["value"].append(np.asarray(values, np.float64))
+
+    def _flows(self, events: list[Event], codes: np.ndarray) -> None:
+        us, frac, keep = self._times(events, "flow events")
+        ids = _ids(events)
+        no_id = np.fromiter((not i for i in ids), bool, len(ids))
+        if no_id.any():
+            self.damage.skipped["flow events without an id"] += int((no_id & keep).sum())
+            keep &= ~no_id
+        sel = np.flatnonzero(keep)
+        if sel.shape[0] != len(events):
+            events, us, frac, codes = _take(events, sel), us[sel], frac[sel], codes[sel]
+            ids = [ids[i] for i in sel.tolist()]
+        if not events:
+            return
+        enclosing = np.fromiter(map(_ENCLOSING.__contains__, map(_BP, events)), bool, len(events))
+        bind_next = ~enclosing & (codes == FLOW_END)
+        cols = self.flow
+        cols["track"].append(self._thread_tracks(events))
+        cols["us"].append(us)
+        cols["frac"].append(frac.astype(np.int32))
+        cols["phase"].append((codes - FLOW_START).astype(np.int8))
+        cols["next"].append(bind_next)
+        cols["name"].append(self._names(events, _NAME))
+        cols["cat"].append(self._names(events, _CAT))
+        cols["id"].append(np.asarray(ids, dtype=object).astype(bytes))
+
+    def _metadata(self, events: list[Event], codes: np.ndarray) -> None:
+        for ev in events:
+            try:
+                args = msgspec.json.decode(ev.args) if ev.args else {}
+            except msgspec.DecodeError:
+                args = {}
+            self.meta.append((ev.name or "", ev.pid, ev.tid, args))
+
+    # -- hand-over ----------------------------------------------------------------------------
+    def finish(self) -> ColumnCollector:
+        """Concatenate the per-batch pieces (cheaper to pickle and to assemble)."""
+        for table in (self.ev, self.be, self.asy, self.ctr, self.flow):
+            for key, parts in table.items():
+                if len(parts) > 1:
+                    table[key] = [np.concatenate(parts)]
+        for name in ("ev_args", "be_args", "asy_args"):
+            parts = getattr(self, name)
+            if len(parts) > 1:
+                setattr(self, name, [b"".join(parts)])
+        for name in ("corr_event", "corr_value"):
+            parts = getattr(self, name)
+            if len(parts) > 1:
+                setattr(self, name, [np.concatenate(parts)])
+        return self
+
+
+_CODE_NAMES = {
+    COMPLETE: "X",
+    BEGIN: "B",
+    END: "E",
+    INSTANT: "i",
+    ASYNC_BEGIN: "b",
+    ASYNC_END: "e",
+    ASYNC_INSTANT: "n",
+    COUNTER: "C",
+    FLOW_START: "s",
+    FLOW_STEP: "t",
+    FLOW_END: "f",
+    METADATA: "M",
+}
+
+
+def _take(events: list[Event], idx: np.ndarray) -> list[Event]:
+    getter = events.__getitem__
+    return list(map(getter, idx.tolist()))
+
+
+def _number(value: Any) -> float | None:
+    """A counter value as float: numbers, numeric strings and booleans; None otherwise."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if np.isfinite(number) else None

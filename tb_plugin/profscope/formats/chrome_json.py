@@ -1,0 +1,876 @@
+"""Chrome trace / Kineto JSON (`.json`, `.json.gz`) → the common columnar `Trace`.
+
+The file is streamed (`chrome_scan`) and each window of events becomes numpy columns
+(`chrome_columns`), so memory follows the columns, not Python objects per event. A big plain local
+file is split in two at an event boundary and the second half is decoded by a second process while
+this one decodes the first; the halves are joined only if the split proves exact.
+
+Assembly then resolves what needs the whole file: the time zero (exact integer ps from the decimal
+text; `clock_origin_ns` from `baseTimeNanoseconds` or epoch-based `ts`), sections per pid (GPU
+when Kineto labels it so or device categories run there) and tracks per thread / stream / async id /
+counter series, B/E and async pairs, Kineto launch → kernel flows through correlation ids, Chrome
+flow events (`s`/`t`/`f`, `bind_id`), and metadata (`deviceProperties`, `distributedInfo`,
+`displayTimeUnit`, other top-level keys, `ProfilerStep#N` spans).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from typing import Any
+
+import fsspec
+import numpy as np
+
+from profscope.formats import chrome_columns as cc
+from profscope.formats.chrome_helper import HelperProcess
+from profscope.formats.chrome_scan import _BOUNDARY, BlockReader, Damage, EventScanner, Truncated
+from profscope.formats.errors import UnreadableProfile
+from profscope.trace.model import Trace, TraceBuilder
+
+FORMAT = "chrome_trace"
+# Plain local files at least this big are decoded by two processes (see chrome_helper).
+PARALLEL_MIN_BYTES = 256 << 20
+# Events handed to the builder per call, bounding the transient per-event args list.
+ADD_SLICE = 1 << 20
+# Events further than this from the bulk of the trace are dropped (garbage timestamps).
+OUTLIER_US = 25 * 86_400 * 1_000_000
+# µs since the epoch of 2000-01-01 and 2100-01-01: `ts` in this range is taken as epoch-based.
+_EPOCH_US_LO, _EPOCH_US_HI = 946_684_800 * 10**6, 4_102_444_800 * 10**6
+
+# Kineto categories of work that runs on a device (kernels, copies, device-side annotations).
+GPU_CATEGORIES = frozenset(
+    {
+        "kernel",
+        "gpu_memcpy",
+        "gpu_memset",
+        "gpu_user_annotation",
+        "gpu_instant_event",
+        "cuda_sync",
+        "memcpy",
+        "memset",
+        "mtia_ccp_events",
+    }
+)
+# Flow categories Kineto writes for host launch → device work; these are rebuilt from correlation ids.
+_LAUNCH_FLOW_CATEGORIES = frozenset({"ac2g"})
+_LEGACY_LAUNCH_FLOW = ("async", "launch")
+_STEP_NAME = re.compile(r"^ProfilerStep#\d+$")
+_INT_TEXT = re.compile(r"^-?\d+$")
+_STREAM_NAME = re.compile(r"^stream\s*(\d+)", re.I)
+_CATEGORY_LABELS = {
+    "kernel": "kernels",
+    "gpu_memcpy": "memcpy",
+    "memcpy": "memcpy",
+    "gpu_memset": "memset",
+    "memset": "memset",
+    "gpu_user_annotation": "annotations",
+    "cuda_sync": "sync",
+}
+
+
+def read(
+    path: str, fs: fsspec.AbstractFileSystem, progress: Callable[[int, int], None] | None = None
+) -> Trace:
+    """Read one Chrome / Kineto trace file through `fs` into a finalized `Trace`."""
+    try:
+        total = int(fs.size(path) or 0)
+    except (OSError, TypeError, ValueError):
+        total = 0
+    damage = Damage()
+    try:
+        with fs.open(path, "rb") as fileobj:
+            gz = fileobj.read(2) == b"\x1f\x8b"
+            fileobj.seek(0)
+            parts, scanner, truncated_gz = _scan(path, fs, fileobj, gz, total, damage, progress)
+    except (Truncated, ValueError, OSError, EOFError) as exc:
+        raise UnreadableProfile(path, str(exc)) from exc
+    if truncated_gz:
+        damage.warn("the gzip stream is truncated; events up to the cut were loaded")
+    if not scanner.found_events_array and not any(p.num_events or p.num_be or p.num_asy for p in parts):
+        raise UnreadableProfile(path, "no traceEvents array in this JSON document")
+    builder = TraceBuilder(source=path, format=FORMAT)
+    _assemble(builder, parts, scanner.metadata, damage)
+    if builder.num_events == 0 and not any(c for p in parts for c in p.ctr["us"]):
+        if damage.skipped or not scanner.document_complete:
+            raise UnreadableProfile(path, _nothing_readable(damage))
+        builder.warn("the trace holds no events")
+    if progress is not None:
+        progress(total, total)
+    return builder.finalize()
+
+
+def _nothing_readable(damage: Damage) -> str:
+    reasons = [f"{n} × {r}" for r, n in damage.skipped.most_common(3)] + damage.warnings[:2]
+    return "no readable events (" + "; ".join(reasons) + ")"
+
+
+# -- scanning -------------------------------------------------------------------------------------
+
+
+def _scan(
+    path: str,
+    fs: fsspec.AbstractFileSystem,
+    fileobj: Any,
+    gz: bool,
+    total: int,
+    damage: Damage,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[list[cc.ColumnCollector], EventScanner, bool]:
+    """Decode the whole file into one collector, or two when a helper process takes the tail."""
+    reader = BlockReader(fileobj, gzip=gz)
+    collector = cc.ColumnCollector()
+    helper = HelperProcess() if not gz and _parallel_ok(fs, total) else None
+    local_path = fs._strip_protocol(path) if helper is not None else path
+
+    def split(events_start: int, bare_array: bool) -> int | None:
+        """Once the events array starts: hand its second half to the helper, stop before it."""
+        nonlocal helper
+        offset = _split_offset(local_path, events_start, total) if helper is not None else None
+        if helper is not None and offset is None:
+            helper.stop()
+            helper = None
+        if helper is not None and offset is not None:
+            helper.start(local_path, offset, bare_array)
+        return offset
+
+    scanner = EventScanner(reader.next_block, collector.damage, on_events_start=split)
+    try:
+        for batch in scanner.batches():
+            collector.add(batch)
+            if progress is not None:
+                done = reader.raw_bytes_read if gz else scanner.offset
+                progress(min(total, done + (helper.poll_progress() if helper else 0)), total)
+        parts = [collector.finish()]
+        if helper is not None and scanner.reached_stop:
+            tail = helper.result()
+            parts.append(tail.collector)
+            scanner.metadata.update(tail.metadata)
+            scanner.document_complete = tail.document_complete
+            damage.merge(tail.collector.damage)
+    finally:
+        if helper is not None:
+            helper.stop()
+        reader.close()
+    damage.merge(collector.damage)
+    return parts, scanner, reader.truncated_stream
+
+
+def _parallel_ok(fs: fsspec.AbstractFileSystem, total: int) -> bool:
+    if total < PARALLEL_MIN_BYTES or (os.cpu_count() or 1) < 2:
+        return False
+    proto = fs.protocol
+    return "file" in ((proto,) if isinstance(proto, str) else tuple(proto))
+
+
+def _split_offset(path: str, events_start: int, total: int) -> int | None:
+    """An event start near the middle of the events array (the first after `}` `,` `{` there)."""
+    middle = events_start + (total - events_start) // 2
+    with open(path, "rb") as f:
+        f.seek(middle)
+        window = f.read(1 << 20)
+    for m in _BOUNDARY.finditer(window):
+        if m.group().endswith(b"{"):
+            return middle + m.end() - 1
+    return None
+
+
+# -- assembly -------------------------------------------------------------------------------------
+
+
+def _norm_id(value: Any) -> Any:
+    """pid / tid as Kineto means them: "25738" and 25738 are the same thread."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _INT_TEXT.match(value.strip()):
+        return int(value.strip())
+    return value
+
+
+def _norm_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    kind = key[0]
+    if kind == cc.THREAD:
+        return (kind, _norm_id(key[1]), _norm_id(key[2]))
+    if kind == cc.GLOBAL:
+        return key
+    return (kind, _norm_id(key[1]), *key[2:])
+
+
+class _Parts:
+    """Id maps from each collector's local strings / track keys to the builder's."""
+
+    def __init__(self, builder: TraceBuilder, parts: list[cc.ColumnCollector]) -> None:
+        self.parts = parts
+        self.keys = cc.Interner()
+        self.smaps = [
+            np.fromiter(
+                map(builder.intern, p.strings.values_by_id()), np.int32, len(p.strings.values_by_id())
+            )
+            for p in parts
+        ]
+        self.kmaps = []
+        for p in parts:
+            local = p.keys.values_by_id()
+            self.kmaps.append(np.fromiter((self.keys[_norm_key(k)] for k in local), np.int32, len(local)))
+
+
+def _col(table: dict[str, list[np.ndarray]], key: str, dtype: Any) -> np.ndarray:
+    parts = table[key]
+    if not parts:
+        return np.zeros(0, dtype)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _blob(parts: list[bytes]) -> bytes:
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+class _Clock:
+    """Exact conversion of (whole µs, ps remainder) to ps from the trace's zero."""
+
+    def __init__(self, parts: list[cc.ColumnCollector]) -> None:
+        chunks = [_col(t, "us", np.int64) for p in parts for t in (p.ev, p.be, p.asy, p.ctr) if t["us"]]
+        sample = np.concatenate([c[:: max(1, c.shape[0] // 50_000)] for c in chunks]) if chunks else None
+        self.reference = int(np.median(sample)) if sample is not None and sample.shape[0] else 0
+        lowest: tuple[int, int] | None = None
+        for p in parts:
+            for t in (p.ev, p.be, p.asy, p.ctr):
+                if not t["us"]:
+                    continue
+                us, frac = _col(t, "us", np.int64), _col(t, "frac", np.int32)
+                ok = np.abs(us - self.reference) <= OUTLIER_US
+                if not ok.any():
+                    continue
+                u = us[ok]
+                low = int(u.min())
+                candidate = (low, int(frac[ok][u == low].min()))
+                lowest = candidate if lowest is None else min(lowest, candidate)
+        zero_ps = 0 if lowest is None else lowest[0] * cc.PS_PER_US + lowest[1]
+        zero_ps -= zero_ps % 1000  # a whole ns, so the absolute origin is an exact integer
+        self.zero_us, self.zero_rem = divmod(zero_ps, cc.PS_PER_US)
+        self.zero_ps = zero_ps
+
+    def to_ps(self, us: np.ndarray, frac: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ps from zero, in-range mask)."""
+        ok = np.abs(us - self.reference) <= OUTLIER_US
+        rel = np.where(ok, us - self.zero_us, 0) * cc.PS_PER_US + (frac.astype(np.int64) - self.zero_rem)
+        return rel, ok
+
+    def origin_ns(self, metadata: dict[str, Any]) -> int | None:
+        base = metadata.get("baseTimeNanoseconds")
+        if isinstance(base, int) and not isinstance(base, bool):
+            return base + self.zero_ps // 1000
+        if _EPOCH_US_LO <= self.zero_us <= _EPOCH_US_HI:
+            return self.zero_ps // 1000
+        return None
+
+
+def _assemble(
+    builder: TraceBuilder, parts: list[cc.ColumnCollector], metadata: dict[str, Any], damage: Damage
+) -> None:
+    ids = _Parts(builder, parts)
+    clock = _Clock(parts)
+    builder.clock_origin_ns = clock.origin_ns(metadata)
+    layout = _Layout(builder, ids, metadata)
+    events = _SimpleEvents(builder, ids, clock, layout, damage)
+    launch_links = _launch_flows(builder, ids, events, layout)
+    _flow_points(builder, ids, clock, layout, launch_links, damage)
+    trace_end = events.end_ps
+    be_index, be_start = _pair_begin_end(builder, ids, clock, layout, damage, trace_end)
+    _pair_async(builder, ids, clock, layout, damage, trace_end)
+    _counters(builder, ids, clock, layout, damage)
+    _bind_flows(builder, parts, events, (be_index, be_start), damage)
+
+    for key, value in metadata.items():
+        builder.metadata[key] = value
+    phases: dict[str, int] = {}
+    for p in parts:
+        for ph, n in p.phase_counts.items():
+            phases[ph] = phases.get(ph, 0) + n
+    builder.metadata["reader"] = {
+        "events_by_phase": phases,
+        "profiler_steps": events.profiler_steps,
+        "launch_flows_from_correlation": int(launch_links.shape[0]),
+        "time_zero_us": _decimal_us(clock.zero_ps),
+    }
+    for message in damage.warnings:
+        builder.warn(message)
+    for reason, count in sorted(damage.repaired.items()):
+        if count:
+            builder.warn(f"repaired: {reason} ({count})")
+    for reason, count in sorted(damage.skipped.items()):
+        if count:
+            builder.skip(reason, count)
+
+
+def _decimal_us(ps: int) -> str:
+    whole, rest = divmod(ps, cc.PS_PER_US)
+    return f"{whole}.{rest:06d}".rstrip("0").rstrip(".")
+
+
+class _Layout:
+    """Sections per pid and tracks per key, named and sorted the way Kineto users expect."""
+
+    def __init__(self, builder: TraceBuilder, ids: _Parts, metadata: dict[str, Any]) -> None:
+        self.builder = builder
+        keys = ids.keys.values_by_id()
+        names: dict[Any, str] = {}
+        labels: dict[Any, str] = {}
+        psort: dict[Any, int] = {}
+        tnames: dict[tuple[Any, Any], str] = {}
+        tsort: dict[tuple[Any, Any], int] = {}
+        for p in ids.parts:
+            for name, pid, tid, args in p.meta:
+                pid, tid = _norm_id(pid), _norm_id(tid)
+                arg = args.get("name") if isinstance(args, dict) else None
+                if name == "process_name" and isinstance(arg, str):
+                    names[pid] = arg
+                elif (
+                    name == "process_labels"
+                    and isinstance(args, dict)
+                    and isinstance(args.get("labels"), str)
+                ):
+                    labels[pid] = args["labels"]
+                elif (
+                    name == "process_sort_index"
+                    and isinstance(args, dict)
+                    and _is_int(args.get("sort_index"))
+                ):
+                    psort[pid] = int(args["sort_index"])
+                elif name == "thread_name" and isinstance(arg, str):
+                    tnames[(pid, tid)] = arg.strip()
+                elif (
+                    name == "thread_sort_index" and isinstance(args, dict) and _is_int(args.get("sort_index"))
+                ):
+                    tsort[(pid, tid)] = int(args["sort_index"])
+
+        # Which device categories run on each track key.
+        device_cats: dict[int, set[str]] = {}
+        for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
+            track, cat = _col(p.ev, "track", np.int32), _col(p.ev, "cat", np.int32)
+            if not track.shape[0]:
+                continue
+            pairs = np.unique(kmap[track].astype(np.int64) << 32 | smap[cat].astype(np.int64))
+            strings = builder.string_ids
+            by_id = {v: k for k, v in strings.items()}
+            for pair in pairs.tolist():
+                cat_name = by_id.get(pair & 0xFFFFFFFF, "").lower()
+                if cat_name in GPU_CATEGORIES:
+                    device_cats.setdefault(pair >> 32, set()).add(cat_name)
+
+        devices = {}
+        for dev in metadata.get("deviceProperties") or []:
+            if isinstance(dev, dict) and _is_int(dev.get("id")):
+                devices[int(dev["id"])] = dev
+        pids_with_device_work = {keys[k][1] for k in device_cats if keys[k][0] == cc.THREAD}
+
+        self.section_kind: dict[Any, str] = {}
+        sections: dict[Any, tuple[int, str, str]] = {}
+        for key in keys:
+            if key[0] == cc.GLOBAL or key[1] in sections:
+                continue
+            pid = key[1]
+            sections[pid] = self._describe_section(
+                pid, names.get(pid), labels.get(pid), psort.get(pid), pid in pids_with_device_work, devices
+            )
+        section_ids: dict[Any, int] = {}
+        for pid, (sort, name, kind) in sorted(sections.items(), key=lambda kv: (kv[1][0], kv[1][1])):
+            section_ids[pid] = builder.section(name, kind, sort, key=("pid", pid))
+            self.section_kind[pid] = kind
+        self.device_key = np.zeros(len(keys), bool)
+
+        counter_series: dict[tuple[Any, ...], set[Any]] = {}
+        for key in keys:
+            if key[0] == cc.COUNTER_TRACK:
+                counter_series.setdefault(key[1:4], set()).add(key[4])
+        async_names = _first_async_names(ids, builder)
+
+        specs = []
+        for k, key in enumerate(keys):
+            kind = key[0]
+            if kind == cc.GLOBAL:
+                section = builder.section("Global", "other", 2**31 - 1, key=("global",))
+                specs.append((k, section, "global events", "other", 0))
+                continue
+            pid = key[1]
+            section = section_ids[pid]
+            skind = self.section_kind[pid]
+            if kind == cc.THREAD:
+                tid = key[2]
+                spec = self._describe_track(
+                    skind, tid, tnames.get((pid, tid)), tsort.get((pid, tid)), device_cats.get(k)
+                )
+                self.device_key[k] = skind in ("gpu", "tpu") and spec[1] == "stream"
+                specs.append((k, section, *spec))
+            elif kind == cc.PROCESS:
+                specs.append((k, section, "process events", "other", -(2**31)))
+            elif kind == cc.ASYNC:
+                specs.append(
+                    (
+                        k,
+                        section,
+                        async_names.get(k) or f"{key[2] or 'async'} {key[3].decode(errors='replace')}",
+                        "async",
+                        2**30,
+                    )
+                )
+            else:
+                name, ident, series = key[2], key[3], key[4]
+                label = name + (f" {ident.decode(errors='replace')}" if ident else "")
+                if len(counter_series[key[1:4]]) > 1:
+                    label += f" {series}"
+                specs.append((k, section, label or "counter", "counter", 2**30 + 1))
+        self.track_of_key = np.zeros(len(keys), np.int32)
+        for k, section, name, tkind, sort in sorted(specs, key=lambda s: (s[1], s[4], s[2])):
+            self.track_of_key[k] = builder.track(section, name, tkind, sort, key=("key", k))
+        self.keys = keys
+
+    @staticmethod
+    def _describe_section(
+        pid: Any,
+        name: str | None,
+        label: str | None,
+        sort: int | None,
+        device_work: bool,
+        devices: dict[int, dict[str, Any]],
+    ) -> tuple[int, str, str]:
+        """(sort index, name, kind) of the section for one pid."""
+        text = f"{label or ''} {name or ''}"
+        if re.search(r"\bTPU\b", text):
+            kind = "tpu"
+        elif (
+            re.search(r"\bGPU\b", label or "") or re.search(r"^GPU\b|/device:GPU", name or "") or device_work
+        ):
+            kind = "gpu"
+        elif isinstance(pid, int) or label == "CPU":
+            kind = "cpu"
+        else:
+            kind = "other"
+        if kind in ("gpu", "tpu"):
+            title = (
+                label
+                if label and re.search(r"\b[GT]PU\b", label)
+                else (name if name and "PU" in name else None)
+            )
+            title = title or f"{kind.upper()} {pid}"
+            device = devices.get(pid) if isinstance(pid, int) else None
+            if device and isinstance(device.get("name"), str):
+                title += f" ({device['name']})"
+        elif kind == "cpu":
+            title = f"{name} (pid {pid})" if name else f"process {pid}"
+        else:
+            title = name or str(pid) or "(no pid)"
+        if sort is None:
+            # Kineto's own order: host processes by pid, then devices, then everything else.
+            number = pid if isinstance(pid, int) and 0 <= pid < 2**24 else 2**24 - 1
+            sort = {"cpu": number, "gpu": 2**24 + number, "tpu": 2**24 + number}.get(kind, 2**31 - 2)
+        return _clamp(sort), title, kind
+
+    @staticmethod
+    def _describe_track(
+        section_kind: str, tid: Any, name: str | None, sort: int | None, device_cats: set[str] | None
+    ) -> tuple[str, str, int]:
+        """(name, kind, sort index) of the track for one tid."""
+        stream = None
+        if isinstance(tid, str):
+            m = _STREAM_NAME.match(tid)
+            stream = int(m.group(1)) if m else None
+        elif name and _STREAM_NAME.match(name):
+            stream = int(_STREAM_NAME.match(name).group(1))
+        elif device_cats and isinstance(tid, int):
+            stream = tid
+        if section_kind in ("gpu", "tpu") and (stream is not None or device_cats):
+            label = f"stream {stream if stream is not None else tid}"
+            if device_cats:
+                shown = sorted({_CATEGORY_LABELS.get(c, c) for c in device_cats})
+                label += f" ({', '.join(shown)})"
+            elif name and name.strip() != label:
+                label = name.strip()
+            order = sort if sort is not None else (stream if stream is not None else 0)
+            return label, "stream", _clamp(order)
+        label = name or (f"thread {tid}" if isinstance(tid, int) else str(tid) or "(no tid)")
+        if sort is None:
+            sort = tid if isinstance(tid, int) else 2**31 - 2
+        return label, "thread", _clamp(sort)
+
+
+def _clamp(value: int) -> int:
+    return max(-(2**31), min(int(value), 2**31 - 1))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _first_async_names(ids: _Parts, builder: TraceBuilder) -> dict[int, str]:
+    """Name of the first event on each async track, to name the track."""
+    names: dict[int, str] = {}
+    strings = None
+    for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
+        track = _col(p.asy, "track", np.int32)
+        if not track.shape[0]:
+            continue
+        strings = strings or list(builder.string_ids)
+        keys, first = np.unique(kmap[track], return_index=True)
+        name = _col(p.asy, "name", np.int32)
+        for k, i in zip(keys.tolist(), first.tolist()):
+            names.setdefault(k, strings[smap[name[i]]])
+    return names
+
+
+class _SimpleEvents:
+    """Complete events and instants into the builder, part by part; keeps index maps for flows."""
+
+    def __init__(
+        self, builder: TraceBuilder, ids: _Parts, clock: _Clock, layout: _Layout, damage: Damage
+    ) -> None:
+        self.index: list[np.ndarray] = []  # per part: local event → builder index (-1 dropped)
+        self.start: list[np.ndarray] = []
+        self.track: list[np.ndarray] = []
+        self.end_ps = 0
+        steps: list[dict[str, Any]] = []
+        step_ids = {sid for text, sid in builder.string_ids.items() if _STEP_NAME.match(text)}
+        strings = list(builder.string_ids) if step_ids else []
+        for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
+            n = p.num_events
+            start, ok = clock.to_ps(_col(p.ev, "us", np.int64), _col(p.ev, "frac", np.int32))
+            dropped = int(n - ok.sum())
+            if dropped:
+                damage.skipped["events more than 25 days away from the rest of the trace"] += dropped
+            keys = kmap[_col(p.ev, "track", np.int32)] if n else np.zeros(0, np.int32)
+            track = layout.track_of_key[keys]
+            dur = _col(p.ev, "dur", np.int64)
+            name = smap[_col(p.ev, "name", np.int32)] if n else np.zeros(0, np.int32)
+            cat = smap[_col(p.ev, "cat", np.int32)] if n else np.zeros(0, np.int32)
+            alen = _col(p.ev, "alen", np.int64)
+            blob = memoryview(_blob(p.ev_args)) if p.ev_args else memoryview(b"")
+            offsets = np.zeros(n + 1, np.int64)
+            np.cumsum(alen, out=offsets[1:])
+            index = np.full(n, -1, np.int64)
+            kept = np.flatnonzero(ok)
+            for lo in range(0, kept.shape[0], ADD_SLICE):
+                sel = kept[lo : lo + ADD_SLICE]
+                bounds = offsets[sel].tolist(), offsets[sel + 1].tolist()
+                args = [blob[a:b] for a, b in zip(*bounds)]
+                first = builder.add_events(track[sel], start[sel], dur[sel], name[sel], cat[sel], args)
+                index[sel] = first + np.arange(sel.shape[0])
+            if kept.shape[0]:
+                self.end_ps = max(self.end_ps, int((start[kept] + dur[kept]).max()))
+            if step_ids and n:
+                is_step = np.isin(name, list(step_ids)) & ok & ~layout.device_key[keys]
+                for i in np.flatnonzero(is_step).tolist():
+                    steps.append({"name": strings[name[i]], "start_ps": int(start[i]), "dur_ps": int(dur[i])})
+            self.index.append(index)
+            self.start.append(start)
+            self.track.append(keys)
+        steps.sort(key=lambda s: (s["start_ps"], s["name"]))
+        self.profiler_steps = steps
+
+
+def _launch_flows(builder: TraceBuilder, ids: _Parts, events: _SimpleEvents, layout: _Layout) -> np.ndarray:
+    """Host launch → device work flows joined on Kineto correlation ids; returns the linked ids."""
+    host_v, host_t, host_i, dev_v, dev_i = [], [], [], [], []
+    for p, index, start, keys in zip(ids.parts, events.index, events.start, events.track):
+        if not p.corr_event:
+            continue
+        local = p.corr_event[0] if len(p.corr_event) == 1 else np.concatenate(p.corr_event)
+        values = p.corr_value[0] if len(p.corr_value) == 1 else np.concatenate(p.corr_value)
+        builder_index = index[local]
+        ok = builder_index >= 0
+        local, values, builder_index = local[ok], values[ok], builder_index[ok]
+        on_device = layout.device_key[keys[local]]
+        host_v.append(values[~on_device])
+        host_t.append(start[local[~on_device]])
+        host_i.append(builder_index[~on_device])
+        dev_v.append(values[on_device])
+        dev_i.append(builder_index[on_device])
+    if not host_v:
+        return np.zeros(0, bytes)
+    hv, ht, hi = np.concatenate(host_v), np.concatenate(host_t), np.concatenate(host_i)
+    dv, di = np.concatenate(dev_v), np.concatenate(dev_i)
+    if not hv.shape[0] or not dv.shape[0]:
+        return np.zeros(0, bytes)
+    width = max(hv.dtype.itemsize, dv.dtype.itemsize)
+    hv, dv = hv.astype(f"S{width}"), dv.astype(f"S{width}")
+    # Several host events may share a correlation (runtime call and driver call inside it):
+    # sorted by (id, start), the last of a run is the innermost, the one that launched.
+    order = np.lexsort((ht, hv))
+    hv, hi = hv[order], hi[order]
+    pos = np.searchsorted(hv, dv, side="right") - 1
+    found = (pos >= 0) & (hv[np.maximum(pos, 0)] == dv)
+    name = builder.intern("launch")
+    for src, dst in zip(hi[pos[found]].tolist(), di[found].tolist()):
+        builder.add_flow(src, dst, name)
+    return np.unique(dv[found])
+
+
+def _flow_points(
+    builder: TraceBuilder, ids: _Parts, clock: _Clock, layout: _Layout, linked: np.ndarray, damage: Damage
+) -> None:
+    """Chrome flow events (s/t/f), except Kineto launch flows already rebuilt from correlations."""
+    strings = list(builder.string_ids)
+    phases = ("s", "t", "f")
+    for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
+        if not p.flow["us"]:
+            continue
+        ts, ok = clock.to_ps(_col(p.flow, "us", np.int64), _col(p.flow, "frac", np.int32))
+        track = layout.track_of_key[kmap[_col(p.flow, "track", np.int32)]]
+        name = smap[_col(p.flow, "name", np.int32)]
+        cat = smap[_col(p.flow, "cat", np.int32)]
+        ident = _col(p.flow, "id", bytes)
+        phase = _col(p.flow, "phase", np.int8)
+        bind_next = _col(p.flow, "next", bool)
+        dropped = int((~ok).sum())
+        if dropped:
+            damage.skipped["flow events more than 25 days away from the rest of the trace"] += dropped
+        if linked.shape[0]:
+            launch_cats = [builder.intern(c) for c in _LAUNCH_FLOW_CATEGORIES]
+            legacy = (cat == builder.intern(_LEGACY_LAUNCH_FLOW[0])) & (
+                name == builder.intern(_LEGACY_LAUNCH_FLOW[1])
+            )
+            is_launch = np.isin(cat, launch_cats) | legacy
+            ok &= ~(is_launch & np.isin(ident, linked))
+        # A flow id seen once cannot link anything: count it here instead of binding it.
+        sel = np.flatnonzero(ok)
+        key = np.char.add(np.char.add(cat[sel].astype("S11"), name[sel].astype("S11")), ident[sel])
+        _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+        single = counts[inverse] == 1
+        if single.any():
+            damage.skipped["flow with a single endpoint"] += int(single.sum())
+            ok[sel[single]] = False
+        for i in np.flatnonzero(ok).tolist():
+            builder.add_flow_point(
+                (strings[cat[i]], strings[name[i]], bytes(ident[i])),
+                int(name[i]),
+                phases[phase[i]],
+                int(track[i]),
+                int(ts[i]),
+                "next" if bind_next[i] else "enclosing",
+            )
+
+
+def _concat_blobs(table: dict[str, list[np.ndarray]], blobs: list[bytes]) -> tuple[memoryview, np.ndarray]:
+    alen = _col(table, "alen", np.int64)
+    offsets = np.zeros(alen.shape[0] + 1, np.int64)
+    np.cumsum(alen, out=offsets[1:])
+    return memoryview(_blob(blobs) if blobs else b""), offsets
+
+
+def _merge_args(begin: bytes, end: bytes) -> bytes:
+    """B args with E args added (E wins on a repeated key, as in Chrome)."""
+    if not end or end.strip() == b"{}":
+        return begin
+    if not begin or begin.strip() == b"{}":
+        return end
+    return begin.rstrip()[:-1] + b"," + end.lstrip()[1:]
+
+
+def _pair_begin_end(
+    builder: TraceBuilder, ids: _Parts, clock: _Clock, layout: _Layout, damage: Damage, trace_end: int
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """B/E halves paired per thread in time order into slices; per part: B → (builder index, start)."""
+    rows = []
+    for part_no, (p, smap, kmap) in enumerate(zip(ids.parts, ids.smaps, ids.kmaps)):
+        if not p.num_be:
+            rows.append(None)
+            continue
+        ts, ok = clock.to_ps(_col(p.be, "us", np.int64), _col(p.be, "frac", np.int32))
+        blob, offsets = _concat_blobs(p.be, p.be_args)
+        rows.append(
+            (
+                part_no,
+                layout.track_of_key[kmap[_col(p.be, "track", np.int32)]],
+                ts,
+                ok,
+                smap[_col(p.be, "name", np.int32)],
+                smap[_col(p.be, "cat", np.int32)],
+                _col(p.be, "begin", bool),
+                blob,
+                offsets,
+            )
+        )
+    result = [np.full(p.num_be, -1, np.int64) for p in ids.parts]
+    starts = [np.zeros(p.num_be, np.int64) for p in ids.parts]
+    present = [r for r in rows if r is not None]
+    if not present:
+        return result, starts
+    part = np.concatenate([np.full(r[1].shape[0], r[0]) for r in present])
+    local = np.concatenate([np.arange(r[1].shape[0]) for r in present])
+    track = np.concatenate([r[1] for r in present])
+    ts = np.concatenate([r[2] for r in present])
+    ok = np.concatenate([r[3] for r in present])
+    name = np.concatenate([r[4] for r in present])
+    cat = np.concatenate([r[5] for r in present])
+    begin = np.concatenate([r[6] for r in present])
+    blobs = {r[0]: (r[7], r[8]) for r in present}
+    dropped = int((~ok).sum())
+    if dropped:
+        damage.skipped["B/E events more than 25 days away from the rest of the trace"] += dropped
+    order = np.flatnonzero(ok)
+    order = order[np.lexsort((part[order], local[order], ts[order], track[order]))]
+    out_track, out_start, out_dur, out_name, out_cat, out_args, out_src = [], [], [], [], [], [], []
+    unmatched_end = 0
+    stacks: dict[int, list[int]] = {}
+
+    def args_of(i: int) -> bytes:
+        blob, offsets = blobs[int(part[i])]
+        j = int(local[i])
+        return bytes(blob[offsets[j] : offsets[j + 1]])
+
+    def emit(b: int, end_ps: int, end_args: bytes) -> None:
+        out_track.append(int(track[b]))
+        out_start.append(int(ts[b]))
+        out_dur.append(max(0, end_ps - int(ts[b])))
+        out_name.append(int(name[b]))
+        out_cat.append(int(cat[b]))
+        out_args.append(_merge_args(args_of(b), end_args))
+        out_src.append(b)
+
+    for i in order.tolist():
+        stack = stacks.setdefault(int(track[i]), [])
+        if begin[i]:
+            stack.append(i)
+        elif stack:
+            emit(stack.pop(), int(ts[i]), args_of(i))
+        else:
+            unmatched_end += 1
+    unclosed = 0
+    end_of_trace = max([trace_end] + [int(ts[i]) for i in order[-1:].tolist()])
+    for stack in stacks.values():
+        for b in stack:
+            emit(b, end_of_trace, b"")
+            unclosed += 1
+    if unmatched_end:
+        damage.skipped["E events without a matching B"] += unmatched_end
+    if unclosed:
+        damage.warn(f"{unclosed} B events have no matching E; shown until the end of the trace")
+    if out_start:
+        first = builder.add_events(out_track, out_start, out_dur, out_name, out_cat, out_args)
+        for k, b in enumerate(out_src):
+            result[int(part[b])][int(local[b])] = first + k
+            starts[int(part[b])][int(local[b])] = out_start[k]
+    return result, starts
+
+
+def _pair_async(
+    builder: TraceBuilder, ids: _Parts, clock: _Clock, layout: _Layout, damage: Damage, trace_end: int
+) -> None:
+    """Nestable async b/e (and legacy S/F) paired per (pid, category, id) track; n → instants."""
+    out: list[tuple[int, int, int, int, int, bytes]] = []
+    unmatched = unclosed = 0
+    for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
+        if not p.num_asy:
+            continue
+        ts, ok = clock.to_ps(_col(p.asy, "us", np.int64), _col(p.asy, "frac", np.int32))
+        track = layout.track_of_key[kmap[_col(p.asy, "track", np.int32)]]
+        name = smap[_col(p.asy, "name", np.int32)]
+        cat = smap[_col(p.asy, "cat", np.int32)]
+        phase = _col(p.asy, "phase", np.int8)
+        blob, offsets = _concat_blobs(p.asy, p.asy_args)
+        dropped = int((~ok).sum())
+        if dropped:
+            damage.skipped["async events more than 25 days away from the rest of the trace"] += dropped
+        order = np.flatnonzero(ok)
+        order = order[np.lexsort((order, ts[order], track[order]))]
+        open_by_track: dict[int, list[int]] = {}
+        for i in order.tolist():
+            args = bytes(blob[offsets[i] : offsets[i + 1]])
+            t = int(track[i])
+            if phase[i] == cc.ASYNC_BEGIN:
+                open_by_track.setdefault(t, []).append(i)
+            elif phase[i] == cc.ASYNC_INSTANT:
+                out.append((t, int(ts[i]), 0, int(name[i]), int(cat[i]), args))
+            else:
+                stack = open_by_track.get(t, [])
+                match = next((k for k in range(len(stack) - 1, -1, -1) if name[stack[k]] == name[i]), None)
+                if match is None:
+                    unmatched += 1
+                    continue
+                b = stack.pop(match)
+                begin_args = bytes(blob[offsets[b] : offsets[b + 1]])
+                out.append(
+                    (
+                        t,
+                        int(ts[b]),
+                        int(ts[i]) - int(ts[b]),
+                        int(name[b]),
+                        int(cat[b]),
+                        _merge_args(begin_args, args),
+                    )
+                )
+        for t, stack in open_by_track.items():
+            for b in stack:
+                begin_args = bytes(blob[offsets[b] : offsets[b + 1]])
+                out.append(
+                    (t, int(ts[b]), max(0, trace_end - int(ts[b])), int(name[b]), int(cat[b]), begin_args)
+                )
+                unclosed += 1
+    if unmatched:
+        damage.skipped["async end events without a matching begin"] += unmatched
+    if unclosed:
+        damage.warn(f"{unclosed} async begin events have no matching end; shown until the end of the trace")
+    if out:
+        t, s, d, n, c, a = zip(*out)
+        builder.add_events(list(t), list(s), list(d), list(n), list(c), list(a))
+
+
+def _counters(builder: TraceBuilder, ids: _Parts, clock: _Clock, layout: _Layout, damage: Damage) -> None:
+    for p, kmap in zip(ids.parts, ids.kmaps):
+        if not p.ctr["us"]:
+            continue
+        ts, ok = clock.to_ps(_col(p.ctr, "us", np.int64), _col(p.ctr, "frac", np.int32))
+        track = layout.track_of_key[kmap[_col(p.ctr, "track", np.int32)]]
+        value = _col(p.ctr, "value", np.float64)
+        dropped = int((~ok).sum())
+        if dropped:
+            damage.skipped["counter values more than 25 days away from the rest of the trace"] += dropped
+        track, ts, value = track[ok], ts[ok], value[ok]
+        order = np.argsort(track, kind="stable")
+        track, ts, value = track[order], ts[order], value[order]
+        bounds = np.flatnonzero(np.diff(track)) + 1
+        for lo, hi in zip(
+            np.concatenate(([0], bounds)).tolist(), np.concatenate((bounds, [track.shape[0]])).tolist()
+        ):
+            if hi > lo:
+                builder.add_counter(int(track[lo]), ts[lo:hi], value[lo:hi])
+
+
+def _bind_flows(
+    builder: TraceBuilder,
+    parts: list[cc.ColumnCollector],
+    events: _SimpleEvents,
+    begin_end: tuple[list[np.ndarray], list[np.ndarray]],
+    damage: Damage,
+) -> None:
+    """Flow v2 (`bind_id` with `flow_out` / `flow_in`): link each source to the next sink in time."""
+    points: dict[bytes, list[tuple[int, int, bool, bool]]] = {}
+    for part_no, p in enumerate(parts):
+        for kind, local, ident, flow_in, flow_out in p.binds:
+            if kind == "ev":
+                index = int(events.index[part_no][local])
+                start = int(events.start[part_no][local])
+            else:
+                index = int(begin_end[0][part_no][local])
+                start = int(begin_end[1][part_no][local])
+            if index < 0:
+                continue
+            points.setdefault(ident, []).append((start, index, flow_in, flow_out))
+    if not points:
+        return
+    name = builder.intern("flow")
+    unmatched = 0
+    for chain in points.values():
+        chain.sort()
+        for k, (_, src, _, out) in enumerate(chain):
+            if not out:
+                continue
+            dst = next((c[1] for c in chain[k + 1 :] if c[2]), None)
+            if dst is None:
+                unmatched += 1
+            else:
+                builder.add_flow(src, dst, name)
+    if unmatched:
+        damage.skipped["flow_out events with no later flow_in"] += unmatched

@@ -1,0 +1,358 @@
+"""The Chrome / Kineto reader on real PyTorch profiler traces, checked against the source JSON.
+
+Expectations are computed here independently with the standard library (`json`, `gzip`, exact
+`Decimal` times), never from the reader's own helpers.
+"""
+
+from __future__ import annotations
+
+import collections
+import gzip
+import json
+import shutil
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import fsspec
+import numpy as np
+import pytest
+
+from profscope.formats import chrome_helper, chrome_json
+
+DATA = Path(__file__).parent / "data" / "kineto"
+TRACES = sorted(p.name for p in DATA.glob("*.json.gz"))
+NS_TRACE = "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+OLD_TRACE = "worker0.1623143089861.pt.trace.json.gz"
+BERT = "bert_small.pt.trace.json.gz"
+GPU_CATS = {
+    "kernel",
+    "gpu_memcpy",
+    "gpu_memset",
+    "gpu_user_annotation",
+    "cuda_sync",
+    "Kernel",
+    "Memcpy",
+    "Memset",
+}
+
+
+def source(name: str, exact: bool = True) -> dict[str, Any]:
+    raw = gzip.decompress((DATA / name).read_bytes())
+    doc = json.loads(raw, parse_float=Decimal) if exact else json.loads(raw)
+    return doc if isinstance(doc, dict) else {"traceEvents": doc}
+
+
+def read(path: str | Path) -> chrome_json.Trace:
+    return chrome_json.read(str(path), fsspec.filesystem("file"))
+
+
+@pytest.fixture(scope="module")
+def traces() -> dict[str, Any]:
+    return {name: read(DATA / name) for name in TRACES}
+
+
+def ps(value: Any) -> int:
+    return int(Decimal(value) * 1_000_000)
+
+
+def zero_ps(doc: dict[str, Any]) -> int:
+    low = min(ps(e["ts"]) for e in doc["traceEvents"] if e.get("ph") != "M" and "ts" in e)
+    return low - low % 1000
+
+
+def event_rows(trace: Any) -> list[tuple[str, int, int]]:
+    names = [trace.strings[i] for i in trace.ev_name.tolist()]
+    return sorted(zip(names, trace.ev_start_ps.tolist(), trace.ev_dur_ps.tolist()))
+
+
+def expected_rows(doc: dict[str, Any]) -> list[tuple[str, int, int]]:
+    zero = zero_ps(doc)
+    rows = []
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X":
+            rows.append((e.get("name", ""), ps(e["ts"]) - zero, ps(e["dur"])))
+        elif e["ph"] in ("i", "I", "R"):
+            rows.append((e.get("name", ""), ps(e["ts"]) - zero, 0))
+    return sorted(rows)
+
+
+def index_of(trace: Any, name: str, start_ps: int) -> int:
+    names = np.asarray(trace.strings, dtype=object)[trace.ev_name]
+    hits = np.flatnonzero((names == name) & (trace.ev_start_ps == start_ps))
+    assert hits.shape[0] == 1, (name, start_ps, hits)
+    return int(hits[0])
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_every_complete_event_and_instant_is_loaded_with_exact_times(
+    traces: dict[str, Any], name: str
+) -> None:
+    doc = source(name)
+    trace = traces[name]
+    by_phase = collections.Counter(e["ph"] for e in doc["traceEvents"])
+    assert trace.num_events == by_phase["X"] + by_phase["i"] + by_phase["I"] + by_phase["R"]
+    assert event_rows(trace) == expected_rows(doc)
+    assert trace.skipped.keys() <= {"flow with a single endpoint"}
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_phase_counts_match_the_source(traces: dict[str, Any], name: str) -> None:
+    by_phase = collections.Counter(e["ph"] for e in source(name)["traceEvents"])
+    assert traces[name].metadata["reader"]["events_by_phase"] == dict(by_phase)
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_device_work_runs_on_gpu_streams_and_host_work_on_threads(traces: dict[str, Any], name: str) -> None:
+    trace = traces[name]
+    cats = np.asarray(trace.strings, dtype=object)[trace.ev_cat]
+    track_kind = np.array([trace.tracks[t].kind for t in trace.ev_track.tolist()])
+    section_kind = np.array([trace.sections[trace.tracks[t].section].kind for t in trace.ev_track.tolist()])
+    device = np.isin(cats, list(GPU_CATS))
+    host = np.isin(cats, ["cpu_op", "cuda_runtime", "cuda_driver", "Operator", "Runtime", "user_annotation"])
+    assert (track_kind[device] == "stream").all() and (section_kind[device] == "gpu").all()
+    assert (track_kind[host] == "thread").all() and (section_kind[host] == "cpu").all()
+
+
+def test_gpu_streams_sit_in_a_section_per_gpu_and_threads_keep_their_names(traces: dict[str, Any]) -> None:
+    trace = traces[NS_TRACE]
+    sections = {s.name: s for s in trace.sections}
+    gpu = sections["GPU 0 (Tesla V100-SXM2-32GB)"]
+    assert gpu.kind == "gpu"
+    host = sections["penv#native-main#platform-runtime#python#py_version_3_10 (pid 1102)"]
+    assert host.kind == "cpu" and host.sort_index < gpu.sort_index
+    tracks = {(t.section, t.name): t for t in trace.tracks}
+    stream = tracks[(gpu.id, "stream 7 (annotations, kernels, memcpy, memset)")]
+    assert stream.kind == "stream"
+    # thread_name metadata names the host threads; the later of two names for one tid wins.
+    assert tracks[(host.id, "thread 1102 (pt_main_thread)")].kind == "thread"
+    assert tracks[(host.id, "thread 1262 (pt_autograd_0)")].kind == "thread"
+
+
+def test_old_kineto_format_string_tids_and_stream_names(traces: dict[str, Any]) -> None:
+    trace = traces[OLD_TRACE]
+    doc = source(OLD_TRACE)
+    sections = {s.name: s for s in trace.sections}
+    gpu = sections["GPU 0 (Tesla V100-DGXS-32GB)"]
+    host = sections["python (pid 25738)"]
+    names = {(t.section, t.name) for t in trace.tracks}
+    assert (gpu.id, "stream 7 (kernels, memcpy, memset)") in names
+    # X events carry tid "25738" (a string) and [memory] instants tid 25738: one thread.
+    main = [t for t in trace.tracks if t.section == host.id and t.name == "thread 25738 (python)"]
+    assert len(main) == 1
+    on_main = sum(
+        1
+        for e in doc["traceEvents"]
+        if e["ph"] in ("X", "i") and str(e.get("tid")) == "25738" and e.get("pid") == 25738
+    )
+    assert int((trace.ev_track == main[0].id).sum()) == on_main
+
+
+def launch_pairs(doc: dict[str, Any]) -> set[tuple[str, int, str, int]]:
+    """(host name, host start, device name, device start) for every device event whose correlation
+    id matches a host event; with several host events on one id, the latest-starting one."""
+    zero = zero_ps(doc)
+    gpu_pids = {
+        e["pid"]
+        for e in doc["traceEvents"]
+        if e["ph"] == "M"
+        and e["name"] == "process_labels"
+        and str(e["args"].get("labels", "")).startswith("GPU")
+    }
+    host: dict[int, tuple[int, str]] = {}
+    device = []
+    for e in doc["traceEvents"]:
+        corr = e.get("args", {}).get("correlation") if e["ph"] == "X" else None
+        if corr is None:
+            continue
+        if e["pid"] in gpu_pids:
+            device.append((corr, e["name"], ps(e["ts"]) - zero))
+        elif corr not in host or host[corr][0] < ps(e["ts"]) - zero:
+            host[corr] = (ps(e["ts"]) - zero, e["name"])
+    return {(host[c][1], host[c][0], n, t) for c, n, t in device if c in host}
+
+
+def flow_rows(trace: Any, name: str) -> set[tuple[str, int, str, int]]:
+    strings = trace.strings
+    rows = set()
+    for s, d, n in zip(trace.flow_src.tolist(), trace.flow_dst.tolist(), trace.flow_name.tolist()):
+        if strings[n] == name:
+            rows.add(
+                (
+                    strings[trace.ev_name[s]],
+                    int(trace.ev_start_ps[s]),
+                    strings[trace.ev_name[d]],
+                    int(trace.ev_start_ps[d]),
+                )
+            )
+    return rows
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_host_launches_link_to_their_device_work_through_correlation_ids(
+    traces: dict[str, Any], name: str
+) -> None:
+    expected = launch_pairs(source(name))
+    assert flow_rows(traces[name], "launch") == expected
+    assert traces[name].metadata["reader"]["launch_flows_from_correlation"] == len(expected)
+
+
+def test_cuda_launch_kernel_args_and_its_kernel(traces: dict[str, Any]) -> None:
+    doc, plain = source(NS_TRACE), source(NS_TRACE, exact=False)
+    trace = traces[NS_TRACE]
+    zero = zero_ps(doc)
+    k = next(i for i, e in enumerate(doc["traceEvents"]) if e.get("name") == "cudaLaunchKernel")
+    launch = doc["traceEvents"][k]
+    corr = launch["args"]["correlation"]
+    kernel = next(
+        e for e in doc["traceEvents"] if e.get("cat") == "kernel" and e["args"].get("correlation") == corr
+    )
+    src = index_of(trace, "cudaLaunchKernel", ps(launch["ts"]) - zero)
+    dst = index_of(trace, kernel["name"], ps(kernel["ts"]) - zero)
+    assert json.loads(trace.args_json(src)) == plain["traceEvents"][k]["args"]
+    kernel_args = json.loads(trace.args_json(dst))
+    assert kernel_args["correlation"] == corr and kernel_args["stream"] == 7
+    links = {(s, d) for s, d in zip(trace.flow_src.tolist(), trace.flow_dst.tolist())}
+    assert (src, dst) in links
+    assert trace.ev_dur_ps[dst] == ps(kernel["dur"])
+
+
+def test_forward_backward_flow_events_become_flows(traces: dict[str, Any]) -> None:
+    doc = source(NS_TRACE)
+    trace = traces[NS_TRACE]
+    starts = collections.Counter(
+        e["id"] for e in doc["traceEvents"] if e["ph"] == "s" and e["cat"] == "fwdbwd"
+    )
+    ends = collections.Counter(e["id"] for e in doc["traceEvents"] if e["ph"] == "f" and e["cat"] == "fwdbwd")
+    pairs = sum(min(starts[i], ends[i]) for i in starts)
+    linked = sum(1 for n in trace.flow_name.tolist() if trace.strings[n] == "fwdbwd")
+    assert pairs == 905 and linked == pairs - trace.skipped.get("flow endpoint with no slice to bind to", 0)
+    assert linked > 800
+
+
+def test_profiler_steps_are_listed(traces: dict[str, Any]) -> None:
+    doc = source(BERT)
+    trace = traces[BERT]
+    zero = zero_ps(doc)
+    expected = sorted(
+        (ps(e["ts"]) - zero, e["name"], ps(e["dur"]))
+        for e in doc["traceEvents"]
+        if e["ph"] == "X" and e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")
+    )
+    assert [s[1] for s in expected] == ["ProfilerStep#6"]
+    steps = trace.metadata["reader"]["profiler_steps"]
+    assert [(s["start_ps"], s["name"], s["dur_ps"]) for s in steps] == expected
+    index_of(trace, "ProfilerStep#6", expected[0][0])
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_top_level_keys_are_kept_in_metadata(traces: dict[str, Any], name: str) -> None:
+    doc = source(name, exact=False)
+    meta = traces[name].metadata
+    for key, value in doc.items():
+        if key != "traceEvents":
+            assert meta[key] == value, key
+    if "deviceProperties" in doc:
+        assert meta["deviceProperties"] == doc["deviceProperties"]
+
+
+def test_display_time_unit_ns_does_not_change_the_unit_of_ts(traces: dict[str, Any]) -> None:
+    doc = source(NS_TRACE)
+    assert doc["displayTimeUnit"] == "ns"
+    trace = traces[NS_TRACE]
+    assert trace.metadata["displayTimeUnit"] == "ns"
+    # ts stay µs: the trace spans about 0.6 s, not 0.6 ms.
+    start, end = trace.time_span_ps()
+    assert 0.5e12 < end - start < 0.7e12
+
+
+def test_clock_origin_from_epoch_ts_and_from_base_time(traces: dict[str, Any]) -> None:
+    ns_doc = source(NS_TRACE)
+    assert traces[NS_TRACE].clock_origin_ns == zero_ps(ns_doc) // 1000
+    bert = source(BERT)
+    assert traces[BERT].clock_origin_ns == bert["baseTimeNanoseconds"] + zero_ps(bert) // 1000
+    # ns-resolution epoch µs text survives exactly: 1712195495406752.797 µs.
+    assert traces[NS_TRACE].clock_origin_ns == 1712195495406752797
+    assert traces[NS_TRACE].metadata["reader"]["time_zero_us"] == "1712195495406752.797"
+
+
+def plain_copy(tmp_path: Path, name: str) -> Path:
+    plain = tmp_path / name.removesuffix(".gz")
+    with gzip.open(DATA / name) as src, open(plain, "wb") as out:
+        shutil.copyfileobj(src, out)
+    return plain
+
+
+def spy_results(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Record whether the helper's half is joined into the trace."""
+    used: list[bool] = []
+    original = chrome_helper.HelperProcess.result
+
+    def result(self: Any) -> Any:
+        used.append(True)
+        return original(self)
+
+    monkeypatch.setattr(chrome_helper.HelperProcess, "result", result)
+    return used
+
+
+@pytest.mark.parametrize("name", [NS_TRACE, OLD_TRACE])
+def test_second_process_gives_the_same_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    plain = plain_copy(tmp_path, name)
+    sequential = read(plain)
+    monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
+    used = spy_results(monkeypatch)
+    parallel = read(plain)
+    assert used == [True]  # the helper's half was joined
+    assert_same_trace(parallel, sequential)
+
+
+def test_a_split_that_is_not_an_event_boundary_is_detected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = plain_copy(tmp_path, NS_TRACE)
+    sequential = read(plain)
+    text = plain.read_bytes()
+    inside = text.index(b'"args": {', len(text) // 2) + len(b'"args": ')  # an args object, not an event
+    monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(chrome_json, "_split_offset", lambda path, start, total: inside)
+    used = spy_results(monkeypatch)
+    assert_same_trace(read(plain), sequential)
+    assert used == []  # the bad split was caught and this process read everything itself
+
+
+def assert_same_trace(a: Any, b: Any) -> None:
+    assert event_rows(a) == event_rows(b)
+    assert flow_rows(a, "launch") == flow_rows(b, "launch")
+    assert a.flow_src.shape == b.flow_src.shape
+    assert [(s.name, s.kind) for s in a.sections] == [(s.name, s.kind) for s in b.sections]
+    assert sorted((t.name, t.kind) for t in a.tracks) == sorted((t.name, t.kind) for t in b.tracks)
+    assert a.metadata == b.metadata
+    assert a.skipped == b.skipped and a.warnings == b.warnings
+    assert a.clock_origin_ns == b.clock_origin_ns
+    order_a = np.lexsort((a.ev_dur_ps, a.ev_start_ps))
+    order_b = np.lexsort((b.ev_dur_ps, b.ev_start_ps))
+    args_a = [json.loads(a.args_json(i) or b"{}") for i in order_a.tolist()[:2000]]
+    args_b = [json.loads(b.args_json(i) or b"{}") for i in order_b.tolist()[:2000]]
+    assert args_a == args_b
+
+
+def test_progress_reaches_the_file_size() -> None:
+    seen: list[tuple[int, int]] = []
+    read_with = chrome_json.read(
+        str(DATA / OLD_TRACE), fsspec.filesystem("file"), progress=lambda d, t: seen.append((d, t))
+    )
+    size = (DATA / OLD_TRACE).stat().st_size
+    assert read_with.num_events > 0
+    assert seen[-1] == (size, size)
+    assert all(t == size for _, t in seen)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_reads_through_any_fsspec_filesystem() -> None:
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/profiles/run1/bert.pt.trace.json.gz", (DATA / BERT).read_bytes())
+    trace = chrome_json.read("/profiles/run1/bert.pt.trace.json.gz", fs)
+    assert event_rows(trace) == expected_rows(source(BERT))
