@@ -5,7 +5,7 @@ host TraceMe and XLA CPU events, which is the shape of profile that makes a per-
 slow. Needs JAX (`python -m venv /work/venvs/jax && /work/venvs/jax/bin/pip install jax jaxlib`);
 the profile is written under the logdir given on the command line and is never committed.
 
-    /work/venvs/jax/bin/python benchmarks/make_big_xplane.py /tmp/big_logdir --calls 40000
+    /work/venvs/jax/bin/python benchmarks/make_big_xplane.py /tmp/big_logdir --calls 21000
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("logdir", help="TensorBoard logdir to write plugins/profile/<session>/ into")
-    parser.add_argument("--calls", type=int, default=40000, help="jitted calls inside the trace")
+    parser.add_argument("--calls", type=int, default=21000, help="jitted calls inside the trace")
     args = parser.parse_args()
 
     import jax

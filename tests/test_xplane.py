@@ -368,11 +368,17 @@ def test_gpu_framework_lines_come_from_the_hlo_instruction_metadata() -> None:
     ]
 
 
-def test_tpu_framework_lines_from_op_metadata() -> None:
+def test_tpu_framework_lines_from_op_metadata_within_each_module_run() -> None:
     tr = trace(TPU)
     zero = zero_ps(TPU)
     plane = source(TPU).planes[0]
     assert plane.name == "/device:TPU:0"
+    modules = sorted(
+        (abs_ps(line, e) - zero, abs_ps(line, e) - zero + e.duration_ps)
+        for line in plane.lines
+        if line.name == "XLA Modules"
+        for e in line.events
+    )
     items = []
     for line in plane.lines:
         for event in line.events:
@@ -381,17 +387,22 @@ def test_tpu_framework_lines_from_op_metadata() -> None:
                 plane.stat_metadata[s.metadata_id].name: stat_value(plane, s)
                 for s in [*meta.stats, *event.stats]
             }
-            if stats.get("_a"):
+            if stats.get("_a") or not stats.get("tf_op"):
                 continue
-            if stats.get("tf_op"):
-                start = abs_ps(line, event) - zero
-                items.append((stats["tf_op"], start, start + event.duration_ps))
+            start = abs_ps(line, event) - zero
+            run = next((m for m in modules if m[0] <= start < m[1]), None)
+            items.append(((stats["tf_op"], run), start, start + event.duration_ps))
     items.sort(key=lambda k: k[1])
-    expected = sorted((op.split("/")[-1].rstrip(":"), s, e) for op, s, e in merged(items))
-    assert expected
+    expected = sorted((key[0].split("/")[-1].rstrip(":"), s, e) for key, s, e in merged(items))
+    assert len(expected) > 10
     assert derived_boxes(tr, "/device:TPU:0", "Framework Ops") == expected
+    # No op box leaves the module execution it started in.
+    for _, s, e in expected:
+        assert any(m[0] <= s and e <= m[1] for m in modules)
     scopes = derived_boxes(tr, "/device:TPU:0", "Framework Name Scope")
-    assert {s[0] for s in scopes} >= {"jit(main)"}
+    assert {s[0] for s in scopes} == {"jit(main)", "jit(f)", "jit(_psum)", "jit(broadcast_in_dim)"}
+    sources = derived_boxes(tr, "/device:TPU:0", "Source code")
+    assert {s[0].rsplit(":", 1)[0].rsplit("/", 1)[-1] for s in sources} == {"host_offload_stress_test.py"}
 
 
 def test_launch_stats_per_gpu_and_step() -> None:

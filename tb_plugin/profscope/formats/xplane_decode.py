@@ -127,13 +127,15 @@ def _decode_stats(
     n = starts.shape[0]
     sc = wire.scan(buf, starts, ends, _STAT_FIELDS)
     mid = sc.signed(1)
-    kinds = [k for k, _ in _VALUE_FIELDS]
-    steps = np.stack([sc.step[k] for k in kinds])
-    last = np.argmax(steps, axis=0)  # the oneof member seen last is the one set
-    has_value = steps.max(axis=0, initial=-1) >= 0 if n else np.zeros(0, dtype=bool)
-    kind = np.where(has_value, np.array(kinds, dtype=np.int8)[last], NO_VALUE).astype(np.int8)
-    values = np.stack([sc.value[k] for k in kinds])
-    value = values[last, np.arange(n)] if n else np.zeros(0, np.uint64)
+    # The oneof member seen last is the one set.
+    kind = np.zeros(n, dtype=np.int8)
+    value = np.zeros(n, dtype=np.uint64)
+    last_step = np.full(n, -1, dtype=np.int32)
+    for k, _ in _VALUE_FIELDS:
+        later = sc.step[k] > last_step
+        last_step[later] = sc.step[k][later]
+        kind[later] = k
+        value[later] = sc.value[k][later]
     vstart = np.where((kind == STR) | (kind == BYTES), value.view(np.int64), 0)
     vlen = np.zeros(n, dtype=np.int64)
     vlen[kind == STR] = sc.length[STR][kind == STR]

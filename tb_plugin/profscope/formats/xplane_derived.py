@@ -6,7 +6,9 @@ hlo_op part), "Framework Name Scope" and "Framework Ops" (from tf_op) and "Sourc
 of the same op and group (step) are merged into one box, and a new box on a parent line (module,
 outer name scope) starts new boxes below it. Each GPU also gets "Steps" (from group_id) and
 "Launch Stats" (host launches per step, linked by correlation id). TPU TensorCore sections get
-Framework Name Scope, Framework Ops and Source code from the ops' tf_op / source stats. Lines the
+Framework Name Scope, Framework Ops and Source code from the ops' tf_op / source stats, merged
+within one XLA module execution (XProf merges across executions, which makes boxes span idle
+time and other programs). Lines the
 producer already wrote (e.g. "Steps" or "TensorFlow Ops" in older profiles) are not derived again.
 All of it is vectorized per stream: the cost is numpy work per kernel, Python work per line.
 """
@@ -109,9 +111,17 @@ class _Columns:
         return values, valid
 
     def present(self, name: str) -> np.ndarray:
-        mask = np.zeros(self.n, dtype=bool)
-        mask[self.ld.raw.st_event[self.ld.stats.rows(name)]] = True
-        return mask | (self.text(name) >= 0)
+        """Events that carry stat `name` themselves or through their metadata."""
+        ld, raw = self.ld, self.ld.raw
+        meta = np.zeros(len(ld.meta_keys) + 1, dtype=bool)
+        for row, (plane_index, mid) in enumerate(ld.meta_keys):
+            plane = raw.planes[plane_index]
+            meta[row] = any(
+                plane.stat_names.get(smid) == name for smid, _, _ in plane.event_meta_stats.get(mid, ())
+            )
+        mask = meta[ld.ev_meta]
+        mask[raw.st_event[ld.stats.rows(name)]] = True
+        return mask
 
 
 def _runs(keys: list[np.ndarray], valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -230,8 +240,34 @@ def add_derived_lines(ld: _Loader) -> None:
                 if line not in have and _ALIASES.get(line) not in have
             }
             lines = _LineSet(ld, emit, sid, wanted, None)
-            _framework_lines(lines, ev, tf_op, np.zeros(ev.shape[0], dtype=np.int64), group, has_group)
-            _simple_line(lines, "Source code", ev, source, group, has_group)
+            module = _enclosing_module(ld, plane_index, ev)
+            _framework_lines(lines, ev, tf_op, module, group, has_group)
+            _simple_line(lines, "Source code", ev, source, group, has_group, module)
+
+
+def _enclosing_module(ld: _Loader, plane_index: int, ev: np.ndarray) -> np.ndarray:
+    """Per TPU op, which "XLA Modules" event (module execution) it starts in, -1 for none.
+
+    XProf merges equal framework ops across module executions on TPUs, so one box can span
+    seconds of idle time and other programs; keying the merge on the execution keeps each box
+    inside the program run that produced it.
+    """
+    raw = ld.raw
+    rows = [
+        np.arange(ln.first_event, ln.first_event + ln.num_events)
+        for ln in raw.planes[plane_index].lines
+        if ln.name == "XLA Modules"
+    ]
+    modules = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    modules = modules[ld.builder_index[modules] >= 0]
+    if not modules.shape[0]:
+        return np.full(ev.shape[0], -1, dtype=np.int64)
+    modules = modules[np.argsort(ld.ev_start[modules], kind="stable")]
+    starts = ld.ev_start[modules]
+    ends = starts + raw.ev_dur_ps[modules]
+    at = np.searchsorted(starts, ld.ev_start[ev], side="right") - 1
+    inside = (at >= 0) & (ld.ev_start[ev] < ends[np.maximum(at, 0)])
+    return np.where(inside, at, -1)
 
 
 def _framework_of_kernels(
@@ -281,6 +317,8 @@ class _LineSet:
     def __init__(self, ld: _Loader, emit: _Emitter, sid: int, wanted: set[str], number: int | None) -> None:
         self.ld, self.emit, self.sid, self.wanted, self.number = ld, emit, sid, wanted, number
         self.tracks: dict[str, int] = {}
+        # What a box counts: the kernels of a GPU stream, the ops of a TPU core.
+        self.unit = b"kernels" if number is not None else b"ops"
 
     def add(self, line: str, runs: _Runs, names: np.ndarray, args: list[bytes]) -> None:
         if line not in self.wanted or not runs.start.shape[0]:
@@ -327,7 +365,7 @@ def _stream_lines(
         ],
         dtype=np.int32,
     )
-    lines.add("XLA Modules", modules, names, _count_args(modules.count, g[modules.first_item]))
+    lines.add("XLA Modules", modules, names, _count_args(lines.unit, modules.count, g[modules.first_item]))
     op = values["op"][ev]
     _nested(lines, "XLA Ops", start, end, op, _levels(st, op, lambda s: s.split("::")), [module_seq, g], g)
     _framework_lines(lines, ev, values["tf_op"], module_seq, group, has_group)
@@ -381,7 +419,7 @@ def _nested(
         firsts = name[runs.first_item]
         ids = {int(u): b.intern(st.names[u]) for u in np.unique(firsts).tolist()}
         names = np.array([ids[int(u)] for u in firsts.tolist()], dtype=np.int32)
-        lines.add(line, runs, names, _count_args(runs.count, g[runs.first_item]))
+        lines.add(line, runs, names, _count_args(lines.unit, runs.count, g[runs.first_item]))
     return seq0
 
 
@@ -420,7 +458,7 @@ def _framework_lines(
     op_first = ops[runs.first_item].tolist()
     names = np.array([display[u] for u in op_first], dtype=np.int32)
     args = [
-        b'{"long_name":%s,"kernels":%d%s}' % (encoded[u], n, _group_member(gr))
+        b'{"long_name":%s,"%s":%d%s}' % (encoded[u], lines.unit, n, _group_member(gr))
         for u, n, gr in zip(op_first, runs.count.tolist(), g[runs.first_item].tolist(), strict=True)
     ]
     lines.add("Framework Ops", runs, names, args)
@@ -433,18 +471,20 @@ def _simple_line(
     column: np.ndarray,
     group: np.ndarray,
     has_group: np.ndarray,
+    parent: np.ndarray | None = None,
 ) -> None:
-    """One level of boxes: runs of the same value (and group), e.g. Source code."""
+    """One level of boxes: runs of the same value (and group, and parent), e.g. Source code."""
     ld = lines.ld
     b, st = ld.builder, ld.stats
     values = column[ev]
     g = np.where(has_group[ev], group[ev], -1)
     start = ld.ev_start[ev]
-    runs = _Runs(start, start + ld.raw.ev_dur_ps[ev], values >= 0, [values, g], values >= 0)
+    keys = [values, g] if parent is None else [values, g, parent]
+    runs = _Runs(start, start + ld.raw.ev_dur_ps[ev], values >= 0, keys, values >= 0)
     firsts = values[runs.first_item]
     ids = {int(u): b.intern(st.names[u]) for u in np.unique(firsts).tolist()}
     names = np.array([ids[int(u)] for u in firsts.tolist()], dtype=np.int32)
-    lines.add(line, runs, names, _count_args(runs.count, g[runs.first_item]))
+    lines.add(line, runs, names, _count_args(lines.unit, runs.count, g[runs.first_item]))
 
 
 def _steps(
@@ -507,9 +547,9 @@ def _group_member(group: int) -> bytes:
     return b',"group_id":%d' % group if group >= 0 else b""
 
 
-def _count_args(counts: np.ndarray, groups: np.ndarray) -> list[bytes]:
+def _count_args(unit: bytes, counts: np.ndarray, groups: np.ndarray) -> list[bytes]:
     return [
-        b'{"kernels":%d%s}' % (n, _group_member(g))
+        b'{"%s":%d%s}' % (unit, n, _group_member(g))
         for n, g in zip(counts.tolist(), groups.tolist(), strict=True)
     ]
 

@@ -17,7 +17,7 @@ import numpy as np
 from profscope.formats.xplane_decode import BYTES, DOUBLE, INT64, NO_VALUE, REF, STR, UINT64, RawSpace, text
 
 _encode = msgspec.json.Encoder().encode
-_GATHER_CHUNK = 1 << 23  # output bytes per ragged-gather step, bounds the index arrays' memory
+_GATHER_CHUNK = 1 << 21  # output bytes per ragged-gather step, bounds the index buffer's memory
 
 
 def bytes_text(raw: bytes) -> str:
@@ -361,7 +361,8 @@ def _ragged_gather(src: np.ndarray, piece_off: np.ndarray, piece_len: np.ndarray
     """Concatenate src[piece_off[i]:piece_off[i]+piece_len[i]] for all i, in bounded chunks.
 
     The source index of every output byte is built with one cumulative sum: 1 everywhere, and at
-    each piece's first byte the jump from the previous piece's last source byte.
+    each piece's first byte the jump from the previous piece's last source byte. One index buffer
+    is reused for all chunks, so large outputs do not keep faulting in fresh pages.
     """
     total = int(piece_len.sum())
     out = np.empty(total, dtype=np.uint8)
@@ -371,6 +372,7 @@ def _ragged_gather(src: np.ndarray, piece_off: np.ndarray, piece_len: np.ndarray
         return out
     index_type = np.int32 if src.shape[0] < 2**31 - 1 else np.int64
     out_end = np.cumsum(piece_len)
+    buffer = np.empty(min(total, _GATHER_CHUNK) + int(piece_len.max()), dtype=index_type)
     lo = 0
     written = 0
     n = piece_len.shape[0]
@@ -379,11 +381,11 @@ def _ragged_gather(src: np.ndarray, piece_off: np.ndarray, piece_len: np.ndarray
         lens = piece_len[lo:hi]
         offs = piece_off[lo:hi]
         size = int(out_end[hi - 1]) - written
-        idx = np.ones(size, dtype=index_type)
-        starts = out_end[lo:hi] - lens - written
+        idx = buffer[:size]
+        idx.fill(1)
         jumps = offs.copy()
         jumps[1:] -= offs[:-1] + lens[:-1] - 1
-        idx[starts] = jumps
+        idx[out_end[lo:hi] - lens - written] = jumps
         np.cumsum(idx, out=idx)
         out[written : written + size] = src[idx]
         written += size

@@ -313,6 +313,9 @@ def _fixed(buf: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
     return raw.view("<u8" if width == 8 else "<u4").ravel().astype(np.uint64)
 
 
+_BATCH = 1 << 17  # messages decoded together; bounds the per-step temporaries
+
+
 def scan(
     buf: np.ndarray,
     starts: np.ndarray,
@@ -325,20 +328,43 @@ def scan(
 
     `buf` comes from `padded`. One loop iteration decodes the next field of every message that
     has bytes left, so the number of numpy steps is the largest field count of any one message
-    (a handful for XEvent and XStat) while the work per step is vectorized over all messages.
+    (a handful for XEvent and XStat) while the work per step is vectorized over the messages
+    (in batches of `_BATCH`, to bound memory).
     """
     windows = _windows(buf)
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.minimum(np.asarray(ends, dtype=np.int64), buf.shape[0] - PADDING)
     count = starts.shape[0]
-    broken = np.zeros(count, dtype=bool)
-    value = {n: np.zeros(count, dtype=np.uint64) for n in fields}
-    length = {n: np.zeros(count, dtype=np.int64) for n, wt in fields.items() if wt == LEN}
-    step_of = {n: np.full(count, -1, dtype=np.int32) for n in fields}
+    out = Scan(
+        count=count,
+        value={n: np.zeros(count, dtype=np.uint64) for n in fields},
+        length={n: np.zeros(count, dtype=np.int64) for n, wt in fields.items() if wt == LEN},
+        step={n: np.full(count, -1, dtype=np.int32) for n in fields},
+        blocks={},
+        broken=np.zeros(count, dtype=bool),
+    )
     block_parts: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {n: [] for n in repeated}
-    active = np.flatnonzero(starts < ends)
-    pos = starts[active]
-    limit = ends[active]
+    for lo in range(0, count, _BATCH):
+        active = lo + np.flatnonzero(starts[lo : lo + _BATCH] < ends[lo : lo + _BATCH])
+        _scan_batch(buf, windows, active, starts[active], ends[active], fields, out, block_parts)
+    for n, parts in block_parts.items():
+        if parts:
+            out.blocks[n] = tuple(np.concatenate(c) for c in zip(*parts))
+        else:
+            out.blocks[n] = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    return out
+
+
+def _scan_batch(
+    buf: np.ndarray,
+    windows: np.ndarray,
+    active: np.ndarray,
+    pos: np.ndarray,
+    limit: np.ndarray,
+    fields: dict[int, int],
+    out: Scan,
+    block_parts: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
+) -> None:
     step = 0
     while active.shape[0]:
         tag, pos, ok = _varints(buf, windows, pos, limit)
@@ -385,25 +411,18 @@ def scan(
             if not hit.shape[0]:
                 continue
             owners = active[hit]
-            step_of[n][owners] = step
+            out.step[n][owners] = step
             if wt == LEN:
-                value[n][owners] = payload[hit]
-                length[n][owners] = v[hit].astype(np.int64)
+                out.value[n][owners] = payload[hit]
+                out.length[n][owners] = v[hit].astype(np.int64)
                 if n in block_parts:
                     block_parts[n].append((owners, payload[hit], v[hit].astype(np.int64)))
             else:
-                value[n][owners] = v[hit]
+                out.value[n][owners] = v[hit]
         if ok.all():
             cont = pos < limit
         else:
-            broken[active[~ok]] = True
+            out.broken[active[~ok]] = True
             cont = ok & (pos < limit)
         active, pos, limit = active[cont], pos[cont], limit[cont]
         step += 1
-    blocks = {}
-    for n, parts in block_parts.items():
-        if parts:
-            blocks[n] = tuple(np.concatenate(c) for c in zip(*parts))
-        else:
-            blocks[n] = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
-    return Scan(count=count, value=value, length=length, step=step_of, blocks=blocks, broken=broken)
