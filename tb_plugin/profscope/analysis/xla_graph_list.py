@@ -32,6 +32,7 @@ class Entry:
     index: int
     file: GraphsFile
     record: GraphRecord
+    label: str  # the file as the UI names it (relative to the logdir)
 
     def nodes(self) -> list[xla_graph_diff.Node]:
         return _nodes(self.file, self.record.digest, self.record.format)
@@ -52,9 +53,9 @@ def _nodes(file: GraphsFile, digest: str, fmt: str) -> list[xla_graph_diff.Node]
 def entries(loaded: Loaded) -> list[Entry]:
     """All graph records of the view, files in listing order, records in file order."""
     out: list[Entry] = []
-    for _, parsed in loaded.graphs:
+    for file, parsed in loaded.graphs:
         for record in parsed.records:
-            out.append(Entry(len(out), parsed, record))
+            out.append(Entry(len(out), parsed, record, file.label))
     return out
 
 
@@ -114,7 +115,7 @@ def _record_json(entry: Entry) -> dict[str, Any]:
     r = entry.record
     return {
         "index": entry.index,
-        "file": entry.file.path,
+        "file": entry.label,
         "line": r.line,
         "step": r.step,
         "key": r.key,

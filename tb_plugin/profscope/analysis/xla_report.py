@@ -196,6 +196,8 @@ def report_of(loaded: Loaded) -> dict[str, Any]:
     chosen = choose_snapshot(loaded.metrics)
     snapshot = chosen[1] if chosen else None
     series: Series | None = series_of([parsed for _, parsed in loaded.metrics])
+    if series is not None:
+        series.source = next((f.label for f, p in loaded.metrics if p.path == series.source), series.source)
     graph_entries = xla_graph_list.entries(loaded)
     return {
         "ordinal": loaded.ordinal,
@@ -224,6 +226,7 @@ def report_of(loaded: Loaded) -> dict[str, Any]:
         if snapshot
         else [],
         "series": series.to_json() if series is not None else None,
+        "warmup_steps": xla_findings.WARMUP_STEPS,
         "debug": _debug_digest(loaded),
         "graphs": {"records": len(graph_entries), "unique": len({e.record.key for e in graph_entries})}
         if loaded.graphs
