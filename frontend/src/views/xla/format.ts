@@ -8,20 +8,34 @@ function trim(x: number, digits = 3): string {
   return Number(x.toPrecision(digits)).toString();
 }
 
+const TIME_UNITS: [string, number][] = [
+  ["h", 3600e9],
+  ["min", 60e9],
+  ["s", 1e9],
+  ["ms", 1e6],
+  ["µs", 1e3],
+  ["ns", 1],
+];
+
 /** A duration given in nanoseconds: "512 ns", "3.21 µs", "1.5 ms", "2.01 s", "3.4 min", "1.2 h". */
-export function formatNs(ns: number | null | undefined): string {
+export function formatNs(ns: number | null | undefined, digits = 3): string {
   if (ns === null || ns === undefined || !Number.isFinite(ns)) return NOT_OBSERVED;
-  const a = Math.abs(ns);
-  if (a >= 3600e9) return `${trim(ns / 3600e9)} h`;
-  if (a >= 60e9) return `${trim(ns / 60e9)} min`;
-  if (a >= 1e9) return `${trim(ns / 1e9)} s`;
-  if (a >= 1e6) return `${trim(ns / 1e6)} ms`;
-  if (a >= 1e3) return `${trim(ns / 1e3)} µs`;
-  return `${trim(ns)} ns`;
+  const [unit, scale] = TIME_UNITS.find(([, s]) => Math.abs(ns) >= s) ?? ["ns", 1];
+  return `${trim(ns / scale, digits)} ${unit}`;
+}
+
+/** A printed value at the precision it was printed with (`resolution`, in the value's unit), in the
+ * largest unit that keeps it readable: 148817608 ns at 1 ns → "148.817608 ms". */
+export function formatExact(value: number | null, unit: XlaUnit | null, resolution: number): string {
+  if (value === null || !Number.isFinite(value)) return NOT_OBSERVED;
+  if (unit !== "ns") return formatValue(value, unit, 6);
+  const [name, scale] = TIME_UNITS.slice(2).find(([, s]) => Math.abs(value) >= s) ?? ["ns", 1];
+  const decimals = Math.max(0, Math.min(9, Math.round(Math.log10(scale / Math.max(resolution, 1e-9)))));
+  return `${(value / scale).toFixed(decimals)} ${name}`;
 }
 
 /** A size in bytes, binary prefixes as the runtime uses them: "52 B", "9.57 KiB". */
-export function formatBytes(bytes: number | null | undefined): string {
+export function formatBytes(bytes: number | null | undefined, digits = 3): string {
   if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return NOT_OBSERVED;
   const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
   let value = bytes;
@@ -30,7 +44,7 @@ export function formatBytes(bytes: number | null | undefined): string {
     value /= 1024;
     i++;
   }
-  return i === 0 ? `${trim(value, 4)} B` : `${trim(value)} ${units[i]}`;
+  return i === 0 ? `${trim(value, Math.max(4, digits))} B` : `${trim(value, digits)} ${units[i]}`;
 }
 
 /** A count: integers with thousands separators, other numbers to 4 significant digits. */
@@ -39,17 +53,17 @@ export function formatCount(n: number | null | undefined): string {
   return Number.isInteger(n) ? n.toLocaleString("en-US") : trim(n, 4);
 }
 
-/** A value in a metric's unit. */
-export function formatValue(value: number | null | undefined, unit: XlaUnit | null): string {
-  if (unit === "ns") return formatNs(value);
-  if (unit === "B") return formatBytes(value);
+/** A value in a metric's unit, to `digits` significant digits. */
+export function formatValue(value: number | null | undefined, unit: XlaUnit | null, digits = 3): string {
+  if (unit === "ns") return formatNs(value, digits);
+  if (unit === "B") return formatBytes(value, digits);
   return formatCount(value);
 }
 
-/** A rate per second in a metric's unit ("1.2 ms/s", "2.07 KiB/s", "7.1/s"). */
+/** A rate per second of wall time in a metric's unit ("1.2 ms per s", "2.07 KiB per s", "7.1 per s"). */
 export function formatRate(value: number | null | undefined, unit: XlaUnit | null): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return NOT_OBSERVED;
-  return unit === "" || unit === null ? `${formatCount(value)}/s` : `${formatValue(value, unit)}/s`;
+  return unit === "" || unit === null ? `${formatCount(value)} per s` : `${formatValue(value, unit)} per s`;
 }
 
 /** Short form of a graph hash for lists. */

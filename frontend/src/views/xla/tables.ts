@@ -3,15 +3,24 @@
 import type { XlaMetric, XlaReport, XlaValue } from "../../api/xla.ts";
 import { clear, h } from "../../dom.ts";
 import { percentilePlot } from "./charts.ts";
-import { formatCount, formatRate, formatValue, NOT_OBSERVED } from "./format.ts";
+import { formatCount, formatExact, formatRate, formatValue, NOT_OBSERVED } from "./format.ts";
 
 const UNIT_NAMES: Record<string, string> = { ns: "time", B: "bytes", "": "number" };
 
-function valueCell(v: XlaValue | null, unit: XlaMetric["unit"], rate = false): HTMLElement {
+/** A value cell: 4 significant digits in the table, every printed digit in `exact` mode. */
+function valueCell(v: XlaValue | null, unit: XlaMetric["unit"], mode: "table" | "exact" | "rate" = "table"): HTMLElement {
   if (!v) return h("td", { class: "num xv-absent" }, NOT_OBSERVED);
-  const text = v.value === null ? `${v.text} (no samples)` : rate ? formatRate(v.value, unit) : formatValue(v.value, unit);
+  const text =
+    v.value === null
+      ? `${v.text} (no samples)`
+      : mode === "rate"
+        ? formatRate(v.value, unit)
+        : mode === "exact"
+          ? formatExact(v.value, unit, v.resolution)
+          : formatValue(v.value, unit, 4);
+  const exact = formatExact(v.value, unit, v.resolution);
   const title = v.corrected
-    ? `printed ${v.text}: the runtime rounds the larger units up but subtracts only their floor; read as ${formatValue(v.value, unit)}`
+    ? `printed ${v.text}: the runtime rounds the larger units up but subtracts only their floor; the value is ${exact}`
     : `printed ${v.text}`;
   return h("td", { class: "num", title }, text, v.corrected ? h("span", { class: "xv-corrected" }, " †") : null);
 }
@@ -26,8 +35,8 @@ function metricDetail(m: XlaMetric): HTMLElement {
       "tr",
       {},
       h("th", {}, `${p.p}%`),
-      valueCell(p, m.unit),
-      h("td", { class: "xv-hint" }, p.text),
+      valueCell(p, m.unit, "exact"),
+      h("td", { class: "xv-hint" }, `printed ${p.text}`),
     ),
   );
   return h(
@@ -46,10 +55,11 @@ function metricDetail(m: XlaMetric): HTMLElement {
       h(
         "table",
         { class: "xv-kv" },
-        h("tr", {}, h("th", {}, "Mean"), valueCell(m.mean, m.unit)),
-        h("tr", {}, h("th", {}, "StdDev"), valueCell(m.stddev, m.unit)),
-        h("tr", {}, h("th", {}, "ValueRate"), valueCell(m.value_rate, m.unit, true)),
-        h("tr", {}, h("th", {}, "Rate"), valueCell(m.rate, "", true)),
+        h("tr", {}, h("th", {}, "Accumulator"), valueCell(m.accumulator, m.unit, "exact"), h("td", { class: "xv-hint" }, m.accumulator ? `printed ${m.accumulator.text}` : "")),
+        m.mean ? h("tr", {}, h("th", {}, "Mean"), valueCell(m.mean, m.unit, "exact")) : null,
+        m.stddev ? h("tr", {}, h("th", {}, "StdDev"), valueCell(m.stddev, m.unit, "exact")) : null,
+        h("tr", {}, h("th", {}, "ValueRate"), valueCell(m.value_rate, m.unit, "rate")),
+        h("tr", {}, h("th", {}, "Rate (samples)"), valueCell(m.rate, "", "rate")),
         ...rows,
       ),
     ),
