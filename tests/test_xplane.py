@@ -480,3 +480,16 @@ def test_reads_through_any_fsspec_filesystem() -> None:
     tr = xplane.read("/profiles/mi300.xplane.pb", fs)
     assert tr.num_events == trace(MI300).num_events
     assert tr.source == "/profiles/mi300.xplane.pb" and tr.format == "xplane"
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_trace_survives_the_cache(name: str, tmp_path: Path) -> None:
+    from profscope.trace import store
+
+    tr = trace(name)
+    reopened = store.open(store.write(tr, str(tmp_path), "k" * 32))
+    assert reopened.metadata == tr.metadata
+    assert reopened.clock_origin_ns == tr.clock_origin_ns
+    assert [t.name for t in reopened.tracks] == [t.name for t in tr.tracks]
+    assert np.array_equal(reopened.ev_start_ps, tr.ev_start_ps)
+    assert reopened.args_json(tr.num_events // 2) == tr.args_json(tr.num_events // 2)

@@ -8,6 +8,7 @@ one dict and one encode call per event, which would cost more than decoding the 
 
 from __future__ import annotations
 
+import math
 import struct
 from typing import Any
 
@@ -32,12 +33,12 @@ def bytes_text(raw: bytes) -> str:
 
 
 def json_value(kind: int, value: Any, stat_names: dict[int, str]) -> Any:
-    """A decoded stat value as it appears in args (refs resolved, bytes as text, NaN as null)."""
+    """A decoded stat value as it appears in args (refs resolved, bytes as text, NaN/inf as null)."""
     if kind == REF:
         return stat_names.get(value, f"?ref {value}")
     if kind == BYTES:
         return bytes_text(value)
-    if kind == DOUBLE and value != value:
+    if kind == DOUBLE and not math.isfinite(value):
         return None
     return value
 
