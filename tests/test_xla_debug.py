@@ -117,3 +117,30 @@ def test_frame_forms() -> None:
 def test_nothing_recognisable_is_unreadable() -> None:
     with pytest.raises(UnreadableProfile, match="x.log.*no PyTorch/XLA debug output"):
         xla_debug.read("x.log", text="hello\nworld\n")
+
+
+def _execution(cause: str) -> str:
+    bar = "=" * 80
+    return (
+        f"Execution Analysis: {bar}\nExecution Analysis: Execution Cause\nExecution Analysis:   {cause}\n"
+        f"Execution Analysis: {'-' * 80}\nExecution Analysis: {bar}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "cause",
+    [
+        "user mark_step",
+        "mark_step in parallel loader at step end",
+        "torch_xla.sync when exiting a profiler StepTrace region",
+        "mark_step when exiting a profiler StepTrace region",
+    ],
+)
+def test_steps_are_counted_from_every_step_ending_sync(cause: str) -> None:
+    forced = _execution("most likely user code trying to access tensor value before mark_step")
+    text = (
+        _execution(cause) + forced + _execution(cause) + _execution("dynamo is executing a compiled program")
+    )
+    parsed = xla_debug.read("steps.log", text=text)
+    assert [a.step for a in parsed.analyses] == [0, 1, 1, 2]
+    assert [a.ends_step for a in parsed.analyses] == [True, False, True, False]

@@ -40,11 +40,12 @@ _SIZE = re.compile(
     r"(?P<what>Graph input|Graph output|Aliased Input|Intermediate tensor|Compiled program) size: *(?P<gb>[0-9.]+|Unknown) *GB"
 )
 
+# Causes the debug tool prints for the sync that ends a training step; releases say `mark_step` or
+# `torch_xla.sync` in the same sentences.
 STEP_END_CAUSES = (
-    "user mark_step",
-    "user torch_xla.sync",
-    "mark_step in parallel loader at step end",
-    "mark_step when exiting a profiler StepTrace region",
+    re.compile(r"^user (?:mark_step|torch_xla\.sync)$"),
+    re.compile(r"^(?:mark_step|torch_xla\.sync) in parallel loader at step end$"),
+    re.compile(r"^(?:mark_step|torch_xla\.sync) when exiting a profiler StepTrace region$"),
 )
 
 
@@ -87,7 +88,7 @@ class Analysis:
     @property
     def ends_step(self) -> bool:
         """An execution the training loop asks for at the end of a step (mark_step / sync)."""
-        return self.kind == "execution" and self.cause in STEP_END_CAUSES
+        return self.kind == "execution" and any(p.match(self.cause) for p in STEP_END_CAUSES)
 
 
 @dataclasses.dataclass
