@@ -146,7 +146,8 @@ def test_dynamic_shape_finding(report: dict) -> None:
     f = finding(report, "dynamic_shapes")
     assert f["severity"] == "high"
     values = " ".join(e["value"] for e in f["evidence"])
-    assert "f32[8,32]{1,0} → f32[16,32]{1,0} → f32[24,32]{1,0} → f32[32,32]{1,0}" in values
+    assert "aten::expand %6 at <module> (train.py:18): f32[8,32]{1,0} → f32[16,32]{1,0} → f32[24,32]{1,0} → f32[32,32]{1,0}" in values
+    assert "aten::random %16 at <module> (train.py:18): s64[8]{0} → s64[16]{0} → s64[24]{0} → s64[32]{0}" in values
     assert (f["locations"][0]["file"], f["locations"][0]["line"]) == (TRAIN, 18)
 
 

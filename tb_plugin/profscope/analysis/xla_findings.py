@@ -653,11 +653,13 @@ def _dynamic_shapes(ev: _Evidence, families: list[dict[str, Any]]) -> dict[str, 
         frame = user_frame(members[0].record.frames)
         if frame is not None:
             trigger_frames[frame] += len(members)
+        # Members share their structure, so a node keeps its name (%N) across them: follow each
+        # origin node's size from member to member.
         origin_shapes: dict[str, list[str]] = {}
         for d in family["diffs"]:
             for o in d["origins"]:
                 where = o["location"]["label"] if o["location"] else "unknown location"
-                shapes = origin_shapes.setdefault(f"{o['op']} at {where}", [o["shape_a"]])
+                shapes = origin_shapes.setdefault(f"{o['op']} {o['a']['name']} at {where}", [o["shape_a"]])
                 if shapes[-1] != o["shape_b"]:
                     shapes.append(o["shape_b"])
         evidence.append(
