@@ -23,8 +23,8 @@ setup(
     package_data={"profscope": ["static/*", "static/**/*"]},
     include_package_data=True,
     install_requires=[
-        "tensorboard>=2.12",
-        "protobuf>=4.21",
+        "tensorboard>=2.18",
+        "protobuf>=4.25",
         "numpy>=1.23",
         "werkzeug>=2.2",
         "fsspec>=2023.1",

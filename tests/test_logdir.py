@@ -314,6 +314,23 @@ def test_unreadable_file_head_is_reported(
     assert "Permission denied" in f.error
 
 
+def test_unlistable_folder_reported_and_scan_goes_on(
+    memory_fs: fsspec.AbstractFileSystem, copy_to_fs, monkeypatch
+) -> None:
+    copy_to_fs(LAYOUTS_LOGDIR, memory_fs, "/ld")
+    real_ls = type(memory_fs).ls
+
+    def failing_ls(self, path, *args, **kwargs):
+        if path.rstrip("/").endswith("/kineto"):
+            raise PermissionError(13, "Permission denied", path)
+        return real_ls(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(type(memory_fs), "ls", failing_ls)
+    listing = discover("memory://ld")
+    assert listing.errors == ["cannot list memory:///ld/kineto: Permission denied"]
+    assert [r.name for r in listing.runs] == ["xla/pytorch_xla_cpu_recompile", "xplane/mi300_jax_conv"]
+
+
 def test_new_runs_appear_after_ttl(tmp_path: pathlib.Path) -> None:
     ld = Logdir(str(tmp_path), ttl_s=3600)
     assert ld.listing().runs == []

@@ -325,24 +325,39 @@ class Logdir:
         return Listing(self.url, builder.build(), errors, now)
 
     def _walk(self, errors: list[str] | None) -> Iterator[tuple[tuple[str, ...], str, dict[str, Any]]]:
-        """Yield (folder parts relative to the logdir, file name, fsspec info) for every file."""
+        """Yield (folder parts relative to the logdir, file name, fsspec info) for every file.
+
+        Our own depth-first listing rather than `fs.walk`, whose pruning and error handling differ
+        between fsspec releases: hidden folders are skipped, and a folder that cannot be listed is
+        reported in `errors` without stopping the scan.
+        """
         fs, root = self._fs, self._root
         assert fs is not None and root is not None
-
-        def on_error(e: OSError) -> None:
-            if errors is not None:
-                errors.append(f"cannot list {getattr(e, 'filename', None) or 'a folder'}: {e.strerror or e}")
-
-        prefix = "" if root == "/" else root
-        for dirpath, dirs, files in fs.walk(root, maxdepth=MAX_DEPTH, detail=True, on_error=on_error):
-            rel = dirpath[len(prefix) :].strip("/") if dirpath.startswith(prefix) else dirpath
-            rel_parts = tuple(p for p in rel.split("/") if p)
-            for name in list(dirs):
-                if name.startswith(".") or name == "__pycache__" or _loops_back(fs, dirpath, dirs[name]):
-                    del dirs[name]
-            for name, info in sorted(files.items()):
-                if name and not name.startswith(".") and info.get("type", "file") != "directory":
+        stack: list[tuple[str, tuple[str, ...]]] = [(root, ())]
+        while stack:
+            folder, rel_parts = stack.pop()
+            try:
+                entries = fs.ls(folder, detail=True)
+            except OSError as e:
+                if errors is not None:
+                    errors.append(f"cannot list {fs.unstrip_protocol(folder)}: {e.strerror or e}")
+                continue
+            subfolders = []
+            for info in sorted(entries, key=lambda i: i["name"]):
+                path = info["name"].rstrip("/")
+                name = path.rsplit("/", 1)[-1]
+                if not name or name.startswith(".") or path == folder.rstrip("/"):
+                    continue
+                if info.get("type") == "directory":
+                    if (
+                        len(rel_parts) < MAX_DEPTH
+                        and name != "__pycache__"
+                        and not _loops_back(fs, folder, info)
+                    ):
+                        subfolders.append((path, (*rel_parts, name)))
+                else:
                     yield rel_parts, name, info
+            stack.extend(reversed(subfolders))
 
     def _detect(self, fs_path: str, info: dict[str, Any], name_match: detect.NameMatch) -> detect.Detection:
         """Sniff a file, reusing the previous answer while its size and mtime/etag are unchanged."""

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The whole check, README command 2 and CI: lint, frontend type check and unit tests, the check that the
+# committed bundle in tb_plugin/profscope/static matches frontend/src, then every Python test (browser
+# tests included) twice: in .venv with the newest TensorBoard/protobuf, and in .venv-pb4 with
+# TensorBoard 2.20 on protobuf 4.25. Needs python3 >= 3.10, Node.js >= 20.19 with npm, git, and Debian's
+# chromium for the browser tests (which fail rather than skip here).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+export PROFSCOPE_REQUIRE_BROWSER=1
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "Python environment .venv (newest TensorBoard and protobuf)"
+"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 10), "profscope needs Python >= 3.10"'
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+
+step "ruff"
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+
+step "frontend: npm ci, type check, unit tests"
+npm --prefix frontend ci --no-audit --no-fund
+npm --prefix frontend run typecheck
+npm --prefix frontend test
+
+step "frontend: committed bundle matches the sources"
+npm --prefix frontend run build
+if ! git diff --exit-code --stat -- tb_plugin/profscope/static; then
+  echo "tb_plugin/profscope/static is stale: commit the output of 'npm --prefix frontend run build'" >&2
+  exit 1
+fi
+untracked="$(git ls-files --others --exclude-standard -- tb_plugin/profscope/static)"
+if [ -n "$untracked" ]; then
+  printf 'build outputs not committed:\n%s\n' "$untracked" >&2
+  exit 1
+fi
+
+step "Python tests on $(.venv/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")')"
+.venv/bin/python -m pytest tests
+
+step "Python environment .venv-pb4 (constraints-protobuf4.txt)"
+[ -x .venv-pb4/bin/python ] || "$PYTHON" -m venv .venv-pb4
+.venv-pb4/bin/python -m pip install --quiet --disable-pip-version-check -c constraints-protobuf4.txt -e ".[test]"
+.venv-pb4/bin/python -c 'import google.protobuf as p; assert p.__version__.startswith("4."), p.__version__'
+
+step "Python tests on $(.venv-pb4/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")')"
+.venv-pb4/bin/python -m pytest tests
