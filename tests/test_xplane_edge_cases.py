@@ -355,7 +355,12 @@ def test_garbage_is_unreadable_and_names_the_file(tmp_path: Path) -> None:
 
 
 def test_empty_and_text_files_are_unreadable(tmp_path: Path) -> None:
-    for name, data in (("empty.xplane.pb", b""), ("text.xplane.pb", b'{"traceEvents": []}\n')):
+    cases = (
+        ("empty.xplane.pb", b""),
+        ("text.xplane.pb", b'{"traceEvents": []}\n'),
+        ("stray.xplane.pb", b"\x08\x01\x10\x02"),
+    )
+    for name, data in cases:
         with pytest.raises(UnreadableProfile, match=name):
             xplane.read(write(tmp_path, data, name), fsspec.filesystem("file"))
 

@@ -63,6 +63,9 @@ def read(
     raw = decode_space(data)
     if raw.num_events == 0 and raw.damage:
         raise UnreadableProfile(path, f"not a readable XSpace protobuf ({raw.damage[0]})")
+    if raw.num_events == 0 and not any(plane.name for plane in raw.planes):
+        # Stray bytes can happen to parse as protobuf fields; an XSpace names its planes.
+        raise UnreadableProfile(path, "no XPlane in the file (not an XSpace protobuf)")
     builder = TraceBuilder(source=path, format=FORMAT)
     _Loader(raw, builder).load()
     if progress is not None:
