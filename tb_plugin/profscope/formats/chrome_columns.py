@@ -15,7 +15,7 @@ import collections
 import itertools
 import operator
 import re
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 import msgspec
@@ -174,7 +174,7 @@ def parse_us(raws: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     scale = _POW10[decimals]
     whole = magnitude // scale
     rest = magnitude - whole * scale
-    # Fraction of a µs in ps: pad to 6 decimals, or round away digits below 1 ps.
+    # Fraction of a µs in ps: pad to 6 decimals, or round digits below 1 ps (half away from zero).
     up = decimals <= 6
     rest_ps = np.where(up, rest * _POW10[np.where(up, 6 - decimals, 0)], 0)
     if not up.all():
@@ -208,7 +208,7 @@ def _parse_us_slow(text: bytes) -> tuple[int, int] | None:
         return None
     if not value.is_finite():
         return None
-    ps = int((value * PS_PER_US).to_integral_value(ROUND_HALF_EVEN))
+    ps = int((value * PS_PER_US).to_integral_value(ROUND_HALF_UP))
     return divmod(ps, PS_PER_US)
 
 

@@ -228,13 +228,25 @@ def _blob(parts: list[bytes]) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
+def _densest(sample: np.ndarray) -> int:
+    """The sampled time with the most others within the outlier window: the bulk of the trace."""
+    if not sample.shape[0]:
+        return 0
+    sample = np.sort(sample)
+    around = np.searchsorted(sample, sample + OUTLIER_US, side="right") - np.searchsorted(
+        sample, sample - OUTLIER_US, side="left"
+    )
+    return int(sample[int(np.argmax(around))])
+
+
 class _Clock:
     """Exact conversion of (whole µs, ps remainder) to ps from the trace's zero."""
 
     def __init__(self, parts: list[cc.ColumnCollector]) -> None:
         chunks = [_col(t, "us", np.int64) for p in parts for t in (p.ev, p.be, p.asy, p.ctr) if t["us"]]
-        sample = np.concatenate([c[:: max(1, c.shape[0] // 50_000)] for c in chunks]) if chunks else None
-        self.reference = int(np.median(sample)) if sample is not None and sample.shape[0] else 0
+        self.reference = (
+            _densest(np.concatenate([c[:: max(1, c.shape[0] // 50_000)] for c in chunks])) if chunks else 0
+        )
         lowest: tuple[int, int] | None = None
         for p in parts:
             for t in (p.ev, p.be, p.asy, p.ctr):
@@ -278,7 +290,7 @@ def _assemble(
     events = _SimpleEvents(builder, ids, clock, layout, damage)
     launch_links = _launch_flows(builder, ids, events, layout)
     _flow_points(builder, ids, clock, layout, launch_links, damage)
-    trace_end = events.end_ps
+    trace_end = max(events.end_ps, _last_time(parts, clock))
     be_index, be_start = _pair_begin_end(builder, ids, clock, layout, damage, trace_end)
     _pair_async(builder, ids, clock, layout, damage, trace_end)
     _counters(builder, ids, clock, layout, damage)
@@ -304,6 +316,18 @@ def _assemble(
     for reason, count in sorted(damage.skipped.items()):
         if count:
             builder.skip(reason, count)
+
+
+def _last_time(parts: list[cc.ColumnCollector], clock: _Clock) -> int:
+    """Latest B/E, async or counter time: unclosed slices are drawn up to the end of the trace."""
+    last = 0
+    for p in parts:
+        for table in (p.be, p.asy, p.ctr):
+            if table["us"]:
+                ts, ok = clock.to_ps(_col(table, "us", np.int64), _col(table, "frac", np.int32))
+                if ok.any():
+                    last = max(last, int(ts[ok].max()))
+    return last
 
 
 def _decimal_us(ps: int) -> str:

@@ -730,12 +730,21 @@ class EventScanner:
             self._resync(self._pos)
 
     def _skip_non_event(self) -> None:
-        """Skip an array element that is not an object (number, string, bare word, array)."""
+        """Skip an array element that is not an object (number, string, literal, array, garbage)."""
         self.damage.skipped["array element is not an event object"] += 1
-        if self._buf[self._pos] == 0x5B:
+        c = self._buf[self._pos]
+        if c == 0x5B:
             end = self._value_end(MAX_EVENT_BYTES)
-            if end is not None:
-                self._pos = end
+        else:
+            pattern = _STRING_RE if c == 0x22 else _SCALAR
+            while True:
+                m = pattern.match(self._buf, self._pos)
+                if (m and m.end() < len(self._buf)) or not self._more():
+                    break
+            end = m.end() if m else None
+        if end is not None:
+            self._pos = end
+            if self._peek() in (0x2C, 0x5D, None):
                 return
         self._resync(self._pos)
 
