@@ -262,6 +262,7 @@ def decode_space(data: bytes) -> RawSpace:
     skipped["event metadata entries that could not be decoded"] += int((~em_broken & emf.broken).sum())
     stat_owner, stat_start, stat_len = emf.blocks[5]
     em_stat_cols = _decode_stats(buf, stat_start, stat_start + stat_len)
+    skipped["event metadata stats that could not be decoded"] += int(em_stat_cols[-1].sum())
     event_names: list[dict[int, tuple[str, str]]] = [{} for _ in walked]
     event_meta_stats: list[dict[int, list[tuple[int, int, Any]]]] = [{} for _ in walked]
     order = np.argsort(stat_owner, kind="stable")
@@ -280,6 +281,7 @@ def decode_space(data: bytes) -> RawSpace:
     plane_stat_owner = np.repeat(np.arange(len(walked)), [len(p.stats) for p in walked])
     ps = np.asarray([r for p in walked for r in p.stats], dtype=np.int64).reshape(-1, 2)
     ps_cols = _decode_stats(buf, ps[:, 0], ps[:, 1])
+    skipped["plane stats that could not be decoded"] += int(ps_cols[-1].sum())
 
     # Lines and the event columns.
     planes: list[RawPlane] = []
