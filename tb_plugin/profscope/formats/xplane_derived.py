@@ -8,9 +8,9 @@ outer name scope) starts new boxes below it. Each GPU also gets "Steps" (from gr
 "Launch Stats" (host launches per step, linked by correlation id). TPU TensorCore sections get
 Framework Name Scope, Framework Ops and Source code from the ops' tf_op / source stats, merged
 within one XLA module execution (XProf merges across executions, which makes boxes span idle
-time and other programs). Lines the
-producer already wrote (e.g. "Steps" or "TensorFlow Ops" in older profiles) are not derived again.
-All of it is vectorized per stream: the cost is numpy work per kernel, Python work per line.
+time and other programs). Lines the producer already wrote (e.g. "Steps" or "TensorFlow Ops" in
+older profiles) are not derived again. All of it is vectorized per stream: the cost is numpy work
+per kernel, Python work per line.
 """
 
 from __future__ import annotations
