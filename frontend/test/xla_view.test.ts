@@ -5,7 +5,7 @@ import { XlaApi, type XlaReport } from "../src/api/xla.ts";
 import { barChart, niceTicks, percentilePlot } from "../src/views/xla/charts.ts";
 import { formatBytes, formatCount, formatExact, formatNs, formatRate } from "../src/views/xla/format.ts";
 import { sanitizeSvg } from "../src/views/xla/graphviz.ts";
-import { findingsList, stepCharts, summaryCards } from "../src/views/xla/overview.ts";
+import { debugDigest, findingsList, stepCharts, summaryCards } from "../src/views/xla/overview.ts";
 
 const BASE = "http://tb.local/data/plugin/profscope/";
 const subject = { run: "job", session: "xla", hosts: ["xla"] };
@@ -159,6 +159,24 @@ describe("XLA overview", () => {
     // what the checks could not see is said, not silently skipped
     expect(list.textContent).toContain("No PT_XLA_DEBUG log");
     expect(list.textContent).toContain("No graph log");
+  });
+
+  it("sums up the debug log's causes and pt-xla-profiler lines", () => {
+    expect(debugDigest(report())).toBeNull();
+    const digest = debugDigest(
+      report({
+        debug: {
+          compilations: [],
+          executions: 16,
+          unexpected_executions: 0,
+          causes: [{ kind: "execution", cause: "user torch_xla.sync", count: 10 }],
+          messages: [{ text: "CompileTime too frequent: 21 counts during 11 steps", kind: "too_frequent", count: 2, first_line: 3, last_line: 9 }],
+        },
+      }),
+    );
+    const rows = Array.from(digest?.querySelectorAll("tbody tr") ?? []).map((r) => r.textContent);
+    expect(rows).toEqual(["10executionsuser torch_xla.sync"]);
+    expect(digest?.textContent).toContain("CompileTime too frequent: 21 counts during 11 steps (×2, lines 3–9)");
   });
 
   it("says none of the checks fired when there are no findings", () => {

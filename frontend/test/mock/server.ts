@@ -1,16 +1,18 @@
 /** Development server: the built bundle inside a TensorBoard-like page (same iframe entry, same
  * <base>), with the API answered by MockApi. For working on the UI without the Python engine:
- *   npm run mock-server -- [port] [steps] [kernelsPerStep] [tileDelayMs]  */
+ *   npm run mock-server -- [port] [steps] [kernelsPerStep] [tileDelayMs]
+ *   npm run mock-server -- [port] dense [tracks] [eventsPerTrack]   (drawing-speed checks) */
 
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { extname, join, normalize } from "node:path";
 import { MockApi } from "./api.ts";
-import { makeTrace } from "./trace.ts";
+import { makeDenseTrace, makeTrace } from "./trace.ts";
 
 const [port = "6199", steps = "40", kernels = "40", delay = "0"] = process.argv.slice(2);
 const staticDir = normalize(join(process.cwd(), "../tb_plugin/profscope/static"));
-const api = new MockApi(makeTrace(Number(steps), Number(kernels)), { ingestPolls: 2, tileDelayMs: Number(delay) });
+const trace = steps === "dense" ? makeDenseTrace(Number(kernels), Number(delay)) : makeTrace(Number(steps), Number(kernels));
+const api = new MockApi(trace, { ingestPolls: 2, tileDelayMs: steps === "dense" ? 0 : Number(delay) });
 
 const TOP = `<!doctype html><html><head><title>mock TensorBoard</title>
 <style>body{margin:0;font-family:sans-serif}header{height:40px;background:#f57c00;color:#fff;padding:10px}

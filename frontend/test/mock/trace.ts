@@ -295,3 +295,39 @@ export function summarize(trace: MockTrace, events: MockEvent[]): SummaryRespons
       .sort((a, b) => b.total_ns - a.total_ns),
   };
 }
+
+/** Many busy tracks of back-to-back events in two nesting levels: enough boxes on screen at once to
+ * measure drawing speed (100 k+), which the CPU/GPU fixture above cannot reach. */
+export function makeDenseTrace(nTracks = 64, perTrack = 4000, seed = 7): MockTrace {
+  const rand = rng(seed);
+  const sections: MetaSection[] = [{ id: 0, name: "Dense", kind: "cpu", sort_index: 0, host: 0 }];
+  const tracks: MetaTrack[] = [];
+  const events: MockEvent[] = [];
+  let end = 0;
+  for (let tr = 0; tr < nTracks; tr++) {
+    tracks.push({ id: tr, section: 0, name: `thread ${tr}`, kind: "thread", sort_index: tr, max_depth: 1, host: 0 });
+    let t = 0;
+    for (let k = 0; k < perTrack / 2; k++) {
+      const dur = 200 + Math.floor(rand() * 800);
+      const name = `op_${Math.floor(rand() * 30)}`;
+      events.push({ id: events.length, track: tr, name, category: "", start: t, dur, depth: 0, args: {} });
+      events.push({ id: events.length, track: tr, name: `${name}_inner`, category: "", start: t + 10, dur: dur / 2, depth: 1, args: {} });
+      t += dur + 20;
+    }
+    end = Math.max(end, t);
+  }
+  return {
+    events,
+    flows: [],
+    counters: [],
+    meta: {
+      span_ns: [0, end],
+      hosts: [{ name: "dense", offset_ns: 0, num_events: events.length, warnings: [], skipped: {} }],
+      sections,
+      tracks,
+      num_events: events.length,
+      num_flows: 0,
+      tile: { base_ns: BASE_NS, tile_px: TILE_PX, max_level: maxLevelFor(end) },
+    },
+  };
+}

@@ -1,21 +1,30 @@
-/** Canvas 2D drawing of the timeline. One pass per frame: rectangles are gathered per colour and
- * filled as one path each (a few dozen fills for 100 k boxes), labels only where they fit, then
- * overlays (selection, flows, marks, cursor). Pure function of the state it is given. */
+/** Drawing of the timeline, one pass per frame: backgrounds and boxes rasterized in a framebuffer
+ * (raster.ts) and put on the canvas at once, then with the canvas API the names inside boxes wide
+ * enough, counters, selection, flows, marks, the track labels and the cursor. A pure function of the
+ * state it is given. */
 
-import type { Tile } from "../../api/tile.ts";
 import { computeTicks } from "./axis.ts";
-import { colorIndex, colorOf, PALETTE_SIZE, textColorOn } from "./colors.ts";
+import { textColorOn } from "./colors.ts";
 import { formatDuration } from "./format.ts";
 import { type Layout, ROW_HEIGHT, SECTION_HEIGHT, TRACK_PAD } from "./layout.ts";
+import {
+  type Band,
+  BOX_HEIGHT,
+  fillBands,
+  type Label,
+  paintPieces,
+  type Raster,
+  replicateRows,
+  ROW_BACKGROUNDS,
+  type RowGeometry,
+} from "./raster.ts";
 import type { Piece } from "./scene.ts";
 import type { Projection } from "./viewport.ts";
 
 export const LABEL_WIDTH = 260;
 const FONT = "11px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
 const BOLD_FONT = "600 11px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
-const BOX_HEIGHT = ROW_HEIGHT - 2;
 const MIN_LABEL_PX = 28;
-const DENSITY_BUCKETS = 6;
 const MAX_FLOWS = 3000;
 
 export interface SelectedBox {
@@ -61,6 +70,8 @@ export interface FrameInput {
   spanEnd: number;
   /** Hosts merged on this timeline (section headers then name their host). */
   multiHost: boolean;
+  /** Device pixels per CSS pixel (the context is already scaled by it). */
+  dpr: number;
 }
 
 export interface FrameStats {
@@ -68,69 +79,6 @@ export interface FrameStats {
   summaries: number;
   labels: number;
   flows: number;
-}
-
-/** Reusable per-colour coordinate buffers, so a frame allocates nothing per event. */
-class Buckets {
-  xs: Float32Array[] = [];
-  ys: Float32Array[] = [];
-  ws: Float32Array[] = [];
-  n: Int32Array;
-
-  constructor(readonly count: number) {
-    this.n = new Int32Array(count);
-    for (let i = 0; i < count; i++) {
-      this.xs.push(new Float32Array(256));
-      this.ys.push(new Float32Array(256));
-      this.ws.push(new Float32Array(256));
-    }
-  }
-
-  reset(): void {
-    this.n.fill(0);
-  }
-
-  push(b: number, x: number, y: number, w: number): void {
-    let k = this.n[b];
-    if (k === this.xs[b].length) {
-      const grow = (a: Float32Array) => {
-        const g = new Float32Array(a.length * 2);
-        g.set(a);
-        return g;
-      };
-      this.xs[b] = grow(this.xs[b]);
-      this.ys[b] = grow(this.ys[b]);
-      this.ws[b] = grow(this.ws[b]);
-    }
-    this.xs[b][k] = x;
-    this.ys[b][k] = y;
-    this.ws[b][k] = w;
-    this.n[b] = ++k;
-  }
-
-  fill(ctx: CanvasRenderingContext2D, b: number, h: number): void {
-    const n = this.n[b];
-    if (!n) return;
-    const xs = this.xs[b];
-    const ys = this.ys[b];
-    const ws = this.ws[b];
-    ctx.beginPath();
-    for (let i = 0; i < n; i++) ctx.rect(xs[i], ys[i], ws[i], h);
-    ctx.fill();
-  }
-}
-
-const eventBuckets = new Buckets(PALETTE_SIZE);
-const densityBuckets = new Buckets(DENSITY_BUCKETS);
-const tileColors = new WeakMap<Tile, Uint8Array>();
-
-function colorsOf(tile: Tile): Uint8Array {
-  let c = tileColors.get(tile);
-  if (!c) {
-    c = Uint8Array.from(tile.names, colorIndex);
-    tileColors.set(tile, c);
-  }
-  return c;
 }
 
 const textWidths = new Map<string, number>();
@@ -154,41 +102,92 @@ export function fitText(ctx: CanvasRenderingContext2D, s: string, maxPx: number)
   return n >= 1 ? `${s.slice(0, n)}…` : "";
 }
 
-/** Top of each track's first row on the canvas (NaN when hidden), indexed by track id. */
-function trackTops(layout: Layout, scrollY: number): Float64Array {
+/** Where each track's box rows are on the canvas this frame. */
+function rowGeometry(layout: Layout, scrollY: number): RowGeometry {
   let maxId = 0;
   for (const id of layout.tracks.keys()) maxId = Math.max(maxId, id);
   const tops = new Float64Array(maxId + 1).fill(NaN);
-  for (const [id, t] of layout.tracks) if (!t.section.collapsed && !t.isCounter) tops[id] = t.top - scrollY;
-  return tops;
+  const maxDepth = new Int32Array(maxId + 1);
+  const shade = new Uint8Array(maxId + 1);
+  let k = 0;
+  for (const s of layout.sections) {
+    for (const t of s.tracks) {
+      const id = t.track.id;
+      shade[id] = k++ % 2;
+      maxDepth[id] = t.track.max_depth;
+      if (!s.collapsed && !t.isCounter) tops[id] = t.top - scrollY;
+    }
+  }
+  return { tops, maxDepth, shade };
+}
+
+/** Background bands (section headers, tracks, separators) visible on a canvas `height` tall. */
+function backgroundBands(layout: Layout, scrollY: number, height: number): Band[] {
+  const bands: Band[] = [{ y: 0, height, color: "#ffffff" }];
+  let k = 0;
+  for (const s of layout.sections) {
+    const top = s.top - scrollY;
+    if (s.bottom - scrollY < 0 || top > height) {
+      k += s.tracks.length;
+      continue;
+    }
+    bands.push({ y: top, height: SECTION_HEIGHT, color: "#e8ecf2" }, { y: top + SECTION_HEIGHT - 1, height: 1, color: "#c9d1dc" });
+    for (const t of s.tracks) {
+      const shade = ROW_BACKGROUNDS[k++ % 2];
+      if (s.collapsed) continue;
+      const y = (t.isCounter ? t.top : t.top - TRACK_PAD) - scrollY;
+      if (y > height || y + t.height < 0) continue;
+      bands.push({ y, height: t.height, color: shade }, { y: y + t.height - 1, height: 1, color: "#eceff3" });
+    }
+  }
+  return bands;
+}
+
+let raster: { image: ImageData; raster: Raster } | null = null;
+
+/** The reusable framebuffer for the timeline area, resized with the canvas. */
+function frameRaster(ctx: CanvasRenderingContext2D, width: number, height: number): { image: ImageData; raster: Raster } {
+  if (!raster || raster.image.width !== width || raster.image.height !== height) {
+    const image = ctx.createImageData(width, height);
+    raster = { image, raster: { u: new Uint32Array(image.data.buffer), width, height } };
+  }
+  return raster;
 }
 
 export function drawFrame(f: FrameInput): FrameStats {
-  const { ctx, width, height, scrollY, layout } = f;
+  const { ctx, width, height, scrollY, layout, dpr } = f;
   const stats: FrameStats = { boxes: 0, summaries: 0, labels: 0, flows: 0 };
   const left = LABEL_WIDTH;
-  ctx.clearRect(0, 0, width, height);
   ctx.font = FONT;
   ctx.textBaseline = "middle";
 
-  drawBackgrounds(f);
-  drawGrid(f);
+  const geo = rowGeometry(layout, scrollY);
+  const bands = backgroundBands(layout, scrollY, height);
+  const devLeft = Math.round(left * dpr);
+  const devW = Math.max(1, Math.round(width * dpr) - devLeft);
+  const devH = Math.max(1, Math.round(height * dpr));
+  const fb = frameRaster(ctx, devW, devH);
+  fillBands(fb.raster, bands, dpr);
+  const labels: Label[] = [];
+  const xm = { originX: f.proj.x0 - f.proj.range.start * f.proj.pxPerNs, pxPerNs: f.proj.pxPerNs, left, right: width };
+  paintPieces(fb.raster, dpr, geo, f.pieces, xm, MIN_LABEL_PX, labels, stats);
+  replicateRows(fb.raster, dpr, geo);
+  ctx.putImageData(fb.image, devLeft, 0);
 
   ctx.save();
   ctx.beginPath();
   ctx.rect(left, 0, width - left, height);
   ctx.clip();
-  const tops = trackTops(layout, scrollY);
-  drawSummaries(f, tops, stats);
-  drawEvents(f, tops, stats);
+  drawGrid(f);
+  drawBoxLabels(ctx, labels, stats);
   drawCounters(f);
   drawSpanEdges(f);
-  drawSelection(f, tops);
+  drawSelection(f, geo.tops);
   if (f.overlay.showFlows || f.overlay.pinnedFlows.length) drawFlows(f, stats);
   drawMarks(f);
   ctx.restore();
 
-  drawLabels(f);
+  drawLabels(f, bands);
   const { band, cursorX } = f.overlay;
   if (band) {
     ctx.fillStyle = "rgba(66, 133, 244, 0.12)";
@@ -209,28 +208,14 @@ export function drawFrame(f: FrameInput): FrameStats {
   return stats;
 }
 
-function drawBackgrounds(f: FrameInput): void {
-  const { ctx, width, height, scrollY, layout } = f;
-  ctx.fillStyle = "#ffffff";
-  ctx.fillRect(0, 0, width, height);
-  let k = 0;
-  for (const s of layout.sections) {
-    if (s.bottom - scrollY < 0 || s.top - scrollY > height) {
-      k += s.tracks.length;
-      continue;
-    }
-    ctx.fillStyle = "#e8ecf2";
-    ctx.fillRect(0, s.top - scrollY, width, SECTION_HEIGHT);
-    ctx.fillStyle = "#c9d1dc";
-    ctx.fillRect(0, s.top - scrollY + SECTION_HEIGHT - 1, width, 1);
-    if (s.collapsed) continue;
-    for (const t of s.tracks) {
-      const top = (t.isCounter ? t.top : t.top - TRACK_PAD) - scrollY;
-      ctx.fillStyle = k++ % 2 ? "#f7f8fa" : "#ffffff";
-      ctx.fillRect(0, top, width, t.height);
-      ctx.fillStyle = "#eceff3";
-      ctx.fillRect(0, top + t.height - 1, width, 1);
-    }
+/** Names inside the boxes wide enough to hold some of them. */
+function drawBoxLabels(ctx: CanvasRenderingContext2D, labels: Label[], stats: FrameStats): void {
+  for (const l of labels) {
+    const text = fitText(ctx, l.name, l.w - 6);
+    if (!text) continue;
+    ctx.fillStyle = textColorOn(l.color);
+    ctx.fillText(text, l.x + 3, l.y + BOX_HEIGHT / 2 + 0.5);
+    stats.labels++;
   }
 }
 
@@ -251,109 +236,6 @@ function drawSpanEdges(f: FrameInput): void {
   if (x0 > LABEL_WIDTH) ctx.fillRect(LABEL_WIDTH, 0, x0 - LABEL_WIDTH, height);
   const x1 = proj.x(f.spanEnd);
   if (x1 < width) ctx.fillRect(x1, 0, width - x1, height);
-}
-
-function drawEvents(f: FrameInput, tops: Float64Array, stats: FrameStats): void {
-  const { ctx, width, height, proj } = f;
-  const left = LABEL_WIDTH;
-  eventBuckets.reset();
-  const labels: { x: number; y: number; w: number; name: string; c: number; id: number }[] = [];
-  const labelled = new Set<number>();
-  const pxPerNs = proj.pxPerNs;
-  const originX = proj.x0 - proj.range.start * pxPerNs;
-  for (const p of f.pieces) {
-    const tile = p.tile;
-    const ev = tile.events;
-    const colors = colorsOf(tile);
-    const base = tile.startNs;
-    const clipL = Math.max(left, originX + p.from * pxPerNs);
-    const clipR = Math.min(width, originX + p.to * pxPerNs);
-    if (clipR <= clipL) continue;
-    for (let i = 0; i < ev.n; i++) {
-      const tr = ev.track[i];
-      const top = tr < tops.length ? tops[tr] : NaN;
-      if (top !== top) continue;
-      const y = top + ev.depth[i] * ROW_HEIGHT;
-      if (y > height || y + ROW_HEIGHT < 0) continue;
-      const s = base + ev.start[i];
-      const d = ev.dur[i];
-      let x0 = originX + s * pxPerNs;
-      let x1 = x0 + d * pxPerNs;
-      if (d === 0) {
-        // Instants: a 2 px tick so markers never vanish.
-        x0 -= 1;
-        x1 = x0 + 2;
-        if (x0 + 1 < clipL || x0 + 1 >= clipR) continue;
-      } else {
-        if (x1 < clipL || x0 >= clipR) continue;
-        if (x0 < clipL) x0 = clipL;
-        // A pixel of gap between neighbours wide enough to spare it, so same-name runs stay countable
-        // (not where the box is cut at a tile edge: it continues in the next tile).
-        if (x1 > clipR) x1 = clipR;
-        else if (x1 - x0 > 4) x1 -= 1;
-        if (x1 - x0 < 1) x1 = x0 + 1;
-      }
-      const c = colors[ev.name[i]];
-      eventBuckets.push(c, x0, y + 1, x1 - x0);
-      stats.boxes++;
-      if (x1 - x0 >= MIN_LABEL_PX) {
-        const id = ev.id[i] * 65536 + tr;
-        if (!labelled.has(id)) {
-          labelled.add(id);
-          const fx0 = Math.max(originX + s * pxPerNs, left);
-          const fx1 = Math.min(originX + (s + d) * pxPerNs, width);
-          labels.push({ x: fx0, y: y + 1, w: fx1 - fx0, name: tile.names[ev.name[i]], c, id });
-        }
-      }
-    }
-  }
-  for (let c = 0; c < PALETTE_SIZE; c++) {
-    ctx.fillStyle = colorOf(c);
-    eventBuckets.fill(ctx, c, BOX_HEIGHT);
-  }
-  for (const l of labels) {
-    const text = fitText(ctx, l.name, l.w - 6);
-    if (!text) continue;
-    ctx.fillStyle = textColorOn(l.c);
-    ctx.fillText(text, l.x + 3, l.y + BOX_HEIGHT / 2 + 0.5);
-    stats.labels++;
-  }
-}
-
-function drawSummaries(f: FrameInput, tops: Float64Array, stats: FrameStats): void {
-  const { ctx, height, proj, width } = f;
-  densityBuckets.reset();
-  const pxPerNs = proj.pxPerNs;
-  const originX = proj.x0 - proj.range.start * pxPerNs;
-  for (const p of f.pieces) {
-    const sm = p.tile.summaries;
-    if (!sm.n) continue;
-    const base = p.tile.startNs;
-    const clipL = Math.max(LABEL_WIDTH, originX + p.from * pxPerNs);
-    const clipR = Math.min(width, originX + p.to * pxPerNs);
-    for (let i = 0; i < sm.n; i++) {
-      const tr = sm.track[i];
-      const top = tr < tops.length ? tops[tr] : NaN;
-      if (top !== top) continue;
-      const y = top + sm.depth[i] * ROW_HEIGHT;
-      if (y > height || y + ROW_HEIGHT < 0) continue;
-      const w = sm.width[i];
-      let x0 = originX + (base + sm.start[i]) * pxPerNs;
-      let x1 = x0 + w * pxPerNs;
-      if (x1 < clipL || x0 >= clipR) continue;
-      if (x0 < clipL) x0 = clipL;
-      if (x1 > clipR) x1 = clipR;
-      if (x1 - x0 < 1) x1 = x0 + 1;
-      const busy = w > 0 ? Math.min(1, sm.busy[i] / w) : 1;
-      const b = Math.min(DENSITY_BUCKETS - 1, Math.floor(busy * DENSITY_BUCKETS));
-      densityBuckets.push(b, x0, y + 1, x1 - x0);
-      stats.summaries++;
-    }
-  }
-  for (let b = 0; b < DENSITY_BUCKETS; b++) {
-    ctx.fillStyle = `rgba(70, 86, 110, ${(0.25 + (0.65 * (b + 1)) / DENSITY_BUCKETS).toFixed(3)})`;
-    densityBuckets.fill(ctx, b, BOX_HEIGHT);
-  }
 }
 
 function drawCounters(f: FrameInput): void {
@@ -521,21 +403,19 @@ const KIND_TAGS: Record<string, string> = {
   counter: "counter",
 };
 
-function drawLabels(f: FrameInput): void {
+function drawLabels(f: FrameInput, bands: Band[]): void {
   const { ctx, height, scrollY, layout } = f;
   ctx.save();
   ctx.beginPath();
   ctx.rect(0, 0, LABEL_WIDTH, height);
   ctx.clip();
-  let k = 0;
+  for (const b of bands) {
+    ctx.fillStyle = b.color;
+    ctx.fillRect(0, b.y, LABEL_WIDTH, b.height);
+  }
   for (const s of layout.sections) {
     const y = s.top - scrollY;
-    if (s.bottom - scrollY < 0 || y > height) {
-      k += s.tracks.length;
-      continue;
-    }
-    ctx.fillStyle = "#e8ecf2";
-    ctx.fillRect(0, y, LABEL_WIDTH, SECTION_HEIGHT - 1);
+    if (s.bottom - scrollY < 0 || y > height) continue;
     ctx.fillStyle = "#1f2937";
     ctx.font = BOLD_FONT;
     const arrow = s.collapsed ? "▸" : "▾";
@@ -549,16 +429,14 @@ function drawLabels(f: FrameInput): void {
     if (s.collapsed) continue;
     for (const t of s.tracks) {
       const top = (t.isCounter ? t.top : t.top - TRACK_PAD) - scrollY;
-      const shade = k++ % 2 ? "#f7f8fa" : "#ffffff";
       if (top > height || top + t.height < 0) continue;
-      ctx.fillStyle = shade;
-      ctx.fillRect(0, top, LABEL_WIDTH, t.height - 1);
+      const mid = top + Math.min(t.height, ROW_HEIGHT + 2 * TRACK_PAD) / 2;
       const tag = KIND_TAGS[t.track.kind] ?? t.track.kind;
       const tagW = textWidth(ctx, tag);
       ctx.fillStyle = "#111827";
-      ctx.fillText(fitText(ctx, t.track.name, LABEL_WIDTH - 34 - tagW), 18, top + Math.min(t.height, ROW_HEIGHT + 2 * TRACK_PAD) / 2);
+      ctx.fillText(fitText(ctx, t.track.name, LABEL_WIDTH - 34 - tagW), 18, mid);
       ctx.fillStyle = "#9ca3af";
-      ctx.fillText(tag, LABEL_WIDTH - 8 - tagW, top + Math.min(t.height, ROW_HEIGHT + 2 * TRACK_PAD) / 2);
+      ctx.fillText(tag, LABEL_WIDTH - 8 - tagW, mid);
     }
   }
   ctx.fillStyle = "#c9d1dc";

@@ -390,6 +390,7 @@ export class TraceViewer {
       pieces: this.plan.pieces,
       spanEnd: this.meta.span_ns[1],
       multiHost: this.meta.hosts.length > 1,
+      dpr: this.dpr,
       overlay: {
         selected: this.selection.kind === "events" ? this.selection.events : [],
         marks,
