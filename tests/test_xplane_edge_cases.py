@@ -545,3 +545,15 @@ def _varint(value: int) -> bytes:
         else:
             out.append(byte)
             return bytes(out)
+
+
+def test_an_event_with_thousands_of_stats_is_read_completely(tmp_path: Path) -> None:
+    space = space_class()()
+    host = PlaneBuilder(space, "/host:CPU")
+    line = host.line("t")
+    host.event(line, "small", 0, 1, a=1)
+    host.event(line, "wide", 10, 1, **{f"s{i}": i for i in range(5000)})
+    tr = load(space, tmp_path)
+    by_name = {e[0]: e[4] for e in events_on(tr, "t")}
+    assert by_name["small"] == {"a": 1}
+    assert by_name["wide"] == {f"s{i}": i for i in range(5000)}

@@ -23,7 +23,7 @@ class WireError(ValueError):
     """The bytes do not follow the protobuf wire format at some point (truncation, bad tag…)."""
 
 
-def read_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
+def read_varint(data: bytes | memoryview, pos: int, end: int) -> tuple[int, int]:
     """(value, next position) of the varint at `pos`; raises WireError past `end` or after 10 bytes."""
     result = 0
     shift = 0
@@ -56,7 +56,7 @@ class TruncatedField(WireError):
         self.available = available
 
 
-def iter_fields(data: bytes, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
+def iter_fields(data: bytes | memoryview, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
     """Yield (field number, wire type, a, b) for each field of the message in data[start:end].
 
     VARINT: a = value, b = next position. LEN: payload is data[a:b]. I64 / I32: the fixed bytes are
@@ -314,6 +314,8 @@ def _fixed(buf: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
 
 
 _BATCH = 1 << 17  # messages decoded together; bounds the per-step temporaries
+_LOCKSTEP_STEPS = 32  # after this many fields, messages still going …
+_PYTHON_TAIL = 256  # … are finished one by one when at most this many are left
 
 
 def scan(
@@ -367,6 +369,11 @@ def _scan_batch(
 ) -> None:
     step = 0
     while active.shape[0]:
+        if step >= _LOCKSTEP_STEPS and active.shape[0] <= _PYTHON_TAIL:
+            # A few messages with very many fields (hostile or odd input): one numpy step per
+            # field would cost far more than reading them field by field.
+            _scan_tail(buf, active, pos, limit, fields, out, block_parts, step)
+            return
         tag, pos, ok = _varints(buf, windows, pos, limit)
         number = tag >> np.uint64(3)
         wtype = tag & np.uint64(7)
@@ -426,3 +433,40 @@ def _scan_batch(
             cont = ok & (pos < limit)
         active, pos, limit = active[cont], pos[cont], limit[cont]
         step += 1
+
+
+def _scan_tail(
+    buf: np.ndarray,
+    active: np.ndarray,
+    pos: np.ndarray,
+    limit: np.ndarray,
+    fields: dict[int, int],
+    out: Scan,
+    block_parts: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
+    step: int,
+) -> None:
+    """Finish the remaining fields of a few messages with the sequential reader (same results)."""
+    data = memoryview(buf)
+    blocks: dict[int, list[tuple[int, int, int]]] = {n: [] for n in block_parts}
+    for msg, start, end in zip(active.tolist(), pos.tolist(), limit.tolist(), strict=True):
+        index = step
+        try:
+            for number, wtype, a, b in iter_fields(data, start, end):
+                if fields.get(number) == wtype:
+                    out.step[number][msg] = index
+                    if wtype == VARINT:
+                        out.value[number][msg] = a
+                    elif wtype == LEN:
+                        out.value[number][msg] = a
+                        out.length[number][msg] = b - a
+                        if number in blocks:
+                            blocks[number].append((msg, a, b - a))
+                    else:
+                        out.value[number][msg] = int.from_bytes(data[a:b], "little")
+                index += 1
+        except WireError:
+            out.broken[msg] = True
+    for number, rows in blocks.items():
+        if rows:
+            owner, start, length = (np.array(c, dtype=np.int64) for c in zip(*rows))
+            block_parts[number].append((owner, start, length))
