@@ -278,7 +278,7 @@ def decode_space(data: bytes) -> RawSpace:
         if hi > lo:
             event_meta_stats[p][key] = _python_stats(data, em_stat_cols, order[lo:hi])
 
-    plane_stat_owner = np.repeat(np.arange(len(walked)), [len(p.stats) for p in walked])
+    plane_stat_first = np.cumsum([0] + [len(p.stats) for p in walked])
     ps = np.asarray([r for p in walked for r in p.stats], dtype=np.int64).reshape(-1, 2)
     ps_cols = _decode_stats(buf, ps[:, 0], ps[:, 1])
     skipped["plane stats that could not be decoded"] += int(ps_cols[-1].sum())
@@ -297,7 +297,7 @@ def decode_space(data: bytes) -> RawSpace:
             stat_names=stat_names[i],
             event_names=event_names[i],
             event_meta_stats=event_meta_stats[i],
-            stats=_python_stats(data, ps_cols, np.flatnonzero(plane_stat_owner == i)),
+            stats=_python_stats(data, ps_cols, np.arange(plane_stat_first[i], plane_stat_first[i + 1])),
             lines=[],
         )
         for rec, line_end in parts.line_records:

@@ -209,17 +209,20 @@ def add_derived_lines(ld: _Loader) -> None:
         values["tf_op"], values["source"] = _framework_of_kernels(
             ld, kernel, values["op"], program, has_program, cols.text("tf_op"), cols.text("source")
         )
+        # Kernels grouped by stream track, each group in time order.
+        kernels = np.flatnonzero(kernel)
+        kernels = kernels[np.lexsort((ld.ev_start[kernels], ld.ev_track[kernels]))]
+        kernel_track = ld.ev_track[kernels]
         for plane_index, sid in gpu.items():
             have = present_lines[plane_index]
             wanted = {
                 line for line in PER_STREAM_LINES if line not in have and _ALIASES.get(line) not in have
             }
             for number, track in sorted(ld.streams.get(sid, [])):
-                ev = np.flatnonzero(kernel & (ld.ev_track == track))
-                if ev.shape[0]:
-                    ev = ev[np.argsort(ld.ev_start[ev], kind="stable")]
+                lo, hi = np.searchsorted(kernel_track, [track, track + 1])
+                if hi > lo:
                     lines = _LineSet(ld, emit, sid, wanted, number)
-                    _stream_lines(lines, ev, values, program, has_program, group, has_group)
+                    _stream_lines(lines, kernels[lo:hi], values, program, has_program, group, has_group)
             if "Steps" not in have:
                 _steps(ld, emit, sid, added & (ld.ev_section == sid), group, has_group)
             if "Launch Stats" not in have:
