@@ -70,6 +70,8 @@ def test_findings_show_evidence_and_code_locations(
     locations = [e.inner_text() for e in fallback.query_selector_all("[data-testid=location]")]
     assert any(loc.startswith("<module> (/home/user/project/train.py:21) ×3") for loc in locations)
     assert any(loc.startswith("<module> (/home/user/project/train.py:22) ×3") for loc in locations)
+    digest = frame.inner_text("[data-testid=debug-digest]")
+    assert "most likely user code trying to access tensor value before torch_xla.sync" in digest
     assert frame.query_selector("[data-testid=finding-device_to_host]") is not None
     assert frame.query_selector("[data-testid=finding-dynamic_shapes]") is not None
 

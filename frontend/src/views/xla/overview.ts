@@ -183,3 +183,38 @@ export function stepCharts(report: XlaReport): HTMLElement | null {
     h("div", { class: "xv-chart-grid" }, ...charts),
   );
 }
+
+/** What the PT_XLA_DEBUG log says in aggregate: why the runtime compiled and executed, and the
+ * runtime's own `pt-xla-profiler` verdicts. */
+export function debugDigest(report: XlaReport): HTMLElement | null {
+  const debug = report.debug;
+  if (!debug) return null;
+  const kinds: Record<string, string> = { compilation: "compilations", execution: "executions", unexpected_execution: "unexpected executions" };
+  return h(
+    "div",
+    { class: "xv-debug", "data-testid": "debug-digest" },
+    h("h2", {}, "PT_XLA_DEBUG log"),
+    h(
+      "table",
+      { class: "xv-table" },
+      h("thead", {}, h("tr", {}, h("th", { class: "num" }, "Count"), h("th", {}, "Of"), h("th", {}, "Cause"))),
+      h(
+        "tbody",
+        {},
+        ...debug.causes.map((c) => h("tr", {}, h("td", { class: "num" }, formatCount(c.count)), h("td", {}, kinds[c.kind] ?? c.kind), h("td", {}, c.cause))),
+      ),
+    ),
+    debug.messages.length
+      ? h(
+          "div",
+          {},
+          h("h4", {}, "pt-xla-profiler"),
+          h(
+            "ul",
+            { class: "xv-frames" },
+            ...debug.messages.map((m) => h("li", {}, m.text, m.count > 1 ? h("span", { class: "xv-hint" }, ` (×${m.count}, lines ${m.first_line}–${m.last_line})`) : null)),
+          ),
+        )
+      : null,
+  );
+}

@@ -6,7 +6,7 @@ import { XlaApi, type XlaReport } from "../../api/xla.ts";
 import { clear, h, isAbort, messageOf } from "../../dom.ts";
 import type { ViewContext } from "../view.ts";
 import { GraphsPanel } from "./graphs.ts";
-import { findingsList, stepCharts, summaryCards } from "./overview.ts";
+import { debugDigest, findingsList, stepCharts, summaryCards } from "./overview.ts";
 import { countersTable, metricsTable, sourcesList } from "./tables.ts";
 import css from "./xla.css";
 
@@ -140,6 +140,8 @@ export class XlaView {
       );
       const charts = stepCharts(report);
       if (charts) panel.append(charts);
+      const debug = debugDigest(report);
+      if (debug) panel.append(debug);
     } else if (tab === "metrics") {
       panel.append(metricsTable(report));
     } else if (tab === "counters") {
