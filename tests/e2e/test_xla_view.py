@@ -84,6 +84,10 @@ def test_findings_show_evidence_and_code_locations(
     assert "6 transfers, 52 B" in cards["from-device"]
     assert "6 calls" in cards["cpu-fallback"]
     # the compilations chart marks the 5 compilations after warm-up (steps 7, 8, 9) in red
+    frame.eval_on_selector("[data-testid=finding-cpu_fallback]", "e => e.scrollIntoView()")
+    screenshot(browser_page, "findings-fallback")
+    frame.eval_on_selector("[data-testid=step-charts]", "e => e.scrollIntoView()")
+    screenshot(browser_page, "step-charts")
     hot = frame.eval_on_selector_all(".xv-bar-hot", "els => els.map(e => e.getAttribute('data-step'))")
     assert "7" in hot and "8" in hot and "9" in hot
     assert page_errors == []
