@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decodeTile, type Tile } from "../src/api/tile.ts";
 import { levelFor, tileWidthNs } from "../src/views/trace/levels.ts";
-import { eventsInRange, hitTest, planPieces } from "../src/views/trace/scene.ts";
+import { hitTest, planPieces, summaryAt } from "../src/views/trace/scene.ts";
 import { buildTile, encodeTile, makeTrace } from "./mock/trace.ts";
 
 const trace = makeTrace(6, 12);
@@ -72,14 +72,18 @@ describe("hitTest", () => {
     const hit = hitTest(pieces, step.track, step.depth, step.start + 1, 1, () => 3);
     expect(hit?.id).toBe(3 * 2 ** 32 + step.id);
   });
+});
 
-  it("lists each event of a range once even when it spans two tiles", () => {
-    const level = params.max_level - 3;
-    const w = tileWidthNs(params, level);
-    const ps = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => ({ tile: tile(level, i), from: i * w, to: (i + 1) * w }));
-    const found = eventsInRange(ps, new Set([0]), 0, span, hostOf);
-    const ids = found.map((e) => e.id);
-    expect(new Set(ids).size).toBe(ids.length);
-    expect(found.some((e) => e.name.startsWith("ProfilerStep"))).toBe(true);
+describe("summaryAt", () => {
+  it("finds the density box of sub-pixel events under the pointer, with their count", () => {
+    const root = tile(params.max_level, 0);
+    const pieces = [{ tile: root, from: 0, to: tileWidthNs(params, params.max_level) }];
+    const launch = trace.events.find((e) => e.name === "cudaLaunchKernel");
+    if (!launch) throw new Error("fixture has no launch");
+    const hit = summaryAt(pieces, launch.track, launch.depth, launch.start + 1);
+    expect(hit).not.toBeNull();
+    expect(hit?.count).toBeGreaterThanOrEqual(1);
+    expect(hit?.busyNs).toBeGreaterThanOrEqual(launch.dur * 0.99);
+    expect(summaryAt(pieces, 1, 3, launch.start)).toBeNull();
   });
 });

@@ -304,7 +304,8 @@ export class Shell {
   private switchTool(tool: ToolId, params?: Record<string, string>): void {
     if (!this.sel) return;
     this.sel = { ...this.sel, tool };
-    if (params) for (const [k, v] of Object.entries(params)) this.viewParams.set(k, v);
+    // A link into a tool (another tab pointing at a range or event) replaces the previous view keys.
+    if (params) this.viewParams = new URLSearchParams(params);
     this.renderTabs();
     this.writeFragment();
     const session = this.currentSession();

@@ -161,34 +161,27 @@ export function hitTest(
   return best;
 }
 
-/** Events of the pieces that overlap [t0, t1) on the given tracks, deduplicated by id (the same
- * event may sit in two neighbouring tiles). */
-export function eventsInRange(
-  pieces: Piece[],
-  tracks: ReadonlySet<number>,
-  t0: number,
-  t1: number,
-  hostOf: (track: number) => number,
-  limit = 100000,
-): EventHit[] {
-  const seen = new Set<number>();
-  const out: EventHit[] = [];
+/** A summary box under the pointer: events too narrow to draw at this zoom, counted. */
+export interface SummaryHit {
+  count: number;
+  busyNs: number;
+  startNs: number;
+  widthNs: number;
+}
+
+/** The summary box of row (track, depth) covering instant `t`, if any. */
+export function summaryAt(pieces: Piece[], track: number, depth: number, t: number): SummaryHit | null {
   for (const p of pieces) {
-    const lo = Math.max(t0, p.from);
-    const hi = Math.min(t1, p.to);
-    if (lo >= hi) continue;
-    const tile = p.tile;
-    const ev = tile.events;
-    for (let i = 0; i < ev.n && out.length < limit; i++) {
-      if (!tracks.has(ev.track[i])) continue;
-      const s = tile.startNs + ev.start[i];
-      const e = s + ev.dur[i];
-      if (e < lo || s >= hi) continue;
-      const id = hostOf(ev.track[i]) * 2 ** 32 + ev.id[i];
-      if (seen.has(id)) continue;
-      seen.add(id);
-      out.push({ id, name: tile.names[ev.name[i]], track: ev.track[i], depth: ev.depth[i], startNs: s, durNs: ev.dur[i] });
+    if (t < p.from || t >= p.to) continue;
+    const sm = p.tile.summaries;
+    const local = t - p.tile.startNs;
+    for (let i = 0; i < sm.n; i++) {
+      if (sm.track[i] !== track || sm.depth[i] !== depth) continue;
+      const s = sm.start[i];
+      if (local >= s && local < s + sm.width[i]) {
+        return { count: sm.count[i], busyNs: sm.busy[i], startNs: p.tile.startNs + s, widthNs: sm.width[i] };
+      }
     }
   }
-  return out;
+  return null;
 }

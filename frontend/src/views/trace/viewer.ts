@@ -11,7 +11,7 @@ import { helpOverlay } from "./help.ts";
 import { Layout, ROW_HEIGHT, SECTION_HEIGHT } from "./layout.ts";
 import { levelFor, tilesCovering } from "./levels.ts";
 import { drawAxis, drawFrame, type FlowArrow, LABEL_WIDTH, type SelectedBox } from "./render.ts";
-import { type EventHit, hitTest, type Plan, planPieces } from "./scene.ts";
+import { type EventHit, hitTest, type Plan, planPieces, summaryAt } from "./scene.ts";
 import { type TileId, TileCache } from "./tilecache.ts";
 import { clampRange, fitRange, type Limits, limitsFor, panBy, Projection, type Range, zoomAround } from "./viewport.ts";
 
@@ -400,6 +400,10 @@ export class TraceViewer {
         pinnedFlows: this.pinnedFlows,
       },
     });
+    if (!this.plan.pieces.length) {
+      ctx.fillStyle = "#6b7280";
+      ctx.fillText("Loading tiles…", LABEL_WIDTH + 12, Math.min(this.height / 2, this.layout.totalHeight / 2 + 12));
+    }
     const actx = this.axis.getContext("2d") as CanvasRenderingContext2D;
     actx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     drawAxis(actx, this.width, AXIS_HEIGHT, proj, marks, cursorX);
@@ -995,16 +999,29 @@ export class TraceViewer {
     const row = this.layout?.rowAt(p.y + this.scroller.scrollTop);
     this.canvas.classList.toggle("over-event", !!hit);
     this.canvas.classList.toggle("over-header", row?.kind === "section");
-    if (!hit) {
+    const summary =
+      !hit && row?.kind === "track" && this.plan && p.x >= LABEL_WIDTH
+        ? summaryAt(this.plan.pieces, row.track.track.id, row.depth, this.projection().ns(p.x))
+        : null;
+    if (!hit && !summary) {
       this.tooltip.hidden = true;
       return;
     }
     clear(this.tooltip);
-    this.tooltip.append(
-      h("b", {}, hit.name),
-      h("div", {}, hit.durNs === 0 ? "instant" : formatDuration(hit.durNs)),
-      h("div", { class: "tv-hint" }, `${this.trackLabel(hit.track)} · at ${formatDuration(hit.startNs)}`),
-    );
+    if (hit) {
+      this.tooltip.append(
+        h("b", {}, hit.name),
+        h("div", {}, hit.durNs === 0 ? "instant" : formatDuration(hit.durNs)),
+        h("div", { class: "tv-hint" }, `${this.trackLabel(hit.track)} · at ${formatDuration(hit.startNs)}`),
+      );
+    } else if (summary) {
+      const busy = summary.widthNs > 0 ? Math.min(100, (100 * summary.busyNs) / summary.widthNs) : 100;
+      this.tooltip.append(
+        h("b", {}, `${formatCount(summary.count)} event${summary.count === 1 ? "" : "s"} narrower than a pixel`),
+        h("div", {}, `busy ${formatDuration(summary.busyNs)} of ${formatDuration(summary.widthNs)} (${busy.toFixed(0)}%)`),
+        h("div", { class: "tv-hint" }, "Zoom in (W) to see them one by one"),
+      );
+    }
     this.tooltip.hidden = false;
     this.tooltipFor = { start: this.range.start, end: this.range.end, scroll: this.scroller.scrollTop };
     const box = this.el.getBoundingClientRect();
