@@ -570,15 +570,15 @@ class _SimpleEvents:
             name = smap[_col(p.ev, "name", np.int32)] if n else np.zeros(0, np.int32)
             cat = smap[_col(p.ev, "cat", np.int32)] if n else np.zeros(0, np.int32)
             alen = _col(p.ev, "alen", np.int64)
-            blob = memoryview(_blob(p.ev_args)) if p.ev_args else memoryview(b"")
+            blob = _blob(p.ev_args) if p.ev_args else b""
             offsets = np.zeros(n + 1, np.int64)
             np.cumsum(alen, out=offsets[1:])
             index = np.full(n, -1, np.int64)
             kept = np.flatnonzero(ok)
             for lo in range(0, kept.shape[0], ADD_SLICE):
                 sel = kept[lo : lo + ADD_SLICE]
-                bounds = offsets[sel].tolist(), offsets[sel + 1].tolist()
-                args = [blob[a:b] for a, b in zip(*bounds)]
+                # Slicing bytes is several times cheaper than slicing a memoryview.
+                args = [blob[a:b] for a, b in zip(offsets[sel].tolist(), offsets[sel + 1].tolist())]
                 first = builder.add_events(track[sel], start[sel], dur[sel], name[sel], cat[sel], args)
                 index[sel] = first + np.arange(sel.shape[0])
             if kept.shape[0]:
@@ -590,6 +590,9 @@ class _SimpleEvents:
             self.index.append(index)
             self.start.append(start)
             self.track.append(keys)
+            # The builder holds its own copy now: free this part's columns before the next one.
+            p.ev = {k: [] for k in p.ev}
+            p.ev_args = []
         steps.sort(key=lambda s: (s["start_ps"], s["name"]))
         self.profiler_steps = steps
 
@@ -676,11 +679,11 @@ def _flow_points(
             )
 
 
-def _concat_blobs(table: dict[str, list[np.ndarray]], blobs: list[bytes]) -> tuple[memoryview, np.ndarray]:
+def _concat_blobs(table: dict[str, list[np.ndarray]], blobs: list[bytes]) -> tuple[bytes, np.ndarray]:
     alen = _col(table, "alen", np.int64)
     offsets = np.zeros(alen.shape[0] + 1, np.int64)
     np.cumsum(alen, out=offsets[1:])
-    return memoryview(_blob(blobs) if blobs else b""), offsets
+    return _blob(blobs) if blobs else b"", offsets
 
 
 def _merge_args(begin: bytes, end: bytes) -> bytes:
