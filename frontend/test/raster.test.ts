@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { decodeTile } from "../src/api/tile.ts";
 import { colorIndex, colorOf } from "../src/views/trace/colors.ts";
 import { ROW_HEIGHT } from "../src/views/trace/layout.ts";
-import { BOX_HEIGHT, fillBands, paintPieces, pixel, type Raster, replicateRows } from "../src/views/trace/raster.ts";
+import { BOX_HEIGHT, fillBands, paintPieces, pixel, type Raster, replicateRows, trackGroups } from "../src/views/trace/raster.ts";
 import { buildTile, encodeTile, type MockTrace } from "./mock/trace.ts";
 
 /** A one-track trace: boxes at known times, to check which pixels each one covers. */
@@ -96,5 +96,19 @@ describe("raster", () => {
     const { stats, at } = paint(t, 1, 0.1, 16);
     expect(stats.summaries).toBe(tile.summaries.n);
     expect(at(12, 14)).not.toBe(white);
+  });
+});
+
+describe("trackGroups", () => {
+  it("groups a tile's events by track, keeping their order", () => {
+    const t = trace([{ start: 1, dur: 5 }, { start: 10, dur: 5 }]);
+    t.events.push({ id: 2, track: 2, name: "x", category: "", start: 3, dur: 4, depth: 0, args: {} });
+    t.meta.tracks.push({ id: 2, section: 0, name: "u", kind: "thread", sort_index: 1, max_depth: 0, host: 0 });
+    const tile = decodeTile(encodeTile(buildTile(t, 10, 0)));
+    const g = trackGroups(tile).events;
+    const of = (track: number) => Array.from(g.order.slice(g.start[track], g.start[track + 1])).map((i) => tile.events.id[i]);
+    expect(of(0)).toEqual([0, 1]);
+    expect(of(1)).toEqual([]);
+    expect(of(2)).toEqual([2]);
   });
 });

@@ -106,6 +106,36 @@ function templateLine(y: number, dpr: number, height: number): number {
   return y0 < 0 ? 0 : y0;
 }
 
+/** Indices of a tile's items grouped by track (counting sort, stable): `order[start[t]..start[t+1])`
+ * are the items of track t. Lets a frame visit only the tracks on screen. */
+export interface TrackGroups {
+  order: Uint32Array;
+  start: Uint32Array;
+}
+
+function groupByTrack(track: Uint32Array, n: number): TrackGroups {
+  let max = 0;
+  for (let i = 0; i < n; i++) if (track[i] > max) max = track[i];
+  const start = new Uint32Array(max + 2);
+  for (let i = 0; i < n; i++) start[track[i] + 1]++;
+  for (let t = 1; t < start.length; t++) start[t] += start[t - 1];
+  const fill = start.slice(0, max + 1);
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[fill[track[i]]++] = i;
+  return { order, start };
+}
+
+const tileGroups = new WeakMap<Tile, { events: TrackGroups; summaries: TrackGroups }>();
+
+export function trackGroups(tile: Tile): { events: TrackGroups; summaries: TrackGroups } {
+  let g = tileGroups.get(tile);
+  if (!g) {
+    g = { events: groupByTrack(tile.events.track, tile.events.n), summaries: groupByTrack(tile.summaries.track, tile.summaries.n) };
+    tileGroups.set(tile, g);
+  }
+  return g;
+}
+
 function span(u: Uint32Array, line: number, x0: number, x1: number, color: number): void {
   if (x1 - x0 > 16) u.fill(color, line + x0, line + x1);
   else for (let x = line + x0, end = line + x1; x < end; x++) u[x] = color;
@@ -124,11 +154,16 @@ export function paintPieces(
   stats: RasterStats,
 ): void {
   const { u, width: W, height: H } = r;
-  const { tops, shade } = geo;
-  const nTracks = tops.length;
+  const { tops, shade, maxDepth } = geo;
   const left = xm.left;
   const toDev = (x: number) => (x - left) * dpr;
   const labelled = new Set<number>();
+  // Tracks with at least one row on screen.
+  const visible: number[] = [];
+  for (let tr = 0; tr < tops.length; tr++) {
+    const top = tops[tr];
+    if (top === top && top + (maxDepth[tr] + 1) * ROW_HEIGHT > 0 && top * dpr < H) visible.push(tr);
+  }
   for (const p of pieces) {
     const tile = p.tile;
     const clipL = Math.max(xm.left, xm.originX + p.from * xm.pxPerNs);
@@ -137,72 +172,79 @@ export function paintPieces(
     const base = tile.startNs;
     const devL = Math.max(0, Math.round(toDev(clipL)));
     const devR = Math.min(W, Math.round(toDev(clipR)));
+    const groups = trackGroups(tile);
     // Summaries first: events drawn after them win where both touch a pixel.
     const sm = tile.summaries;
-    for (let i = 0; i < sm.n; i++) {
-      const tr = sm.track[i];
-      const top = tr < nTracks ? tops[tr] : NaN;
-      if (top !== top) continue;
-      const line = templateLine(top + sm.depth[i] * ROW_HEIGHT + 1, dpr, H);
-      if (line < 0) continue;
-      const x0 = xm.originX + (base + sm.start[i]) * xm.pxPerNs;
-      const w = sm.width[i];
-      let a = Math.round(toDev(x0));
-      let b = Math.round(toDev(x0 + w * xm.pxPerNs));
-      if (a < devL) a = devL;
-      if (b > devR) b = devR;
-      if (b <= a) {
-        if (a >= devR) continue;
-        b = a + 1;
+    const sg = groups.summaries;
+    for (const tr of visible) {
+      if (tr + 1 >= sg.start.length) continue;
+      const top = tops[tr];
+      const colors = DENSITY_PIXELS[shade[tr]];
+      for (let k = sg.start[tr], end = sg.start[tr + 1]; k < end; k++) {
+        const i = sg.order[k];
+        const line = templateLine(top + sm.depth[i] * ROW_HEIGHT + 1, dpr, H);
+        if (line < 0) continue;
+        const x0 = xm.originX + (base + sm.start[i]) * xm.pxPerNs;
+        const w = sm.width[i];
+        let a = Math.round(toDev(x0));
+        let b = Math.round(toDev(x0 + w * xm.pxPerNs));
+        if (a < devL) a = devL;
+        if (b > devR) b = devR;
+        if (b <= a) {
+          if (a >= devR) continue;
+          b = a + 1;
+        }
+        const busy = w > 0 ? Math.min(1, sm.busy[i] / w) : 1;
+        span(u, line * W, a, b, colors[Math.min(DENSITY_BUCKETS - 1, Math.floor(busy * DENSITY_BUCKETS))]);
+        stats.summaries++;
       }
-      const busy = w > 0 ? Math.min(1, sm.busy[i] / w) : 1;
-      const bucket = Math.min(DENSITY_BUCKETS - 1, Math.floor(busy * DENSITY_BUCKETS));
-      span(u, line * W, a, b, DENSITY_PIXELS[shade[tr]][bucket]);
-      stats.summaries++;
     }
     const ev = tile.events;
-    const colors = tileColorIndexes(tile);
-    for (let i = 0; i < ev.n; i++) {
-      const tr = ev.track[i];
-      const top = tr < nTracks ? tops[tr] : NaN;
-      if (top !== top) continue;
-      const y = top + ev.depth[i] * ROW_HEIGHT + 1;
-      const line = templateLine(y, dpr, H);
-      if (line < 0) continue;
-      const s = base + ev.start[i];
-      const d = ev.dur[i];
-      const xs = xm.originX + s * xm.pxPerNs;
-      const xe = xs + d * xm.pxPerNs;
-      let a: number;
-      let b: number;
-      if (d === 0) {
-        // Instants: a 2 px tick so markers never vanish.
-        if (xs < clipL || xs >= clipR) continue;
-        a = Math.round(toDev(xs - 1));
-        b = a + Math.max(2, Math.round(2 * dpr));
-      } else {
-        if (xe < clipL || xs >= clipR) continue;
-        a = Math.round(toDev(xs));
-        b = Math.round(toDev(xe));
-        // A pixel of gap between neighbours wide enough to spare it, so runs of one name stay
-        // countable; not where the box is cut at a piece edge (it continues in the next piece).
-        if (b - a > 4 * dpr && xe <= clipR) b -= Math.round(dpr);
-      }
-      if (a < devL) a = devL;
-      if (b > devR) b = devR;
-      if (b <= a) {
-        if (a >= devR) continue;
-        b = a + 1;
-      }
-      const c = colors[ev.name[i]];
-      span(u, line * W, a, b, EVENT_PIXELS[c]);
-      stats.boxes++;
-      if ((Math.min(xe, xm.right) - Math.max(xs, xm.left)) >= minLabelPx) {
-        const key = ev.id[i] * 65536 + tr;
-        if (!labelled.has(key)) {
-          labelled.add(key);
-          const lx0 = Math.max(xs, xm.left);
-          labels.push({ x: lx0, y, w: Math.min(xe, xm.right) - lx0, name: tile.names[ev.name[i]], color: c });
+    const eg = groups.events;
+    const nameColors = tileColorIndexes(tile);
+    for (const tr of visible) {
+      if (tr + 1 >= eg.start.length) continue;
+      const top = tops[tr];
+      for (let k = eg.start[tr], end = eg.start[tr + 1]; k < end; k++) {
+        const i = eg.order[k];
+        const y = top + ev.depth[i] * ROW_HEIGHT + 1;
+        const line = templateLine(y, dpr, H);
+        if (line < 0) continue;
+        const s = base + ev.start[i];
+        const d = ev.dur[i];
+        const xs = xm.originX + s * xm.pxPerNs;
+        const xe = xs + d * xm.pxPerNs;
+        let a: number;
+        let b: number;
+        if (d === 0) {
+          // Instants: a 2 px tick so markers never vanish.
+          if (xs < clipL || xs >= clipR) continue;
+          a = Math.round(toDev(xs - 1));
+          b = a + Math.max(2, Math.round(2 * dpr));
+        } else {
+          if (xe < clipL || xs >= clipR) continue;
+          a = Math.round(toDev(xs));
+          b = Math.round(toDev(xe));
+          // A pixel of gap between neighbours wide enough to spare it, so runs of one name stay
+          // countable; not where the box is cut at a piece edge (it continues in the next piece).
+          if (b - a > 4 * dpr && xe <= clipR) b -= Math.round(dpr);
+        }
+        if (a < devL) a = devL;
+        if (b > devR) b = devR;
+        if (b <= a) {
+          if (a >= devR) continue;
+          b = a + 1;
+        }
+        const c = nameColors[ev.name[i]];
+        span(u, line * W, a, b, EVENT_PIXELS[c]);
+        stats.boxes++;
+        if (Math.min(xe, xm.right) - Math.max(xs, xm.left) >= minLabelPx) {
+          const key = ev.id[i] * 65536 + tr;
+          if (!labelled.has(key)) {
+            labelled.add(key);
+            const lx0 = Math.max(xs, xm.left);
+            labels.push({ x: lx0, y, w: Math.min(xe, xm.right) - lx0, name: tile.names[ev.name[i]], color: c });
+          }
         }
       }
     }
