@@ -146,8 +146,14 @@ def test_dynamic_shape_finding(report: dict) -> None:
     f = finding(report, "dynamic_shapes")
     assert f["severity"] == "high"
     values = " ".join(e["value"] for e in f["evidence"])
-    assert "aten::expand %6 at <module> (train.py:18): f32[8,32]{1,0} → f32[16,32]{1,0} → f32[24,32]{1,0} → f32[32,32]{1,0}" in values
-    assert "aten::random %16 at <module> (train.py:18): s64[8]{0} → s64[16]{0} → s64[24]{0} → s64[32]{0}" in values
+    assert (
+        "aten::expand %6 at <module> (train.py:18): f32[8,32]{1,0} → f32[16,32]{1,0} → f32[24,32]{1,0} → f32[32,32]{1,0}"
+        in values
+    )
+    assert (
+        "aten::random %16 at <module> (train.py:18): s64[8]{0} → s64[16]{0} → s64[24]{0} → s64[32]{0}"
+        in values
+    )
     assert (f["locations"][0]["file"], f["locations"][0]["line"]) == (TRAIN, 18)
 
 
@@ -312,3 +318,16 @@ def test_parse_cache_reuses_and_refreshes(tmp_path: pathlib.Path) -> None:
 
 def test_series_deltas_handle_resets() -> None:
     assert xla_series.deltas([None, 2, 5, 1, 4]) == [0, 2, 3, 1, 3]
+
+
+def test_long_runs_list_ten_late_compilations_and_count_the_rest() -> None:
+    text = (RUN / "pt_xla_debug.txt").read_text() * 5  # five runs of the same loop, one after another
+    out = xla_report.build_report([XlaFile("long.xla_debug.txt", "xla_debug", text=text)])
+    f = finding(out, "recompilation")
+    steps = [e for e in f["evidence"] if e["label"].startswith("Step ")]
+    assert len(steps) == 10
+    assert {
+        "label": "Not listed",
+        "value": "31 more compilations after warm-up (9 distinct graphs in all); the Graphs tab lists every graph",
+    } in f["evidence"]
+    assert sum(loc["count"] for loc in f["locations"]) == 41

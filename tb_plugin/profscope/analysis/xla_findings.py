@@ -30,6 +30,7 @@ PER_STEP_THRESHOLD = 0.5  # PyTorch/XLA's debug tool flags more than 0.5 compila
 SINGLE_REPORT_MIN_STEPS = 10  # without a series, judge rates only after this many steps (as torch_xla does)
 LONG_COMPILE_NS = 60e9
 GROWTH_MIN_RECORDS = 4
+MAX_LISTED = 10  # late compilations described one by one; the rest are counted
 
 TRANSFER_FROM_DEVICE = ("TransferFromDeviceTime", "TransferFromServerTime")
 TRANSFER_TO_DEVICE = ("TransferToDeviceTime", "TransferToServerTime")
@@ -105,6 +106,16 @@ class _Evidence:
         self.analyses: list[Analysis] = [a for _, parsed in loaded.debug for a in parsed.analyses]
         self.messages: list[ProfilerMessage] = [m for _, parsed in loaded.debug for m in parsed.messages]
         self.entries: list[Entry] = entries(loaded)
+        self.user_frames: list[Frame | None] = [user_frame(e.record.frames) for e in self.entries]
+        self._structures: dict[tuple[int, str], str] = {}
+
+    def structure(self, entry: Entry) -> str | None:
+        """The structure key of an entry's graph, computed once per distinct body."""
+        key = (id(entry.file), entry.record.digest)
+        if key not in self._structures:
+            nodes = entry.nodes()
+            self._structures[key] = xla_graph_diff.structure_key(nodes) if nodes else ""
+        return self._structures[key] or None
 
     def counter(self, name: str) -> int | None:
         if self.snapshot is None or name not in self.snapshot.counters:
@@ -278,21 +289,36 @@ def _recompilation(ev: _Evidence, dynamic: list[dict[str, Any]]) -> dict[str, An
         a for a in ev.analyses if a.kind == "compilation" and a.step is not None and a.step in late_steps
     ]
     by_key = {e.record.key: e for e in reversed(ev.entries)}
+    listed = 0
+    explained: set[str] = set()
     for analysis in late_compiles:
         frame = user_frame(analysis.frames)
         if frame is not None:
             locations[frame] += 1
+        if listed >= MAX_LISTED:
+            continue
+        listed += 1
         text = (
             f"graph {(analysis.graph_hash or '?')[:12]} ({analysis.num_inputs} inputs, {analysis.num_outputs} outputs) "
             f"compiled because: {analysis.cause}"
         )
         entry = by_key.get(analysis.graph_hash or "")
-        if entry is not None:
+        if entry is not None and entry.record.key not in explained:
+            explained.add(entry.record.key)
             change = _explain_new_graph(ev, entry)
             if change is not None:
                 text += f"; {change['summary']}"
                 diffs.append(change)
         evidence.append({"label": f"Step {analysis.step}", "value": text})
+    if len(late_compiles) > listed:
+        distinct = len({a.graph_hash for a in late_compiles})
+        evidence.append(
+            {
+                "label": "Not listed",
+                "value": f"{len(late_compiles) - listed} more compilations after warm-up ({distinct} distinct graphs "
+                "in all); the Graphs tab lists every graph",
+            }
+        )
     origin_locations = _origin_locations(diffs)
     fix = (
         "Keep every step's graph identical: same tensor shapes, same Python control flow on tensors. "
@@ -322,19 +348,18 @@ def _recompilation(ev: _Evidence, dynamic: list[dict[str, Any]]) -> dict[str, An
 
 def _explain_new_graph(ev: _Evidence, entry: Entry) -> dict[str, Any] | None:
     """Compare a newly compiled graph with the closest earlier graph from the same user frame."""
-    frame = user_frame(entry.record.frames)
+    frame = ev.user_frames[entry.index]
     candidates = [
         e
         for e in ev.entries[: entry.index]
-        if e.record.key != entry.record.key and user_frame(e.record.frames) == frame
+        if e.record.key != entry.record.key and ev.user_frames[e.index] == frame
     ]
     if not candidates:
         return None
-    nodes = entry.nodes()
-    key = xla_graph_diff.structure_key(nodes) if nodes else None
-    same = [e for e in candidates if key is not None and xla_graph_diff.structure_key(e.nodes()) == key]
+    key = ev.structure(entry)
+    same = [e for e in candidates if key is not None and ev.structure(e) == key]
     previous = (same or candidates)[-1]
-    result = xla_graph_diff.compare(previous.nodes(), nodes)
+    result = xla_graph_diff.compare(previous.nodes(), entry.nodes())
     if not result.get("aligned"):
         return None
     if result["same_structure"]:

@@ -15,11 +15,11 @@ times, bytes for sizes, plain numbers otherwise. The C++ time formatter rounds e
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gzip
 import re
 from collections import Counter as Tally
 from collections.abc import Iterator
-from decimal import Decimal
 
 import fsspec
 
@@ -32,16 +32,13 @@ UNIT_BYTES = "B"
 UNIT_NUMBER = ""
 
 _TIME_SCALE_NS = {
-    unit: Decimal(ns)
-    for unit, ns in {
-        "d": 86400 * 10**9,
-        "h": 3600 * 10**9,
-        "m": 60 * 10**9,
-        "s": 10**9,
-        "ms": 10**6,
-        "us": 1000,
-        "ns": 1,
-    }.items()
+    "d": 86400 * 10**9,
+    "h": 3600 * 10**9,
+    "m": 60 * 10**9,
+    "s": 10**9,
+    "ms": 10**6,
+    "us": 1000,
+    "ns": 1,
 }
 _TIME_ORDER = ("d", "h", "m", "s", "ms", "us", "ns")
 _TIME_PART = re.compile(r"(\d+(?:\.\d*)?)(ms|us|ns|d|h|m|s)")
@@ -195,22 +192,27 @@ def parse_time_ns(text: str) -> tuple[float, float, bool]:
         pos = m.end()
     if not parts or pos != len(text):
         raise ValueError(f"not a time: {text!r}")
-    digits, unit = parts[-1]
-    # Decimal keeps `065.502us` at exactly 65502 ns instead of 65501.99999999999.
-    remainder = Decimal(digits) * _TIME_SCALE_NS[unit]
+    # Integer arithmetic in units of the last printed digit keeps `065.502us` at exactly 65502 ns.
+    digits, last_unit = parts[-1]
     decimals = len(digits.split(".")[1]) if "." in digits else 0
-    resolution = 10.0**-decimals * float(_TIME_SCALE_NS[unit])
+    per_unit = 10**decimals
+    remainder = int(digits.replace(".", ""))
     corrected = False
     for digits, unit in reversed(parts[:-1]):
-        scale = _TIME_SCALE_NS[unit]
-        whole = Decimal(digits)
-        if "." not in digits and whole >= 1 and 2 * remainder >= scale:
+        scale = _TIME_SCALE_NS[unit] * per_unit // _TIME_SCALE_NS[last_unit]
+        if "." in digits:  # never printed by the runtime, but read it as written
+            remainder += round(float(digits) * scale)
+            continue
+        whole = int(digits)
+        if whole >= 1 and 2 * remainder >= scale:
             whole -= 1
             corrected = True
         remainder += whole * scale
-    return float(remainder), resolution, corrected
+    ns_per_unit = _TIME_SCALE_NS[last_unit] / per_unit
+    return remainder * ns_per_unit, ns_per_unit, corrected
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def parse_value(text: str) -> Value:
     """Parse one printed metric value (time, bytes, plain number, or empty = an old zero)."""
     s = text.strip()
@@ -291,7 +293,8 @@ class _Parser:
                 return
             target = self.report.counters
         target[block.name] = block
-        self.report.last_line = max(self.report.last_line, block.line)
+        if block.line > self.report.last_line:
+            self.report.last_line = block.line
 
     def _close_report(self) -> None:
         self._close_block()
