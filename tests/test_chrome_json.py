@@ -197,6 +197,28 @@ def test_host_launches_link_to_their_device_work_through_correlation_ids(
     assert traces[name].metadata["reader"]["launch_flows_from_correlation"] == len(expected)
 
 
+@pytest.mark.parametrize("name", TRACES)
+def test_host_annotations_link_to_device_annotations_through_external_ids(
+    traces: dict[str, Any], name: str
+) -> None:
+    doc = source(name)
+    zero = zero_ps(doc)
+    host = {
+        e["args"]["External id"]: (e["name"], ps(e["ts"]) - zero)
+        for e in doc["traceEvents"]
+        if e["ph"] == "X" and e.get("cat") == "user_annotation" and "External id" in e.get("args", {})
+    }
+    expected = {
+        (*host[e["args"]["External id"]], e["name"], ps(e["ts"]) - zero)
+        for e in doc["traceEvents"]
+        if e["ph"] == "X" and e.get("cat") == "gpu_user_annotation" and e["args"].get("External id") in host
+    }
+    assert flow_rows(traces[name], "annotation") == expected
+    assert traces[name].metadata["reader"]["annotation_flows_from_external_id"] == len(expected)
+    if name == BERT:
+        assert {(h, d) for h, _, d, _ in expected} == {("ProfilerStep#6", "ProfilerStep#6")}
+
+
 def test_cuda_launch_kernel_args_and_its_kernel(traces: dict[str, Any]) -> None:
     doc, plain = source(NS_TRACE), source(NS_TRACE, exact=False)
     trace = traces[NS_TRACE]

@@ -79,6 +79,9 @@ MAX_US = 50 * 86_400 * 1_000_000
 MAX_ABS_US = 4 * 10**18
 _POW10 = 10 ** np.arange(19, dtype=np.int64)
 _CORRELATION = re.compile(rb'"correlation":[ \t\r\n]*(\d+)')
+_EXTERNAL_ID = re.compile(rb'"[Ee]xternal id":[ \t\r\n]*(\d+)')
+# Host and device annotations of one range (e.g. ProfilerStep#6) share a Kineto "External id".
+ANNOTATION_CATEGORIES = ("user_annotation", "gpu_user_annotation")
 
 _PH = operator.attrgetter("ph")
 _NAME = operator.attrgetter("name")
@@ -290,6 +293,8 @@ class ColumnCollector:
         self.num_events = 0
         self.corr_event: list[np.ndarray] = []
         self.corr_value: list[np.ndarray] = []
+        self.ext_event: list[np.ndarray] = []
+        self.ext_value: list[np.ndarray] = []
         # B/E halves, async b/e/n, counters, flow points.
         self.be: dict[str, list[np.ndarray]] = {
             k: [] for k in ("track", "us", "frac", "name", "cat", "begin", "alen")
@@ -408,16 +413,17 @@ class ColumnCollector:
         blob, alen = _ok_args(args, self.damage)
         base = self.num_events
         if b'"correlation"' in blob:
-            offsets = np.zeros(n + 1, np.int64)
-            np.cumsum(alen, out=offsets[1:])
-            starts, values = [], []
-            for m in _CORRELATION.finditer(blob):
-                starts.append(m.start())
-                values.append(m.group(1))
-            owner = np.searchsorted(offsets, np.asarray(starts, np.int64), side="right") - 1
-            owner, first = np.unique(owner, return_index=True)
-            self.corr_event.append(owner + base)
-            self.corr_value.append(np.asarray(values, dtype=object)[first].astype(bytes))
+            self._link_ids(blob, alen, base, _CORRELATION, self.corr_event, self.corr_value)
+        cats = self._names(events, _CAT)
+        wanted = [self.strings[c] for c in ANNOTATION_CATEGORIES if c in self.strings]
+        annotated = np.flatnonzero(np.isin(cats, wanted)) if wanted else np.zeros(0, np.int64)
+        if annotated.shape[0]:
+            sub = [events[i].args for i in annotated.tolist()]
+            sub_blob, sub_len = b"".join(sub), np.fromiter(map(len, sub), np.int64, len(sub))
+            start = len(self.ext_event)
+            self._link_ids(sub_blob, sub_len, 0, _EXTERNAL_ID, self.ext_event, self.ext_value)
+            for k in range(start, len(self.ext_event)):
+                self.ext_event[k] = annotated[self.ext_event[k]] + base
         binds = list(map(_BIND, events))
         if any(binds):
             for i, (raw, ev) in enumerate(zip(binds, events)):
@@ -429,10 +435,28 @@ class ColumnCollector:
         cols["frac"].append(frac.astype(np.int32))
         cols["dur"].append(dur)
         cols["name"].append(self._names(events, _NAME))
-        cols["cat"].append(self._names(events, _CAT))
+        cols["cat"].append(cats)
         cols["alen"].append(alen)
         self.ev_args.append(blob)
         self.num_events += n
+
+    @staticmethod
+    def _link_ids(
+        blob: bytes, alen: np.ndarray, base: int, pattern: re.Pattern[bytes], events: list, values: list
+    ) -> None:
+        """(event index, id text) of the first `pattern` match in each event's args."""
+        offsets = np.zeros(alen.shape[0] + 1, np.int64)
+        np.cumsum(alen, out=offsets[1:])
+        starts, found = [], []
+        for m in pattern.finditer(blob):
+            starts.append(m.start())
+            found.append(m.group(1))
+        if not starts:
+            return
+        owner = np.searchsorted(offsets, np.asarray(starts, np.int64), side="right") - 1
+        owner, first = np.unique(owner, return_index=True)
+        events.append(owner + base)
+        values.append(np.asarray(found, dtype=object)[first].astype(bytes))
 
     # -- B/E, async, counters, flows, metadata -------------------------------------------------
     def _begin_end(self, events: list[Event], codes: np.ndarray) -> None:
@@ -560,7 +584,7 @@ class ColumnCollector:
             parts = getattr(self, name)
             if len(parts) > 1:
                 setattr(self, name, [b"".join(parts)])
-        for name in ("corr_event", "corr_value"):
+        for name in ("corr_event", "corr_value", "ext_event", "ext_value"):
             parts = getattr(self, name)
             if len(parts) > 1:
                 setattr(self, name, [np.concatenate(parts)])

@@ -288,8 +288,8 @@ def _assemble(
     builder.clock_origin_ns = clock.origin_ns(metadata)
     layout = _Layout(builder, ids, metadata)
     events = _SimpleEvents(builder, ids, clock, layout, damage)
-    launch_links = _launch_flows(builder, ids, events, layout)
-    _flow_points(builder, ids, clock, layout, launch_links, damage)
+    launch_links, annotation_links = _launch_flows(builder, ids, events, layout)
+    _flow_points(builder, ids, clock, layout, np.unique(launch_links), damage)
     trace_end = max(events.end_ps, _last_time(parts, clock))
     be_index, be_start = _pair_begin_end(builder, ids, clock, layout, damage, trace_end)
     _pair_async(builder, ids, clock, layout, damage, trace_end)
@@ -306,6 +306,7 @@ def _assemble(
         "events_by_phase": phases,
         "profiler_steps": events.profiler_steps,
         "launch_flows_from_correlation": int(launch_links.shape[0]),
+        "annotation_flows_from_external_id": annotation_links,
         "time_zero_us": _decimal_us(clock.zero_ps),
     }
     for message in damage.warnings:
@@ -597,14 +598,31 @@ class _SimpleEvents:
         self.profiler_steps = steps
 
 
-def _launch_flows(builder: TraceBuilder, ids: _Parts, events: _SimpleEvents, layout: _Layout) -> np.ndarray:
-    """Host launch → device work flows joined on Kineto correlation ids; returns the linked ids."""
+def _launch_flows(
+    builder: TraceBuilder, ids: _Parts, events: _SimpleEvents, layout: _Layout
+) -> tuple[np.ndarray, int]:
+    """Host → device flows joined on Kineto ids: launches on correlation ids ("launch"), host →
+    device annotations of one range on External ids ("annotation").
+
+    Returns the correlation ids linked (their Kineto flow events are then redundant) and the number
+    of annotation flows.
+    """
+    linked = _join_host_device(builder, ids, events, layout, "corr", "launch")
+    annotations = _join_host_device(builder, ids, events, layout, "ext", "annotation")
+    return linked, int(annotations.shape[0])
+
+
+def _join_host_device(
+    builder: TraceBuilder, ids: _Parts, events: _SimpleEvents, layout: _Layout, kind: str, flow_name: str
+) -> np.ndarray:
+    """Link every device event to the host event carrying the same id; returns the linked ids."""
     host_v, host_t, host_i, dev_v, dev_i = [], [], [], [], []
     for p, index, start, keys in zip(ids.parts, events.index, events.start, events.track):
-        if not p.corr_event:
+        event_parts, value_parts = getattr(p, f"{kind}_event"), getattr(p, f"{kind}_value")
+        if not event_parts:
             continue
-        local = p.corr_event[0] if len(p.corr_event) == 1 else np.concatenate(p.corr_event)
-        values = p.corr_value[0] if len(p.corr_value) == 1 else np.concatenate(p.corr_value)
+        local = np.concatenate(event_parts)
+        values = np.concatenate(value_parts)
         builder_index = index[local]
         ok = builder_index >= 0
         local, values, builder_index = local[ok], values[ok], builder_index[ok]
@@ -622,16 +640,16 @@ def _launch_flows(builder: TraceBuilder, ids: _Parts, events: _SimpleEvents, lay
         return np.zeros(0, bytes)
     width = max(hv.dtype.itemsize, dv.dtype.itemsize)
     hv, dv = hv.astype(f"S{width}"), dv.astype(f"S{width}")
-    # Several host events may share a correlation (runtime call and driver call inside it):
-    # sorted by (id, start), the last of a run is the innermost, the one that launched.
+    # Several host events may share an id (a runtime call and the driver call inside it): sorted
+    # by (id, start), the last of a run is the innermost, the one that launched.
     order = np.lexsort((ht, hv))
     hv, hi = hv[order], hi[order]
     pos = np.searchsorted(hv, dv, side="right") - 1
     found = (pos >= 0) & (hv[np.maximum(pos, 0)] == dv)
-    name = builder.intern("launch")
+    name = builder.intern(flow_name)
     for src, dst in zip(hi[pos[found]].tolist(), di[found].tolist()):
         builder.add_flow(src, dst, name)
-    return np.unique(dv[found])
+    return dv[found]
 
 
 def _flow_points(
@@ -662,7 +680,10 @@ def _flow_points(
             ok &= ~(is_launch & np.isin(ident, linked))
         # A flow id seen once cannot link anything: count it here instead of binding it.
         sel = np.flatnonzero(ok)
-        key = np.char.add(np.char.add(cat[sel].astype("S11"), name[sel].astype("S11")), ident[sel])
+        key = np.char.add(
+            np.char.add(np.char.add(cat[sel].astype("S12"), b"|"), name[sel].astype("S12")), b"|"
+        )
+        key = np.char.add(key, ident[sel])
         _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
         single = counts[inverse] == 1
         if single.any():
