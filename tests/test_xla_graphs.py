@@ -10,7 +10,8 @@ from profscope.analysis import xla_graph_diff
 from profscope.formats import xla_graphs
 from profscope.formats.errors import UnreadableProfile
 
-RUN = pathlib.Path(__file__).parent / "data" / "xla" / "pytorch_xla_cpu_recompile"
+DATA = pathlib.Path(__file__).parent / "data" / "xla"
+RUN = DATA / "pytorch_xla_cpu_recompile"
 
 
 def test_real_text_dump() -> None:
@@ -39,55 +40,8 @@ def test_real_text_dump() -> None:
     assert eq.location is not None and (eq.location.file, eq.location.line) == ("train.py", 21)
 
 
-X10 = """\
-[SyncTensorsGraph]
-TensorsGraphInfo:
-Swift Frames:
-  $s6Models5train4stepyyF
-  main
-
-Hashes: (8f1a2b, 77cc01)
-
-## BEGIN_GRAPH
-IR {
-  %0 = f32[8,4] xla::device_data(), device=CPU:0
-  %1 = f32[4,2] xla::device_data(), device=CPU:0
-  %2 = f32[8,2] aten::mm(%0, %1), ROOT=0
-}
-
-## END_GRAPH
-
-New graph structure
-
-[SyncTensorsGraph]
-TensorsGraphInfo:
-Swift Frames:
-  $s6Models5train4stepyyF
-  main
-
-Hashes: (8f1a2c, 77cc02)
-
-## BEGIN_GRAPH
-IR {
-  %0 = f32[6,4] xla::device_data(), device=CPU:0
-  %1 = f32[4,2] xla::device_data(), device=CPU:0
-  %2 = f32[6,2] aten::mm(%0, %1), ROOT=0
-}
-
-## END_GRAPH
-
-Found different shape: f32[6,4] vs f32[8,4] for:
-  %0 = xla::device_data(), device=CPU:0
-Current trace:
-Swift Frames:
-  $s6Models10DataLoader4nextyyF
-  main
-Previous trace:
-Swift Frames:
-  $s6Models10DataLoader4nextyyF
-  main
-
-"""
+# Hand-written in the format of X10's ir_dump_util.cpp / debug_util.cpp (XLA_LOG_GRAPH_CHANGES=1).
+X10 = (DATA / "x10_graph_changes.txt").read_text()
 
 
 def test_x10_swift_frames_and_graph_changes() -> None:

@@ -331,3 +331,18 @@ def test_long_runs_list_ten_late_compilations_and_count_the_rest() -> None:
         "value": "31 more compilations after warm-up (9 distinct graphs in all); the Graphs tab lists every graph",
     } in f["evidence"]
     assert sum(loc["count"] for loc in f["locations"]) == 41
+
+
+def test_x10_graph_change_log_feeds_the_dynamic_shape_finding() -> None:
+    x10 = RUN.parent / "x10_graph_changes.txt"  # hand-written, X10's format
+    out = xla_report.build_report([XlaFile(str(x10), "xla_graphs")])
+    f = finding(out, "dynamic_shapes")
+    evidence = {e["label"]: e["value"] for e in f["evidence"]}
+    assert (
+        evidence["Graph change logged at record 1"]
+        == "%0 = xla::device_data(), device=CPU:0: f32[8,4] → f32[6,4]"
+    )
+    assert evidence["Graph from $s6Models5train4stepyyF"].startswith("2 size variants")
+    roles = {(loc["function"], loc["role"]) for loc in f["locations"]}
+    assert ("$s6Models10DataLoader4nextyyF", "built the node whose shape changed") in roles
+    assert ("$s6Models5train4stepyyF", "triggered the graph") in roles
