@@ -29,7 +29,7 @@ function paint(t: MockTrace, dpr = 1, pxPerNs = 1, level = 10) {
   const height = 60 * dpr;
   const r: Raster = { u: new Uint32Array(width * height), width, height };
   fillBands(r, [{ y: 0, height: 60, color: "#ffffff" }], dpr);
-  const geo = { tops: Float64Array.of(10), maxDepth: Int32Array.of(1), shade: Uint8Array.of(0) };
+  const geo = { tops: Float64Array.of(10), maxDepth: Int32Array.of(1), shade: Uint8Array.of(0), collapsed: Uint8Array.of(0) };
   const labels: { x: number; y: number; w: number; name: string; color: number }[] = [];
   const stats = { boxes: 0, summaries: 0 };
   const xm = { originX: 0, pxPerNs, left: 0, right: 200 };

@@ -55,6 +55,8 @@ export interface RowGeometry {
   maxDepth: Int32Array;
   /** Background of the track (index into ROW_BACKGROUNDS). */
   shade: Uint8Array;
+  /** 1 when the track's section is collapsed: its top-level events are drawn in the section header. */
+  collapsed: Uint8Array;
 }
 
 /** Horizontal mapping from ns to CSS x, and the x range a piece may paint. */
@@ -182,6 +184,7 @@ export function paintPieces(
       const colors = DENSITY_PIXELS[shade[tr]];
       for (let k = sg.start[tr], end = sg.start[tr + 1]; k < end; k++) {
         const i = sg.order[k];
+        if (sm.depth[i] > maxDepth[tr]) continue;
         const line = templateLine(top + sm.depth[i] * ROW_HEIGHT + 1, dpr, H);
         if (line < 0) continue;
         const x0 = xm.originX + (base + sm.start[i]) * xm.pxPerNs;
@@ -207,6 +210,7 @@ export function paintPieces(
       const top = tops[tr];
       for (let k = eg.start[tr], end = eg.start[tr + 1]; k < end; k++) {
         const i = eg.order[k];
+        if (ev.depth[i] > maxDepth[tr]) continue;
         const y = top + ev.depth[i] * ROW_HEIGHT + 1;
         const line = templateLine(y, dpr, H);
         if (line < 0) continue;

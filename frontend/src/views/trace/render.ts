@@ -109,16 +109,25 @@ function rowGeometry(layout: Layout, scrollY: number): RowGeometry {
   const tops = new Float64Array(maxId + 1).fill(NaN);
   const maxDepth = new Int32Array(maxId + 1);
   const shade = new Uint8Array(maxId + 1);
+  const collapsed = new Uint8Array(maxId + 1);
   let k = 0;
   for (const s of layout.sections) {
     for (const t of s.tracks) {
       const id = t.track.id;
       shade[id] = k++ % 2;
-      maxDepth[id] = t.track.max_depth;
-      if (!s.collapsed && !t.isCounter) tops[id] = t.top - scrollY;
+      if (t.isCounter) continue;
+      if (s.collapsed) {
+        // A collapsed section still shows when its tracks are busy: their top-level events, overlaid
+        // in the header row.
+        collapsed[id] = 1;
+        tops[id] = s.top + (SECTION_HEIGHT - ROW_HEIGHT) / 2 - scrollY;
+      } else {
+        maxDepth[id] = t.track.max_depth;
+        tops[id] = t.top - scrollY;
+      }
     }
   }
-  return { tops, maxDepth, shade };
+  return { tops, maxDepth, shade, collapsed };
 }
 
 /** Background bands (section headers, tracks, separators) visible on a canvas `height` tall. */
@@ -182,7 +191,7 @@ export function drawFrame(f: FrameInput): FrameStats {
   drawBoxLabels(ctx, labels, stats);
   drawCounters(f);
   drawSpanEdges(f);
-  drawSelection(f, geo.tops);
+  drawSelection(f, geo);
   if (f.overlay.showFlows || f.overlay.pinnedFlows.length) drawFlows(f, stats);
   drawMarks(f);
   ctx.restore();
@@ -303,10 +312,10 @@ function formatValue(v: number): string {
   return Number.isInteger(v) ? String(v) : v.toPrecision(4);
 }
 
-function drawSelection(f: FrameInput, tops: Float64Array): void {
+function drawSelection(f: FrameInput, geo: RowGeometry): void {
   const { ctx, proj, width } = f;
   for (const s of f.overlay.selected) {
-    const top = s.track < tops.length ? tops[s.track] : NaN;
+    const top = s.track < geo.tops.length && !geo.collapsed[s.track] ? geo.tops[s.track] : NaN;
     if (top !== top) continue;
     const y = top + s.depth * ROW_HEIGHT + 1;
     let x0 = proj.x(s.startNs);
