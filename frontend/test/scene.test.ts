@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decodeTile, type Tile } from "../src/api/tile.ts";
 import { levelFor, tileWidthNs } from "../src/views/trace/levels.ts";
-import { hitTest, planPieces, summaryAt } from "../src/views/trace/scene.ts";
+import { counterAt, hitTest, planPieces, summaryAt } from "../src/views/trace/scene.ts";
 import { buildTile, encodeTile, makeTrace } from "./mock/trace.ts";
 
 const trace = makeTrace(6, 12);
@@ -85,5 +85,18 @@ describe("summaryAt", () => {
     expect(hit?.count).toBeGreaterThanOrEqual(1);
     expect(hit?.busyNs).toBeGreaterThanOrEqual(launch.dur * 0.99);
     expect(summaryAt(pieces, 1, 3, launch.start)).toBeNull();
+  });
+});
+
+describe("counterAt", () => {
+  it("holds the last sample's value until the next one", () => {
+    const root = tile(params.max_level, 0);
+    const pieces = [{ tile: root, from: 0, to: tileWidthNs(params, params.max_level) }];
+    const samples = trace.counters;
+    const a = counterAt(pieces, 3, samples[0].time + 1);
+    expect(a?.last).toBe(samples[0].value);
+    const b = counterAt(pieces, 3, (samples[1].time + samples[2].time) / 2);
+    expect(b?.last).toBe(samples[1].value);
+    expect(counterAt(pieces, 3, -10)).toBeNull();
   });
 });

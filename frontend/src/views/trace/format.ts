@@ -48,3 +48,10 @@ export function formatBytes(n: number): string {
   if (n >= 1e3) return `${(n / 1e3).toFixed(1)} kB`;
   return `${n} B`;
 }
+
+/** A counter value: exact for integers, 4 significant digits otherwise (units are in the track name). */
+export function formatNumber(v: number): string {
+  if (!Number.isFinite(v)) return String(v);
+  if (Number.isInteger(v)) return v.toLocaleString("en-US");
+  return Number(v.toPrecision(4)).toLocaleString("en-US", { maximumFractionDigits: 6 });
+}

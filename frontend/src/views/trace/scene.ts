@@ -185,3 +185,20 @@ export function summaryAt(pieces: Piece[], track: number, depth: number, t: numb
   }
   return null;
 }
+
+/** The counter sample box of `track` at instant `t`: the last one starting at or before it (a
+ * counter holds its value until the next sample). */
+export function counterAt(pieces: Piece[], track: number, t: number): { min: number; max: number; last: number; startNs: number } | null {
+  let best: { min: number; max: number; last: number; startNs: number } | null = null;
+  for (const p of pieces) {
+    if (p.from > t) continue;
+    const c = p.tile.counters;
+    for (let i = 0; i < c.n; i++) {
+      if (c.track[i] !== track) continue;
+      const s = p.tile.startNs + c.start[i];
+      if (s < p.from || s >= p.to || s > t) continue;
+      if (!best || s >= best.startNs) best = { min: c.min[i], max: c.max[i], last: c.last[i], startNs: s };
+    }
+  }
+  return best;
+}

@@ -6,12 +6,12 @@ import type { EventDetails, IngestProgress, SearchResponse, TraceMeta } from "..
 import { clear, h, isAbort, messageOf } from "../../dom.ts";
 import type { ViewContext } from "../view.ts";
 import { DetailsPanel } from "./details.ts";
-import { formatBytes, formatCount, formatDuration } from "./format.ts";
+import { formatBytes, formatCount, formatDuration, formatNumber } from "./format.ts";
 import { helpOverlay } from "./help.ts";
 import { Layout, ROW_HEIGHT, SECTION_HEIGHT } from "./layout.ts";
 import { levelFor, tilesCovering } from "./levels.ts";
 import { drawAxis, drawFrame, type FlowArrow, LABEL_WIDTH, type SelectedBox } from "./render.ts";
-import { type EventHit, hitTest, type Plan, planPieces, summaryAt } from "./scene.ts";
+import { counterAt, type EventHit, hitTest, type Plan, planPieces, summaryAt } from "./scene.ts";
 import { type TileId, TileCache } from "./tilecache.ts";
 import { clampRange, fitRange, type Limits, limitsFor, panBy, Projection, type Range, zoomAround } from "./viewport.ts";
 
@@ -999,11 +999,11 @@ export class TraceViewer {
     const row = this.layout?.rowAt(p.y + this.scroller.scrollTop);
     this.canvas.classList.toggle("over-event", !!hit);
     this.canvas.classList.toggle("over-header", row?.kind === "section");
-    const summary =
-      !hit && row?.kind === "track" && this.plan && p.x >= LABEL_WIDTH
-        ? summaryAt(this.plan.pieces, row.track.track.id, row.depth, this.projection().ns(p.x))
-        : null;
-    if (!hit && !summary) {
+    const overTrack = !hit && row?.kind === "track" && this.plan && p.x >= LABEL_WIDTH ? row.track : null;
+    const t = this.projection().ns(p.x);
+    const summary = overTrack && !overTrack.isCounter && this.plan ? summaryAt(this.plan.pieces, overTrack.track.id, row?.kind === "track" ? row.depth : 0, t) : null;
+    const counter = overTrack?.isCounter && this.plan ? counterAt(this.plan.pieces, overTrack.track.id, t) : null;
+    if (!hit && !summary && !counter) {
       this.tooltip.hidden = true;
       return;
     }
@@ -1013,6 +1013,13 @@ export class TraceViewer {
         h("b", {}, hit.name),
         h("div", {}, hit.durNs === 0 ? "instant" : formatDuration(hit.durNs)),
         h("div", { class: "tv-hint" }, `${this.trackLabel(hit.track)} · at ${formatDuration(hit.startNs)}`),
+      );
+    } else if (counter && overTrack) {
+      const range = counter.min === counter.max ? "" : ` (${formatNumber(counter.min)} – ${formatNumber(counter.max)} within this pixel)`;
+      this.tooltip.append(
+        h("b", {}, overTrack.track.name),
+        h("div", {}, `${formatNumber(counter.last)}${range}`),
+        h("div", { class: "tv-hint" }, `sample at ${formatDuration(counter.startNs)}`),
       );
     } else if (summary) {
       const busy = summary.widthNs > 0 ? Math.min(100, (100 * summary.busyNs) / summary.widthNs) : 100;
