@@ -345,6 +345,30 @@ def test_a_split_that_is_not_an_event_boundary_is_detected(
     assert used == []  # the bad split was caught and this process read everything itself
 
 
+@pytest.mark.parametrize("failure", ["helper raises", "helper dies"])
+def test_a_failing_helper_falls_back_to_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
+    plain = plain_copy(tmp_path, NS_TRACE)
+    sequential = read(plain)
+    monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
+    original_start = chrome_helper.HelperProcess.start
+    if failure == "helper raises":
+        # The helper cannot open the file: it sends the exception back.
+        def start(self: Any, path: str, offset: int, bare: bool) -> None:
+            original_start(self, str(tmp_path / "missing.json"), offset, bare)
+    else:
+
+        def start(self: Any, path: str, offset: int, bare: bool) -> None:
+            original_start(self, path, offset, bare)
+            self._proc.kill()
+
+    monkeypatch.setattr(chrome_helper.HelperProcess, "start", start)
+    used = spy_results(monkeypatch)
+    assert_same_trace(read(plain), sequential)
+    assert used == [True]  # the helper's result was asked for, failed, and this process read on
+
+
 def assert_same_trace(a: Any, b: Any) -> None:
     assert event_rows(a) == event_rows(b)
     assert flow_rows(a, "launch") == flow_rows(b, "launch")

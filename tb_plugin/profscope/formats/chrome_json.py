@@ -15,9 +15,10 @@ flow events (`s`/`t`/`f`, `bind_id`), and metadata (`deviceProperties`, `distrib
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import fsspec
@@ -25,11 +26,12 @@ import numpy as np
 
 from profscope.formats import chrome_columns as cc
 from profscope.formats.chrome_helper import HelperProcess
-from profscope.formats.chrome_scan import _BOUNDARY, BlockReader, Damage, EventScanner, Truncated
+from profscope.formats.chrome_scan import _BOUNDARY, BlockReader, Damage, Event, EventScanner, Truncated
 from profscope.formats.errors import UnreadableProfile
 from profscope.trace.model import Trace, TraceBuilder
 
 FORMAT = "chrome_trace"
+_log = logging.getLogger(__name__)
 # Plain local files at least this big are decoded by two processes (see chrome_helper).
 PARALLEL_MIN_BYTES = 256 << 20
 # Events handed to the builder per call, bounding the transient per-event args list.
@@ -121,7 +123,7 @@ def _scan(
     """Decode the whole file into one collector, or two when a helper process takes the tail."""
     reader = BlockReader(fileobj, gzip=gz)
     collector = cc.ColumnCollector()
-    helper = HelperProcess() if not gz and _parallel_ok(fs, total) else None
+    helper = _start_helper() if not gz and _parallel_ok(fs, total) else None
     local_path = fs._strip_protocol(path) if helper is not None else path
 
     def split(events_start: int, bare_array: bool) -> int | None:
@@ -136,15 +138,27 @@ def _scan(
         return offset
 
     scanner = EventScanner(reader.next_block, collector.damage, on_events_start=split)
-    try:
-        for batch in scanner.batches():
+
+    def consume(batches: Iterator[list[Event]]) -> None:
+        for batch in batches:
             collector.add(batch)
             if progress is not None:
                 done = reader.raw_bytes_read if gz else scanner.offset
                 progress(min(total, done + (helper.poll_progress() if helper else 0)), total)
-        parts = [collector.finish()]
+
+    tail = None
+    try:
+        consume(scanner.batches())
         if helper is not None and scanner.reached_stop:
-            tail = helper.result()
+            try:
+                tail = helper.result()
+            except Exception:  # the helper died or failed: this process reads the rest itself
+                _log.warning("helper process failed on %s; reading on in one process", path, exc_info=True)
+                helper.stop()
+                helper = None
+                consume(scanner.resume())
+        parts = [collector.finish()]
+        if tail is not None:
             parts.append(tail.collector)
             scanner.metadata.update(tail.metadata)
             scanner.document_complete = tail.document_complete
@@ -155,6 +169,14 @@ def _scan(
         reader.close()
     damage.merge(collector.damage)
     return parts, scanner, reader.truncated_stream
+
+
+def _start_helper() -> HelperProcess | None:
+    try:
+        return HelperProcess()
+    except OSError:  # no interpreter to start (embedded Python, exhausted fds, …): one process
+        _log.warning("could not start a helper process; reading in one process", exc_info=True)
+        return None
 
 
 def _parallel_ok(fs: fsspec.AbstractFileSystem, total: int) -> bool:

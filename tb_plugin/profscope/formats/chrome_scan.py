@@ -481,6 +481,17 @@ class EventScanner:
         self._pos += 1
         yield from self._object_members(first=True)
 
+    def resume(self) -> Iterator[list[Event]]:
+        """After stopping at the stop offset, read on to the end as if there had been no stop."""
+        self._stop_at = None
+        self.reached_stop = False
+        yield from self._events()
+        if self.events_array_closed and not self.reached_stop:
+            if self.bare_array:
+                self._finish_bare_array()
+            else:
+                yield from self._object_members(first=False)
+
     def _finish_bare_array(self) -> None:
         self.document_complete = True
         if self._peek() is not None:
