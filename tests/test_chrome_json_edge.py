@@ -97,6 +97,24 @@ def test_truncated_gzip_loads_what_inflates(tmp_path: Path) -> None:
     assert any("gzip stream is truncated" in w for w in trace.warnings)
 
 
+def test_damaged_gzip_loads_what_inflates_before_the_damage(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    events = [X(f"op{i}", i, 1, args={"noise": rng.randbytes(64).hex()}) for i in range(20000)]
+    packed = bytearray(gzip.compress(json.dumps(events).encode(), compresslevel=1))
+    middle = len(packed) // 2
+    packed[middle : middle + 64] = bytes(64)
+    trace = read_bytes(tmp_path, bytes(packed), "trace.json.gz")
+    assert 5000 < trace.num_events < 20000
+    assert any(w.startswith("the gzip stream is damaged") for w in trace.warnings)
+
+
+def test_gzip_damaged_from_the_start_is_unreadable(tmp_path: Path) -> None:
+    packed = bytearray(gzip.compress(doc(MANY).encode()))
+    packed[10:40] = bytes(30)
+    with pytest.raises(UnreadableProfile, match="gzip"):
+        read_bytes(tmp_path, bytes(packed), "broken.json.gz")
+
+
 def test_bare_na_values(tmp_path: Path) -> None:
     text = (
         '{"traceEvents": ['
@@ -542,8 +560,11 @@ def test_parse_us_matches_decimal_arithmetic(values: list[Any]) -> None:
 
 
 def test_parse_us_rejects_what_is_not_a_number() -> None:
-    texts = [msgspec.Raw(t) for t in (b"", b'"N/A"', b"null", b"true", b'"12.5"', b"1.5e3", b"-0.5")]
+    texts = [
+        msgspec.Raw(t)
+        for t in (b"", b'"N/A"', b"null", b"true", b'"1 2"', b'"12.5"', b"1.5e3", b"-0.5", b"7")
+    ]
     us, frac, ok = chrome_columns.parse_us(texts)
-    assert ok.tolist() == [False, False, False, False, True, True, True]
-    assert (us * 1_000_000 + frac)[4:].tolist() == [12_500_000, 1_500_000_000, -500_000]
+    assert ok.tolist() == [False, False, False, False, False, True, True, True, True]
+    assert (us * 1_000_000 + frac)[5:].tolist() == [12_500_000, 1_500_000_000, -500_000, 7_000_000]
     assert np.asarray(us).dtype == np.int64

@@ -143,11 +143,20 @@ def parse_us(raws: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     frac = np.zeros(n, np.int64)
     if n == 0:
         return us, frac, np.zeros(0, bool)
-    lens = np.fromiter(map(len, raws), np.int64, n)
     joined = b" ".join(raws)
     a = np.frombuffer(joined, np.uint8)
-    ends = np.cumsum(lens + 1) - 1  # index of the separator after each field
-    starts = ends - lens
+    # Index of the separator after each field; a field holding a space itself (a damaged value
+    # such as a quoted string) shifts them, and then lengths are taken one by one.
+    ends = np.append(np.flatnonzero(a == 32), a.shape[0])
+    if ends.shape[0] == n:
+        starts = np.empty(n, np.int64)
+        starts[0] = 0
+        starts[1:] = ends[:-1] + 1
+        lens = ends - starts
+    else:
+        lens = np.fromiter(map(len, raws), np.int64, n)
+        ends = np.cumsum(lens + 1) - 1
+        starts = ends - lens
     non_digit = np.flatnonzero(((a - np.uint8(48)) > 9) & (a != 32))
     field = np.searchsorted(ends, non_digit)
     ch = a[non_digit]

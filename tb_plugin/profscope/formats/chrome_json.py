@@ -85,11 +85,14 @@ def read(
         with fs.open(path, "rb") as fileobj:
             gz = fileobj.read(2) == b"\x1f\x8b"
             fileobj.seek(0)
-            parts, scanner, truncated_gz = _scan(path, fs, fileobj, gz, total, damage, progress)
+            parts, scanner, reader = _scan(path, fs, fileobj, gz, total, damage, progress)
     except (Truncated, ValueError, OSError, EOFError) as exc:
         raise UnreadableProfile(path, str(exc)) from exc
+    truncated_gz, corrupt_gz = reader.truncated_stream, reader.corrupt_stream
     if truncated_gz:
         damage.warn("the gzip stream is truncated; events up to the cut were loaded")
+    if corrupt_gz:
+        damage.warn(f"the gzip stream is damaged: {corrupt_gz}; events before the damage were loaded")
     if not scanner.found_events_array and not any(p.num_events or p.num_be or p.num_asy for p in parts):
         raise UnreadableProfile(path, "no traceEvents array in this JSON document")
     builder = TraceBuilder(source=path, format=FORMAT)
@@ -119,7 +122,7 @@ def _scan(
     total: int,
     damage: Damage,
     progress: Callable[[int, int], None] | None,
-) -> tuple[list[cc.ColumnCollector], EventScanner, bool]:
+) -> tuple[list[cc.ColumnCollector], EventScanner, BlockReader]:
     """Decode the whole file into one collector, or two when a helper process takes the tail."""
     reader = BlockReader(fileobj, gzip=gz)
     collector = cc.ColumnCollector()
@@ -148,7 +151,12 @@ def _scan(
 
     tail = None
     try:
-        consume(scanner.batches())
+        try:
+            consume(scanner.batches())
+        except Truncated as exc:
+            if reader.corrupt_stream:
+                raise ValueError(f"damaged gzip data: {reader.corrupt_stream}") from exc
+            raise
         if helper is not None and scanner.reached_stop:
             try:
                 tail = helper.result()
@@ -168,7 +176,7 @@ def _scan(
             helper.stop()
         reader.close()
     damage.merge(collector.damage)
-    return parts, scanner, reader.truncated_stream
+    return parts, scanner, reader
 
 
 def _start_helper() -> HelperProcess | None:

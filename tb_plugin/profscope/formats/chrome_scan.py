@@ -7,7 +7,7 @@ each decoded by msgspec in one call into typed `Event` structs. A candidate boun
 inside a string or nested value makes the window fail to decode, so every accepted batch is exact.
 
 Real files are damaged in predictable ways (cut mid-event, bare `N/A` / `NaN`, invalid UTF-8, raw
-control characters, Kineto-era garbage between events). A failing window is first repaired in bulk
+control characters, stray text between events). A failing window is first repaired in bulk
 when the damage is of a known kind, then narrowed down with the decoder's error offset; only the
 offending event goes through the slow, string-aware path, and what cannot be read is counted, never
 fatal. Times, ids and args stay as `msgspec.Raw` so their exact text survives until the column stage.
@@ -30,6 +30,8 @@ import msgspec
 WINDOW_BYTES = 8 << 20
 MIN_WINDOW_BYTES = 4096
 READ_BLOCK_BYTES = 8 << 20
+# Compressed bytes inflated per zlib call: damaged data loses at most this much before it.
+INFLATE_STEP_BYTES = 64 << 10
 # A single damaged event is scanned token by token; past this size it is treated as garbage.
 MAX_EVENT_BYTES = 64 << 20
 # Top-level values (other than traceEvents) bigger than this are not kept in the trace metadata.
@@ -112,13 +114,15 @@ class BlockReader:
     bytes for progress reporting.
     """
 
-    def __init__(self, fileobj: Any, start: int = 0, end: int | None = None, gzip: bool = False) -> None:
+    def __init__(self, fileobj: Any, start: int = 0, gzip: bool = False) -> None:
         self._file = fileobj
         self._start = start
-        self._end = end
         self._gzip = gzip
         self.raw_bytes_read = 0
         self.truncated_stream = False
+        self.corrupt_stream: str | None = None
+        self._inflater: Any = None
+        self._fed = False  # the current gzip member has received input
         self._queue: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=3)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="profscope-chrome-read", daemon=True)
@@ -127,39 +131,55 @@ class BlockReader:
     def _blocks(self) -> Iterator[bytes]:
         if self._start:
             self._file.seek(self._start)
-        remaining = None if self._end is None else self._end - self._start
-        inflater = zlib.decompressobj(zlib.MAX_WBITS | 32) if self._gzip else None
-        fed = False  # the current gzip member has received input
         while not self._stop.is_set():
-            size = READ_BLOCK_BYTES if remaining is None else min(READ_BLOCK_BYTES, remaining)
-            if size <= 0:
-                break
-            block = self._file.read(size)
+            block = self._file.read(READ_BLOCK_BYTES)
             if not block:
                 break
             self.raw_bytes_read += len(block)
-            if remaining is not None:
-                remaining -= len(block)
-            if inflater is None:
+            if not self._gzip:
                 yield block
                 continue
-            while block:
-                fed = True
-                out = inflater.decompress(block)
-                if out:
-                    yield out
-                block = b""
-                if inflater.eof:
-                    # Concatenated gzip members: what follows starts a new stream.
-                    rest = inflater.unused_data
-                    inflater = zlib.decompressobj(zlib.MAX_WBITS | 32)
-                    fed = False
-                    if rest.strip(b"\x00"):
-                        block = rest
-        if inflater is not None and fed and not inflater.eof:
-            tail = inflater.flush()
-            if tail:
-                yield tail
+            yield from self._inflate(block)
+            if self.corrupt_stream:
+                return
+        self._finish_inflate()
+
+    def _inflate(self, block: bytes) -> Iterator[bytes]:
+        """Inflate one read block in small steps, so damaged data loses little of what precedes it."""
+        if self._inflater is None:
+            self._inflater = zlib.decompressobj(zlib.MAX_WBITS | 32)
+        out: list[bytes] = []
+        size = 0
+        view = memoryview(block)
+        pos = 0
+        while pos < len(view):
+            piece = view[pos : pos + INFLATE_STEP_BYTES]
+            pos += len(piece)
+            self._fed = True
+            try:
+                data = self._inflater.decompress(piece)
+            except zlib.error as exc:
+                self.corrupt_stream = (
+                    f"{exc} (after about {self.raw_bytes_read - len(view) + pos} compressed bytes)"
+                )
+                break
+            out.append(data)
+            size += len(data)
+            if self._inflater.eof:
+                # Concatenated gzip members: what follows starts a new stream (or is padding).
+                rest = self._inflater.unused_data + bytes(view[pos:])
+                self._inflater = zlib.decompressobj(zlib.MAX_WBITS | 32)
+                self._fed = False
+                view, pos = memoryview(rest if rest.strip(b"\x00") else b""), 0
+            if size >= READ_BLOCK_BYTES:
+                yield b"".join(out)
+                out, size = [], 0
+        if out:
+            yield b"".join(out)
+
+    def _finish_inflate(self) -> None:
+        """At the end of the input: a gzip member that did not reach its end was cut off."""
+        if self._gzip and self._inflater is not None and self._fed and not self._inflater.eof:
             self.truncated_stream = True
 
     def _run(self) -> None:
@@ -230,20 +250,22 @@ def repair_event_text(text: bytes, damage: Damage) -> bytes:
     return _STRING_OR_BARE.sub(fix, text)
 
 
-def _repair_window(window: bytes, error: str, damage: Damage) -> bytes | None:
-    """Bulk repair of a whole window for damage that needs no string awareness; None if none applies."""
+def _repair_window(window: bytes, error: str) -> tuple[bytes, collections.Counter[str]] | None:
+    """Bulk repair of a whole window for damage that needs no string awareness, with what it
+    repaired; None if no such repair applies."""
+    counts: collections.Counter[str] = collections.Counter()
     if "UTF-8" in error:
         fixed = window.decode("utf-8", "replace").encode("utf-8")
-        damage.repaired["invalid UTF-8 bytes replaced by U+FFFD"] += fixed.count(_REPLACEMENT) - window.count(
+        counts["invalid UTF-8 bytes replaced by U+FFFD"] = fixed.count(_REPLACEMENT) - window.count(
             _REPLACEMENT
         )
-        return fixed
+        return fixed, counts
     fixed, count = _BARE_IN_VALUE.subn(rb'\1"\2"', window)
-    if count:
-        for m in _BARE_IN_VALUE.finditer(window):
-            damage.repaired[f"bare {m.group(2).decode()} values kept as strings"] += 1
-        return fixed
-    return None
+    if not count:
+        return None
+    for m in _BARE_IN_VALUE.finditer(window):
+        counts[f"bare {m.group(2).decode()} values kept as strings"] += 1
+    return fixed, counts
 
 
 def _coerce_event(obj: Any, damage: Damage) -> Event | None:
@@ -329,10 +351,11 @@ _RESYNC = re.compile(rb",[ \t\r\n]*(?=\{)|\]")
 class EventScanner:
     """Walks one Chrome trace document and yields lists of decoded `Event`s in file order.
 
-    `start_in_events` starts the walk directly inside the events array (a worker given the second
-    half of a file; `bare_array` then says which document form the head had). `stop_at` is an
-    absolute offset believed to start an event: the scanner stops there and sets `reached_stop`;
-    if an event turns out to cross it, `boundary_mismatch` is set and the scan simply goes on.
+    `start_in_events` starts the walk directly inside the events array (a helper given the second
+    half of a file; `bare_array` then says which document form the head had). When the array
+    starts, `on_events_start(offset, bare_array)` may return an offset believed to start an event:
+    the scanner stops there and sets `reached_stop`, or, if an event turns out to cross it, simply
+    goes on as if there were no stop.
     """
 
     def __init__(
@@ -343,7 +366,6 @@ class EventScanner:
         start_offset: int = 0,
         start_in_events: bool = False,
         bare_array: bool = False,
-        stop_at: int | None = None,
         on_events_start: Callable[[int, bool], int | None] | None = None,
     ) -> None:
         self._next_block = next_block
@@ -353,22 +375,19 @@ class EventScanner:
         self._origin = start_offset  # absolute offset of _buf[0]
         self._eof = False
         self._start_in_events = start_in_events
-        self._stop_at = stop_at
+        self._stop_at: int | None = None
         self.reached_stop = False
-        self.boundary_mismatch = False
         self.metadata: dict[str, Any] = {}
         self.found_events_array = start_in_events
         self.bare_array = bare_array
         self.events_array_closed = False
         self.document_complete = False
-        self.events_start_offset: int | None = start_offset if start_in_events else None
         self._slow: list[Event] = []
         self._on_events_start = on_events_start
 
     def _enter_events(self) -> None:
         """At the first event of the array: note where it starts, ask whether to stop early."""
         self.found_events_array = True
-        self.events_start_offset = self.offset
         if self._on_events_start is not None:
             stop = self._on_events_start(self.offset, self.bare_array)
             if stop is not None and stop > self.offset:
@@ -627,7 +646,6 @@ class EventScanner:
 
     def _lost_stop(self) -> None:
         """The stop offset is not an event boundary: keep scanning as if there were no stop."""
-        self.boundary_mismatch = True
         self._stop_at = None
 
     def _take_slow(self) -> list[Event]:
@@ -666,25 +684,29 @@ class EventScanner:
     def _decode_window(self, pos: int, split: int) -> tuple[list[Event] | None, int | None]:
         """Decode the events in _buf[pos:split]: (events, None) or (None, error index or None)."""
         window = b"".join((b"[", memoryview(self._buf)[pos:split], b"]"))
-        repaired = False
+        repairs: collections.Counter[str] | None = None
         while True:
             try:
-                return _BATCH_DECODER.decode(window), None
+                events = _BATCH_DECODER.decode(window)
             except msgspec.ValidationError:
                 try:
                     raws = _RAW_LIST_DECODER.decode(window)
                 except msgspec.DecodeError:
                     return None, None
                 decoded = (decode_event_text(bytes(r), self.damage) for r in raws)
-                return [e for e in decoded if e is not None], None
+                events = [e for e in decoded if e is not None]
             except msgspec.DecodeError as exc:
                 message = str(exc)
-                fixed = None if repaired else _repair_window(window, message, self.damage)
-                if fixed is None:
+                repaired = None if repairs is not None else _repair_window(window, message)
+                if repaired is None:
                     m = _ERROR_BYTE.search(message)
                     # Offsets in a repaired window no longer match _buf: report none then.
-                    return None, (pos - 1 + int(m.group(1))) if m and not repaired else None
-                window, repaired = fixed, True
+                    return None, (pos - 1 + int(m.group(1))) if m and repairs is None else None
+                window, repairs = repaired
+                continue
+            if repairs:
+                self.damage.repaired.update(repairs)
+            return events, None
 
     def _fast_window(self, size: int) -> tuple[list[Event] | None, str]:
         """Decode events from _pos up to a boundary within `size` bytes.
