@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import pathlib
 import re
+import shutil
+import time
 
 import pytest
 
@@ -44,6 +46,26 @@ def test_demo_logdir_served_by_real_tensorboard(tensorboard_server) -> None:
     formats = {f["format"] for r in runs for s in r["sessions"] for h in s["hosts"] for f in h["files"]}
     # TensorFlow/JAX XPlanes, PyTorch traces and PyTorch/XLA logs side by side.
     assert {"xplane", "chrome_trace", "xla_metrics", "xla_graphs"} <= formats
+
+
+def test_runs_written_while_serving_appear_without_restart(
+    tensorboard_server, tmp_path: pathlib.Path
+) -> None:
+    logdir = tmp_path / "logdir"
+    logdir.mkdir()
+    server = tensorboard_server(logdir)
+    assert json.loads(server.get("/data/plugins_listing")[2])["profscope"]["enabled"] is False
+    assert json.loads(server.get("/data/plugin/profscope/runs")[2])["runs"] == []
+
+    new_run = logdir / "later_run"
+    shutil.copytree(DEMO_LOGDIR / "jax_cpu_training", new_run)
+    deadline = time.monotonic() + 4 * logdir_lib.DEFAULT_TTL_S
+    names: list[str] = []
+    while time.monotonic() < deadline and names != ["later_run"]:
+        time.sleep(0.5)
+        names = [r["name"] for r in json.loads(server.get("/data/plugin/profscope/runs")[2])["runs"]]
+    assert names == ["later_run"]
+    assert json.loads(server.get("/data/plugins_listing")[2])["profscope"]["enabled"] is True
 
 
 @pytest.mark.parametrize(

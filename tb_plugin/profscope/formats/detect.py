@@ -8,8 +8,10 @@ validation; this module only routes a file to the right reader and reports files
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import zlib
+from collections.abc import Sequence
 
 import fsspec
 
@@ -78,6 +80,7 @@ class Detection:
     error: str | None = None
 
 
+@functools.lru_cache(maxsize=65536)
 def match_name(name: str, *, in_session: bool) -> NameMatch | None:
     """Classify a base file name; None when the name rules the file out.
 
@@ -108,24 +111,28 @@ def match_name(name: str, *, in_session: bool) -> NameMatch | None:
     return None
 
 
-def read_head(fs: fsspec.AbstractFileSystem, path: str, size: int | None = None) -> bytes:
-    """First HEAD_BYTES of a file, inflated when it is gzip; one ranged read, never the whole file.
+def head_span(path: str, size: int | None) -> int:
+    """How many bytes from the start of `path` to fetch for sniffing (more for gzip)."""
+    want = GZIP_HEAD_BYTES if path.endswith(".gz") else HEAD_BYTES
+    return want if size is None else min(want, size)
 
-    Raises OSError (including zlib errors re-raised as such) with the reason when it cannot.
-    """
-    gz = path.endswith(".gz")
-    want = GZIP_HEAD_BYTES if gz else HEAD_BYTES
-    if size is not None:
-        want = min(want, size)
-    raw = fs.cat_file(path, start=0, end=want) if want else b""
-    if not gz:
-        return raw
+
+def inflate_head(path: str, raw: bytes) -> bytes:
+    """The first HEAD_BYTES of a fetched head, inflated when the file is gzip; OSError when it cannot."""
+    if not path.endswith(".gz"):
+        return raw[:HEAD_BYTES]
     if raw[:2] != b"\x1f\x8b":
         raise OSError("not gzip data although the name ends in .gz")
     try:
         return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, HEAD_BYTES)
     except zlib.error as e:
         raise OSError(f"corrupt gzip data: {e}") from e
+
+
+def read_head(fs: fsspec.AbstractFileSystem, path: str, size: int | None = None) -> bytes:
+    """First HEAD_BYTES of one file (inflated when gzip) with one ranged read; OSError when it cannot."""
+    span = head_span(path, size)
+    return inflate_head(path, fs.cat_file(path, start=0, end=span) if span else b"")
 
 
 def sniff(name: str, head: bytes, match: NameMatch) -> Detection:
@@ -137,23 +144,43 @@ def sniff(name: str, head: bytes, match: NameMatch) -> Detection:
     return _sniff_xla(head, match)
 
 
+def detect_many(
+    fs: fsspec.AbstractFileSystem, items: Sequence[tuple[str, NameMatch, int | None]]
+) -> list[Detection]:
+    """Sniff (path, name match, size) items with one batched ranged read of their heads.
+
+    `cat_ranges` fetches concurrently on object stores (gs://, s3://), so a first scan of a remote
+    logdir costs a few round trips rather than one per file. A failure becomes `Detection.error`.
+    """
+    results: list[Detection | None] = [None] * len(items)
+    to_read = []
+    for i, (_, match, size) in enumerate(items):
+        if size == 0:
+            error = None if match.format is None else "file is empty"
+            results[i] = Detection(match.format, match.host, match.ordinal, error=error)
+        else:
+            to_read.append(i)
+    if to_read:
+        paths = [items[i][0] for i in to_read]
+        ends = [head_span(items[i][0], items[i][2]) for i in to_read]
+        raws = fs.cat_ranges(paths, [0] * len(paths), ends, on_error="return")
+        for i, raw in zip(to_read, raws):
+            path, match, _ = items[i]
+            try:
+                if isinstance(raw, Exception):
+                    raise OSError(str(raw) or type(raw).__name__)
+                head = inflate_head(path, raw)
+            except OSError as e:
+                error = f"cannot read the file head: {e}"
+                results[i] = Detection(match.format, match.host, match.ordinal, error=error)
+                continue
+            results[i] = sniff(path.rsplit("/", 1)[-1], head, match)
+    return [r for r in results if r is not None]
+
+
 def detect(fs: fsspec.AbstractFileSystem, path: str, match: NameMatch, size: int | None = None) -> Detection:
-    """Read a file's head and sniff it; a read failure becomes `Detection.error`, never an exception."""
-    name = path.rsplit("/", 1)[-1]
-    if size == 0:
-        if match.format is None:
-            return Detection(None, match.host, match.ordinal)
-        return Detection(match.format, match.host, match.ordinal, error="file is empty")
-    try:
-        head = read_head(fs, path, size)
-    except (OSError, ValueError) as e:
-        return Detection(
-            match.format,
-            match.host,
-            match.ordinal,
-            error=f"cannot read the file head: {e or type(e).__name__}",
-        )
-    return sniff(name, head, match)
+    """Sniff one file; a read failure becomes `Detection.error`, never an exception."""
+    return detect_many(fs, [(path, match, size)])[0]
 
 
 def _sniff_xplane(head: bytes, match: NameMatch) -> Detection:
