@@ -424,6 +424,7 @@ def test_metadata_events_name_and_order_sections_and_tracks(tmp_path: Path) -> N
         "worker",
         "main",
     ]
+    assert trace.metadata["reader"]["events_by_phase"] == {"M": 8, "X": 3, "i": 2, "I": 1}
     assert track_of(trace, find(trace, "everywhere")).name == "global events"
     assert track_of(trace, find(trace, "process-wide")).name == "process events"
     assert track_of(trace, find(trace, "thread")).name == "main"

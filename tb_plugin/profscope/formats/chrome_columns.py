@@ -364,7 +364,10 @@ class ColumnCollector:
         for code in np.flatnonzero(counts).tolist():
             if code in (UNKNOWN, UNSUPPORTED):
                 continue
-            self.phase_counts[_CODE_NAMES[code]] += int(counts[code])
+            if code in _SHARED_CODES:  # several phase letters share this code: count the letters
+                self.phase_counts.update(phases[i] for i in np.flatnonzero(codes == code).tolist())
+            else:
+                self.phase_counts[_CODE_NAMES[code]] += int(counts[code])
 
     # -- helpers ------------------------------------------------------------------------------
     def _thread_tracks(self, events: list[Event]) -> np.ndarray:
@@ -600,14 +603,11 @@ class ColumnCollector:
         return self
 
 
+_SHARED_CODES = frozenset({INSTANT, ASYNC_BEGIN, ASYNC_END, ASYNC_INSTANT})
 _CODE_NAMES = {
     COMPLETE: "X",
     BEGIN: "B",
     END: "E",
-    INSTANT: "i",
-    ASYNC_BEGIN: "b",
-    ASYNC_END: "e",
-    ASYNC_INSTANT: "n",
     COUNTER: "C",
     FLOW_START: "s",
     FLOW_STEP: "t",

@@ -235,12 +235,10 @@ class _Parts:
     def __init__(self, builder: TraceBuilder, parts: list[cc.ColumnCollector]) -> None:
         self.parts = parts
         self.keys = cc.Interner()
-        self.smaps = [
-            np.fromiter(
-                map(builder.intern, p.strings.values_by_id()), np.int32, len(p.strings.values_by_id())
-            )
-            for p in parts
-        ]
+        self.smaps = []
+        for p in parts:
+            local = p.strings.values_by_id()
+            self.smaps.append(np.fromiter(map(builder.intern, local), np.int32, len(local)))
         self.kmaps = []
         for p in parts:
             local = p.keys.values_by_id()
@@ -366,76 +364,85 @@ def _decimal_us(ps: int) -> str:
     return f"{whole}.{rest:06d}".rstrip("0").rstrip(".")
 
 
+class _ProcessInfo:
+    """What metadata (`M`) events say about processes and threads, keyed by normalized pid / tid."""
+
+    def __init__(self, parts: list[cc.ColumnCollector]) -> None:
+        self.names: dict[Any, str] = {}
+        self.labels: dict[Any, str] = {}
+        self.sort: dict[Any, int] = {}
+        self.thread_names: dict[tuple[Any, Any], str] = {}
+        self.thread_sort: dict[tuple[Any, Any], int] = {}
+        for p in parts:
+            for name, pid, tid, args in p.meta:
+                if not isinstance(args, dict):
+                    continue
+                pid, tid = _norm_id(pid), _norm_id(tid)
+                value, sort = args.get("name"), args.get("sort_index")
+                if name == "process_name" and isinstance(value, str):
+                    self.names[pid] = value
+                elif name == "process_labels" and isinstance(args.get("labels"), str):
+                    self.labels[pid] = args["labels"]
+                elif name == "process_sort_index" and _is_int(sort):
+                    self.sort[pid] = sort
+                elif name == "thread_name" and isinstance(value, str):
+                    self.thread_names[(pid, tid)] = value.strip()  # the last name given wins
+                elif name == "thread_sort_index" and _is_int(sort):
+                    self.thread_sort[(pid, tid)] = sort
+
+
+def _device_categories(builder: TraceBuilder, ids: _Parts) -> dict[int, set[str]]:
+    """Device work categories (kernels, copies, …) seen on each track key."""
+    found: dict[int, set[str]] = {}
+    by_id: list[str] | None = None
+    for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
+        track, cat = _col(p.ev, "track", np.int32), _col(p.ev, "cat", np.int32)
+        if not track.shape[0]:
+            continue
+        by_id = by_id or list(builder.string_ids)
+        pairs = np.unique(kmap[track].astype(np.int64) << 32 | smap[cat].astype(np.int64))
+        for pair in pairs.tolist():
+            cat_name = by_id[pair & 0xFFFFFFFF].lower()
+            if cat_name in GPU_CATEGORIES:
+                found.setdefault(pair >> 32, set()).add(cat_name)
+    return found
+
+
 class _Layout:
-    """Sections per pid and tracks per key, named and sorted the way Kineto users expect."""
+    """Sections per pid and tracks per key, named and sorted the way Kineto users expect.
+
+    `track_of_key` maps the reader's track keys to builder tracks; `device_key` marks the keys
+    that are device streams (the device side of launch and annotation flows).
+    """
 
     def __init__(self, builder: TraceBuilder, ids: _Parts, metadata: dict[str, Any]) -> None:
-        self.builder = builder
         keys = ids.keys.values_by_id()
-        names: dict[Any, str] = {}
-        labels: dict[Any, str] = {}
-        psort: dict[Any, int] = {}
-        tnames: dict[tuple[Any, Any], str] = {}
-        tsort: dict[tuple[Any, Any], int] = {}
-        for p in ids.parts:
-            for name, pid, tid, args in p.meta:
-                pid, tid = _norm_id(pid), _norm_id(tid)
-                arg = args.get("name") if isinstance(args, dict) else None
-                if name == "process_name" and isinstance(arg, str):
-                    names[pid] = arg
-                elif (
-                    name == "process_labels"
-                    and isinstance(args, dict)
-                    and isinstance(args.get("labels"), str)
-                ):
-                    labels[pid] = args["labels"]
-                elif (
-                    name == "process_sort_index"
-                    and isinstance(args, dict)
-                    and _is_int(args.get("sort_index"))
-                ):
-                    psort[pid] = int(args["sort_index"])
-                elif name == "thread_name" and isinstance(arg, str):
-                    tnames[(pid, tid)] = arg.strip()
-                elif (
-                    name == "thread_sort_index" and isinstance(args, dict) and _is_int(args.get("sort_index"))
-                ):
-                    tsort[(pid, tid)] = int(args["sort_index"])
-
-        # Which device categories run on each track key.
-        device_cats: dict[int, set[str]] = {}
-        for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
-            track, cat = _col(p.ev, "track", np.int32), _col(p.ev, "cat", np.int32)
-            if not track.shape[0]:
-                continue
-            pairs = np.unique(kmap[track].astype(np.int64) << 32 | smap[cat].astype(np.int64))
-            strings = builder.string_ids
-            by_id = {v: k for k, v in strings.items()}
-            for pair in pairs.tolist():
-                cat_name = by_id.get(pair & 0xFFFFFFFF, "").lower()
-                if cat_name in GPU_CATEGORIES:
-                    device_cats.setdefault(pair >> 32, set()).add(cat_name)
-
-        devices = {}
-        for dev in metadata.get("deviceProperties") or []:
-            if isinstance(dev, dict) and _is_int(dev.get("id")):
-                devices[int(dev["id"])] = dev
+        info = _ProcessInfo(ids.parts)
+        device_cats = _device_categories(builder, ids)
+        devices = {
+            int(dev["id"]): dev
+            for dev in metadata.get("deviceProperties") or []
+            if isinstance(dev, dict) and _is_int(dev.get("id"))
+        }
         pids_with_device_work = {keys[k][1] for k in device_cats if keys[k][0] == cc.THREAD}
 
-        self.section_kind: dict[Any, str] = {}
         sections: dict[Any, tuple[int, str, str]] = {}
         for key in keys:
-            if key[0] == cc.GLOBAL or key[1] in sections:
-                continue
-            pid = key[1]
-            sections[pid] = self._describe_section(
-                pid, names.get(pid), labels.get(pid), psort.get(pid), pid in pids_with_device_work, devices
-            )
+            if key[0] != cc.GLOBAL and key[1] not in sections:
+                pid = key[1]
+                sections[pid] = self._describe_section(
+                    pid,
+                    info.names.get(pid),
+                    info.labels.get(pid),
+                    info.sort.get(pid),
+                    pid in pids_with_device_work,
+                    devices,
+                )
         section_ids: dict[Any, int] = {}
+        section_kind: dict[Any, str] = {}
         for pid, (sort, name, kind) in sorted(sections.items(), key=lambda kv: (kv[1][0], kv[1][1])):
             section_ids[pid] = builder.section(name, kind, sort, key=("pid", pid))
-            self.section_kind[pid] = kind
-        self.device_key = np.zeros(len(keys), bool)
+            section_kind[pid] = kind
 
         counter_series: dict[tuple[Any, ...], set[Any]] = {}
         for key in keys:
@@ -443,7 +450,8 @@ class _Layout:
                 counter_series.setdefault(key[1:4], set()).add(key[4])
         async_names = _first_async_names(ids, builder)
 
-        specs = []
+        self.device_key = np.zeros(len(keys), bool)
+        specs = []  # (key index, section, name, kind, sort index)
         for k, key in enumerate(keys):
             kind = key[0]
             if kind == cc.GLOBAL:
@@ -452,26 +460,22 @@ class _Layout:
                 continue
             pid = key[1]
             section = section_ids[pid]
-            skind = self.section_kind[pid]
             if kind == cc.THREAD:
                 tid = key[2]
                 spec = self._describe_track(
-                    skind, tid, tnames.get((pid, tid)), tsort.get((pid, tid)), device_cats.get(k)
+                    section_kind[pid],
+                    tid,
+                    info.thread_names.get((pid, tid)),
+                    info.thread_sort.get((pid, tid)),
+                    device_cats.get(k),
                 )
-                self.device_key[k] = skind in ("gpu", "tpu") and spec[1] == "stream"
+                self.device_key[k] = section_kind[pid] in ("gpu", "tpu") and spec[1] == "stream"
                 specs.append((k, section, *spec))
             elif kind == cc.PROCESS:
                 specs.append((k, section, "process events", "other", -(2**31)))
             elif kind == cc.ASYNC:
-                specs.append(
-                    (
-                        k,
-                        section,
-                        async_names.get(k) or f"{key[2] or 'async'} {key[3].decode(errors='replace')}",
-                        "async",
-                        2**30,
-                    )
-                )
+                fallback = f"{key[2] or 'async'} {key[3].decode(errors='replace')}"
+                specs.append((k, section, async_names.get(k) or fallback, "async", 2**30))
             else:
                 name, ident, series = key[2], key[3], key[4]
                 label = name + (f" {ident.decode(errors='replace')}" if ident else "")
@@ -481,7 +485,6 @@ class _Layout:
         self.track_of_key = np.zeros(len(keys), np.int32)
         for k, section, name, tkind, sort in sorted(specs, key=lambda s: (s[1], s[4], s[2])):
             self.track_of_key[k] = builder.track(section, name, tkind, sort, key=("key", k))
-        self.keys = keys
 
     @staticmethod
     def _describe_section(
@@ -517,7 +520,7 @@ class _Layout:
         elif kind == "cpu":
             title = f"{name} (pid {pid})" if name else f"process {pid}"
         else:
-            title = name or str(pid) or "(no pid)"
+            title = name or _label(pid, "(no pid)")
         if sort is None:
             # Kineto's own order: host processes by pid, then devices, then everything else.
             number = pid if isinstance(pid, int) and 0 <= pid < 2**24 else 2**24 - 1
@@ -546,10 +549,15 @@ class _Layout:
                 label = name.strip()
             order = sort if sort is not None else (stream if stream is not None else 0)
             return label, "stream", _clamp(order)
-        label = name or (f"thread {tid}" if isinstance(tid, int) else str(tid) or "(no tid)")
+        label = name or (f"thread {tid}" if isinstance(tid, int) else _label(tid, "(no tid)"))
         if sort is None:
             sort = tid if isinstance(tid, int) else 2**31 - 2
         return label, "thread", _clamp(sort)
+
+
+def _label(value: Any, missing: str) -> str:
+    """A pid / tid as text; missing or empty ones say so."""
+    return missing if value is None or value == "" else str(value)
 
 
 def _clamp(value: int) -> int:
