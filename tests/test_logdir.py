@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import gzip
+import importlib.util
+import io
+import json
 import os
 import pathlib
 import shutil
+import subprocess
+import sys
 import time
 
 import fsspec
 import pytest
 from fsspec.implementations.local import LocalFileSystem
 
+from profscope import cli
 from profscope import logdir as logdir_lib
 from profscope.logdir import Logdir, discover
 
@@ -447,3 +453,55 @@ def test_readme_documents_the_same_layouts() -> None:
 def test_natural_order() -> None:
     names = ["rank-10", "rank-2", "Rank-1", "rank-0"]
     assert sorted(names, key=logdir_lib.natural_key) == ["rank-0", "Rank-1", "rank-2", "rank-10"]
+
+
+def test_missing_filesystem_package_names_the_extra() -> None:
+    if importlib.util.find_spec("gcsfs") is not None:
+        pytest.skip("gcsfs is installed here")
+    (error,) = discover("gs://bucket/logs").errors
+    assert error.startswith("cannot open logdir gs://bucket/logs:")
+    assert error.endswith('(pip install "profscope[gcs]")')
+
+
+def test_cli_ls_tree(layouts_logdir: pathlib.Path) -> None:
+    session = layouts_logdir / "xplane" / "mi300_jax_conv" / "plugins" / "profile" / "session1"
+    (session / "cut.xplane.pb").write_bytes(b"")
+    out = io.StringIO()
+    assert cli.main(["ls", str(layouts_logdir)], out=out) == 0
+    text = out.getvalue()
+    assert text.startswith(f"logdir {layouts_logdir}\n")
+    assert (
+        "run kineto/v100_resnet50\n  session 1623143089861\n    host worker0  tools: overview, trace, roofline\n"
+        in text
+    )
+    assert (
+        "      kineto/v100_resnet50/worker0.1623143089861.pt.trace.json.gz  chrome_trace  1.1 MiB\n" in text
+    )
+    assert (
+        "    host cut  tools: none (no readable file)\n"
+        "      xplane/mi300_jax_conv/plugins/profile/session1/cut.xplane.pb  xplane  0 B\n"
+        "        ERROR file is empty\n"
+    ) in text
+
+
+def test_cli_ls_json_and_exit_codes(tmp_path: pathlib.Path) -> None:
+    out = io.StringIO()
+    assert cli.main(["ls", "--json", str(LAYOUTS_LOGDIR)], out=out) == 0
+    assert json.loads(out.getvalue()) == json.loads(json.dumps(discover(str(LAYOUTS_LOGDIR)).to_json()))
+    out = io.StringIO()
+    assert cli.main(["ls", str(tmp_path)], out=out) == 1
+    assert logdir_lib.RECOGNISED_LAYOUTS[0] in out.getvalue()
+    assert "profscope ls" not in out.getvalue()  # no advice to run the command being run
+    out = io.StringIO()
+    assert cli.main(["ls", str(tmp_path / "missing")], out=out) == 2
+    assert f"ERROR logdir {tmp_path / 'missing'} does not exist" in out.getvalue()
+
+
+def test_console_script() -> None:
+    script = pathlib.Path(sys.executable).parent / "profscope"
+    result = subprocess.run([str(script), "ls", str(LAYOUTS_LOGDIR)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert (
+        "run xla/pytorch_xla_cpu_recompile\n  session xla\n    host xla  tools: overview, xla\n"
+        in result.stdout
+    )

@@ -48,6 +48,8 @@ MAX_DEPTH = 16
 DEFAULT_TTL_S = 5.0
 
 TOOLS = ("overview", "trace", "roofline", "xla")
+# setup.py extras that bring the fsspec implementation of a protocol.
+_EXTRAS = {"gs": "gcs", "gcs": "gcs", "s3": "s3", "s3a": "s3"}
 _FORMAT_ORDER = {fmt: i for i, fmt in enumerate(detect.FORMATS)}
 
 _MS_STAMP = re.compile(r"^(?P<worker>.+)\.(?P<stamp>\d{10,19})$")
@@ -262,6 +264,9 @@ class Logdir:
             self._fs, root = fsspec.core.url_to_fs(self.url)
         except (ImportError, ValueError, OSError) as e:
             self._fs_error = f"cannot open logdir {self.url}: {e}"
+            extra = _EXTRAS.get(self.url.split("://", 1)[0]) if "://" in self.url else None
+            if isinstance(e, ImportError) and extra:
+                self._fs_error += f' (pip install "profscope[{extra}]")'
             return
         self._root = root.rstrip("/") or "/"
 
