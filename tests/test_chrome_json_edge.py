@@ -207,6 +207,13 @@ def test_elements_that_are_not_events_and_garbage_between_events(tmp_path: Path)
     assert trace.skipped == {"array element is not an event object": 5}
 
 
+def test_empty_objects_closing_tensorflow_traces_are_not_events(tmp_path: Path) -> None:
+    trace = read_bytes(tmp_path, doc([X("a", 1, 1), {}]))
+    assert trace.num_events == 1 and trace.skipped == {} and trace.warnings == []
+    no_phase = read_bytes(tmp_path, doc([X("a", 1, 1), {"name": "b", "ts": 2}]), "no_phase.json")
+    assert no_phase.skipped == {"event without a phase ('ph')": 1}
+
+
 def test_fields_of_unexpected_types_are_coerced(tmp_path: Path) -> None:
     events = [
         {"ph": "X", "name": 42, "pid": 1.0, "tid": "7", "ts": "12.5", "dur": 1.5e3},

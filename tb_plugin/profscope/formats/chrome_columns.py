@@ -96,6 +96,7 @@ _ID = operator.attrgetter("id")
 _BP = operator.attrgetter("bp")
 _ENCLOSING = frozenset({"e"})
 _REPLACEMENT = "\ufffd".encode()
+_EMPTY_EVENT = Event()
 
 
 class Interner(dict):
@@ -335,7 +336,7 @@ class ColumnCollector:
         simple = (codes == COMPLETE) | (codes == INSTANT)
         if counts[COMPLETE] + counts[INSTANT] == n:
             self._simple(batch, codes)
-            self._count_phases(phases, codes, counts)
+            self._count_phases(batch, phases, codes, counts)
             return
         groups = (
             (simple, self._simple),
@@ -349,12 +350,16 @@ class ColumnCollector:
             sel = np.flatnonzero(mask)
             if sel.shape[0]:
                 handler(_take(batch, sel), codes[sel])
-        self._count_phases(phases, codes, counts)
+        self._count_phases(batch, phases, codes, counts)
 
-    def _count_phases(self, phases: list[Any], codes: np.ndarray, counts: np.ndarray) -> None:
+    def _count_phases(
+        self, batch: list[Event], phases: list[Any], codes: np.ndarray, counts: np.ndarray
+    ) -> None:
         if counts[UNKNOWN] or counts[UNSUPPORTED]:
             for i in np.flatnonzero((codes == UNKNOWN) | (codes == UNSUPPORTED)).tolist():
                 ph = phases[i]
+                if ph is None and batch[i] == _EMPTY_EVENT:
+                    continue  # `{}`: TensorFlow / XProf end their events array with one
                 if ph is None:
                     self.damage.skipped["event without a phase ('ph')"] += 1
                 elif codes[i] == UNSUPPORTED:
