@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
-import logging
 import os
 import re
 import threading
@@ -25,8 +24,6 @@ from typing import Any
 import fsspec
 
 from profscope.formats import detect
-
-logger = logging.getLogger(__name__)
 
 # Shown verbatim by the empty-logdir message, `profscope ls` and the README.
 RECOGNISED_LAYOUTS: tuple[str, ...] = (
@@ -47,6 +44,7 @@ PYTORCH_SESSION_WINDOW_S = 60.0
 MAX_DEPTH = 16
 DEFAULT_TTL_S = 5.0
 
+# Tool ids, in the order hosts list them.
 TOOLS = ("overview", "trace", "roofline", "xla")
 # setup.py extras that bring the fsspec implementation of a protocol.
 _EXTRAS = {"gs": "gcs", "gcs": "gcs", "s3": "s3", "s3a": "s3"}
@@ -106,17 +104,14 @@ class Host:
         that may hold accelerator data (every XPlane; Kineto traces unless they list no device),
         xla for PyTorch/XLA logs."""
         usable = [f for f in self.files if f.usable]
-        tools = []
-        if usable:
-            tools.append("overview")
         traces = [f for f in usable if f.format in detect.TRACE_FORMATS]
-        if traces:
-            tools.append("trace")
-        if any(f.device_data for f in traces):
-            tools.append("roofline")
-        if any(f.format in detect.XLA_FORMATS for f in usable):
-            tools.append("xla")
-        return tools
+        applies = {
+            "overview": bool(usable),
+            "trace": bool(traces),
+            "roofline": any(f.device_data for f in traces),
+            "xla": any(f.format in detect.XLA_FORMATS for f in usable),
+        }
+        return [tool for tool in TOOLS if applies[tool]]
 
     @property
     def trace_file(self) -> ProfileFile | None:
