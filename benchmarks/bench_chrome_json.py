@@ -6,9 +6,11 @@ Usage:
 Each run reads the file with `profscope.formats.chrome_json.read` in a fresh Python process (so
 peak RSS is that of one read, not of earlier runs) and prints MB/s (source bytes; for .gz the
 compressed size and the inflated size are both shown), events/s, peak RSS of the reading process
-and of its helper process, and where the time went: scanning + columns, assembly into the builder,
-and `TraceBuilder.finalize()`. `--sequential` turns off the second decoding process. Timings on a
-shared machine are noisy: compare the best of several runs.
+(also as it was when `finalize()` began) and of its helper process, CPU seconds of both (less
+sensitive to other load than wall time), and where the wall time went: scanning + columns,
+assembly into the builder, `TraceBuilder.finalize()`.
+`--sequential` turns off the second decoding process. Timings on a shared machine are noisy:
+compare the best of several runs.
 """
 
 from __future__ import annotations
@@ -40,7 +42,13 @@ def timed(name, fn):
             times[name] = times.get(name, 0.0) + time.perf_counter() - t
     return wrapper
 
-model.TraceBuilder.finalize = timed("finalize", model.TraceBuilder.finalize)
+finalize = model.TraceBuilder.finalize
+
+def finalize_noting_rss(self):
+    times["rss_before_finalize_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return finalize(self)
+
+model.TraceBuilder.finalize = timed("finalize", finalize_noting_rss)
 chrome_json._assemble = timed("assemble", chrome_json._assemble)
 rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t0 = time.perf_counter()
@@ -56,8 +64,11 @@ print(json.dumps({
     "counters": int(trace.ctr_time_ps.shape[0]),
     "warnings": len(trace.warnings),
     "skipped": sum(trace.skipped.values()),
+    "cpu_seconds": sum(resource.getrusage(resource.RUSAGE_SELF)[:2]),
+    "helper_cpu_seconds": sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2]),
     "rss_before_kb": rss_before,
     "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    "peak_rss_before_finalize_kb": times.get("rss_before_finalize_kb", 0),
     "helper_peak_rss_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
 }))
 """
@@ -110,7 +121,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"{r['events'] / r['seconds'] / 1e6:.2f} M events/s | "
                 f"scan+columns {r['scan_seconds']:.2f} s, assemble {r['assemble_seconds']:.2f} s, "
                 f"finalize {r['finalize_seconds']:.2f} s | "
-                f"peak RSS {r['peak_rss_kb'] / 1024:.0f} MB (after imports {r['rss_before_kb'] / 1024:.0f} MB), "
+                f"CPU {r['cpu_seconds']:.1f} s + helper {r['helper_cpu_seconds']:.1f} s | "
+                f"peak RSS {r['peak_rss_kb'] / 1024:.0f} MB (after imports {r['rss_before_kb'] / 1024:.0f} MB, "
+                f"before finalize {r['peak_rss_before_finalize_kb'] / 1024:.0f} MB), "
                 f"helper process {r['helper_peak_rss_kb'] / 1024:.0f} MB"
             )
         best = min(results, key=lambda r: r["seconds"])
