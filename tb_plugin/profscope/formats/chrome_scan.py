@@ -25,9 +25,10 @@ from typing import Any
 
 import msgspec
 
-# Window of event text decoded in one msgspec call: large enough to amortize per-call cost, small
-# enough that the Python objects of one window stay a few tens of MB.
-WINDOW_BYTES = 8 << 20
+# Window of event text decoded in one msgspec call: large enough to amortize per-call costs, small
+# enough that the window and its decoded objects stay in cache while the columns are pulled out
+# (1 MB measured ~25% less CPU than 8 MB on the benchmark trace).
+WINDOW_BYTES = 1 << 20
 MIN_WINDOW_BYTES = 4096
 READ_BLOCK_BYTES = 8 << 20
 # Compressed bytes inflated per zlib call: damaged data loses at most this much before it.
