@@ -385,16 +385,21 @@ def assert_same_trace(a: Any, b: Any) -> None:
     assert args_a == args_b
 
 
-def test_progress_reaches_the_file_size() -> None:
+@pytest.mark.parametrize("compressed", [True, False])
+def test_progress_reaches_the_file_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compressed: bool
+) -> None:
+    monkeypatch.setattr(chrome_json, "PROGRESS_STEP_BYTES", 1)
+    path = DATA / OLD_TRACE if compressed else plain_copy(tmp_path, OLD_TRACE)
     seen: list[tuple[int, int]] = []
-    read_with = chrome_json.read(
-        str(DATA / OLD_TRACE), fsspec.filesystem("file"), progress=lambda d, t: seen.append((d, t))
-    )
-    size = (DATA / OLD_TRACE).stat().st_size
-    assert read_with.num_events > 0
+    trace = chrome_json.read(str(path), fsspec.filesystem("file"), progress=lambda d, t: seen.append((d, t)))
+    size = path.stat().st_size
+    assert trace.num_events > 0
     assert seen[-1] == (size, size)
     assert all(t == size for _, t in seen)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    if not compressed:  # compressed bytes arrive in one read block here; plain ones window by window
+        assert len([d for d, _ in seen if d < size]) > 3
 
 
 def test_reads_through_any_fsspec_filesystem() -> None:

@@ -34,6 +34,8 @@ FORMAT = "chrome_trace"
 _log = logging.getLogger(__name__)
 # Plain local files at least this big are decoded by two processes (see chrome_helper).
 PARALLEL_MIN_BYTES = 256 << 20
+# Progress is reported every 0.5% of the file, and at least this many bytes apart.
+PROGRESS_STEP_BYTES = 4 << 20
 # Events handed to the builder per call, bounding the transient per-event args list.
 ADD_SLICE = 1 << 20
 # Events further than this from the bulk of the trace are dropped (garbage timestamps).
@@ -142,12 +144,19 @@ def _scan(
 
     scanner = EventScanner(reader.next_block, collector.damage, on_events_start=split)
 
+    reported = 0
+    step = max(total // 200, PROGRESS_STEP_BYTES)
+
     def consume(batches: Iterator[list[Event]]) -> None:
+        nonlocal reported
         for batch in batches:
             collector.add(batch)
             if progress is not None:
                 done = reader.raw_bytes_read if gz else scanner.offset
-                progress(min(total, done + (helper.poll_progress() if helper else 0)), total)
+                done = min(total, done + (helper.poll_progress() if helper else 0))
+                if done - reported >= step:
+                    reported = done
+                    progress(done, total)
 
     tail = None
     try:
