@@ -124,23 +124,13 @@ def _decode_stats(
     buf: np.ndarray, starts: np.ndarray, ends: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Columns (metadata id, kind, value, start, length, broken) of the XStat messages given."""
-    n = starts.shape[0]
-    sc = wire.scan(buf, starts, ends, _STAT_FIELDS)
-    mid = sc.signed(1)
-    # The oneof member seen last is the one set.
-    kind = np.zeros(n, dtype=np.int8)
-    value = np.zeros(n, dtype=np.uint64)
-    last_step = np.full(n, -1, dtype=np.int32)
-    for k, _ in _VALUE_FIELDS:
-        later = sc.step[k] > last_step
-        last_step[later] = sc.step[k][later]
-        kind[later] = k
-        value[later] = sc.value[k][later]
-    vstart = np.where((kind == STR) | (kind == BYTES), value.view(np.int64), 0)
-    vlen = np.zeros(n, dtype=np.int64)
-    vlen[kind == STR] = sc.length[STR][kind == STR]
-    vlen[kind == BYTES] = sc.length[BYTES][kind == BYTES]
-    return mid, kind, value, vstart, vlen, sc.broken
+    sc = wire.scan(buf, starts, ends, _STAT_FIELDS, oneof=tuple(k for k, _ in _VALUE_FIELDS))
+    kind = sc.which
+    value = sc.value[wire.ONEOF]
+    is_blob = (kind == STR) | (kind == BYTES)
+    vstart = np.where(is_blob, value.view(np.int64), 0)
+    vlen = np.where(is_blob, sc.length[wire.ONEOF], 0)
+    return sc.signed(1), kind, value, vstart, vlen, sc.broken
 
 
 def _python_stats(data: bytes, cols: tuple[np.ndarray, ...], rows: np.ndarray) -> list[tuple[int, int, Any]]:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import numpy as np
 
 VARINT, I64, LEN, I32 = 0, 1, 2, 5
+ONEOF = 0  # Scan slot shared by the members of a oneof (field numbers start at 1)
 _MAX_VARINT_BYTES = 10
 
 
@@ -204,7 +205,8 @@ class Scan:
     For every requested field, `value[n]` holds its last occurrence in each message (the varint,
     the fixed-size bits, or for LEN fields the payload start, with `length[n]`), and `step[n]` the
     index of that field within the message (-1 when absent), which settles oneofs: the member
-    seen last is the one set. Fields listed as repeated also get every occurrence in
+    seen last is the one set. Members of a `oneof` share one slot, key ONEOF, and `which` says
+    which member filled it. Fields listed as repeated also get every occurrence in
     `blocks[n]` = (owner, start, length). `broken[i]` is true when message i could not be decoded
     to its end; the fields read before the damage are still reported.
     """
@@ -215,6 +217,7 @@ class Scan:
     step: dict[int, np.ndarray]
     blocks: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
     broken: np.ndarray
+    which: np.ndarray  # int8: for the `oneof` fields, the member set last (0 = none)
 
     def signed(self, number: int, default: int = 0) -> np.ndarray:
         """int64 column of a varint field, `default` where the field is absent."""
@@ -324,6 +327,7 @@ def scan(
     ends: np.ndarray,
     fields: dict[int, int],
     repeated: tuple[int, ...] = (),
+    oneof: tuple[int, ...] = (),
 ) -> Scan:
     """Decode the messages buf[starts[i]:ends[i]] all at once, keeping the `fields` asked for
     ({field number: wire type}; an occurrence with another wire type is skipped as malformed).
@@ -337,24 +341,30 @@ def scan(
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.minimum(np.asarray(ends, dtype=np.int64), buf.shape[0] - PADDING)
     count = starts.shape[0]
+    slots = {_slot(n, oneof) for n in fields}
     out = Scan(
         count=count,
-        value={n: np.zeros(count, dtype=np.uint64) for n in fields},
-        length={n: np.zeros(count, dtype=np.int64) for n, wt in fields.items() if wt == LEN},
-        step={n: np.full(count, -1, dtype=np.int32) for n in fields},
+        value={n: np.zeros(count, dtype=np.uint64) for n in slots},
+        length={_slot(n, oneof): np.zeros(count, dtype=np.int64) for n, wt in fields.items() if wt == LEN},
+        step={n: np.full(count, -1, dtype=np.int32) for n in slots},
         blocks={},
         broken=np.zeros(count, dtype=bool),
+        which=np.zeros(count if oneof else 0, dtype=np.int8),
     )
     block_parts: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {n: [] for n in repeated}
     for lo in range(0, count, _BATCH):
         active = lo + np.flatnonzero(starts[lo : lo + _BATCH] < ends[lo : lo + _BATCH])
-        _scan_batch(buf, windows, active, starts[active], ends[active], fields, out, block_parts)
+        _scan_batch(buf, windows, active, starts[active], ends[active], fields, oneof, out, block_parts)
     for n, parts in block_parts.items():
         if parts:
             out.blocks[n] = tuple(np.concatenate(c) for c in zip(*parts))
         else:
             out.blocks[n] = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
     return out
+
+
+def _slot(number: int, oneof: tuple[int, ...]) -> int:
+    return ONEOF if number in oneof else number
 
 
 def _scan_batch(
@@ -364,6 +374,7 @@ def _scan_batch(
     pos: np.ndarray,
     limit: np.ndarray,
     fields: dict[int, int],
+    oneof: tuple[int, ...],
     out: Scan,
     block_parts: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
 ) -> None:
@@ -372,7 +383,7 @@ def _scan_batch(
         if step >= _LOCKSTEP_STEPS and active.shape[0] <= _PYTHON_TAIL:
             # A few messages with very many fields (hostile or odd input): one numpy step per
             # field would cost far more than reading them field by field.
-            _scan_tail(buf, active, pos, limit, fields, out, block_parts, step)
+            _scan_tail(buf, active, pos, limit, fields, oneof, out, block_parts, step)
             return
         tag, pos, ok = _varints(buf, windows, pos, limit)
         number = tag >> np.uint64(3)
@@ -418,14 +429,17 @@ def _scan_batch(
             if not hit.shape[0]:
                 continue
             owners = active[hit]
-            out.step[n][owners] = step
+            slot = _slot(n, oneof)
+            out.step[slot][owners] = step
+            if slot == ONEOF:
+                out.which[owners] = n
             if wt == LEN:
-                out.value[n][owners] = payload[hit]
-                out.length[n][owners] = v[hit].astype(np.int64)
+                out.value[slot][owners] = payload[hit]
+                out.length[slot][owners] = v[hit].astype(np.int64)
                 if n in block_parts:
                     block_parts[n].append((owners, payload[hit], v[hit].astype(np.int64)))
             else:
-                out.value[n][owners] = v[hit]
+                out.value[slot][owners] = v[hit]
         if ok.all():
             cont = pos < limit
         else:
@@ -441,6 +455,7 @@ def _scan_tail(
     pos: np.ndarray,
     limit: np.ndarray,
     fields: dict[int, int],
+    oneof: tuple[int, ...],
     out: Scan,
     block_parts: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
     step: int,
@@ -453,16 +468,19 @@ def _scan_tail(
         try:
             for number, wtype, a, b in iter_fields(data, start, end):
                 if fields.get(number) == wtype:
-                    out.step[number][msg] = index
+                    slot = _slot(number, oneof)
+                    out.step[slot][msg] = index
+                    if slot == ONEOF:
+                        out.which[msg] = number
                     if wtype == VARINT:
-                        out.value[number][msg] = a
+                        out.value[slot][msg] = a
                     elif wtype == LEN:
-                        out.value[number][msg] = a
-                        out.length[number][msg] = b - a
+                        out.value[slot][msg] = a
+                        out.length[slot][msg] = b - a
                         if number in blocks:
                             blocks[number].append((msg, a, b - a))
                     else:
-                        out.value[number][msg] = int.from_bytes(data[a:b], "little")
+                        out.value[slot][msg] = int.from_bytes(data[a:b], "little")
                 index += 1
         except WireError:
             out.broken[msg] = True
