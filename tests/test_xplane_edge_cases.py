@@ -557,3 +557,17 @@ def test_an_event_with_thousands_of_stats_is_read_completely(tmp_path: Path) -> 
     by_name = {e[0]: e[4] for e in events_on(tr, "t")}
     assert by_name["small"] == {"a": 1}
     assert by_name["wide"] == {f"s{i}": i for i in range(5000)}
+
+
+def test_xla_kernels_without_hlo_protos_use_their_tf_op_unless_it_is_the_module_annotation(
+    tmp_path: Path,
+) -> None:
+    space = space_class()()
+    gpu = PlaneBuilder(space, "/device:GPU:0")
+    stream = gpu.line("Stream #3", line_id=3)
+    common = {"kernel_details": "grid:1", "hlo_module": "cluster_1", "program_id": 9}
+    gpu.event(stream, "k1", 0, 10, hlo_op="dot.1", tf_op="model/dense/MatMul:MatMul", **common)
+    gpu.event(stream, "k2", 20, 10, hlo_op="add.2", tf_op="XlaModule:#hlo_module=cluster_1#", **common)
+    tr = load(space, tmp_path)
+    ops = [(n, s, d) for n, s, d, _, _ in events_on(tr, "Framework Ops (Stream #3)")]
+    assert ops == [("MatMul", 0, 10)]

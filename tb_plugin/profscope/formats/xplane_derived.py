@@ -285,32 +285,37 @@ def _framework_of_kernels(
     """Framework op and source line of each kernel, as text ids.
 
     As in XProf, a kernel of an XLA op gets them from its HLO instruction's metadata (looked up by
-    program id and op name in the HloProtos the file carries), other kernels from their tf_op /
-    source stats; the tf_op stat on XLA kernels only names the module annotation.
+    program id and op name in the HloProtos the file carries); other kernels, and XLA kernels
+    whose instruction is not found, use their tf_op / source stats, except a tf_op that only
+    names XLA's module annotation ("XlaModule:…").
     """
     st = ld.stats
-    xla = np.flatnonzero(kernel & (op >= 0))
     tf_op = tf_op.copy()
-    tf_op[xla] = -1
+    annotation = [nid for text, nid in st.name_ids.items() if text.startswith("XlaModule:")]
+    tf_op[np.isin(tf_op, annotation) & (op >= 0)] = -1
+    xla = np.flatnonzero(kernel & (op >= 0))
     protos = hlo_protos(ld.raw)
     if not xla.shape[0] or not protos:
         return tf_op, source
     pid = np.where(has_program[xla], program[xla], np.int64(-(1 << 63)))
+    programs, pid_index = np.unique(pid, return_inverse=True)
+    width = int(op[xla].max()) + 1
+    combos, inverse = np.unique(pid_index.ravel() * width + op[xla], return_inverse=True)
     last = {int(u): st.names[u].rsplit("::", 1)[-1] for u in np.unique(op[xla]).tolist()}
-    keys = np.unique(np.stack([pid, op[xla].astype(np.int64)], axis=1), axis=0)
-    wanted = {(p, last[o]) for p, o in keys.tolist() if p in protos}
-    found = resolve(protos, wanted)
-    framework_of: dict[tuple[int, int], int] = {}
-    source_of: dict[tuple[int, int], int] = {}
-    for p, o in keys.tolist():
+    keys = [(int(programs[c // width]), int(c % width)) for c in combos.tolist()]
+    found = resolve(protos, {(p, last[o]) for p, o in keys if p in protos})
+    resolved_op = np.full(len(keys), -1, dtype=np.int32)
+    resolved_source = np.full(len(keys), -1, dtype=np.int32)
+    for i, (p, o) in enumerate(keys):
         framework, src = found.get((p, last[o]), ("", ""))
-        framework_of[(p, o)] = st.name_id(framework) if framework else -1
-        source_of[(p, o)] = st.name_id(src) if src else -1
-    pairs = list(zip(pid.tolist(), op[xla].tolist(), strict=True))
-    tf_op[xla] = np.array([framework_of[k] for k in pairs], dtype=np.int32)
-    resolved_source = np.array([source_of[k] for k in pairs], dtype=np.int32)
+        if framework:
+            resolved_op[i] = st.name_id(framework)
+        if src:
+            resolved_source[i] = st.name_id(src)
+    inverse = inverse.ravel()
+    tf_op[xla] = np.where(resolved_op[inverse] >= 0, resolved_op[inverse], tf_op[xla])
     source = source.copy()
-    source[xla] = np.where(resolved_source >= 0, resolved_source, source[xla])
+    source[xla] = np.where(resolved_source[inverse] >= 0, resolved_source[inverse], source[xla])
     return tf_op, source
 
 
