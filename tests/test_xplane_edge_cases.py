@@ -571,3 +571,21 @@ def test_xla_kernels_without_hlo_protos_use_their_tf_op_unless_it_is_the_module_
     tr = load(space, tmp_path)
     ops = [(n, s, d) for n, s, d, _, _ in events_on(tr, "Framework Ops (Stream #3)")]
     assert ops == [("MatMul", 0, 10)]
+
+
+def test_an_event_stat_overrides_its_metadata_stat_of_the_same_name(tmp_path: Path) -> None:
+    space = space_class()()
+    tpu = PlaneBuilder(space, "/device:TPU:0")
+    ops = tpu.line("XLA Ops")
+    meta = tpu.plane.event_metadata[tpu.event_id("%fusion.1 = f32[8] fusion(...)", "fusion.1")]
+    tpu.set_stat(meta.stats.add(), "flops", 100)
+    tpu.set_stat(meta.stats.add(), "bytes_accessed", 64)
+    tpu.event(ops, "%fusion.1 = f32[8] fusion(...)", 0, 10, display="fusion.1", flops=7)
+    tpu.event(ops, "%fusion.1 = f32[8] fusion(...)", 20, 10, display="fusion.1")
+    tr = load(space, tmp_path)
+    got = sorted((s, a) for _, s, _, _, a in events_on(tr, "XLA Ops"))
+    long_name = "%fusion.1 = f32[8] fusion(...)"
+    assert got == [
+        (0, {"long_name": long_name, "bytes_accessed": 64, "flops": 7}),
+        (20, {"long_name": long_name, "flops": 100, "bytes_accessed": 64}),
+    ]

@@ -365,18 +365,18 @@ class _Loader:
         raw, st = self.raw, self.stats
         prefixes: list[bytes] = []
         meta_prefix = np.full(len(self.meta_keys) + 1, -1, dtype=np.int64)
-        meta_stat_keys: list[int] = []
-        width = len(st.names) + 1
+        member_names: list[tuple[int, list[int]]] = []
         for row in range(len(self.meta_keys)):
             members = self._meta_members(row)
             if members:
                 meta_prefix[row] = len(prefixes)
                 prefixes.append(_encode(members)[:-1] + b",")
-                meta_stat_keys.extend(row * width + st.name_id(k) for k in members)
+                member_names.append((row, [st.name_id(k) for k in members]))
         ev_prefix = meta_prefix[self.ev_meta]
         # Where an event stat repeats a metadata stat's name the event's own value wins: give
         # such events a prefix without that member, so the JSON has no duplicate key.
         width = len(st.names) + 1
+        meta_stat_keys = [row * width + name for row, names in member_names for name in names]
         owners = raw.st_event
         keys = self.ev_meta[owners] * width + st.row_name
         shadow = np.flatnonzero(
@@ -468,15 +468,16 @@ class _Loader:
             pairs.append(np.stack([ev[link], ev[link + 1], name], axis=1))
         self.launches = self._correlations()
         if self.launches.shape[0]:
-            gpu_launch = np.full(self.launches.shape[0], names[9], dtype=np.int64)
-            pairs.append(np.column_stack([self.launches, gpu_launch]))
+            gpu_launch = names[_FLOW_CATEGORIES.index("gpu_launch")]
+            pairs.append(np.column_stack([self.launches, np.full(self.launches.shape[0], gpu_launch)]))
         if not pairs:
             return
         links = np.concatenate(pairs)
         links[:, 0] = self.builder_index[links[:, 0]]
         links[:, 1] = self.builder_index[links[:, 1]]
         links = links[links[:, 0] != links[:, 1]]
-        _, first = np.unique(links[:, :2], axis=0, return_index=True)
+        # A link found both ways (flow stat and correlation id) is added once.
+        _, first = np.unique(links[:, 0] * (b.num_events + 1) + links[:, 1], return_index=True)
         for src, dst, name in links[np.sort(first)].tolist():
             b.add_flow(src, dst, name)
 
