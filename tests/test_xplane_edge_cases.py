@@ -4,6 +4,7 @@ and damaged or hostile bytes (garbage, truncation, huge lengths, deep nesting, i
 
 from __future__ import annotations
 
+import json
 import math
 from functools import cache
 from pathlib import Path
@@ -577,6 +578,7 @@ def test_an_event_stat_overrides_its_metadata_stat_of_the_same_name(tmp_path: Pa
     space = space_class()()
     tpu = PlaneBuilder(space, "/device:TPU:0")
     ops = tpu.line("XLA Ops")
+    tpu.event(ops, "%copy.2 = f32[8] copy(...)", 40, 5, display="copy.2")
     meta = tpu.plane.event_metadata[tpu.event_id("%fusion.1 = f32[8] fusion(...)", "fusion.1")]
     tpu.set_stat(meta.stats.add(), "flops", 100)
     tpu.set_stat(meta.stats.add(), "bytes_accessed", 64)
@@ -584,8 +586,12 @@ def test_an_event_stat_overrides_its_metadata_stat_of_the_same_name(tmp_path: Pa
     tpu.event(ops, "%fusion.1 = f32[8] fusion(...)", 20, 10, display="fusion.1")
     tr = load(space, tmp_path)
     got = sorted((s, a) for _, s, _, _, a in events_on(tr, "XLA Ops"))
+    for i in range(tr.num_events):
+        keys = [k for k, _ in json.loads(tr.args_json(i), object_pairs_hook=list)]
+        assert len(keys) == len(set(keys)), keys
     long_name = "%fusion.1 = f32[8] fusion(...)"
     assert got == [
         (0, {"long_name": long_name, "bytes_accessed": 64, "flops": 7}),
         (20, {"long_name": long_name, "flops": 100, "bytes_accessed": 64}),
+        (40, {"long_name": "%copy.2 = f32[8] copy(...)"}),
     ]
