@@ -91,6 +91,13 @@ try {
   results.steps.zoom = { levelBefore, levelAfter: await level(), tileLevels, ink: await ink(), url: await page.evaluate(() => location.href) };
   await page.screenshot({ path: join(outdir, "firefox_zoomed.png") });
 
+  // The link follows the selection a moment after it settles: wait for the selected id in it.
+  const linkedSelection = async () => {
+    const id = await frame.$eval("[data-testid=details-id]", (e) => e.textContent);
+    await page.waitForFunction((sel) => location.hash.includes(`sel=${sel}&`) || location.hash.endsWith(`sel=${sel}`), { timeout: 15000 }, id);
+    return page.evaluate(() => location.href);
+  };
+
   // Click inside a drawn box: the details panel shows its name and duration.
   const point = await frame.evaluate((left) => {
     const c = document.querySelector("[data-testid=trace-canvas]");
@@ -111,11 +118,11 @@ try {
   }, LABEL_WIDTH);
   if (point) {
     await page.mouse.click(canvasBox.x + point.x, canvasBox.y + point.y);
-    await frame.waitForSelector("[data-testid=details-name]", { timeout: 20000 });
+    await frame.waitForSelector("[data-testid=details-id]", { timeout: 20000 });
     results.steps.click = {
       name: await frame.$eval("[data-testid=details-name]", (e) => e.textContent),
       duration: await frame.$eval("[data-testid=details-duration]", (e) => e.textContent),
-      url: await page.evaluate(() => location.href),
+      url: await linkedSelection(),
     };
     await page.screenshot({ path: join(outdir, "firefox_details.png") });
   }
@@ -134,7 +141,7 @@ try {
   results.steps.search = {
     count: await frame.$eval("[data-testid=search-count]", (e) => e.textContent),
     name: await frame.$eval("[data-testid=details-name]", (e) => e.textContent),
-    url: await page.evaluate(() => location.href),
+    url: await linkedSelection(),
   };
   await page.screenshot({ path: join(outdir, "firefox_search.png") });
 

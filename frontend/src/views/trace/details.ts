@@ -79,7 +79,7 @@ export class DetailsPanel {
       ["Duration", h("span", { "data-testid": "details-duration" }, d.dur_ns === 0 ? "instant" : formatDuration(d.dur_ns))],
       ["Self time", d.dur_ns === 0 ? "—" : formatDuration(d.self_ns)],
       ["Depth", String(d.depth)],
-      ["Event id", String(d.id)],
+      ["Event id", h("span", { "data-testid": "details-id" }, String(d.id))],
     ];
     const table = h("table", { class: "tv-kv" });
     for (const [k, v] of rows) table.append(h("tr", {}, h("th", {}, k), h("td", {}, v)));
