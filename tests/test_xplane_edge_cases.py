@@ -553,11 +553,12 @@ def test_an_event_with_thousands_of_stats_is_read_completely(tmp_path: Path) -> 
     host = PlaneBuilder(space, "/host:CPU")
     line = host.line("t")
     host.event(line, "small", 0, 1, a=1)
-    host.event(line, "wide", 10, 1, **{f"s{i}": i for i in range(5000)})
+    wide = host.event(line, "wide", 10, 1, **{f"s{i}": i for i in range(5000)})
+    host.set_stat(wide.stats.add(), "s7", -7)
     tr = load(space, tmp_path)
     by_name = {e[0]: e[4] for e in events_on(tr, "t")}
     assert by_name["small"] == {"a": 1}
-    assert by_name["wide"] == {f"s{i}": i for i in range(5000)}
+    assert by_name["wide"] == {**{f"s{i}": i for i in range(5000)}, "s7 (2)": -7}
 
 
 def test_xla_kernels_without_hlo_protos_use_their_tf_op_unless_it_is_the_module_annotation(

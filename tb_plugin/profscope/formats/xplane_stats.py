@@ -290,25 +290,45 @@ class StatTable:
             mids, inverse = np.unique(raw.st_mid[rows[lost]], return_inverse=True)
             ids = np.array([self.name_id(f"stat#{m}") for m in mids.tolist()], dtype=np.int64)
             key[lost] = ids[inverse.ravel()]
-        width = len(self.names) + 1
-        combined = owner.astype(np.int64) * width + key
-        ordered = np.sort(combined)
-        if not (ordered[1:] == ordered[:-1]).any():
+        rank = _repeat_rank(owner, key)
+        repeats = np.flatnonzero(rank > 0)
+        if not repeats.shape[0]:
             return key
-        order = np.argsort(combined, kind="stable")
-        grouped = combined[order]
-        new_group = np.ones(grouped.shape[0], dtype=bool)
-        new_group[1:] = grouped[1:] != grouped[:-1]
-        group_start = np.flatnonzero(new_group)
-        rank = np.arange(grouped.shape[0]) - group_start[np.cumsum(new_group) - 1]
-        repeats = order[rank > 0]
         labels: dict[tuple[int, int], int] = {}
-        for r, k, n in zip(repeats.tolist(), key[repeats].tolist(), rank[rank > 0].tolist(), strict=True):
+        for r, k, n in zip(repeats.tolist(), key[repeats].tolist(), rank[repeats].tolist(), strict=True):
             nid = labels.get((k, n))
             if nid is None:
                 nid = labels[(k, n)] = self.name_id(f"{self.names[k]} ({n + 1})")
             key[r] = nid
         return key
+
+
+_MAX_LAG = 32  # events with more stats than this find repeated names by sorting instead
+
+
+def _repeat_rank(owner: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """How many earlier rows of the same event (rows grouped by event) have the same key.
+
+    Events hold a few stats each, so comparing every row with the rows 1…L before it is cheaper
+    than sorting all rows; an event with more than `_MAX_LAG` stats falls back to the sort.
+    """
+    n = owner.shape[0]
+    rank = np.zeros(n, dtype=np.int64)
+    if n < 2:
+        return rank
+    longest = int(np.bincount(owner - owner[0]).max()) if n else 0
+    if longest <= _MAX_LAG:
+        for lag in range(1, longest):
+            rank[lag:] += (owner[lag:] == owner[:-lag]) & (key[lag:] == key[:-lag])
+        return rank
+    combined = owner.astype(np.int64) * (int(key.max()) + 1) + key
+    order = np.argsort(combined, kind="stable")
+    grouped = combined[order]
+    new_group = np.ones(n, dtype=bool)
+    new_group[1:] = grouped[1:] != grouped[:-1]
+    group_start = np.flatnonzero(new_group)
+    rank[order] = np.arange(n) - group_start[np.cumsum(new_group) - 1]
+    return rank
 
 
 def _add(frags: list[bytes], frag: bytes) -> int:
