@@ -18,6 +18,15 @@ describe("time axis", () => {
     expect(computeTicks(0, 50, 1000).ticks[1].label).toMatch(/ ns$/);
   });
 
+  it("names deep-zoom ticks of a long trace in the unit of their magnitude", () => {
+    const t = computeTicks(131.29e6, 131.5e6, 1100);
+    expect(t.ticks[0].label).toMatch(/^131\.\d+ ms$/);
+    const deep = computeTicks(1.5e9, 1.5e9 + 50, 1000);
+    const labels = deep.ticks.map((x) => x.label);
+    expect(labels[0]).toMatch(/^1\.5\d* s$/);
+    expect(new Set(labels).size).toBe(labels.length);
+  });
+
   it("keeps labels apart and distinct", () => {
     const t = computeTicks(1.234e6, 1.236e6, 800);
     const labels = t.ticks.map((x) => x.label);

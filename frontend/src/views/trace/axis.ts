@@ -25,10 +25,11 @@ export function computeTicks(startNs: number, endNs: number, widthPx: number, mi
   if (!(range > 0) || !(widthPx > 0)) return { stepNs: 1, ticks: [] };
   const stepNs = niceStep((range / widthPx) * minSpacingPx);
   const first = Math.ceil(startNs / stepNs);
+  const magnitude = Math.max(Math.abs(startNs), Math.abs(endNs));
   const ticks: Tick[] = [];
   for (let i = first; i * stepNs <= endNs && ticks.length < 1000; i++) {
     const ns = i * stepNs;
-    ticks.push({ ns, label: formatTimestamp(ns, stepNs) });
+    ticks.push({ ns, label: formatTimestamp(ns, stepNs, magnitude) });
   }
   return { stepNs, ticks };
 }

@@ -24,11 +24,13 @@ export function formatDuration(ns: number): string {
   return `${trimZeros(v.toFixed(scale === 1 && Math.abs(v) >= 100 ? 0 : digits))} ${unit}`;
 }
 
-/** A point in time relative to the trace start, with enough decimals to tell apart ticks `stepNs` apart. */
-export function formatTimestamp(ns: number, stepNs: number): string {
-  const [scale, unit] = unitFor(Math.max(Math.abs(stepNs) * 10, 1e-3));
+/** A point in time relative to the trace start, with enough decimals to tell apart ticks `stepNs`
+ * apart. The unit follows the larger of the step and `magnitudeNs` (the axis' far end), so deep in a
+ * long trace ticks read "131.32 ms" rather than "131320 µs". */
+export function formatTimestamp(ns: number, stepNs: number, magnitudeNs = 0): string {
+  const [scale, unit] = unitFor(Math.max(Math.abs(stepNs) * 10, Math.abs(magnitudeNs), 1e-3));
   const stepInUnit = stepNs / scale;
-  const decimals = Math.max(0, Math.min(6, Math.ceil(-Math.log10(stepInUnit) - 1e-9)));
+  const decimals = Math.max(0, Math.min(9, Math.ceil(-Math.log10(stepInUnit) - 1e-9)));
   return `${(ns / scale).toFixed(decimals)} ${unit}`;
 }
 

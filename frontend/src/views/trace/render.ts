@@ -5,7 +5,7 @@
 
 import { computeTicks } from "./axis.ts";
 import { textColorOn } from "./colors.ts";
-import { formatDuration } from "./format.ts";
+import { formatDuration, formatTimestamp } from "./format.ts";
 import { type Layout, ROW_HEIGHT, SECTION_HEIGHT, TRACK_PAD } from "./layout.ts";
 import {
   type Band,
@@ -496,7 +496,7 @@ export function drawAxis(
     ctx.fillText(label, cx - w / 2 + 4, height - 8.5);
   }
   if (cursorX !== null && cursorX >= LABEL_WIDTH) {
-    const label = formatDuration(proj.ns(cursorX));
+    const label = formatTimestamp(proj.ns(cursorX), proj.nsPerPx, Math.max(Math.abs(proj.range.start), Math.abs(proj.range.end)));
     const w = textWidth(ctx, label) + 8;
     const x = Math.min(cursorX + 4, width - w);
     ctx.fillStyle = "#1f2937";

@@ -6,7 +6,7 @@ import type { EventDetails, IngestProgress, SearchResponse, TraceMeta } from "..
 import { clear, h, isAbort, messageOf } from "../../dom.ts";
 import type { ViewContext } from "../view.ts";
 import { DetailsPanel } from "./details.ts";
-import { formatBytes, formatCount, formatDuration, formatNumber } from "./format.ts";
+import { formatBytes, formatCount, formatDuration, formatNumber, formatTimestamp } from "./format.ts";
 import { helpOverlay } from "./help.ts";
 import { Layout, ROW_HEIGHT, SECTION_HEIGHT } from "./layout.ts";
 import { levelFor, tilesCovering } from "./levels.ts";
@@ -576,7 +576,8 @@ export class TraceViewer {
     return `${host}${t.section.section.name} / ${t.track.name}`;
   }
 
-  private timeOf = (ns: number): string => formatDuration(ns);
+  /** An instant on the session timeline to the nanosecond, in the unit of its magnitude. */
+  private timeOf = (ns: number): string => formatTimestamp(ns, 1, ns);
 
   private clearSelection(): void {
     this.selection = { kind: "none" };
@@ -702,7 +703,7 @@ export class TraceViewer {
       if (abort.signal.aborted) return;
       this.details.showSummary(
         "Range selection",
-        `${formatDuration(end - start)} from ${formatDuration(start)} on ${tracks.length} track${tracks.length === 1 ? "" : "s"}`,
+        `${formatDuration(end - start)} from ${this.timeOf(start)} on ${tracks.length} track${tracks.length === 1 ? "" : "s"}`,
         resp,
       );
     } catch (e) {
@@ -1012,14 +1013,14 @@ export class TraceViewer {
       this.tooltip.append(
         h("b", {}, hit.name),
         h("div", {}, hit.durNs === 0 ? "instant" : formatDuration(hit.durNs)),
-        h("div", { class: "tv-hint" }, `${this.trackLabel(hit.track)} · at ${formatDuration(hit.startNs)}`),
+        h("div", { class: "tv-hint" }, `${this.trackLabel(hit.track)} · at ${this.timeOf(hit.startNs)}`),
       );
     } else if (counter && overTrack) {
       const range = counter.min === counter.max ? "" : ` (${formatNumber(counter.min)} – ${formatNumber(counter.max)} within this pixel)`;
       this.tooltip.append(
         h("b", {}, overTrack.track.name),
         h("div", {}, `${formatNumber(counter.last)}${range}`),
-        h("div", { class: "tv-hint" }, `sample at ${formatDuration(counter.startNs)}`),
+        h("div", { class: "tv-hint" }, `sample at ${this.timeOf(counter.startNs)}`),
       );
     } else if (summary) {
       const busy = summary.widthNs > 0 ? Math.min(100, (100 * summary.busyNs) / summary.widthNs) : 100;
