@@ -56,6 +56,16 @@ interface Drag {
   additive: boolean;
 }
 
+/** Host sections with many threads start collapsed when the trace has accelerators, so the devices
+ * are on screen at first sight (the header still shows the threads' activity; a click expands it). */
+export function initiallyCollapsed(meta: TraceMeta, maxOpenThreads = 8): number[] {
+  const hasDevice = meta.sections.some((s) => s.kind === "gpu" || s.kind === "tpu");
+  if (!hasDevice) return [];
+  const counts = new Map<number, number>();
+  for (const t of meta.tracks) counts.set(t.section, (counts.get(t.section) ?? 0) + 1);
+  return meta.sections.filter((s) => s.kind === "cpu" && (counts.get(s.id) ?? 0) > maxOpenThreads).map((s) => s.id);
+}
+
 function roundNs(ns: number): string {
   return String(Math.round(ns * 1000) / 1000);
 }
@@ -255,6 +265,7 @@ export class TraceViewer {
     this.meta = meta;
     this.showOverlay(null);
     this.limits = limitsFor(meta.span_ns[0], meta.span_ns[1]);
+    for (const id of initiallyCollapsed(meta)) this.collapsed.add(id);
     this.relayout();
     this.renderNotices(meta);
     if (meta.num_events === 0 && !meta.tracks.length) {
