@@ -97,8 +97,9 @@ function textWidth(ctx: CanvasRenderingContext2D, s: string): number {
 export function fitText(ctx: CanvasRenderingContext2D, s: string, maxPx: number): string {
   const full = textWidth(ctx, s);
   if (full <= maxPx) return s;
-  const perChar = full / s.length;
-  const n = Math.floor(maxPx / perChar) - 1;
+  // Estimate from the average character width, then shorten until it really fits (proportional fonts).
+  let n = Math.floor((maxPx / full) * s.length);
+  while (n >= 1 && textWidth(ctx, `${s.slice(0, n)}…`) > maxPx) n--;
   return n >= 1 ? `${s.slice(0, n)}…` : "";
 }
 
