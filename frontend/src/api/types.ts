@@ -46,6 +46,8 @@ export interface IngestProgress {
   state: "ingesting";
   bytes_done: number;
   bytes_total: number;
+  /** What the ingest is doing now (reading, indexing…), when the server says. */
+  stage?: string;
   files?: unknown;
 }
 

@@ -254,9 +254,9 @@ export class TraceViewer {
       h(
         "div",
         {},
-        p.bytes_total > 0
+        (p.bytes_total > 0
           ? `Reading the profile: ${(frac * 100).toFixed(0)}% (${formatBytes(p.bytes_done)} of ${formatBytes(p.bytes_total)})`
-          : "Reading the profile…",
+          : "Reading the profile…") + (p.stage ? ` · ${p.stage}` : ""),
       ),
     );
   }
