@@ -63,10 +63,6 @@ export class TileCache {
     return this.held.has(tileKey(level, index));
   }
 
-  isLoading(level: number, index: number): boolean {
-    return this.inFlight.has(tileKey(level, index));
-  }
-
   /** Never evict this tile (the whole-trace tile: the fallback of last resort). */
   pin(level: number, index: number): void {
     this.pinned.add(tileKey(level, index));
