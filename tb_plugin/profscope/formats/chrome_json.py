@@ -727,12 +727,7 @@ def _flow_points(
             ok &= ~(is_launch & np.isin(ident, linked))
         # A flow id seen once cannot link anything: count it here instead of binding it.
         sel = np.flatnonzero(ok)
-        key = np.char.add(
-            np.char.add(np.char.add(cat[sel].astype("S12"), b"|"), name[sel].astype("S12")), b"|"
-        )
-        key = np.char.add(key, ident[sel])
-        _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-        single = counts[inverse] == 1
+        single = _single_points(cat[sel].astype(np.int64) << 32 | name[sel], ident[sel])
         if single.any():
             damage.skipped["flow with a single endpoint"] += int(single.sum())
             ok[sel[single]] = False
@@ -745,6 +740,22 @@ def _flow_points(
                 int(ts[i]),
                 "next" if bind_next[i] else "enclosing",
             )
+
+
+def _single_points(kind: np.ndarray, ident: np.ndarray) -> np.ndarray:
+    """Mask of the flow points whose (kind, id) no other point shares."""
+    n = kind.shape[0]
+    if n < 2:
+        return np.ones(n, bool)
+    order = np.lexsort((ident, kind))
+    k, i = kind[order], ident[order]
+    same = (k[1:] == k[:-1]) & (i[1:] == i[:-1])
+    shared = np.zeros(n, bool)
+    shared[1:] |= same
+    shared[:-1] |= same
+    single = np.empty(n, bool)
+    single[order] = ~shared
+    return single
 
 
 def _concat_blobs(table: dict[str, list[np.ndarray]], blobs: list[bytes]) -> tuple[bytes, np.ndarray]:
