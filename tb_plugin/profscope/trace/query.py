@@ -1,0 +1,218 @@
+"""Whole-trace questions about one host's trace: one event's details, search, range summaries.
+
+All functions work on host-local indices and picoseconds; `timeline.py` maps them to the session
+timeline. Search covers the *whole* trace (XProf's trace viewer only searches what is loaded):
+names through the string table, argument values through one scan of a lowercased copy of the
+args blob that ingest writes next to the columns.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from profscope.trace.lod import LodIndex
+from profscope.trace.model import Trace
+
+# Bytes after a hit in which the closing quote of a JSON key must appear: keys are short.
+KEY_LOOKAHEAD = 64
+# Bytes of the args blob scanned per step of a search (bounds the temporary arrays).
+SCAN_CHUNK = 1 << 25
+_QUOTE, _BACKSLASH, _COLON, _SPACE = 34, 92, 58, 32
+
+
+def lowercase_args(trace: Trace) -> np.ndarray:
+    """ASCII-lowercased copy of the args blob (same offsets), made once at ingest for search."""
+    blob = np.asarray(trace.args_blob)
+    out = np.empty_like(blob)
+    for lo in range(0, blob.shape[0], SCAN_CHUNK):
+        chunk = blob[lo : lo + SCAN_CHUNK]
+        out[lo : lo + chunk.shape[0]] = np.frombuffer(chunk.tobytes().lower(), dtype=np.uint8)
+    return out
+
+
+def parse_args(raw: bytes) -> tuple[dict[str, Any], str | None]:
+    """Args as a dict, or (`{}`, reason) when the stored text is not a JSON object."""
+    if not raw:
+        return {}, None
+    try:
+        value = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        try:
+            value = json.loads(raw.decode("utf-8", errors="replace"))  # tolerates NaN / Infinity
+        except ValueError:
+            return {}, f"args are not valid JSON: {raw[:200].decode('utf-8', errors='replace')!r}"
+    if not isinstance(value, dict):
+        return {"value": value}, None
+    return value, None
+
+
+def event_details(trace: Trace, index: LodIndex, i: int) -> dict[str, Any]:
+    """Everything about event `i`: times in host-local ps, flows with their linked events."""
+    if not 0 <= i < trace.num_events:
+        raise IndexError(f"event {i} out of range (trace has {trace.num_events} events)")
+    track = int(trace.ev_track[i])
+    args, args_error = parse_args(trace.args_json(i))
+    details: dict[str, Any] = {
+        "index": i,
+        "name": trace.strings[int(trace.ev_name[i])],
+        "category": trace.strings[int(trace.ev_cat[i])],
+        "track": track,
+        "section": trace.tracks[track].section,
+        "start_ps": int(trace.ev_start_ps[i]),
+        "dur_ps": int(trace.ev_dur_ps[i]),
+        "self_ps": int(index.self_ps[i]),
+        "depth": int(trace.ev_depth[i]),
+        "args": args,
+        "flows_out": _linked(trace, index.flow_by_src, trace.flow_src, trace.flow_dst, i),
+        "flows_in": _linked(trace, index.flow_by_dst, trace.flow_dst, trace.flow_src, i),
+    }
+    if args_error:
+        details["args_error"] = args_error
+    return details
+
+
+def _linked(
+    trace: Trace, by: np.ndarray, this_end: np.ndarray, other_end: np.ndarray, i: int
+) -> list[dict[str, Any]]:
+    ends = np.asarray(this_end)[by] if by.shape[0] else np.zeros(0, np.int64)
+    lo, hi = np.searchsorted(ends, i, side="left"), np.searchsorted(ends, i, side="right")
+    out = []
+    for f in np.asarray(by)[lo:hi].tolist():
+        j = int(other_end[f])
+        out.append(
+            {
+                "index": j,
+                "name": trace.strings[int(trace.ev_name[j])],
+                "flow": trace.strings[int(trace.flow_name[f])],
+                "start_ps": int(trace.ev_start_ps[j]),
+                "dur_ps": int(trace.ev_dur_ps[j]),
+                "track": int(trace.ev_track[j]),
+            }
+        )
+    return out
+
+
+class Searcher:
+    """Case-insensitive substring search over one trace's names and argument values.
+
+    Lowercased names are computed on first use and kept; the lowercased args blob comes from the
+    cache entry (`args_lower`) or is made on first use for traces that were never cached.
+    """
+
+    def __init__(self, trace: Trace, args_lower: np.ndarray | None = None) -> None:
+        self.trace = trace
+        self._args_lower = args_lower
+        self._names_lower: list[str] | None = None
+
+    def matches(self, query: str) -> np.ndarray:
+        """Sorted indices of all events whose name or any argument value contains `query`."""
+        q = query.lower()
+        if not q:
+            return np.zeros(0, np.int64)
+        hit = self._name_hits(q)
+        arg_events = self._arg_hits(q)
+        if arg_events.shape[0]:
+            hit[arg_events] = True
+        return np.flatnonzero(hit)
+
+    def _name_hits(self, q: str) -> np.ndarray:
+        if self._names_lower is None:
+            self._names_lower = [s.lower() for s in self.trace.strings]
+        table = np.zeros(len(self._names_lower), dtype=bool)
+        table[[i for i, s in enumerate(self._names_lower) if q in s]] = True
+        return table[np.asarray(self.trace.ev_name)]
+
+    def _arg_hits(self, q: str) -> np.ndarray:
+        """Events with `q` in an argument value: blob hits minus those inside a JSON key."""
+        needle = np.frombuffer(q.encode("utf-8"), dtype=np.uint8)
+        if self._args_lower is None:
+            self._args_lower = lowercase_args(self.trace)
+        blob = self._args_lower
+        offsets = np.asarray(self.trace.ev_args_off)
+        m = needle.shape[0]
+        events = []
+        for lo in range(0, blob.shape[0], SCAN_CHUNK):
+            view = np.asarray(blob[lo : lo + SCAN_CHUNK + m - 1 + KEY_LOOKAHEAD + 2])
+            limit = min(SCAN_CHUNK, view.shape[0] - m + 1)
+            if limit <= 0:
+                break
+            pos = np.flatnonzero(view[:limit] == needle[0])
+            for j in range(1, m):
+                pos = pos[view[pos + j] == needle[j]]
+            if pos.shape[0] == 0:
+                continue
+            pos = pos[~_inside_key(view, pos + m)]
+            absolute = pos + lo
+            owner = np.searchsorted(offsets, absolute, side="right") - 1
+            within = absolute + m <= offsets[owner + 1]
+            events.append(np.unique(owner[within]))
+        return np.unique(np.concatenate(events)) if events else np.zeros(0, np.int64)
+
+
+def _inside_key(view: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """For hits ending at `after`, True when the next unescaped quote closes a key (`"…":`)."""
+    n = view.shape[0]
+    window = np.arange(KEY_LOOKAHEAD)
+    idx = np.minimum(after[:, None] + window[None, :], n - 1)
+    chars = view[idx]
+    prev = view[np.maximum(idx - 1, 0)]
+    is_quote = (chars == _QUOTE) & (prev != _BACKSLASH)
+    has = is_quote.any(axis=1)
+    first = after + is_quote.argmax(axis=1)
+    c1 = view[np.minimum(first + 1, n - 1)]
+    c2 = view[np.minimum(first + 2, n - 1)]
+    return has & ((c1 == _COLON) | ((c1 == _SPACE) & (c2 == _COLON)))
+
+
+def range_events(
+    trace: Trace, index: LodIndex, tracks: list[int] | None, lo_ps: int, hi_ps: int
+) -> np.ndarray:
+    """Indices of events on `tracks` (all when None) overlapping [lo_ps, hi_ps), sorted."""
+    start = trace.ev_start_ps
+    dur = trace.ev_dur_ps
+    parts = []
+    for t in range(len(trace.tracks)) if tracks is None else tracks:
+        if not 0 <= t < len(trace.tracks):
+            continue
+        t_lo, t_hi = int(index.track_off[t]), int(index.track_off[t + 1])
+        if t_lo == t_hi:
+            continue
+        seg = start[t_lo:t_hi]
+        a = t_lo + int(np.searchsorted(seg, lo_ps - int(index.track_max_dur[t]), side="left"))
+        b = t_lo + int(np.searchsorted(seg, hi_ps, side="left"))
+        s, d = start[a:b], dur[a:b]
+        keep = (s + d > lo_ps) | ((d == 0) & (s >= lo_ps))
+        parts.append(np.flatnonzero(keep) + a)
+    return np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+
+
+def summarize(trace: Trace, index: LodIndex, events: np.ndarray) -> list[dict[str, Any]]:
+    """Per event name: count, total, self, average, min and max duration (ps) of `events`."""
+    if events.shape[0] == 0:
+        return []
+    names = np.asarray(trace.ev_name)[events]
+    order = np.argsort(names, kind="stable")
+    names = names[order]
+    dur = np.asarray(trace.ev_dur_ps)[events][order]
+    self_ps = np.asarray(index.self_ps)[events][order]
+    first = np.flatnonzero(np.concatenate(([True], names[1:] != names[:-1])))
+    count = np.diff(np.concatenate((first, [names.shape[0]])))
+    total = np.add.reduceat(dur, first)
+    self_total = np.add.reduceat(self_ps, first)
+    low = np.minimum.reduceat(dur, first)
+    high = np.maximum.reduceat(dur, first)
+    return [
+        {
+            "name": trace.strings[int(names[f])],
+            "count": int(c),
+            "total_ps": int(t),
+            "self_ps": int(s),
+            "min_ps": int(lo),
+            "max_ps": int(hi),
+        }
+        for f, c, t, s, lo, hi in zip(first.tolist(), count, total, self_total, low, high)
+    ]

@@ -1,0 +1,383 @@
+"""One session's timeline: the traces of one or more hosts placed on a common clock.
+
+Each host keeps its own cached columns and index; the timeline only adds a per-host offset (from
+`clock_origin_ns`, so hosts of one session or ranks of one run line up in absolute time), global
+section/track ids (hosts' ids shifted by a base) and global event ids (`host * 2**32 + index`).
+Every question is answered per host in host-local ps and merged here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from profscope.trace import lod, query, tiles
+from profscope.trace.lod import LodIndex
+from profscope.trace.model import Trace
+
+HOST_SHIFT = 32
+HOST_MASK = (1 << HOST_SHIFT) - 1
+
+
+@dataclasses.dataclass
+class HostTrace:
+    """One host's data: its trace, index and a stable key (the cache fingerprint)."""
+
+    name: str
+    trace: Trace
+    index: LodIndex
+    key: str
+    searcher: query.Searcher | None = None
+
+    def __post_init__(self) -> None:
+        if self.searcher is None:
+            self.searcher = query.Searcher(self.trace)
+
+
+class Timeline:
+    """Merged view of hosts; times on its API are ns from the session start (floats)."""
+
+    def __init__(self, hosts: Sequence[HostTrace]) -> None:
+        if not hosts:
+            raise ValueError("a timeline needs at least one host")
+        self.hosts = list(hosts)
+        self.warnings: list[str] = []
+        self.offsets_ps = self._align()
+        self.track_base = np.cumsum([0] + [len(h.trace.tracks) for h in self.hosts]).astype(np.int64)
+        self.section_base = np.cumsum([0] + [len(h.trace.sections) for h in self.hosts]).astype(np.int64)
+        end = 0
+        for host, off in zip(self.hosts, self.offsets_ps):
+            if host.trace.num_events or host.trace.ctr_time_ps.shape[0]:
+                end = max(end, host.trace.time_span_ps()[1] + off)
+        self.span_ps = end
+        self.max_level = lod.max_level_for(max(end, 1))
+        digest = hashlib.sha256(repr([(h.key, o) for h, o in zip(self.hosts, self.offsets_ps)]).encode())
+        self.key = digest.hexdigest()[:24]
+
+    # -- alignment --------------------------------------------------------------------------
+    def _align(self) -> list[int]:
+        """Per-host ps offset from host-local time to session time (session starts at 0)."""
+        firsts = [h.trace.time_span_ps()[0] for h in self.hosts]
+        anchored = [
+            h.trace.clock_origin_ns * 1000 + first
+            for h, first in zip(self.hosts, firsts)
+            if h.trace.clock_origin_ns is not None
+        ]
+        zero = min(anchored) if anchored else 0
+        offsets = []
+        unanchored = []
+        for host, first in zip(self.hosts, firsts):
+            if host.trace.clock_origin_ns is None:
+                offsets.append(-first)
+                unanchored.append(host.name)
+            else:
+                offsets.append(host.trace.clock_origin_ns * 1000 - zero)
+        if unanchored and len(self.hosts) > 1:
+            self.warnings.append(
+                f"no clock origin for {', '.join(unanchored)}: placed at the session start, "
+                "not aligned with the other hosts"
+            )
+        return offsets
+
+    # -- ids --------------------------------------------------------------------------------
+    def host_of_track(self, track: int) -> tuple[int, int]:
+        """(host index, host-local track id) of a timeline track id."""
+        if not 0 <= track < int(self.track_base[-1]):
+            raise KeyError(f"no track {track}")
+        h = int(np.searchsorted(self.track_base, track, side="right")) - 1
+        return h, track - int(self.track_base[h])
+
+    def split_event_id(self, event_id: int) -> tuple[int, int]:
+        h, i = event_id >> HOST_SHIFT, event_id & HOST_MASK
+        if not 0 <= h < len(self.hosts) or not 0 <= i < self.hosts[h].trace.num_events:
+            raise KeyError(f"no event {event_id}")
+        return h, i
+
+    def _ns(self, h: int, ps: int) -> float:
+        return (ps + self.offsets_ps[h]) / 1000
+
+    # -- meta -------------------------------------------------------------------------------
+    def meta(self) -> dict[str, Any]:
+        sections, tracks, hosts = [], [], []
+        for h, host in enumerate(self.hosts):
+            trace = host.trace
+            sbase, tbase = int(self.section_base[h]), int(self.track_base[h])
+            for s in trace.sections:
+                sections.append(
+                    {
+                        "id": sbase + s.id,
+                        "name": s.name,
+                        "kind": s.kind,
+                        "sort_index": s.sort_index,
+                        "host": h,
+                    }
+                )
+            for t in trace.tracks:
+                tracks.append(
+                    {
+                        "id": tbase + t.id,
+                        "section": sbase + t.section,
+                        "name": t.name,
+                        "kind": t.kind,
+                        "sort_index": t.sort_index,
+                        "max_depth": t.max_depth,
+                        "host": h,
+                    }
+                )
+            hosts.append(
+                {
+                    "name": host.name,
+                    "source": trace.source,
+                    "format": trace.format,
+                    "offset_ns": self.offsets_ps[h] / 1000,
+                    "clock_origin_ns": trace.clock_origin_ns,
+                    "num_events": trace.num_events,
+                    "num_flows": int(trace.flow_src.shape[0]),
+                    "num_counter_samples": int(trace.ctr_time_ps.shape[0]),
+                    "warnings": list(trace.warnings),
+                    "skipped": dict(trace.skipped),
+                }
+            )
+        return {
+            "span_ns": [0.0, self.span_ps / 1000],
+            "hosts": hosts,
+            "sections": sections,
+            "tracks": tracks,
+            "num_events": sum(h.trace.num_events for h in self.hosts),
+            "num_flows": sum(int(h.trace.flow_src.shape[0]) for h in self.hosts),
+            "warnings": list(self.warnings),
+            "tile": {"base_ns": lod.BASE_PS / 1000, "tile_px": lod.TILE_PX, "max_level": self.max_level},
+        }
+
+    # -- tiles ------------------------------------------------------------------------------
+    def check_tile(self, level: int, index: int) -> None:
+        if not 0 <= level <= self.max_level:
+            raise ValueError(f"level {level} outside 0..{self.max_level}")
+        if index < 0 or index >= 1 << (62 - level):
+            raise ValueError(f"tile index {index} out of range")
+
+    def tile_etag(self, level: int, index: int) -> str:
+        return f'"{self.key}-{level}-{index}"'
+
+    def tile(self, level: int, index: int) -> tiles.Tile:
+        """Content of tile `index` at `level` (see docs/ARCHITECTURE.md, Tiles)."""
+        self.check_tile(level, index)
+        width = lod.BASE_PS << level
+        lo = index * width
+        names: dict[str, int] = {}
+        ev_parts, sm_parts, ctr_parts, fl_parts = [], [], [], []
+        for h, host in enumerate(self.hosts):
+            off = self.offsets_ps[h]
+            trace, idx = host.trace, host.index
+            events = lod.exact_events(trace, idx, level, lo - off, lo + width - off)
+            # Pixel bins are the host's own (`t >> level`); a bin belongs to the tile holding its
+            # start, except that tile 0 also takes the bin straddling the session start.
+            bins_lo = lo - off if index else (lo - off) >> level << level
+            summaries = lod.summaries(trace, idx, level, bins_lo, lo + width - off)
+            boxes = lod.counters(trace, idx, level, bins_lo, lo + width - off)
+            ev_parts.append(self._tile_events(h, events, lo, names))
+            sm_parts.append(self._tile_summaries(h, summaries, level, lo))
+            ctr_parts.append(self._tile_counters(h, boxes, lo))
+            fl_parts.append(self._tile_flows(h, lod.flows_touching(trace, idx, events), lo))
+        return tiles.Tile(
+            level=level,
+            index=index,
+            start_ns=lo / 1000,
+            width_ns=width / 1000,
+            names=list(names),
+            events=_concat(ev_parts, tiles.EVENT_COLUMNS),
+            summaries=_concat(sm_parts, tiles.SUMMARY_COLUMNS),
+            counters=_concat(ctr_parts, tiles.COUNTER_COLUMNS),
+            flows=_concat(fl_parts, tiles.FLOW_COLUMNS),
+        )
+
+    def _tile_events(
+        self, h: int, events: np.ndarray, lo: int, names: dict[str, int]
+    ) -> dict[str, np.ndarray]:
+        trace = self.hosts[h].trace
+        name_ids = np.asarray(trace.ev_name)[events]
+        uniq, inverse = np.unique(name_ids, return_inverse=True)
+        local = np.array([names.setdefault(trace.strings[int(u)], len(names)) for u in uniq], dtype=np.int64)
+        return {
+            "id": events,
+            "track": np.asarray(trace.ev_track)[events] + self.track_base[h],
+            "name": local[inverse] if uniq.shape[0] else np.zeros(0, np.int64),
+            "start": (np.asarray(trace.ev_start_ps)[events] + (self.offsets_ps[h] - lo)) / 1000,
+            "dur": np.asarray(trace.ev_dur_ps)[events] / 1000,
+            "depth": np.minimum(np.asarray(trace.ev_depth)[events], 0xFFFF),
+        }
+
+    def _tile_summaries(self, h: int, s: lod.Summaries, level: int, lo: int) -> dict[str, np.ndarray]:
+        row_base = self.hosts[h].index.row_base
+        track = np.searchsorted(row_base, s.row, side="right") - 1
+        return {
+            "track": track + self.track_base[h],
+            "depth": np.minimum(s.row - row_base[track], 0xFFFF),
+            "start": ((s.bin << level) + (self.offsets_ps[h] - lo)) / 1000,
+            "width": np.full(len(s), lod.pixel_ps(level) / 1000),
+            "count": np.minimum(s.count, 0xFFFFFFFF),
+            "busy": s.busy / 1000,
+        }
+
+    def _tile_counters(self, h: int, c: lod.CounterBoxes, lo: int) -> dict[str, np.ndarray]:
+        return {
+            "track": c.track + self.track_base[h],
+            "start": (c.start_ps + (self.offsets_ps[h] - lo)) / 1000,
+            "width": (c.end_ps - c.start_ps) / 1000,
+            "min": c.min,
+            "max": c.max,
+            "last": c.last,
+        }
+
+    def _tile_flows(self, h: int, flows: np.ndarray, lo: int) -> dict[str, np.ndarray]:
+        trace = self.hosts[h].trace
+        out: dict[str, np.ndarray] = {}
+        for end, column in (("src", trace.flow_src), ("dst", trace.flow_dst)):
+            ev = np.asarray(column)[flows]
+            out[f"{end}_id"] = ev
+            out[f"{end}_track"] = np.asarray(trace.ev_track)[ev] + self.track_base[h]
+            out[f"{end}_time"] = (np.asarray(trace.ev_start_ps)[ev] + (self.offsets_ps[h] - lo)) / 1000
+            out[f"{end}_depth"] = np.minimum(np.asarray(trace.ev_depth)[ev], 0xFFFF)
+        return out
+
+    # -- details, search, summary -------------------------------------------------------------
+    def event(self, event_id: int) -> dict[str, Any]:
+        """Details of one event with session times (ns) and global ids."""
+        h, i = self.split_event_id(event_id)
+        host = self.hosts[h]
+        d = query.event_details(host.trace, host.index, i)
+        base = h << HOST_SHIFT
+        out = {
+            "id": base + i,
+            "name": d["name"],
+            "category": d["category"],
+            "track": d["track"] + int(self.track_base[h]),
+            "section": d["section"] + int(self.section_base[h]),
+            "host": h,
+            "start_ns": self._ns(h, d["start_ps"]),
+            "dur_ns": d["dur_ps"] / 1000,
+            "self_ns": d["self_ps"] / 1000,
+            "depth": d["depth"],
+            "args": d["args"],
+        }
+        if "args_error" in d:
+            out["args_error"] = d["args_error"]
+        for key in ("flows_out", "flows_in"):
+            out[key] = [
+                {
+                    "id": base + f["index"],
+                    "name": f["name"],
+                    "flow": f["flow"],
+                    "start_ns": self._ns(h, f["start_ps"]),
+                    "dur_ns": f["dur_ps"] / 1000,
+                    "track": f["track"] + int(self.track_base[h]),
+                }
+                for f in d[key]
+            ]
+        return out
+
+    def search(self, q: str, limit: int = 100) -> dict[str, Any]:
+        """All events of all hosts matching `q`: total count and the `limit` earliest."""
+        total = 0
+        candidates = []  # (session start ps, host, index)
+        for h, host in enumerate(self.hosts):
+            hits = host.searcher.matches(q)
+            total += int(hits.shape[0])
+            if hits.shape[0] == 0:
+                continue
+            starts = np.asarray(host.trace.ev_start_ps)[hits]
+            if hits.shape[0] > limit:
+                keep = np.argpartition(starts, limit - 1)[:limit] if limit > 0 else np.zeros(0, np.int64)
+                hits, starts = hits[keep], starts[keep]
+            candidates.extend((int(s) + self.offsets_ps[h], h, int(i)) for s, i in zip(starts, hits))
+        candidates.sort()
+        matches = []
+        for start, h, i in candidates[:limit]:
+            trace = self.hosts[h].trace
+            matches.append(
+                {
+                    "id": (h << HOST_SHIFT) + i,
+                    "name": trace.strings[int(trace.ev_name[i])],
+                    "start_ns": start / 1000,
+                    "dur_ns": int(trace.ev_dur_ps[i]) / 1000,
+                    "track": int(trace.ev_track[i]) + int(self.track_base[h]),
+                }
+            )
+        return {"query": q, "total": total, "matches": matches, "truncated": total > len(matches)}
+
+    def summary(
+        self,
+        start_ns: float | None = None,
+        end_ns: float | None = None,
+        tracks: Sequence[int] | None = None,
+        ids: Sequence[int] | None = None,
+        limit: int = 1000,
+    ) -> dict[str, Any]:
+        """Per-name statistics over a time range (events overlapping it, optionally on some tracks)
+        or over an explicit set of event ids; rows sorted by total time, at most `limit`."""
+        per_host: list[np.ndarray] = []
+        if ids is not None:
+            chosen: list[list[int]] = [[] for _ in self.hosts]
+            for event_id in ids:
+                h, i = self.split_event_id(int(event_id))
+                chosen[h].append(i)
+            per_host = [np.unique(np.asarray(c, dtype=np.int64)) for c in chosen]
+        else:
+            lo = -(1 << 62) if start_ns is None else round(start_ns * 1000)
+            hi = 1 << 62 if end_ns is None else round(end_ns * 1000)
+            local_tracks: list[list[int] | None] = [None] * len(self.hosts)
+            if tracks is not None:
+                local_tracks = [[] for _ in self.hosts]
+                for t in tracks:
+                    h, lt = self.host_of_track(int(t))
+                    local_tracks[h].append(lt)
+            for h, host in enumerate(self.hosts):
+                off = self.offsets_ps[h]
+                per_host.append(
+                    query.range_events(host.trace, host.index, local_tracks[h], lo - off, hi - off)
+                )
+        merged: dict[str, dict[str, Any]] = {}
+        for host, events in zip(self.hosts, per_host):
+            for row in query.summarize(host.trace, host.index, events):
+                into = merged.get(row["name"])
+                if into is None:
+                    merged[row["name"]] = row
+                else:
+                    into["count"] += row["count"]
+                    into["total_ps"] += row["total_ps"]
+                    into["self_ps"] += row["self_ps"]
+                    into["min_ps"] = min(into["min_ps"], row["min_ps"])
+                    into["max_ps"] = max(into["max_ps"], row["max_ps"])
+        rows = sorted(merged.values(), key=lambda r: (-r["total_ps"], r["name"]))
+        return {
+            "rows": [
+                {
+                    "name": r["name"],
+                    "count": r["count"],
+                    "total_ns": r["total_ps"] / 1000,
+                    "self_ns": r["self_ps"] / 1000,
+                    "avg_ns": r["total_ps"] / r["count"] / 1000,
+                    "min_ns": r["min_ps"] / 1000,
+                    "max_ns": r["max_ps"] / 1000,
+                }
+                for r in rows[:limit]
+            ],
+            "num_names": len(rows),
+            "num_events": int(sum(e.shape[0] for e in per_host)),
+            "truncated": len(rows) > limit,
+        }
+
+
+def _concat(
+    parts: list[dict[str, np.ndarray]], columns: tuple[tuple[str, str], ...]
+) -> dict[str, np.ndarray]:
+    return {
+        name: np.concatenate([np.asarray(p[name]) for p in parts]).astype(dtype, copy=False)
+        if parts
+        else np.zeros(0, dtype)
+        for name, dtype in columns
+    }
