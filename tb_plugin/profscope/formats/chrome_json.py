@@ -197,7 +197,8 @@ def _start_helper() -> HelperProcess | None:
 
 
 def _parallel_ok(fs: fsspec.AbstractFileSystem, total: int) -> bool:
-    if total < PARALLEL_MIN_BYTES or (os.cpu_count() or 1) < 2:
+    # The helper gets its pipe ends as inherited descriptors (`pass_fds`): POSIX only.
+    if total < PARALLEL_MIN_BYTES or (os.cpu_count() or 1) < 2 or os.name != "posix":
         return False
     proto = fs.protocol
     return "file" in ((proto,) if isinstance(proto, str) else tuple(proto))
