@@ -26,7 +26,7 @@ import numpy as np
 
 from profscope.formats import chrome_columns as cc
 from profscope.formats.chrome_helper import HelperProcess
-from profscope.formats.chrome_scan import _BOUNDARY, BlockReader, Damage, Event, EventScanner, Truncated
+from profscope.formats.chrome_scan import EVENT_BOUNDARY, BlockReader, Damage, Event, EventScanner, Truncated
 from profscope.formats.errors import UnreadableProfile
 from profscope.trace.model import Trace, TraceBuilder
 
@@ -210,7 +210,7 @@ def _split_offset(path: str, events_start: int, total: int) -> int | None:
     with open(path, "rb") as f:
         f.seek(middle)
         window = f.read(1 << 20)
-    for m in _BOUNDARY.finditer(window):
+    for m in EVENT_BOUNDARY.finditer(window):
         if m.group().endswith(b"{"):
             return middle + m.end() - 1
     return None

@@ -70,7 +70,7 @@ _ANY_DECODER = msgspec.json.Decoder()
 
 _WS = frozenset(b" \t\r\n")
 # End of one event followed by the start of the next, or by the end of the array.
-_BOUNDARY = re.compile(rb"\}[ \t\r\n]*(?:,[ \t\r\n]*\{|\])")
+EVENT_BOUNDARY = re.compile(rb"\}[ \t\r\n]*(?:,[ \t\r\n]*\{|\])")
 _STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 _STRING_RE = re.compile(_STRING)
 # Tokens that matter for finding where a JSON value ends: whole strings, a lone quote (an
@@ -659,7 +659,7 @@ class EventScanner:
         tail = max(lo, hi - 65536)
         while True:
             last = None
-            for m in _BOUNDARY.finditer(buf, tail, min(len(buf), hi + 64)):
+            for m in EVENT_BOUNDARY.finditer(buf, tail, min(len(buf), hi + 64)):
                 if m.start() >= hi:
                     break
                 last = m
