@@ -332,6 +332,44 @@ def test_second_process_gives_the_same_trace(
     assert_same_trace(parallel, sequential)
 
 
+def test_pairs_and_flows_across_the_split_offset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Flow, B/E and async halves on both sides of the split are still joined."""
+    events: list[dict[str, Any]] = [
+        {
+            "ph": "X",
+            "name": f"op{i}",
+            "pid": 1,
+            "tid": 1 + i % 2,
+            "ts": i,
+            "dur": 1,
+            "args": {"pad": "x" * 60},
+        }
+        for i in range(4000)
+    ]
+    events[5:5] = [
+        {"ph": "s", "id": 1, "cat": "c", "name": "across", "pid": 1, "tid": 1, "ts": 0},
+        {"ph": "B", "name": "long", "pid": 1, "tid": 3, "ts": 10},
+        {"ph": "b", "name": "req", "cat": "a", "id": 9, "pid": 1, "tid": 1, "ts": 20},
+    ]
+    events += [
+        {"ph": "f", "id": 1, "cat": "c", "name": "across", "pid": 1, "tid": 2, "ts": 3999, "bp": "e"},
+        {"ph": "E", "pid": 1, "tid": 3, "ts": 3990},
+        {"ph": "e", "name": "req", "cat": "a", "id": 9, "pid": 1, "tid": 1, "ts": 3980},
+    ]
+    plain = tmp_path / "trace.json"
+    plain.write_text(json.dumps({"traceEvents": events}, indent=1))
+    sequential = read(plain)
+    monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
+    used = spy_results(monkeypatch)
+    parallel = read(plain)
+    assert used == [True]
+    assert_same_trace(parallel, sequential)
+    assert flow_rows(parallel, "across") == {("op0", 0, "op3999", 3999_000_000)}
+    assert ("long", 10_000_000, 3980_000_000) in event_rows(parallel)
+    assert ("req", 20_000_000, 3960_000_000) in event_rows(parallel)
+    assert parallel.skipped == {}
+
+
 def test_a_split_that_is_not_an_event_boundary_is_detected(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -703,44 +703,56 @@ def _join_host_device(
 def _flow_points(
     builder: TraceBuilder, ids: _Parts, clock: _Clock, layout: _Layout, linked: np.ndarray, damage: Damage
 ) -> None:
-    """Chrome flow events (s/t/f), except Kineto launch flows already rebuilt from correlations."""
-    strings = list(builder.string_ids)
-    phases = ("s", "t", "f")
+    """Chrome flow events (s/t/f), except Kineto launch flows already rebuilt from correlations.
+
+    The points of all parts are considered together: a flow may start before the split offset of
+    a two-process read and end after it.
+    """
+    columns: list[tuple[np.ndarray, ...]] = []
     for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
         if not p.flow["us"]:
             continue
         ts, ok = clock.to_ps(_col(p.flow, "us", np.int64), _col(p.flow, "frac", np.int32))
-        track = layout.track_of_key[kmap[_col(p.flow, "track", np.int32)]]
-        name = smap[_col(p.flow, "name", np.int32)]
-        cat = smap[_col(p.flow, "cat", np.int32)]
-        ident = _col(p.flow, "id", bytes)
-        phase = _col(p.flow, "phase", np.int8)
-        bind_next = _col(p.flow, "next", bool)
         dropped = int((~ok).sum())
         if dropped:
             damage.skipped["flow events more than 25 days away from the rest of the trace"] += dropped
-        if linked.shape[0]:
-            launch_cats = [builder.intern(c) for c in _LAUNCH_FLOW_CATEGORIES]
-            legacy = (cat == builder.intern(_LEGACY_LAUNCH_FLOW[0])) & (
-                name == builder.intern(_LEGACY_LAUNCH_FLOW[1])
+        columns.append(
+            (
+                ok,
+                ts,
+                layout.track_of_key[kmap[_col(p.flow, "track", np.int32)]],
+                smap[_col(p.flow, "name", np.int32)],
+                smap[_col(p.flow, "cat", np.int32)],
+                _col(p.flow, "id", bytes),
+                _col(p.flow, "phase", np.int8),
+                _col(p.flow, "next", bool),
             )
-            is_launch = np.isin(cat, launch_cats) | legacy
-            ok &= ~(is_launch & np.isin(ident, linked))
-        # A flow id seen once cannot link anything: count it here instead of binding it.
-        sel = np.flatnonzero(ok)
-        single = _single_points(cat[sel].astype(np.int64) << 32 | name[sel], ident[sel])
-        if single.any():
-            damage.skipped["flow with a single endpoint"] += int(single.sum())
-            ok[sel[single]] = False
-        for i in np.flatnonzero(ok).tolist():
-            builder.add_flow_point(
-                (strings[cat[i]], strings[name[i]], bytes(ident[i])),
-                int(name[i]),
-                phases[phase[i]],
-                int(track[i]),
-                int(ts[i]),
-                "next" if bind_next[i] else "enclosing",
-            )
+        )
+    if not columns:
+        return
+    ok, ts, track, name, cat, ident, phase, bind_next = (np.concatenate(c) for c in zip(*columns))
+    if linked.shape[0]:
+        launch_cats = [builder.intern(c) for c in _LAUNCH_FLOW_CATEGORIES]
+        legacy_cat, legacy_name = (builder.intern(x) for x in _LEGACY_LAUNCH_FLOW)
+        is_launch = np.isin(cat, launch_cats) | ((cat == legacy_cat) & (name == legacy_name))
+        ok &= ~(is_launch & np.isin(ident, linked))
+    # A flow id seen once cannot link anything: count it here instead of binding it.
+    sel = np.flatnonzero(ok)
+    single = _single_points(cat[sel].astype(np.int64) << 32 | name[sel], ident[sel])
+    if single.any():
+        damage.skipped["flow with a single endpoint"] += int(single.sum())
+        ok[sel[single]] = False
+    strings = list(builder.string_ids)
+    phases = ("s", "t", "f")
+    for i in np.flatnonzero(ok).tolist():
+        builder.add_flow_point(
+            (strings[cat[i]], strings[name[i]], bytes(ident[i])),
+            int(name[i]),
+            phases[phase[i]],
+            int(track[i]),
+            int(ts[i]),
+            "next" if bind_next[i] else "enclosing",
+        )
 
 
 def _single_points(kind: np.ndarray, ident: np.ndarray) -> np.ndarray:
@@ -759,11 +771,64 @@ def _single_points(kind: np.ndarray, ident: np.ndarray) -> np.ndarray:
     return single
 
 
-def _concat_blobs(table: dict[str, list[np.ndarray]], blobs: list[bytes]) -> tuple[bytes, np.ndarray]:
-    alen = _col(table, "alen", np.int64)
-    offsets = np.zeros(alen.shape[0] + 1, np.int64)
-    np.cumsum(alen, out=offsets[1:])
-    return _blob(blobs) if blobs else b"", offsets
+class _Halves:
+    """B/E or async events of all parts together, in file order (part, then position in part).
+
+    Pairing needs every half at once: a begin may sit before the split offset of a two-process
+    read and its end after it.
+    """
+
+    def __init__(
+        self, ids: _Parts, clock: _Clock, layout: _Layout, table: str, extra: str, damage: Damage, what: str
+    ) -> None:
+        cols: list[tuple[np.ndarray, ...]] = []
+        blobs: list[bytes] = []
+        self.sizes = []
+        for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
+            t = getattr(p, table)
+            n = _col(t, "us", np.int64).shape[0]
+            self.sizes.append(n)
+            if not n:
+                continue
+            ts, ok = clock.to_ps(_col(t, "us", np.int64), _col(t, "frac", np.int32))
+            cols.append(
+                (
+                    ts,
+                    ok,
+                    layout.track_of_key[kmap[_col(t, "track", np.int32)]],
+                    smap[_col(t, "name", np.int32)],
+                    smap[_col(t, "cat", np.int32)],
+                    _col(t, extra, np.int8),
+                    _col(t, "alen", np.int64),
+                )
+            )
+            blobs.append(_blob(getattr(p, f"{table}_args")) if getattr(p, f"{table}_args") else b"")
+        self.empty = not cols
+        if self.empty:
+            return
+        self.ts, ok, self.track, self.name, self.cat, self.extra, alen = (
+            np.concatenate(c) for c in zip(*cols)
+        )
+        self.blob = b"".join(blobs)
+        self.offsets = np.zeros(alen.shape[0] + 1, np.int64)
+        np.cumsum(alen, out=self.offsets[1:])
+        dropped = int((~ok).sum())
+        if dropped:
+            damage.skipped[f"{what} more than 25 days away from the rest of the trace"] += dropped
+        # Time order per track; file order breaks ties (a B and an E at the same ts stay in order).
+        order = np.flatnonzero(ok)
+        self.order = order[np.lexsort((order, self.ts[order], self.track[order]))]
+
+    def args(self, i: int) -> bytes:
+        return self.blob[self.offsets[i] : self.offsets[i + 1]]
+
+    def part_index(self, i: int) -> tuple[int, int]:
+        """(part, index within that part's table) of the i-th half."""
+        for part, size in enumerate(self.sizes):
+            if i < size:
+                return part, i
+            i -= size
+        raise IndexError(i)
 
 
 def _merge_args(begin: bytes, end: bytes) -> bytes:
@@ -779,149 +844,93 @@ def _pair_begin_end(
     builder: TraceBuilder, ids: _Parts, clock: _Clock, layout: _Layout, damage: Damage, trace_end: int
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """B/E halves paired per thread in time order into slices; per part: B → (builder index, start)."""
-    rows = []
-    for part_no, (p, smap, kmap) in enumerate(zip(ids.parts, ids.smaps, ids.kmaps)):
-        if not p.num_be:
-            rows.append(None)
-            continue
-        ts, ok = clock.to_ps(_col(p.be, "us", np.int64), _col(p.be, "frac", np.int32))
-        blob, offsets = _concat_blobs(p.be, p.be_args)
-        rows.append(
-            (
-                part_no,
-                layout.track_of_key[kmap[_col(p.be, "track", np.int32)]],
-                ts,
-                ok,
-                smap[_col(p.be, "name", np.int32)],
-                smap[_col(p.be, "cat", np.int32)],
-                _col(p.be, "begin", bool),
-                blob,
-                offsets,
-            )
-        )
     result = [np.full(p.num_be, -1, np.int64) for p in ids.parts]
     starts = [np.zeros(p.num_be, np.int64) for p in ids.parts]
-    present = [r for r in rows if r is not None]
-    if not present:
+    h = _Halves(ids, clock, layout, "be", "begin", damage, "B/E events")
+    if h.empty:
         return result, starts
-    part = np.concatenate([np.full(r[1].shape[0], r[0]) for r in present])
-    local = np.concatenate([np.arange(r[1].shape[0]) for r in present])
-    track = np.concatenate([r[1] for r in present])
-    ts = np.concatenate([r[2] for r in present])
-    ok = np.concatenate([r[3] for r in present])
-    name = np.concatenate([r[4] for r in present])
-    cat = np.concatenate([r[5] for r in present])
-    begin = np.concatenate([r[6] for r in present])
-    blobs = {r[0]: (r[7], r[8]) for r in present}
-    dropped = int((~ok).sum())
-    if dropped:
-        damage.skipped["B/E events more than 25 days away from the rest of the trace"] += dropped
-    order = np.flatnonzero(ok)
-    order = order[np.lexsort((part[order], local[order], ts[order], track[order]))]
-    out_track, out_start, out_dur, out_name, out_cat, out_args, out_src = [], [], [], [], [], [], []
-    unmatched_end = 0
+    slices: list[tuple[int, int, int, int, int, bytes]] = []
+    sources: list[int] = []
     stacks: dict[int, list[int]] = {}
-
-    def args_of(i: int) -> bytes:
-        blob, offsets = blobs[int(part[i])]
-        j = int(local[i])
-        return bytes(blob[offsets[j] : offsets[j + 1]])
-
-    def emit(b: int, end_ps: int, end_args: bytes) -> None:
-        out_track.append(int(track[b]))
-        out_start.append(int(ts[b]))
-        out_dur.append(max(0, end_ps - int(ts[b])))
-        out_name.append(int(name[b]))
-        out_cat.append(int(cat[b]))
-        out_args.append(_merge_args(args_of(b), end_args))
-        out_src.append(b)
-
-    for i in order.tolist():
-        stack = stacks.setdefault(int(track[i]), [])
-        if begin[i]:
+    unmatched_end = 0
+    for i in h.order.tolist():
+        stack = stacks.setdefault(int(h.track[i]), [])
+        if h.extra[i]:
             stack.append(i)
         elif stack:
-            emit(stack.pop(), int(ts[i]), args_of(i))
+            b = stack.pop()
+            slices.append(_slice(h, b, int(h.ts[i]), h.args(i)))
+            sources.append(b)
         else:
             unmatched_end += 1
     unclosed = 0
-    end_of_trace = max([trace_end] + [int(ts[i]) for i in order[-1:].tolist()])
     for stack in stacks.values():
         for b in stack:
-            emit(b, end_of_trace, b"")
+            slices.append(_slice(h, b, trace_end, b""))
+            sources.append(b)
             unclosed += 1
     if unmatched_end:
         damage.skipped["E events without a matching B"] += unmatched_end
     if unclosed:
         damage.warn(f"{unclosed} B events have no matching E; shown until the end of the trace")
-    if out_start:
-        first = builder.add_events(out_track, out_start, out_dur, out_name, out_cat, out_args)
-        for k, b in enumerate(out_src):
-            result[int(part[b])][int(local[b])] = first + k
-            starts[int(part[b])][int(local[b])] = out_start[k]
+    if slices:
+        first = builder.add_events(*(list(c) for c in zip(*slices)))
+        for k, b in enumerate(sources):
+            part, local = h.part_index(b)
+            result[part][local] = first + k
+            starts[part][local] = slices[k][1]
     return result, starts
+
+
+def _slice(h: _Halves, begin: int, end_ps: int, end_args: bytes) -> tuple[int, int, int, int, int, bytes]:
+    """(track, start, dur, name, cat, args) of the slice opened by half `begin`."""
+    start = int(h.ts[begin])
+    return (
+        int(h.track[begin]),
+        start,
+        max(0, end_ps - start),
+        int(h.name[begin]),
+        int(h.cat[begin]),
+        _merge_args(h.args(begin), end_args),
+    )
 
 
 def _pair_async(
     builder: TraceBuilder, ids: _Parts, clock: _Clock, layout: _Layout, damage: Damage, trace_end: int
 ) -> None:
-    """Nestable async b/e (and legacy S/F) paired per (pid, category, id) track; n → instants."""
+    """Nestable async b/e (and legacy S/F) paired per (pid, category, id) track; n → instants.
+
+    An end closes the most recent open begin of the same name on its track.
+    """
+    h = _Halves(ids, clock, layout, "asy", "phase", damage, "async events")
+    if h.empty:
+        return
     out: list[tuple[int, int, int, int, int, bytes]] = []
+    open_by_track: dict[int, list[int]] = {}
     unmatched = unclosed = 0
-    for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
-        if not p.num_asy:
-            continue
-        ts, ok = clock.to_ps(_col(p.asy, "us", np.int64), _col(p.asy, "frac", np.int32))
-        track = layout.track_of_key[kmap[_col(p.asy, "track", np.int32)]]
-        name = smap[_col(p.asy, "name", np.int32)]
-        cat = smap[_col(p.asy, "cat", np.int32)]
-        phase = _col(p.asy, "phase", np.int8)
-        blob, offsets = _concat_blobs(p.asy, p.asy_args)
-        dropped = int((~ok).sum())
-        if dropped:
-            damage.skipped["async events more than 25 days away from the rest of the trace"] += dropped
-        order = np.flatnonzero(ok)
-        order = order[np.lexsort((order, ts[order], track[order]))]
-        open_by_track: dict[int, list[int]] = {}
-        for i in order.tolist():
-            args = bytes(blob[offsets[i] : offsets[i + 1]])
-            t = int(track[i])
-            if phase[i] == cc.ASYNC_BEGIN:
-                open_by_track.setdefault(t, []).append(i)
-            elif phase[i] == cc.ASYNC_INSTANT:
-                out.append((t, int(ts[i]), 0, int(name[i]), int(cat[i]), args))
-            else:
-                stack = open_by_track.get(t, [])
-                match = next((k for k in range(len(stack) - 1, -1, -1) if name[stack[k]] == name[i]), None)
-                if match is None:
-                    unmatched += 1
-                    continue
-                b = stack.pop(match)
-                begin_args = bytes(blob[offsets[b] : offsets[b + 1]])
-                out.append(
-                    (
-                        t,
-                        int(ts[b]),
-                        int(ts[i]) - int(ts[b]),
-                        int(name[b]),
-                        int(cat[b]),
-                        _merge_args(begin_args, args),
-                    )
-                )
-        for t, stack in open_by_track.items():
-            for b in stack:
-                begin_args = bytes(blob[offsets[b] : offsets[b + 1]])
-                out.append(
-                    (t, int(ts[b]), max(0, trace_end - int(ts[b])), int(name[b]), int(cat[b]), begin_args)
-                )
-                unclosed += 1
+    for i in h.order.tolist():
+        t = int(h.track[i])
+        if h.extra[i] == cc.ASYNC_BEGIN:
+            open_by_track.setdefault(t, []).append(i)
+        elif h.extra[i] == cc.ASYNC_INSTANT:
+            out.append((t, int(h.ts[i]), 0, int(h.name[i]), int(h.cat[i]), h.args(i)))
+        else:
+            stack = open_by_track.get(t, [])
+            match = next((k for k in range(len(stack) - 1, -1, -1) if h.name[stack[k]] == h.name[i]), None)
+            if match is None:
+                unmatched += 1
+                continue
+            out.append(_slice(h, stack.pop(match), int(h.ts[i]), h.args(i)))
+    for stack in open_by_track.values():
+        for b in stack:
+            out.append(_slice(h, b, trace_end, b""))
+            unclosed += 1
     if unmatched:
         damage.skipped["async end events without a matching begin"] += unmatched
     if unclosed:
         damage.warn(f"{unclosed} async begin events have no matching end; shown until the end of the trace")
     if out:
-        t, s, d, n, c, a = zip(*out)
-        builder.add_events(list(t), list(s), list(d), list(n), list(c), list(a))
+        builder.add_events(*(list(c) for c in zip(*out)))
 
 
 def _counters(builder: TraceBuilder, ids: _Parts, clock: _Clock, layout: _Layout, damage: Damage) -> None:
