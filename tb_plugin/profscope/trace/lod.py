@@ -492,7 +492,11 @@ def counters(trace: Trace, index: LodIndex, level: int, lo_ps: int, hi_ps: int) 
         b = t_lo + int(np.searchsorted(bins, k_hi << shift, side="left"))
         if a == t_hi:
             continue  # the track ended before this window
-        first = a - 1 if a > t_lo else a
+        first = a
+        if a > t_lo:
+            # Carry-in: the whole level-`level` pixel holding the last sample before the window.
+            carry_bin = (int(src.bin[a - 1]) >> shift) << shift
+            first = t_lo + int(np.searchsorted(bins, carry_bin, side="left"))
         if first == b:
             continue  # the track starts after this window
         pieces.append(np.arange(first, b))

@@ -171,7 +171,8 @@ def _inside_key(view: np.ndarray, after: np.ndarray) -> np.ndarray:
 def range_events(
     trace: Trace, index: LodIndex, tracks: list[int] | None, lo_ps: int, hi_ps: int
 ) -> np.ndarray:
-    """Indices of events on `tracks` (all when None) overlapping [lo_ps, hi_ps), sorted."""
+    """Indices of events on `tracks` (all when None) in a range, sorted: slices overlapping
+    [lo_ps, hi_ps), instants within [lo_ps, hi_ps] (so the whole span holds every event)."""
     start = trace.ev_start_ps
     dur = trace.ev_dur_ps
     parts = []
@@ -183,9 +184,9 @@ def range_events(
             continue
         seg = start[t_lo:t_hi]
         a = t_lo + int(np.searchsorted(seg, lo_ps - int(index.track_max_dur[t]), side="left"))
-        b = t_lo + int(np.searchsorted(seg, hi_ps, side="left"))
+        b = t_lo + int(np.searchsorted(seg, hi_ps, side="right"))
         s, d = start[a:b], dur[a:b]
-        keep = (s + d > lo_ps) | ((d == 0) & (s >= lo_ps))
+        keep = np.where(d > 0, (s < hi_ps) & (s + d > lo_ps), s >= lo_ps)
         parts.append(np.flatnonzero(keep) + a)
     return np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
 

@@ -41,9 +41,10 @@ class HostTrace:
 class Timeline:
     """Merged view of hosts; times on its API are ns from the session start (floats)."""
 
-    def __init__(self, hosts: Sequence[HostTrace]) -> None:
+    def __init__(self, hosts: Sequence[HostTrace], subject: str = "trace") -> None:
         if not hosts:
             raise ValueError("a timeline needs at least one host")
+        self.subject = subject  # names the run/session in messages
         self.hosts = list(hosts)
         self.warnings: list[str] = []
         self.offsets_ps = self._align()

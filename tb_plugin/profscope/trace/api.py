@@ -1,0 +1,242 @@
+"""What the `trace/*` routes call: open a session timeline (or report ingest progress) and answer
+meta, tile, event, search and summary questions with TensorBoard errors that name the subject.
+
+The server process keeps bounded caches only: opened entries (memory-mapped, see `ingest`),
+assembled timelines, and encoded tiles by size. Tiles are immutable for a given set of cache
+entries, so they carry an ETag derived from the entries' fingerprints and a long max-age.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from tensorboard import errors
+
+from profscope.trace import ingest, tiles
+from profscope.trace.timeline import HostTrace, Timeline
+
+# Seconds a resolved timeline is reused before its sources are looked at again.
+RECHECK_S = 5.0
+# Browsers may keep a tile this long: its content never changes under the same ETag.
+TILE_MAX_AGE_S = 24 * 3600
+DEFAULT_SEARCH_LIMIT = 100
+MAX_SEARCH_LIMIT = 10_000
+
+
+@dataclasses.dataclass(frozen=True)
+class HostSource:
+    """One host of the subject and the trace file it is read from."""
+
+    name: str
+    source: ingest.SourceFile
+    label: str  # what messages show for the file (its path relative to the logdir)
+
+
+@dataclasses.dataclass(frozen=True)
+class Ingesting:
+    """At least one host is still being ingested: answered with HTTP 202 so the view polls."""
+
+    bytes_done: int
+    bytes_total: int
+    stage: str
+    files: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "state": "ingesting",
+            "bytes_done": self.bytes_done,
+            "bytes_total": self.bytes_total,
+            "stage": self.stage,
+            "files": self.files,
+        }
+
+
+class TraceService:
+    """Shared state of the trace routes: ingest manager, timelines and encoded tiles (bounded)."""
+
+    def __init__(
+        self,
+        cache_root: str | None = None,
+        max_timelines: int = 8,
+        tile_cache_bytes: int = 128 << 20,
+        manager: ingest.IngestManager | None = None,
+    ) -> None:
+        self.manager = manager or ingest.IngestManager(cache_root)
+        self._lock = threading.Lock()
+        self._timelines: collections.OrderedDict[tuple[Any, ...], tuple[Timeline, float]] = (
+            collections.OrderedDict()
+        )
+        self._max_timelines = max_timelines
+        self._tiles: collections.OrderedDict[tuple[str, int, int], tuple[bytes, str]] = (
+            collections.OrderedDict()
+        )
+        self._tile_bytes = 0
+        self._tile_cache_bytes = tile_cache_bytes
+
+    def open(self, subject: str, hosts: Sequence[HostSource]) -> Timeline | Ingesting:
+        """The timeline of `hosts` merged, or the ingest progress while any is still being read.
+
+        `subject` names the run/session in error messages.
+        """
+        if not hosts:
+            raise errors.NotFoundError(f"{subject}: no trace file to show")
+        wanted = tuple(
+            (h.name, h.source.url, h.source.format, h.source.size, h.source.version) for h in hosts
+        )
+        now = time.monotonic()
+        with self._lock:
+            cached = self._timelines.get(wanted)
+            if cached is not None and now - cached[1] < RECHECK_S:
+                self._timelines.move_to_end(wanted)
+                return cached[0]
+        opened, pending = [], []
+        for h in hosts:
+            try:
+                got = self.manager.ensure(h.source)
+            except ingest.IngestError as e:
+                raise errors.InvalidArgumentError(f"{subject}: cannot show {h.label}: {e}") from e
+            (opened if isinstance(got, ingest.OpenedTrace) else pending).append((h, got))
+        if pending:
+            files = [
+                {
+                    "path": h.label,
+                    "bytes_done": p.bytes_done,
+                    "bytes_total": p.bytes_total,
+                    "stage": p.stage,
+                }
+                for h, p in pending
+            ]
+            return Ingesting(
+                bytes_done=sum(f["bytes_done"] for f in files),
+                bytes_total=sum(f["bytes_total"] for f in files),
+                stage=pending[0][1].stage,
+                files=files,
+            )
+        with self._lock:
+            cached = self._timelines.get(wanted)
+            keys = [o.key for _, o in opened]
+            if cached is not None and [h.key for h in cached[0].hosts] == keys:
+                timeline = cached[0]
+            else:
+                timeline = Timeline(
+                    [HostTrace(h.name, o.trace, o.index, o.key, o.searcher) for h, o in opened], subject
+                )
+            self._timelines[wanted] = (timeline, now)
+            self._timelines.move_to_end(wanted)
+            while len(self._timelines) > self._max_timelines:
+                self._timelines.popitem(last=False)
+        return timeline
+
+    def tile(self, timeline: Timeline, level: int, index: int) -> tuple[bytes, str]:
+        """Encoded tile and its ETag, from the tile cache when it was asked before."""
+        key = (timeline.key, level, index)
+        with self._lock:
+            hit = self._tiles.get(key)
+            if hit is not None:
+                self._tiles.move_to_end(key)
+                return hit
+        try:
+            data = tiles.encode(timeline.tile(level, index))
+        except ValueError as e:
+            raise errors.InvalidArgumentError(f"{timeline.subject}: {e}") from e
+        answer = (data, timeline.tile_etag(level, index))
+        with self._lock:
+            if key not in self._tiles:
+                self._tiles[key] = answer
+                self._tile_bytes += len(data)
+            while self._tile_bytes > self._tile_cache_bytes and self._tiles:
+                _, (old, _) = self._tiles.popitem(last=False)
+                self._tile_bytes -= len(old)
+        return answer
+
+
+def host_sources(hosts: Sequence[Any], fs: Any) -> list[HostSource]:
+    """The trace file of each discovered host (`logdir.Host`), as ingest sources on `fs`."""
+    out = []
+    for host in hosts:
+        f = host.trace_file
+        if f is None:
+            broken = [f"{b.path}: {b.error}" for b in host.files if b.error]
+            if broken:
+                raise errors.InvalidArgumentError(f"host {host.name!r}: cannot read {'; '.join(broken)}")
+            raise errors.NotFoundError(f"host {host.name!r} has no trace file (XPlane or Chrome trace)")
+        version = f.etag if f.etag is not None else (None if f.mtime is None else repr(f.mtime))
+        source = ingest.SourceFile(f.fs_path, f.format, fs, size=f.size, version=version)
+        out.append(HostSource(host.name, source, f.path))
+    return out
+
+
+def meta(timeline: Timeline) -> dict[str, Any]:
+    """`trace/meta`: sections, tracks, span, counts, warnings and the tile scheme."""
+    return timeline.meta()
+
+
+def event(timeline: Timeline, event_id: int) -> dict[str, Any]:
+    """`trace/event`: everything about one event (global id)."""
+    try:
+        return timeline.event(event_id)
+    except KeyError as e:
+        raise errors.NotFoundError(f"{timeline.subject}: no event with id {event_id}") from e
+
+
+def search(timeline: Timeline, q: str, limit: int = DEFAULT_SEARCH_LIMIT) -> dict[str, Any]:
+    """`trace/search`: case-insensitive substring over names and argument values of all events."""
+    if not q:
+        raise errors.InvalidArgumentError(f"{timeline.subject}: empty search query")
+    if not 0 <= limit <= MAX_SEARCH_LIMIT:
+        raise errors.InvalidArgumentError(f"{timeline.subject}: limit must be within 0..{MAX_SEARCH_LIMIT}")
+    return timeline.search(q, limit)
+
+
+def summary(
+    timeline: Timeline,
+    start_ns: float | None = None,
+    end_ns: float | None = None,
+    tracks: Sequence[int] | None = None,
+    ids: Sequence[int] | None = None,
+) -> dict[str, Any]:
+    """`trace/summary`: per-name statistics of a range (on some tracks) or of given events."""
+    if start_ns is not None and end_ns is not None and end_ns < start_ns:
+        raise errors.InvalidArgumentError(f"{timeline.subject}: summary range ends before it starts")
+    try:
+        return timeline.summary(start_ns, end_ns, tracks, ids)
+    except KeyError as e:
+        raise errors.NotFoundError(f"{timeline.subject}: {e.args[0]}") from e
+
+
+def int_list(text: str | None, name: str) -> list[int] | None:
+    """Parse a comma-separated list of integers (a route parameter); None when absent."""
+    if text is None or text == "":
+        return None
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError as e:
+        raise errors.InvalidArgumentError(f"query parameter {name!r} must be comma-separated integers") from e
+
+
+def int_param(text: str | None, name: str, default: int | None = None) -> int:
+    if text is None or text == "":
+        if default is None:
+            raise errors.InvalidArgumentError(f"missing query parameter {name!r}")
+        return default
+    try:
+        return int(text)
+    except ValueError as e:
+        raise errors.InvalidArgumentError(f"query parameter {name!r} must be an integer, got {text!r}") from e
+
+
+def float_param(text: str | None, name: str) -> float | None:
+    if text is None or text == "":
+        return None
+    try:
+        value = float(text)
+    except ValueError as e:
+        raise errors.InvalidArgumentError(f"query parameter {name!r} must be a number, got {text!r}") from e
+    if value != value or value in (float("inf"), float("-inf")):
+        raise errors.InvalidArgumentError(f"query parameter {name!r} must be finite")
+    return value
