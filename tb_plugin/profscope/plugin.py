@@ -15,6 +15,7 @@ import mimetypes
 import os
 import pathlib
 import re
+import threading
 from typing import Any
 
 from tensorboard import errors
@@ -24,6 +25,7 @@ from werkzeug import wrappers
 
 from profscope import logdir as logdir_lib
 from profscope.analysis import xla_report, xla_sources
+from profscope.trace import api as trace_api
 
 PLUGIN_NAME = "profscope"
 STATIC_DIR = pathlib.Path(__file__).parent / "static"
@@ -93,6 +95,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         flags = context.flags
         self.cache_dir = getattr(flags, "profscope_cache_dir", None) or default_cache_dir()
         self.static_dir = pathlib.Path(static_dir) if static_dir is not None else STATIC_DIR
+        self._trace_service: trace_api.TraceService | None = None
+        self._trace_lock = threading.Lock()
 
     def get_plugin_apps(self) -> dict[str, Any]:
         return {
@@ -103,6 +107,11 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/xla/graphs": self._serve_xla_graphs,
             "/xla/graph": self._serve_xla_graph,
             "/xla/diff": self._serve_xla_diff,
+            "/trace/meta": self._serve_trace_meta,
+            "/trace/tile": self._serve_trace_tile,
+            "/trace/event": self._serve_trace_event,
+            "/trace/search": self._serve_trace_search,
+            "/trace/summary": self._serve_trace_summary,
         }
 
     def is_active(self) -> bool:
@@ -214,6 +223,71 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         a = xla_sources.required_int_param(_required_arg(request, "a"), "a")
         b = xla_sources.required_int_param(_required_arg(request, "b"), "b")
         body = xla_report.diff(self._xla_files(request), a, b, ordinal)
+        return http_util.Respond(request, body, "application/json")
+
+    def trace_service(self) -> trace_api.TraceService:
+        """The trace engine's shared state, made on first use (it creates the cache directory)."""
+        with self._trace_lock:
+            if self._trace_service is None:
+                self._trace_service = trace_api.TraceService(self.cache_dir)
+            return self._trace_service
+
+    def _timeline(self, request: wrappers.Request) -> trace_api.Timeline | trace_api.Ingesting:
+        subject = self.subject(request)
+        label = f"run {subject.run.name!r} session {subject.session.name!r}"
+        fs = self.logdir.fs if self.logdir else None
+        return self.trace_service().open(label, trace_api.host_sources(subject.hosts, fs))
+
+    @wrappers.Request.application
+    def _serve_trace_meta(self, request: wrappers.Request) -> wrappers.Response:
+        timeline = self._timeline(request)
+        if isinstance(timeline, trace_api.Ingesting):
+            return http_util.Respond(request, timeline.to_json(), "application/json", code=202)
+        return http_util.Respond(request, trace_api.meta(timeline), "application/json")
+
+    @wrappers.Request.application
+    def _serve_trace_tile(self, request: wrappers.Request) -> wrappers.Response:
+        level = trace_api.int_param(request.args.get("level"), "level")
+        index = trace_api.int_param(request.args.get("index"), "index")
+        timeline = self._timeline(request)
+        if isinstance(timeline, trace_api.Ingesting):
+            return http_util.Respond(request, timeline.to_json(), "application/json", code=202)
+        data, etag = self.trace_service().tile(timeline, level, index)
+        return http_util.Respond(
+            request,
+            data,
+            "application/octet-stream",
+            expires=trace_api.TILE_MAX_AGE_S,
+            headers=[("ETag", etag)],
+        )
+
+    @wrappers.Request.application
+    def _serve_trace_event(self, request: wrappers.Request) -> wrappers.Response:
+        event_id = trace_api.int_param(request.args.get("id"), "id")
+        timeline = self._timeline(request)
+        if isinstance(timeline, trace_api.Ingesting):
+            return http_util.Respond(request, timeline.to_json(), "application/json", code=202)
+        return http_util.Respond(request, trace_api.event(timeline, event_id), "application/json")
+
+    @wrappers.Request.application
+    def _serve_trace_search(self, request: wrappers.Request) -> wrappers.Response:
+        query = request.args.get("q", "")
+        limit = trace_api.int_param(request.args.get("limit"), "limit", trace_api.DEFAULT_SEARCH_LIMIT)
+        timeline = self._timeline(request)
+        if isinstance(timeline, trace_api.Ingesting):
+            return http_util.Respond(request, timeline.to_json(), "application/json", code=202)
+        return http_util.Respond(request, trace_api.search(timeline, query, limit), "application/json")
+
+    @wrappers.Request.application
+    def _serve_trace_summary(self, request: wrappers.Request) -> wrappers.Response:
+        start = trace_api.float_param(request.args.get("start"), "start")
+        end = trace_api.float_param(request.args.get("end"), "end")
+        tracks = trace_api.int_list(request.args.get("tracks"), "tracks")
+        ids = trace_api.int_list(request.args.get("ids"), "ids")
+        timeline = self._timeline(request)
+        if isinstance(timeline, trace_api.Ingesting):
+            return http_util.Respond(request, timeline.to_json(), "application/json", code=202)
+        body = trace_api.summary(timeline, start, end, tracks, ids)
         return http_util.Respond(request, body, "application/json")
 
     def _resolve_static(self, relative: str) -> pathlib.Path:
