@@ -355,22 +355,48 @@ class TraceBuilder:
         )
 
 
+# Bytes of args gathered per batch while reordering (bounds the temporary slices).
+_REORDER_BATCH_BYTES = 1 << 24
+
+
 def _reorder_args(
     lengths: np.ndarray, order: np.ndarray, parts: list[bytes]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Permute the concatenated args blob into final event order (one gather, no Python loop)."""
-    blob = np.frombuffer(b"".join(parts), dtype=np.uint8) if parts else np.zeros(0, np.uint8)
-    old_off = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+    """Permute the concatenated args blob into final event order.
+
+    Events that stay neighbours keep their bytes contiguous, so the blob is copied run by run
+    (`order[k+1] == order[k] + 1`), in batches written straight into the output: time grows with
+    the number of runs, memory stays at the input plus the output. `parts` is consumed.
+    """
+    data = b"".join(parts)
+    parts.clear()
+    n = order.shape[0]
+    old_off = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=old_off[1:])
     new_len = lengths[order]
-    new_off = np.zeros_like(old_off)
+    new_off = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(new_len, out=new_off[1:])
-    if blob.shape[0] == 0:
-        return new_off, blob
-    # Byte i of the new blob comes from old_off[order[k]] + (i - new_off[k]) for its event k.
-    owner = np.repeat(np.arange(order.shape[0]), new_len)
-    gather = old_off[:-1][order][owner] + (np.arange(blob.shape[0], dtype=np.int64) - new_off[:-1][owner])
-    return new_off, blob[gather]
+    if not data:
+        return new_off, np.zeros(0, np.uint8)
+    breaks = np.flatnonzero(np.diff(order) != 1) + 1
+    if breaks.shape[0] == 0 and (n == 0 or order[0] == 0):
+        return new_off, np.frombuffer(data, dtype=np.uint8)
+    run_first = np.concatenate(([0], breaks))
+    run_last = np.concatenate((breaks, [n])) - 1
+    src_lo = old_off[order[run_first]].tolist()
+    src_hi = old_off[order[run_last] + 1].tolist()
+    dst_lo = new_off[run_first]
+    out = np.empty(len(data), dtype=np.uint8)
+    batch_ends = np.searchsorted(dst_lo, np.arange(_REORDER_BATCH_BYTES, len(data), _REORDER_BATCH_BYTES))
+    first = 0
+    for last in [*batch_ends.tolist(), len(src_lo)]:
+        if last <= first:
+            continue
+        piece = b"".join([data[a:b] for a, b in zip(src_lo[first:last], src_hi[first:last])])
+        at = int(dst_lo[first])
+        out[at : at + len(piece)] = np.frombuffer(piece, dtype=np.uint8)
+        first = last
+    return new_off, out
 
 
 def layout_depths(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:

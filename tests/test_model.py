@@ -1,0 +1,216 @@
+"""The columnar model: sort order, depth layout, args reorder, flow binding, counters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from profscope.trace import model
+from profscope.trace.model import TraceBuilder, layout_depths
+
+
+def one_track(starts, durs):
+    b = TraceBuilder("t", "test")
+    track = b.track(b.section("s"), "t")
+    names = [b.intern(f"e{i}") for i in range(len(starts))]
+    b.add_events(track, starts, durs, names)
+    return b.finalize()
+
+
+def by_name(trace):
+    return {
+        trace.strings[int(n)]: (int(s), int(d), int(r))
+        for n, s, d, r in zip(trace.ev_name, trace.ev_start_ps, trace.ev_dur_ps, trace.ev_depth)
+    }
+
+
+def test_nested_slices_get_their_nesting_depth():
+    #   e0 [0, 100)  e1 [10, 50)  e2 [20, 30)  e3 [60, 90)  e4 [100, 110) instant e5 at 25
+    t = one_track([0, 10, 20, 60, 100, 25], [100, 40, 10, 30, 10, 0])
+    d = {k: v[2] for k, v in by_name(t).items()}
+    assert d == {"e0": 0, "e1": 1, "e2": 2, "e3": 1, "e4": 0, "e5": 3}
+    assert t.tracks[0].max_depth == 3
+
+
+def test_same_start_longer_first_and_identical_slices_nest():
+    t = one_track([0, 0, 0], [10, 50, 50])
+    assert t.ev_dur_ps.tolist() == [50, 50, 10]
+    assert t.ev_depth.tolist() == [0, 1, 2]
+
+
+def test_overlapping_slices_that_do_not_nest_get_separate_rows():
+    # e0 [0, 50) and e1 [40, 90) overlap without nesting; e2 [60, 70) sits inside e1 only.
+    t = one_track([0, 40, 60], [50, 50, 10])
+    rows = {k: v[2] for k, v in by_name(t).items()}
+    assert rows["e0"] != rows["e1"]
+    # No two slices of one row overlap.
+    for r in set(rows.values()):
+        spans = sorted((s, s + d) for s, d, rr in by_name(t).values() if rr == r and d > 0)
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 60)), min_size=1, max_size=60))
+def test_rows_never_overlap_and_nested_data_keeps_nesting_depth(items):
+    starts = np.array([s for s, _ in items], dtype=np.int64)
+    durs = np.array([d for _, d in items], dtype=np.int64)
+    order = np.lexsort((-durs, starts))
+    starts, durs = starts[order], durs[order]
+    track = np.zeros(starts.shape[0], np.int32)
+    rows = layout_depths(track, starts, durs)
+    positive = durs > 0
+    for r in np.unique(rows[positive]):
+        sel = np.flatnonzero(positive & (rows == r))
+        s, e = starts[sel], starts[sel] + durs[sel]
+        o = np.argsort(s, kind="stable")
+        assert np.all(s[o][1:] >= e[o][:-1]), "slices of one row overlap"
+    pos = np.flatnonzero(positive)
+    nested = all(
+        starts[i] + durs[i] <= starts[j]
+        or starts[j] + durs[j] <= starts[i]  # disjoint
+        or (starts[i] <= starts[j] and starts[j] + durs[j] <= starts[i] + durs[i])  # i holds j
+        or (starts[j] <= starts[i] and starts[i] + durs[i] <= starts[j] + durs[j])  # j holds i
+        for i in pos
+        for j in pos
+    )
+    if nested:
+        # Properly nested input: the row is the number of enclosing slices.
+        for i in np.flatnonzero(positive):
+            enclosing = sum(
+                1
+                for j in np.flatnonzero(positive)
+                if j != i and starts[j] <= starts[i] and starts[i] + durs[i] <= starts[j] + durs[j] and j < i
+            )
+            assert rows[i] == enclosing
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 3), st.integers(0, 1000), st.integers(0, 100), st.binary(max_size=12) | st.none()
+        ),
+        max_size=80,
+    ),
+    st.integers(1, 4),
+)
+def test_args_follow_their_event_through_the_sort(events, chunks):
+    b = TraceBuilder("t", "test")
+    sec = b.section("s")
+    tracks = [b.track(sec, f"t{i}") for i in range(4)]
+    # Each event's name encodes its original position, so its args can be checked after sorting.
+    tagged = [(tracks[t], s, d, b.intern(f"ev{i}"), a) for i, (t, s, d, a) in enumerate(events)]
+    step = max(1, -(-len(tagged) // chunks))
+    for lo in range(0, len(tagged), step):
+        part = tagged[lo : lo + step]
+        b.add_events(
+            [p[0] for p in part],
+            [p[1] for p in part],
+            [p[2] for p in part],
+            [p[3] for p in part],
+            args=[p[4] for p in part],
+        )
+    t = b.finalize()
+    assert t.ev_args_off.shape[0] == t.num_events + 1
+    for i in range(t.num_events):
+        original = int(t.strings[int(t.ev_name[i])][2:])
+        assert t.args_json(i) == (events[original][3] or b"")
+    keys = list(zip(t.ev_track.tolist(), t.ev_start_ps.tolist(), (-t.ev_dur_ps).tolist()))
+    assert keys == sorted(keys)
+
+
+def test_args_reorder_keeps_identity_order_without_copy_and_handles_no_args():
+    b = TraceBuilder("t", "test")
+    track = b.track(b.section("s"), "t")
+    b.add_events(track, [0, 10], [5, 5], [b.intern("a"), b.intern("b")], args=[b'{"x":1}', b'{"y":2}'])
+    t = b.finalize()
+    assert t.args_json(0) == b'{"x":1}' and t.args_json(1) == b'{"y":2}'
+    b = TraceBuilder("t", "test")
+    track = b.track(b.section("s"), "t")
+    b.add_events(track, [10, 0], [5, 5], [b.intern("a"), b.intern("b")])
+    t = b.finalize()
+    assert t.args_blob.shape[0] == 0 and t.args_json(0) == b""
+
+
+def test_args_reorder_in_batches(monkeypatch):
+    monkeypatch.setattr(model, "_REORDER_BATCH_BYTES", 7)
+    b = TraceBuilder("t", "test")
+    track = b.track(b.section("s"), "t")
+    n = 50
+    starts = list(range(n, 0, -1))
+    b.add_events(
+        track,
+        starts,
+        [1] * n,
+        [b.intern(str(s)) for s in starts],
+        args=[f'{{"s":{s}}}'.encode() for s in starts],
+    )
+    t = b.finalize()
+    for i in range(n):
+        assert t.args_json(i) == f'{{"s":{int(t.ev_start_ps[i])}}}'.encode()
+
+
+def test_flow_points_bind_to_enclosing_and_next_slices():
+    b = TraceBuilder("t", "test")
+    sec = b.section("s")
+    cpu = b.track(sec, "cpu")
+    gpu = b.track(sec, "gpu")
+    outer = b.add_event(cpu, 0, 100, b.intern("outer"))
+    b.add_event(cpu, 10, 20, b.intern("launch"))
+    b.add_event(gpu, 50, 10, b.intern("kernel"))
+    b.add_event(gpu, 70, 10, b.intern("kernel2"))
+    name = b.intern("ac2g")
+    # Bound to the deepest enclosing slice at ts=15 (launch, not outer); flow end binds to "next".
+    b.add_flow_point("k1", name, "s", cpu, 15)
+    b.add_flow_point("k1", name, "f", gpu, 45, binding="next")
+    # A chain s -> t -> f over three slices.
+    b.add_flow_point("k2", name, "s", cpu, 5)
+    b.add_flow_point("k2", name, "t", gpu, 55)
+    b.add_flow_point("k2", name, "f", gpu, 75)
+    # Single endpoint and an endpoint with nothing to bind to are skipped and counted.
+    b.add_flow_point("lonely", name, "s", cpu, 15)
+    b.add_flow_point("k3", name, "s", cpu, 500)
+    b.add_flow_point("k3", name, "f", gpu, 55)
+    b.add_flow(outer, 3)
+    t = b.finalize()
+    names = t.strings
+    pairs = {(names[t.ev_name[s]], names[t.ev_name[d]]) for s, d in zip(t.flow_src, t.flow_dst)}
+    assert pairs == {("launch", "kernel"), ("outer", "kernel"), ("kernel", "kernel2"), ("outer", "kernel2")}
+    assert t.skipped == {"flow with a single endpoint": 2, "flow endpoint with no slice to bind to": 1}
+    assert set(names[i] for i in t.flow_name) == {"ac2g", ""}
+
+
+def test_counters_sorted_by_track_and_time():
+    b = TraceBuilder("t", "test")
+    sec = b.section("s")
+    c1 = b.track(sec, "c1", kind="counter")
+    c0 = b.track(sec, "c0", kind="counter")
+    b.add_counter(c1, [30, 10], [3.0, 1.0])
+    b.add_counter(c0, [20], [2.0])
+    t = b.finalize()
+    rows = list(zip(t.ctr_track.tolist(), t.ctr_time_ps.tolist(), t.ctr_value.tolist()))
+    assert rows == [(c1, 10, 1.0), (c1, 30, 3.0), (c0, 20, 2.0)]
+
+
+def test_bad_input_is_refused():
+    b = TraceBuilder("t", "test")
+    track = b.track(b.section("s"), "t")
+    with pytest.raises(ValueError, match="negative duration"):
+        b.add_events(track, [0], [-1], [0])
+    with pytest.raises(ValueError, match="differ in length"):
+        b.add_events(track, [0, 1], [1], [0, 0])
+    with pytest.raises(ValueError, match="section kind"):
+        b.section("x", kind="fpga")
+    with pytest.raises(ValueError, match="flow phase"):
+        b.add_flow_point("k", 0, "x", track, 0)
+
+
+def test_time_span_covers_events_and_counters():
+    b = TraceBuilder("t", "test")
+    sec = b.section("s")
+    b.add_event(b.track(sec, "t"), 100, 50, b.intern("a"))
+    b.add_counter(b.track(sec, "c", kind="counter"), [10, 400], [1.0, 2.0])
+    assert b.finalize().time_span_ps() == (10, 400)
+    assert TraceBuilder("e", "test").finalize().time_span_ps() == (0, 0)
