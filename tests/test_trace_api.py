@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import pathlib
@@ -10,7 +11,7 @@ import time
 
 import pytest
 
-from profscope.trace import tiles
+from profscope.trace import api, tiles
 
 DATA = pathlib.Path(__file__).parent / "data" / "trace" / "logdir"
 BASE = "/data/plugin/profscope"
@@ -52,7 +53,8 @@ def ready_meta(client, run, session, host, timeout_s=120):
         time.sleep(0.05)
 
 
-def test_meta_tile_event_search_summary_on_a_kineto_trace(plugin_client, logdir, tmp_path):
+def test_meta_tile_event_search_summary_on_a_kineto_trace(plugin_client, logdir, tmp_path, monkeypatch):
+    monkeypatch.setattr(api, "META_WAIT_S", 0.0)
     before = snapshot(logdir)
     _, client = plugin_client(logdir)
     meta, seen_202 = ready_meta(client, "bert", "pytorch", "bert_small")
@@ -75,6 +77,11 @@ def test_meta_tile_event_search_summary_on_a_kineto_trace(plugin_client, logdir,
     assert len(set(tile.events["id"].tolist())) + int(tile.summaries["count"].sum()) == meta["num_events"]
     again = get(client, "trace/tile", run="bert", session="pytorch", host="bert_small", level=level, index=0)
     assert again.get_data() == res.get_data() and again.headers["ETag"] == res.headers["ETag"]
+    query = f"run=bert&session=pytorch&host=bert_small&level={level}&index=0"
+    zipped = client.get(f"{BASE}/trace/tile?{query}", headers={"Accept-Encoding": "gzip"})
+    assert zipped.headers["Content-Encoding"] == "gzip"
+    assert gzip.decompress(zipped.get_data()) == res.get_data()
+    assert int(zipped.headers["Content-Length"]) < len(res.get_data())
 
     # A launch found by search: details name the linked kernel with its time.
     search = get(
@@ -115,6 +122,13 @@ def test_meta_tile_event_search_summary_on_a_kineto_trace(plugin_client, logdir,
     # The logdir is never written; the cache went to the flag's directory.
     assert snapshot(logdir) == before
     assert any((tmp_path / "cache").rglob("meta.json"))
+
+
+def test_small_file_opens_in_one_request(plugin_client, logdir, monkeypatch):
+    monkeypatch.setattr(api, "META_WAIT_S", 60.0)
+    _, client = plugin_client(logdir)
+    res = get(client, "trace/meta", run="jax", session="session1", host="tw003")
+    assert res.status_code == 200, "trace/meta waits for a short ingest instead of answering 202"
 
 
 def test_two_ranks_merge_on_one_clock(plugin_client, logdir):
@@ -253,9 +267,8 @@ def test_unreadable_file_names_the_file(plugin_client, logdir):
 
 
 def test_changed_file_is_ingested_again(plugin_client, logdir, monkeypatch):
-    from profscope.trace import api
-
     monkeypatch.setattr(api, "RECHECK_S", 0.0)
+    monkeypatch.setattr(api, "META_WAIT_S", 0.0)
     plugin, client = plugin_client(logdir)
     meta, _ = ready_meta(client, "ranks", "pytorch", "rank-0")
     src = logdir / "ranks" / "rank-0.pt.trace.json.gz"

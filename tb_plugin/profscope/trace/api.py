@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import gzip
 import threading
 import time
 from collections.abc import Sequence
@@ -22,6 +23,9 @@ from profscope.trace.timeline import HostTrace, Timeline
 
 # Seconds a resolved timeline is reused before its sources are looked at again.
 RECHECK_S = 5.0
+# How long trace/meta waits for a running ingest before answering 202 with progress: small files
+# then open in one request, big ones report progress soon enough.
+META_WAIT_S = 0.9
 # Browsers may keep a tile this long: its content never changes under the same ETag.
 TILE_MAX_AGE_S = 24 * 3600
 DEFAULT_SEARCH_LIMIT = 100
@@ -78,10 +82,11 @@ class TraceService:
         self._tile_bytes = 0
         self._tile_cache_bytes = tile_cache_bytes
 
-    def open(self, subject: str, hosts: Sequence[HostSource]) -> Timeline | Ingesting:
+    def open(self, subject: str, hosts: Sequence[HostSource], wait_s: float = 0.0) -> Timeline | Ingesting:
         """The timeline of `hosts` merged, or the ingest progress while any is still being read.
 
-        `subject` names the run/session in error messages.
+        `subject` names the run/session in error messages; `wait_s` bounds how long a request
+        waits for running ingests before answering with progress.
         """
         if not hosts:
             raise errors.NotFoundError(f"{subject}: no trace file to show")
@@ -95,9 +100,10 @@ class TraceService:
                 self._timelines.move_to_end(wanted)
                 return cached[0]
         opened, pending = [], []
+        deadline = now + wait_s
         for h in hosts:
             try:
-                got = self.manager.ensure(h.source)
+                got = self.manager.ensure(h.source, wait_s=max(0.0, deadline - time.monotonic()))
             except ingest.IngestError as e:
                 raise errors.InvalidArgumentError(f"{subject}: cannot show {h.label}: {e}") from e
             (opened if isinstance(got, ingest.OpenedTrace) else pending).append((h, got))
@@ -133,7 +139,11 @@ class TraceService:
         return timeline
 
     def tile(self, timeline: Timeline, level: int, index: int) -> tuple[bytes, str]:
-        """Encoded tile and its ETag, from the tile cache when it was asked before."""
+        """Gzip-compressed encoded tile and its ETag, from the tile cache when asked before.
+
+        Typed arrays of nearby times compress several-fold; compressing once here (fast level)
+        beats sending the raw bytes on every request.
+        """
         key = (timeline.key, level, index)
         with self._lock:
             hit = self._tiles.get(key)
@@ -141,7 +151,7 @@ class TraceService:
                 self._tiles.move_to_end(key)
                 return hit
         try:
-            data = tiles.encode(timeline.tile(level, index))
+            data = gzip.compress(tiles.encode(timeline.tile(level, index)), compresslevel=1, mtime=0)
         except ValueError as e:
             raise errors.InvalidArgumentError(f"{timeline.subject}: {e}") from e
         answer = (data, timeline.tile_etag(level, index))

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -41,6 +42,8 @@ READERS: dict[str, str] = {
 _VERSION_KEYS = ("ETag", "etag", "generation", "md5Hash", "mtime", "LastModified", "last_modified", "updated")
 PROGRESS_DIR = "progress"
 LOCK_DIR = "locks"
+# Child started ahead of need: reads its job spec from stdin.
+SPARE_FLAG = "--job-from-stdin"
 # Seconds between two progress file updates by the child.
 PROGRESS_EVERY_S = 0.1
 
@@ -114,6 +117,7 @@ class _Job:
     url: str
     size: int
     process: subprocess.Popen[bytes] | None = None
+    log_path: str | None = None
     thread: threading.Thread | None = None
     returncode: int | None = None
     done: threading.Event = dataclasses.field(default_factory=threading.Event)
@@ -123,7 +127,8 @@ class IngestManager:
     """Turns sources into opened cache entries; never parses in the calling process.
 
     `in_process` runs ingest in a thread instead (for filesystems a child cannot see, such as
-    `memory://`); `readers` overrides the format → reader table.
+    `memory://`); `readers` overrides the format → reader table; `prewarm` keeps one child started
+    ahead of need (imports done), which takes the interpreter start off the first view.
     """
 
     def __init__(
@@ -132,6 +137,7 @@ class IngestManager:
         max_open: int = 16,
         readers: Mapping[str, str] | None = None,
         in_process: bool = False,
+        prewarm: bool = True,
     ) -> None:
         self.cache_root = os.path.abspath(cache_root or store.default_cache_root())
         self.readers = dict(READERS if readers is None else readers)
@@ -143,11 +149,17 @@ class IngestManager:
         self._max_open = max_open
         os.makedirs(self.cache_root, exist_ok=True)
         store.clean_tmp(self.cache_root)
+        self.prewarm = prewarm and not in_process
+        self._spare: tuple[subprocess.Popen[bytes], str] | None = None
+        if self.prewarm:
+            self._start_spare()
 
-    def ensure(self, source: SourceFile) -> OpenedTrace | Progress:
+    def ensure(self, source: SourceFile, wait_s: float = 0.0) -> OpenedTrace | Progress:
         """The opened entry for `source`, or the progress of its (single) ingest, started if needed.
 
-        Raises IngestError when the ingest of this version of the file failed.
+        With `wait_s`, a running ingest is awaited that long first, so small files are answered
+        in one request instead of after a round of polling. Raises IngestError when the ingest
+        of this version of the file failed.
         """
         if source.format not in self.readers:
             raise IngestError(source.url, f"{source.url}: no trace reader for format {source.format!r}")
@@ -155,6 +167,15 @@ class IngestManager:
             key, size = source_key(source)
         except OSError as e:
             raise IngestError(source.url, f"cannot stat {source.url}: {e}") from e
+        got = self._ensure(source, key, size)
+        if isinstance(got, _Job):
+            if wait_s > 0 and got.done.wait(wait_s):
+                got = self._ensure(source, key, size)
+            if isinstance(got, _Job):
+                return self._progress(key, got)
+        return got
+
+    def _ensure(self, source: SourceFile, key: str, size: int) -> OpenedTrace | _Job:
         with self._lock:
             opened = self._opened.get(key)
             if opened is not None:
@@ -164,7 +185,7 @@ class IngestManager:
                 raise self._failed[key]
             job = self._jobs.get(key)
             if job is not None and not job.done.is_set():
-                return self._progress(key, job)
+                return job
             if job is not None:
                 del self._jobs[key]
                 failure = self._failure(key, job)
@@ -177,18 +198,17 @@ class IngestManager:
             job = _Job(source.url, size)
             self._jobs[key] = job
             self._start(source, key, size, job)
-            return self._progress(key, job)
+            return job
 
-    def wait(self, source: SourceFile, timeout_s: float = 600.0, poll_s: float = 0.02) -> OpenedTrace:
+    def wait(self, source: SourceFile, timeout_s: float = 600.0) -> OpenedTrace:
         """Block until `source` is ingested (benchmarks, CLI and tests)."""
         deadline = time.monotonic() + timeout_s
         while True:
-            got = self.ensure(source)
+            got = self.ensure(source, wait_s=min(1.0, max(0.0, deadline - time.monotonic())))
             if isinstance(got, OpenedTrace):
                 return got
             if time.monotonic() > deadline:
                 raise TimeoutError(f"ingest of {source.url} still running after {timeout_s} s")
-            time.sleep(poll_s)
 
     def forget_failures(self) -> None:
         """Let failed sources be tried again (e.g. after the user fixed permissions)."""
@@ -224,18 +244,21 @@ class IngestManager:
             job.thread = threading.Thread(target=work, name=f"profscope-ingest-{key[:8]}", daemon=True)
             job.thread.start()
             return
-        log_path = _progress_file(self.cache_root, key, ".log")
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        with open(log_path, "wb") as log:
-            job.process = subprocess.Popen(
-                [sys.executable, "-m", "profscope.trace.ingest", json.dumps(spec)],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                close_fds=True,
-            )
+        spare, self._spare = self._spare, None
+        process = None
+        if spare is not None and spare[0].poll() is None and spare[0].stdin is not None:
+            try:
+                spare[0].stdin.write(json.dumps(spec).encode("utf-8") + b"\n")
+                spare[0].stdin.close()
+                process, job.log_path = spare
+            except OSError:
+                process = None
+        if process is None:
+            job.log_path = _progress_file(self.cache_root, key, ".log")
+            process = self._spawn([json.dumps(spec)], job.log_path, subprocess.DEVNULL)
+        job.process = process
+        if self.prewarm:
+            self._start_spare()
 
         def reap() -> None:
             assert job.process is not None
@@ -244,6 +267,36 @@ class IngestManager:
 
         job.thread = threading.Thread(target=reap, name=f"profscope-ingest-wait-{key[:8]}", daemon=True)
         job.thread.start()
+
+    def _spawn(self, args: list[str], log_path: str, stdin: Any) -> subprocess.Popen[bytes]:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        with open(log_path, "wb") as log:
+            return subprocess.Popen(
+                [sys.executable, "-m", "profscope.trace.ingest", *args],
+                stdin=stdin,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                close_fds=True,
+            )
+
+    def _start_spare(self) -> None:
+        """Start a child that imports everything now and waits for its job on stdin, so the next
+        ingest does not pay the interpreter start. It exits on EOF (when this process ends)."""
+        log_path = _progress_file(self.cache_root, f"spare-{uuid.uuid4().hex}", ".log")
+        try:
+            self._spare = (self._spawn([SPARE_FLAG], log_path, subprocess.PIPE), log_path)
+        except OSError:
+            self._spare = None
+
+    def close(self) -> None:
+        """Let the spare child go (it exits when its stdin closes)."""
+        spare, self._spare = self._spare, None
+        if spare is not None and spare[0].stdin is not None:
+            with contextlib.suppress(OSError):
+                spare[0].stdin.close()
+            spare[0].wait()
 
     def _progress(self, key: str, job: _Job) -> Progress:
         state = _read_json(_progress_file(self.cache_root, key, ".json")) or {}
@@ -256,6 +309,9 @@ class IngestManager:
 
     def _failure(self, key: str, job: _Job) -> IngestError | None:
         if job.returncode == 0:
+            if job.log_path:
+                with contextlib.suppress(OSError):
+                    os.remove(job.log_path)
             if store.lookup(self.cache_root, key) is not None:
                 return None
             return IngestError(job.url, f"ingest of {job.url} finished without writing a cache entry")
@@ -263,7 +319,7 @@ class IngestManager:
         if error:
             return IngestError(job.url, str(error.get("message")), bool(error.get("unreadable")))
         tail = ""
-        with contextlib.suppress(OSError), open(_progress_file(self.cache_root, key, ".log"), "rb") as f:
+        with contextlib.suppress(OSError, TypeError), open(job.log_path, "rb") as f:
             tail = f.read()[-2000:].decode("utf-8", errors="replace").strip()
         detail = f": {tail.splitlines()[-1]}" if tail else ""
         return IngestError(job.url, f"ingest of {job.url} stopped (exit code {job.returncode}){detail}")
@@ -395,8 +451,11 @@ def run_ingest(spec: Mapping[str, Any], fs: fsspec.AbstractFileSystem | None = N
 
 
 def main(argv: list[str]) -> int:
+    if argv == [SPARE_FLAG]:
+        line = sys.stdin.readline()
+        return run_ingest(json.loads(line)) if line.strip() else 0
     if len(argv) != 1:
-        print("usage: python -m profscope.trace.ingest '<json spec>'", file=sys.stderr)
+        print(f"usage: python -m profscope.trace.ingest '<json spec>' | {SPARE_FLAG}", file=sys.stderr)
         return 64
     return run_ingest(json.loads(argv[0]))
 
