@@ -232,15 +232,17 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                 self._trace_service = trace_api.TraceService(self.cache_dir)
             return self._trace_service
 
-    def _timeline(self, request: wrappers.Request) -> trace_api.Timeline | trace_api.Ingesting:
+    def _timeline(
+        self, request: wrappers.Request, wait_s: float = 0.0
+    ) -> trace_api.Timeline | trace_api.Ingesting:
         subject = self.subject(request)
         label = f"run {subject.run.name!r} session {subject.session.name!r}"
         fs = self.logdir.fs if self.logdir else None
-        return self.trace_service().open(label, trace_api.host_sources(subject.hosts, fs))
+        return self.trace_service().open(label, trace_api.host_sources(subject.hosts, fs), wait_s)
 
     @wrappers.Request.application
     def _serve_trace_meta(self, request: wrappers.Request) -> wrappers.Response:
-        timeline = self._timeline(request)
+        timeline = self._timeline(request, trace_api.META_WAIT_S)
         if isinstance(timeline, trace_api.Ingesting):
             return http_util.Respond(request, timeline.to_json(), "application/json", code=202)
         return http_util.Respond(request, trace_api.meta(timeline), "application/json")
@@ -258,6 +260,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             data,
             "application/octet-stream",
             expires=trace_api.TILE_MAX_AGE_S,
+            content_encoding="gzip",
             headers=[("ETag", etag)],
         )
 
