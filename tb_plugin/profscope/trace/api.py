@@ -196,7 +196,7 @@ def event(timeline: Timeline, event_id: int) -> dict[str, Any]:
 
 def search(timeline: Timeline, q: str, limit: int = DEFAULT_SEARCH_LIMIT) -> dict[str, Any]:
     """`trace/search`: case-insensitive substring over names and argument values of all events."""
-    if not q:
+    if not q.strip():
         raise errors.InvalidArgumentError(f"{timeline.subject}: empty search query")
     if not 0 <= limit <= MAX_SEARCH_LIMIT:
         raise errors.InvalidArgumentError(f"{timeline.subject}: limit must be within 0..{MAX_SEARCH_LIMIT}")

@@ -109,8 +109,9 @@ class Searcher:
         self._names_lower: list[str] | None = None
 
     def matches(self, query: str) -> np.ndarray:
-        """Sorted indices of all events whose name or any argument value contains `query`."""
-        q = query.lower()
+        """Sorted indices of all events whose name or any argument value contains `query`
+        (surrounding whitespace ignored: it would only match JSON layout)."""
+        q = query.strip().lower()
         if not q:
             return np.zeros(0, np.int64)
         hit = self._name_hits(q)
