@@ -327,7 +327,7 @@ def _assemble(
     layout = _Layout(builder, ids, metadata)
     events = _SimpleEvents(builder, ids, clock, layout, damage)
     launch_links, annotation_links = _launch_flows(builder, ids, events, layout)
-    _flow_points(builder, ids, clock, layout, np.unique(launch_links), damage)
+    _flow_points(builder, ids, clock, layout, launch_links, damage)
     trace_end = max(events.end_ps, _last_time(parts, clock))
     be_index, be_start = _pair_begin_end(builder, ids, clock, layout, damage, trace_end)
     _pair_async(builder, ids, clock, layout, damage, trace_end)
@@ -605,8 +605,9 @@ class _SimpleEvents:
         self.track: list[np.ndarray] = []
         self.end_ps = 0
         steps: list[dict[str, Any]] = []
-        step_ids = {sid for text, sid in builder.string_ids.items() if _STEP_NAME.match(text)}
+        step_ids = [sid for text, sid in builder.string_ids.items() if _STEP_NAME.match(text)]
         strings = list(builder.string_ids) if step_ids else []
+        is_step_name = _lookup(len(builder.string_ids), step_ids)
         for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
             n = p.num_events
             start, ok = clock.to_ps(_col(p.ev, "us", np.int64), _col(p.ev, "frac", np.int32))
@@ -633,7 +634,7 @@ class _SimpleEvents:
             if kept.shape[0]:
                 self.end_ps = max(self.end_ps, int((start[kept] + dur[kept]).max()))
             if step_ids and n:
-                is_step = np.isin(name, list(step_ids)) & ok & ~layout.device_key[keys]
+                is_step = is_step_name[name] & ok & ~layout.device_key[keys]
                 for i in np.flatnonzero(is_step).tolist():
                     steps.append({"name": strings[name[i]], "start_ps": int(start[i]), "dur_ps": int(dur[i])})
             self.index.append(index)
@@ -686,8 +687,7 @@ def _join_host_device(
     dv, di = np.concatenate(dev_v), np.concatenate(dev_i)
     if not hv.shape[0] or not dv.shape[0]:
         return np.zeros(0, bytes)
-    width = max(hv.dtype.itemsize, dv.dtype.itemsize)
-    hv, dv = hv.astype(f"S{width}"), dv.astype(f"S{width}")
+    hv, dv = _comparable_ids(hv, dv)
     # Several host events may share an id (a runtime call and the driver call inside it): sorted
     # by (id, start), the last of a run is the innermost, the one that launched.
     order = np.lexsort((ht, hv))
@@ -697,7 +697,7 @@ def _join_host_device(
     name = builder.intern(flow_name)
     for src, dst in zip(hi[pos[found]].tolist(), di[found].tolist()):
         builder.add_flow(src, dst, name)
-    return dv[found]
+    return _unique_ids(dv[found])
 
 
 def _flow_points(
@@ -732,10 +732,12 @@ def _flow_points(
         return
     ok, ts, track, name, cat, ident, phase, bind_next = (np.concatenate(c) for c in zip(*columns))
     if linked.shape[0]:
-        launch_cats = [builder.intern(c) for c in _LAUNCH_FLOW_CATEGORIES]
-        legacy_cat, legacy_name = (builder.intern(x) for x in _LEGACY_LAUNCH_FLOW)
-        is_launch = np.isin(cat, launch_cats) | ((cat == legacy_cat) & (name == legacy_name))
-        ok &= ~(is_launch & np.isin(ident, linked))
+        ids_known = builder.string_ids
+        launch_cats = [ids_known[c] for c in _LAUNCH_FLOW_CATEGORIES if c in ids_known]
+        is_launch = _lookup(len(ids_known), launch_cats)[cat]
+        legacy_cat, legacy_name = (ids_known.get(x, -1) for x in _LEGACY_LAUNCH_FLOW)
+        is_launch |= (cat == legacy_cat) & (name == legacy_name)
+        ok &= ~(is_launch & _member(ident, linked))
     # A flow id seen once cannot link anything: count it here instead of binding it.
     sel = np.flatnonzero(ok)
     single = _single_points(cat[sel].astype(np.int64) << 32 | name[sel], ident[sel])
@@ -753,6 +755,36 @@ def _flow_points(
             int(ts[i]),
             "next" if bind_next[i] else "enclosing",
         )
+
+
+def _lookup(size: int, ids: list[int]) -> np.ndarray:
+    """Boolean table over string ids, True at `ids`: a gather instead of np.isin per event."""
+    table = np.zeros(size, bool)
+    table[ids] = True
+    return table
+
+
+def _comparable_ids(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Digit-string ids as uint64 when they all fit (sorting numbers is much faster), else as
+    byte strings of one width."""
+    width = max(a.dtype.itemsize, b.dtype.itemsize)
+    if width <= 19:  # below 10**19 < 2**64; the id patterns capture digits only
+        return a.astype(np.uint64), b.astype(np.uint64)
+    return a.astype(f"S{width}"), b.astype(f"S{width}")
+
+
+def _unique_ids(ids: np.ndarray) -> np.ndarray:
+    """Distinct ids, back as digit strings (how flow ids are compared)."""
+    unique = np.unique(ids)
+    return unique.astype(bytes) if unique.dtype.kind == "u" else unique
+
+
+def _member(values: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """values ∈ members, for byte-string ids of any widths."""
+    width = max(values.dtype.itemsize, members.dtype.itemsize)
+    values, members = values.astype(f"S{width}"), np.sort(members.astype(f"S{width}"))
+    pos = np.minimum(np.searchsorted(members, values), members.shape[0] - 1)
+    return members[pos] == values
 
 
 def _single_points(kind: np.ndarray, ident: np.ndarray) -> np.ndarray:
