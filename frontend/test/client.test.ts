@@ -57,3 +57,20 @@ describe("ProfscopeClient", () => {
     expect(api.requests.at(-1)).toContain("ids=1%2C2");
   });
 });
+
+describe("ProfscopeClient while the server re-ingests", () => {
+  it("repeats a data request that answers 202 until the data is there", async () => {
+    const api = new MockApi(makeTrace(2, 3));
+    let busy = 2;
+    const fetch202 = async (input: string, init?: RequestInit) => {
+      if (input.includes("trace/search") && busy-- > 0) {
+        return new Response(JSON.stringify({ state: "ingesting", bytes_done: 1, bytes_total: 2 }), { status: 202 });
+      }
+      return api.fetch(input, init);
+    };
+    const client = new ProfscopeClient(BASE, fetch202);
+    const resp = await client.search(subject, "sgemm", 10);
+    expect(busy).toBe(-1);
+    expect(resp.total).toBeGreaterThan(0);
+  });
+});

@@ -100,8 +100,21 @@ export class ProfscopeClient {
     return res;
   }
 
+  /** A data route's answer; while the server is (again) ingesting the trace it answers 202 with the
+   * progress, and the request is repeated until the data is there. */
+  private async ready(route: string, url: string, signal?: AbortSignal): Promise<Response> {
+    let delay = 300;
+    for (;;) {
+      const res = await this.request(route, url, signal);
+      if (res.status !== 202) return res;
+      await res.body?.cancel();
+      await sleep(delay, signal);
+      delay = Math.min(delay * 1.5, 2000);
+    }
+  }
+
   private async json<T>(route: string, url: string, signal?: AbortSignal): Promise<T> {
-    const res = await this.request(route, url, signal);
+    const res = await this.ready(route, url, signal);
     try {
       return (await res.json()) as T;
     } catch (e) {
@@ -140,7 +153,7 @@ export class ProfscopeClient {
 
   async tile(subject: Subject, level: number, index: number, signal?: AbortSignal): Promise<Tile> {
     const route = "trace/tile";
-    const res = await this.request(route, this.url(route, subject, { level, index }), signal);
+    const res = await this.ready(route, this.url(route, subject, { level, index }), signal);
     return decodeTile(await res.arrayBuffer(), `trace/tile level ${level} index ${index}`);
   }
 
