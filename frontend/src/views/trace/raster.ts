@@ -242,7 +242,8 @@ export function paintPieces(
         const c = nameColors[ev.name[i]];
         span(u, line * W, a, b, EVENT_PIXELS[c]);
         stats.boxes++;
-        if (Math.min(xe, xm.right) - Math.max(xs, xm.left) >= minLabelPx) {
+        // Collapsed sections overlay several tracks in one row: activity only, no names.
+        if (!geo.collapsed[tr] && Math.min(xe, xm.right) - Math.max(xs, xm.left) >= minLabelPx) {
           const key = ev.id[i] * 65536 + tr;
           if (!labelled.has(key)) {
             labelled.add(key);
