@@ -452,6 +452,9 @@ def run_ingest(spec: Mapping[str, Any], fs: fsspec.AbstractFileSystem | None = N
 
 def main(argv: list[str]) -> int:
     if argv == [SPARE_FLAG]:
+        for reader in READERS.values():  # imported while waiting, not after the job arrives
+            with contextlib.suppress(ImportError):
+                load_reader(reader)
         line = sys.stdin.readline()
         return run_ingest(json.loads(line)) if line.strip() else 0
     if len(argv) != 1:
