@@ -115,7 +115,12 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         }
 
     def is_active(self) -> bool:
-        return self.logdir is not None and self.logdir.is_active()
+        active = self.logdir is not None and self.logdir.is_active()
+        if active and self._trace_service is None:
+            # TensorBoard asks this when its page opens: start the trace engine's ingest helper
+            # process now, so the first trace view does not wait for an interpreter to start.
+            threading.Thread(target=self.trace_service, name="profscope-trace-warmup", daemon=True).start()
+        return active
 
     def frontend_metadata(self) -> base_plugin.FrontendMetadata:
         return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name=PLUGIN_NAME)
