@@ -40,7 +40,7 @@ MAIN_SHARE = 0.53
 # Progress is reported every 0.5% of the file, and at least this many bytes apart.
 PROGRESS_STEP_BYTES = 4 << 20
 # Events handed to the builder per call, bounding the transient per-event args list.
-ADD_SLICE = 1 << 20
+ADD_SLICE = 1 << 18
 # Events further than this from the bulk of the trace are dropped (garbage timestamps).
 OUTLIER_US = 25 * 86_400 * 1_000_000
 # µs since the epoch of 2000-01-01 and 2100-01-01: `ts` in this range is taken as epoch-based.
