@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from profscope.formats import chrome_json
-from profscope.trace import lod, query
+from profscope.trace import ingest, lod, query, store
 from profscope.trace.model import TraceBuilder
 from profscope.trace.timeline import HostTrace, Timeline
 
@@ -209,3 +209,19 @@ def test_range_summary_matches_brute_force(events, lo, width, tracks):
         assert r["count"] == len(sel) and r["total_ps"] == sum(durs)
         assert r["min_ps"] == min(durs) and r["max_ps"] == max(durs)
         assert r["self_ps"] == int(np.sum(index.self_ps[sel]))
+
+
+@pytest.mark.parametrize("chunk", [1 << 25, 100, 4096])
+def test_search_reads_a_cached_blob_through_the_file(tmp_path, chunk, monkeypatch):
+    trace = chrome_json.read(str(DATA / "bert" / "bert_small.pt.trace.json.gz"), fsspec.filesystem("file"))
+    arrays, meta = ingest.build_extras(trace)
+    path = store.write(trace, str(tmp_path), "e" * 64, extra=arrays, extra_meta=meta)
+    opened = ingest.open_entry(path, "e" * 64)
+    assert isinstance(opened.searcher._args_lower, np.memmap)
+    monkeypatch.setattr(query, "SCAN_CHUNK", chunk)
+    found = 0
+    for q in ("Float", "cuda", "aten::linear", "1", "grid"):
+        hits = opened.searcher.matches(q).tolist()
+        assert hits == query.Searcher(trace).matches(q).tolist(), q
+        found += len(hits)
+    assert found > 1000
