@@ -433,9 +433,7 @@ def run_ingest(spec: Mapping[str, Any], fs: fsspec.AbstractFileSystem | None = N
                 fs = fsspec.AbstractFileSystem.from_json(spec["fs"])
             trace = load_reader(spec["reader"])(url, fs, progress=progress)
             progress.update(progress.total, progress.total, "indexing", force=True)
-            arrays, meta = build_extras(trace)
-            progress.update(progress.total, progress.total, "writing", force=True)
-            store.write(trace, root, key, extra=arrays, extra_meta=meta)
+            store.write(trace, root, key, compute_extra=lambda: build_extras(trace))
             return 0
         except Exception as e:  # every failure must reach the server as a message
             unreadable = isinstance(e, UnreadableProfile)

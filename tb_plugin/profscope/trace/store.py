@@ -10,13 +10,14 @@ never half-written. `meta.json` is written last and checked on open.
 from __future__ import annotations
 
 import builtins
+import concurrent.futures
 import hashlib
 import json
 import os
 import shutil
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -98,20 +99,35 @@ def write(
     key: str,
     extra: Mapping[str, np.ndarray] | None = None,
     extra_meta: Mapping[str, Any] | None = None,
+    compute_extra: Callable[[], tuple[Mapping[str, np.ndarray], Mapping[str, Any]]] | None = None,
 ) -> str:
     """Store `trace` (and derived arrays such as the level-of-detail index) as the entry for `key`.
 
     Everything goes to `<cache_root>/tmp/<uuid>/` first and is renamed into place in one step, so
-    a crash or a concurrent writer never exposes a partial entry. Returns the entry path.
+    a crash or a concurrent writer never exposes a partial entry. `compute_extra`, when given, makes
+    (`extra`, `extra_meta`) in this thread while another writes the columns: file writes release
+    the GIL, so indexing and writing overlap. Returns the entry path.
     """
     final = entry_dir(cache_root, key)
     if lookup(cache_root, key) is not None:
         return final
     tmp = os.path.join(cache_root, TMP_DIR, uuid.uuid4().hex)
     os.makedirs(os.path.join(tmp, EXTRA_DIR))
-    try:
+
+    def write_columns() -> None:
         for name, dtype in COLUMNS.items():
             _save(os.path.join(tmp, name + ".npy"), np.asarray(getattr(trace, name), dtype=dtype))
+
+    try:
+        if compute_extra is None:
+            write_columns()
+        else:
+            with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="profscope-store") as pool:
+                columns = pool.submit(write_columns)
+                try:
+                    extra, extra_meta = compute_extra()
+                finally:
+                    columns.result()
         for name, array in (extra or {}).items():
             _save(os.path.join(tmp, EXTRA_DIR, name + ".npy"), np.asarray(array))
         _write_file(os.path.join(tmp, "strings.json"), msgspec.json.encode(trace.strings))
