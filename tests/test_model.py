@@ -214,3 +214,62 @@ def test_time_span_covers_events_and_counters():
     b.add_counter(b.track(sec, "c", kind="counter"), [10, 400], [1.0, 2.0])
     assert b.finalize().time_span_ps() == (10, 400)
     assert TraceBuilder("e", "test").finalize().time_span_ps() == (0, 0)
+
+
+def test_bulk_flows_are_remapped_like_single_ones():
+    b = TraceBuilder("t", "test")
+    sec = b.section("s")
+    cpu, gpu = b.track(sec, "cpu"), b.track(sec, "gpu")
+    # Added out of time order, so finalize() reorders the events and must remap the flows.
+    first = b.add_events(cpu, [30, 20, 10], [5, 5, 5], [b.intern(f"launch{i}") for i in range(3)])
+    kernels = b.add_events(gpu, [35, 25, 15], [2, 2, 2], [b.intern(f"kernel{i}") for i in range(3)])
+    b.add_flows(np.arange(first, first + 2), np.arange(kernels, kernels + 2), b.intern("ac2g"))
+    b.add_flow(first + 2, kernels + 2)
+    with pytest.raises(ValueError, match="differ in length"):
+        b.add_flows([0, 1], [2])
+    t = b.finalize()
+    names = t.strings
+    pairs = sorted(
+        (names[t.ev_name[s]], names[t.ev_name[d]], names[n])
+        for s, d, n in zip(t.flow_src, t.flow_dst, t.flow_name)
+    )
+    assert pairs == [
+        ("launch0", "kernel0", "ac2g"),
+        ("launch1", "kernel1", "ac2g"),
+        ("launch2", "kernel2", ""),
+    ]
+
+
+def scalar_binding(track, start, dur, depth, trk, ts, binding):
+    """One point at a time, as the docstring of add_flow_point states it."""
+    end = start + dur
+    on = np.flatnonzero(track == trk)
+    if on.shape[0] == 0:
+        return -1
+    if binding == "next":
+        later = on[start[on] >= ts]
+        return int(later[0]) if later.shape[0] else -1
+    for i in on[start[on] <= ts][::-1]:
+        if end[i] > ts or start[i] == ts:
+            return int(i)
+        if depth[i] == 0 and end[i] <= ts:
+            return -1
+    return -1
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 2), st.integers(0, 100), st.integers(0, 40)), max_size=40),
+    st.lists(st.tuples(st.integers(0, 3), st.integers(-5, 150), st.booleans()), max_size=20),
+)
+def test_flow_points_bind_like_the_one_at_a_time_rule(events, points):
+    track = np.array([e[0] for e in events], dtype=np.int32)
+    start = np.array([e[1] for e in events], dtype=np.int64)
+    dur = np.array([e[2] for e in events], dtype=np.int64)
+    order = np.lexsort((-dur, start, track))
+    track, start, dur = track[order], start[order], dur[order]
+    depth = layout_depths(track, start, dur)
+    pts = [("k", 0, "s", trk, ts, "next" if nxt else "enclosing") for trk, ts, nxt in points]
+    got = model._bind_flow_points(pts, track, start, dur, depth).tolist()
+    expected = [scalar_binding(track, start, dur, depth, p[3], p[4], p[5]) for p in pts]
+    assert got == expected

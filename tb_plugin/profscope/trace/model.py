@@ -114,6 +114,7 @@ class TraceBuilder:
         self._args_parts: list[bytes] = []
         self._args_lengths: list[np.ndarray] = []
         self._flows: list[tuple[int, int, int]] = []
+        self._flow_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._flow_points: list[tuple[Any, int, str, int, int, str]] = []
         self._ctr_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
@@ -221,6 +222,20 @@ class TraceBuilder:
         """A flow between two events given by builder index."""
         self._flows.append((src, dst, name))
 
+    def add_flows(
+        self,
+        src: Sequence[int] | np.ndarray,
+        dst: Sequence[int] | np.ndarray,
+        name: int | Sequence[int] | np.ndarray = 0,
+    ) -> None:
+        """Many flows at once (builder indices), for readers that link events in bulk."""
+        s = np.asarray(src, dtype=np.int64)
+        d = np.asarray(dst, dtype=np.int64)
+        if s.shape != d.shape:
+            raise ValueError("flow columns differ in length")
+        n = np.broadcast_to(np.asarray(name, dtype=np.int64), s.shape)
+        self._flow_chunks.append((s.copy(), d.copy(), n.copy()))
+
     def add_flow_point(
         self, flow_key: Any, name: int, phase: str, track: int, ts_ps: int, binding: str = "enclosing"
     ) -> None:
@@ -321,38 +336,52 @@ class TraceBuilder:
         dur: np.ndarray,
         depth: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        src: list[int] = []
-        dst: list[int] = []
-        names: list[int] = []
-        for s, d, nm in self._flows:
-            src.append(int(final_index[s]))
-            dst.append(int(final_index[d]))
+        src: list[np.ndarray] = []
+        dst: list[np.ndarray] = []
+        names: list[np.ndarray] = []
+        if self._flows:
+            given = np.asarray(self._flows, dtype=np.int64).reshape(-1, 3)
+            self._flows.clear()
+            self._flow_chunks.append((given[:, 0], given[:, 1], given[:, 2]))
+        for s, d, nm in self._flow_chunks:
+            src.append(final_index[s])
+            dst.append(final_index[d])
             names.append(nm)
+        self._flow_chunks.clear()
         if self._flow_points:
-            bound = _bind_flow_points(self._flow_points, track, start, dur, depth)
-            chains: dict[Any, list[tuple[int, int, int, int]]] = {}
-            phase_rank = {"s": 0, "t": 1, "f": 2}
-            for (key, nm, phase, _, ts, _), ev in zip(self._flow_points, bound):
-                if ev < 0:
-                    self.skipped["flow endpoint with no slice to bind to"] += 1
-                    continue
-                chains.setdefault(key, []).append((ts, phase_rank[phase], ev, nm))
-            for points in chains.values():
-                points.sort()
-                if len(points) < 2:
-                    self.skipped["flow with a single endpoint"] += 1
-                    continue
-                for (_, _, a, nm), (_, _, b, _) in zip(points, points[1:]):
-                    if a != b:
-                        src.append(a)
-                        dst.append(b)
-                        names.append(nm)
+            points = self._flow_points
+            ev = _bind_flow_points(points, track, start, dur, depth)
+            keys: dict[Any, int] = {}
+            kid = np.fromiter((keys.setdefault(p[0], len(keys)) for p in points), np.int64, len(points))
+            name = np.fromiter((p[1] for p in points), np.int64, len(points))
+            rank = np.fromiter((_PHASE_RANK[p[2]] for p in points), np.int64, len(points))
+            ts = np.fromiter((p[4] for p in points), np.int64, len(points))
             self._flow_points.clear()
+            unbound = int((ev < 0).sum())
+            if unbound:
+                self.skipped["flow endpoint with no slice to bind to"] += unbound
+            ok = ev >= 0
+            kid, name, rank, ts, ev = kid[ok], name[ok], rank[ok], ts[ok], ev[ok]
+            # Points of one flow, chained in time order: s -> t ... -> f.
+            order = np.lexsort((name, ev, rank, ts, kid))
+            kid, name, ev = kid[order], name[order], ev[order]
+            lone = int((np.bincount(kid) == 1).sum()) if kid.shape[0] else 0
+            if lone:
+                self.skipped["flow with a single endpoint"] += lone
+            link = (kid[1:] == kid[:-1]) & (ev[1:] != ev[:-1])
+            src.append(ev[:-1][link])
+            dst.append(ev[1:][link])
+            names.append(name[:-1][link])
+        if not src:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32)
         return (
-            np.asarray(src, dtype=np.int64),
-            np.asarray(dst, dtype=np.int64),
-            np.asarray(names, dtype=np.int32),
+            np.concatenate(src).astype(np.int64),
+            np.concatenate(dst).astype(np.int64),
+            np.concatenate(names).astype(np.int32),
         )
+
+
+_PHASE_RANK = {"s": 0, "t": 1, "f": 2}
 
 
 # Bytes of args gathered per batch while reordering (bounds the temporary slices).
@@ -476,31 +505,40 @@ def _bind_flow_points(
     start: np.ndarray,
     dur: np.ndarray,
     depth: np.ndarray,
-) -> list[int]:
-    """Final event index each flow point binds to, or -1."""
+) -> np.ndarray:
+    """Final event index each flow point binds to, or -1 (vectorized per track)."""
+    count = len(points)
+    bound = np.full(count, -1, dtype=np.int64)
     n = track.shape[0]
+    if n == 0 or count == 0:
+        return bound
+    p_track = np.fromiter((p[3] for p in points), np.int64, count)
+    p_ts = np.fromiter((p[4] for p in points), np.int64, count)
+    p_next = np.fromiter((p[5] == "next" for p in points), bool, count)
     end = start + dur
-    track_lo = np.searchsorted(track, np.arange(int(track.max()) + 2 if n else 1), side="left")
-    bound: list[int] = []
-    for _, _, _, trk, ts, binding in points:
-        if n == 0 or trk + 1 >= track_lo.shape[0]:
-            bound.append(-1)
-            continue
+    track_lo = np.searchsorted(track, np.arange(int(track.max()) + 2), side="left")
+    known = (p_track >= 0) & (p_track + 1 < track_lo.shape[0])
+    for trk in np.unique(p_track[known]).tolist():
         lo, hi = int(track_lo[trk]), int(track_lo[trk + 1])
-        if binding == "next":
-            i = lo + int(np.searchsorted(start[lo:hi], ts, side="left"))
-            bound.append(i if i < hi else -1)
+        if lo == hi:
             continue
-        i = lo + int(np.searchsorted(start[lo:hi], ts, side="right")) - 1
-        found = -1
-        # The last slice starting at or before ts that still covers ts is the deepest one there.
-        while i >= lo:
-            if end[i] > ts or (start[i] == ts):
-                found = i
-                break
-            if depth[i] == 0 and end[i] <= ts:
-                # Row-0 slices are disjoint: nothing earlier on this track can cover ts.
-                break
-            i -= 1
-        bound.append(found)
+        mine = np.flatnonzero(p_track == trk)
+        ts = p_ts[mine]
+        seg = start[lo:hi]
+        nxt = p_next[mine]
+        # "next": the first slice starting at or after ts.
+        first = lo + np.searchsorted(seg, ts, side="left")
+        bound[mine[nxt]] = np.where(first[nxt] < hi, first[nxt], -1)
+        # "enclosing": walk back from the last slice starting at or before ts to the first one that
+        # still covers ts (the deepest); row-0 slices are disjoint, so one ending before ts stops it.
+        pending = mine[~nxt]
+        ts = ts[~nxt]
+        i = lo + np.searchsorted(seg, ts, side="right") - 1
+        while pending.shape[0]:
+            alive = i >= lo
+            pending, ts, i = pending[alive], ts[alive], i[alive]
+            covers = (end[i] > ts) | (start[i] == ts)
+            bound[pending[covers]] = i[covers]
+            go_on = ~covers & ~((depth[i] == 0) & (end[i] <= ts))
+            pending, ts, i = pending[go_on], ts[go_on], i[go_on] - 1
     return bound
