@@ -152,3 +152,19 @@ def test_clean_tmp_removes_only_old_leftovers(tmp_path):
     os.utime(old, (1, 1))
     assert store.clean_tmp(root, older_than_s=60) == 1
     assert os.listdir(os.path.join(root, store.TMP_DIR)) == ["new"]
+
+
+def test_index_built_while_columns_are_written(tmp_path):
+    root = str(tmp_path)
+    trace = sample_trace()
+    path = store.write(trace, root, "e" * 64, compute_extra=lambda: ({"x": np.arange(3)}, {"n": 3}))
+    assert store.read_meta(path)["extra_meta"] == {"n": 3}
+    np.testing.assert_array_equal(store.load_array(path, "x"), np.arange(3))
+
+    def failing():
+        raise MemoryError("index too big")
+
+    with pytest.raises(MemoryError):
+        store.write(trace, root, "f" * 64, compute_extra=failing)
+    assert store.lookup(root, "f" * 64) is None
+    assert os.listdir(os.path.join(root, store.TMP_DIR)) == []
