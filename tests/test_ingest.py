@@ -239,3 +239,13 @@ def test_unknown_format_and_missing_file(manager, tmp_path):
         m.ensure(ingest.SourceFile(str(tmp_path / "x.pdf"), "pdf"))
     with pytest.raises(ingest.IngestError, match="cannot stat"):
         m.ensure(ingest.SourceFile(str(tmp_path / "missing.json"), "scripted"))
+
+
+def test_damaged_entry_is_rebuilt(manager, tmp_path):
+    m = manager()
+    src = write_script(tmp_path / "j.json", events=[[0, 5], [6, 5]])
+    opened = m.wait(src)
+    os.remove(os.path.join(opened.path, "lod", "order.npy"))
+    fresh = manager()  # another server process: the entry looks complete but cannot be opened
+    assert fresh.wait(src).trace.num_events == 2
+    assert calls(src) == 2

@@ -194,7 +194,10 @@ class IngestManager:
                     raise failure
             path = store.lookup(self.cache_root, key)
             if path is not None:
-                return self._remember(key, open_entry(path, key))
+                try:
+                    return self._remember(key, open_entry(path, key))
+                except (store.CacheError, KeyError, ValueError, OSError):
+                    store.discard(path)  # damaged or incomplete derived data: build it again
             job = _Job(source.url, size)
             self._jobs[key] = job
             self._start(source, key, size, job)

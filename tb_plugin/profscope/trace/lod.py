@@ -99,7 +99,7 @@ class Summaries:
 class CounterBins:
     """Counter samples of one level reduced per (track, pixel bin): min, max and last value."""
 
-    track: np.ndarray  # int64
+    track: np.ndarray  # track id
     bin: np.ndarray  # int64
     min: np.ndarray  # float64
     max: np.ndarray  # float64
@@ -136,6 +136,7 @@ LOD_ARRAYS = (
     "self_ps",
     "flow_by_src",
     "flow_by_dst",
+    "counter_tracks",
 )
 
 
@@ -153,6 +154,7 @@ class LodIndex:
     self_ps: np.ndarray  # self time of every event
     flow_by_src: np.ndarray  # flow indices sorted by source event
     flow_by_dst: np.ndarray  # flow indices sorted by destination event
+    counter_tracks: np.ndarray  # ids of the tracks that hold counter samples
     summary_levels: dict[int, Summaries]
     counter_levels: dict[int, CounterBins]
 
@@ -222,6 +224,7 @@ def build(trace: Trace) -> LodIndex:
         self_ps=self_times(trace, row_base),
         flow_by_src=np.argsort(np.asarray(trace.flow_src), kind="stable"),
         flow_by_dst=np.argsort(np.asarray(trace.flow_dst), kind="stable"),
+        counter_tracks=np.unique(np.asarray(trace.ctr_track)).astype(np.int64),
         summary_levels={},
         counter_levels={},
     )
@@ -340,7 +343,7 @@ def _reduce_counters(c: CounterBins, shift: int) -> CounterBins:
 def _raw_counters(trace: Trace) -> CounterBins:
     value = np.asarray(trace.ctr_value)
     return CounterBins(
-        track=np.asarray(trace.ctr_track).astype(np.int64),
+        track=np.asarray(trace.ctr_track),
         bin=np.asarray(trace.ctr_time_ps),
         min=value,
         max=value,
@@ -483,8 +486,8 @@ def counters(trace: Trace, index: LodIndex, level: int, lo_ps: int, hi_ps: int) 
     k_lo, k_hi = _ceil_shift(lo_ps, level), _ceil_shift(hi_ps, level)
     pieces: list[np.ndarray] = []
     goes_on: list[int] = []
-    track_col = np.asarray(src.track)
-    for t in np.unique(track_col).tolist():
+    track_col = src.track
+    for t in index.counter_tracks.tolist():
         t_lo = int(np.searchsorted(track_col, t, side="left"))
         t_hi = int(np.searchsorted(track_col, t, side="right"))
         bins = src.bin[t_lo:t_hi]

@@ -26,7 +26,7 @@ import numpy as np
 from profscope.trace.model import Section, Trace, Track
 
 # Bump whenever the layout of an entry or the meaning of a column changes: old entries are ignored.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 META_FILE = "meta.json"
 EXTRA_DIR = "lod"
@@ -189,6 +189,17 @@ def load_array(path: str, name: str) -> np.ndarray:
         return np.load(file, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError) as e:
         raise CacheError(f"{path}: array {name} unreadable ({e})") from e
+
+
+def discard(path: str) -> None:
+    """Remove an entry that cannot be used, so that it is built again (readers that still have it
+    memory-mapped keep their pages)."""
+    doomed = f"{path}.discarded-{uuid.uuid4().hex}"
+    try:
+        os.replace(path, doomed)
+    except OSError:
+        return
+    shutil.rmtree(doomed, ignore_errors=True)
 
 
 def clean_tmp(cache_root: str, older_than_s: float = 3600.0) -> int:
