@@ -25,7 +25,7 @@ from profscope.trace.timeline import HostTrace, Timeline
 RECHECK_S = 5.0
 # How long trace/meta waits for a running ingest before answering 202 with progress: small files
 # then open in one request, big ones report progress soon enough.
-META_WAIT_S = 0.9
+META_WAIT_S = 1.5
 # Browsers may keep a tile this long: its content never changes under the same ETag.
 TILE_MAX_AGE_S = 24 * 3600
 DEFAULT_SEARCH_LIMIT = 100
