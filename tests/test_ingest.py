@@ -152,7 +152,7 @@ def test_cache_is_keyed_by_size_and_mtime(manager, tmp_path):
     assert calls(src) == 4
 
 
-def test_unreadable_file_error_comes_back_and_is_remembered(manager, tmp_path):
+def test_unreadable_file_error_comes_back_and_is_remembered(manager, tmp_path, monkeypatch):
     m = manager()
     src = write_script(tmp_path / "e.json", unreadable="no XPlane planes in it")
     with pytest.raises(ingest.IngestError) as info:
@@ -162,7 +162,7 @@ def test_unreadable_file_error_comes_back_and_is_remembered(manager, tmp_path):
     with pytest.raises(ingest.IngestError):
         m.ensure(src)
     assert calls(src) == 1, "a failed version is not retried on every request"
-    m.forget_failures()
+    monkeypatch.setattr(ingest, "RETRY_FAILED_AFTER_S", 0.0)
     with pytest.raises(ingest.IngestError):
         m.wait(src)
     assert calls(src) == 2

@@ -226,6 +226,10 @@ def test_full_view_tile_size_is_bounded_by_pixels_not_events():
     assert len(tiles.encode(tile)) < 40 * lod.TILE_PX
 
 
+def empty_columns(columns):
+    return {name: np.zeros(0, dtype=dtype) for name, dtype in columns}
+
+
 def test_encode_decode_layout():
     tile = tiles.Tile(
         level=3,
@@ -241,7 +245,7 @@ def test_encode_decode_layout():
             "dur": np.array([3.0, 0.0]),
             "depth": np.array([0, 2]),
         },
-        summaries=tiles.empty_columns(tiles.SUMMARY_COLUMNS),
+        summaries=empty_columns(tiles.SUMMARY_COLUMNS),
         counters={
             "track": np.array([5]),
             "start": np.array([0.5]),
@@ -250,7 +254,7 @@ def test_encode_decode_layout():
             "max": np.array([2.0]),
             "last": np.array([1.5]),
         },
-        flows=tiles.empty_columns(tiles.FLOW_COLUMNS),
+        flows=empty_columns(tiles.FLOW_COLUMNS),
     )
     data = tiles.encode(tile)
     assert data[:4] == b"PST1"

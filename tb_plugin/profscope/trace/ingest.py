@@ -44,6 +44,10 @@ PROGRESS_DIR = "progress"
 LOCK_DIR = "locks"
 # Child started ahead of need: reads its job spec from stdin.
 SPARE_FLAG = "--job-from-stdin"
+# A failed file is not read again before this many seconds (unless it changes, which gives it a new
+# fingerprint): requests for it answer with the error instead of starting a child each time, and a
+# cause outside the file (permissions, a full disk) gets retried eventually.
+RETRY_FAILED_AFTER_S = 60.0
 # Seconds between two progress file updates by the child.
 PROGRESS_EVERY_S = 0.1
 
@@ -144,7 +148,7 @@ class IngestManager:
         self.in_process = in_process
         self._lock = threading.Lock()
         self._jobs: dict[str, _Job] = {}
-        self._failed: dict[str, IngestError] = {}
+        self._failed: dict[str, tuple[IngestError, float]] = {}
         self._opened: collections.OrderedDict[str, OpenedTrace] = collections.OrderedDict()
         self._max_open = max_open
         os.makedirs(self.cache_root, exist_ok=True)
@@ -181,8 +185,11 @@ class IngestManager:
             if opened is not None:
                 self._opened.move_to_end(key)
                 return opened
-            if key in self._failed:
-                raise self._failed[key]
+            failed = self._failed.get(key)
+            if failed is not None:
+                if time.monotonic() - failed[1] < RETRY_FAILED_AFTER_S:
+                    raise failed[0]
+                del self._failed[key]
             job = self._jobs.get(key)
             if job is not None and not job.done.is_set():
                 return job
@@ -190,7 +197,7 @@ class IngestManager:
                 del self._jobs[key]
                 failure = self._failure(key, job)
                 if failure is not None:
-                    self._failed[key] = failure
+                    self._failed[key] = (failure, time.monotonic())
                     raise failure
             path = store.lookup(self.cache_root, key)
             if path is not None:
@@ -212,11 +219,6 @@ class IngestManager:
                 return got
             if time.monotonic() > deadline:
                 raise TimeoutError(f"ingest of {source.url} still running after {timeout_s} s")
-
-    def forget_failures(self) -> None:
-        """Let failed sources be tried again (e.g. after the user fixed permissions)."""
-        with self._lock:
-            self._failed.clear()
 
     # -- internals -------------------------------------------------------------------------------
     def _remember(self, key: str, opened: OpenedTrace) -> OpenedTrace:

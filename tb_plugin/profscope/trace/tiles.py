@@ -75,10 +75,6 @@ class Tile:
     extra_header: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
-def empty_columns(columns: tuple[tuple[str, str], ...]) -> dict[str, np.ndarray]:
-    return {name: np.zeros(0, dtype=dtype) for name, dtype in columns}
-
-
 def encode(tile: Tile) -> bytes:
     """Serialize `tile`; raises ValueError when a group's columns differ in length."""
     counts = {}

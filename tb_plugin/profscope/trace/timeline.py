@@ -376,9 +376,8 @@ class Timeline:
 def _concat(
     parts: list[dict[str, np.ndarray]], columns: tuple[tuple[str, str], ...]
 ) -> dict[str, np.ndarray]:
+    """Columns of all hosts' parts, in the tile's dtypes."""
     return {
         name: np.concatenate([np.asarray(p[name]) for p in parts]).astype(dtype, copy=False)
-        if parts
-        else np.zeros(0, dtype)
         for name, dtype in columns
     }
