@@ -79,14 +79,15 @@ def open_trace_tab(frame, timeout_ms: float = 120_000) -> None:
 
 
 def wait_idle(frame, timeout_ms: float = 60_000) -> None:
-    """Wait until boxes are drawn, no tile is loading and the deep link holds the visible range."""
+    """Wait until a frame was drawn, no tile is loading and the deep link holds the visible range
+    (a zoomed-out dense trace may draw only density, no single box)."""
     frame.wait_for_function(
         """() => {
           const c = document.querySelector('[data-testid=trace-canvas]');
           const s = document.querySelector('[data-testid=trace-status]');
           // ...and the deep link in TensorBoard's fragment caught up with the view.
           const linked = (window.top.location.hash + location.hash).includes('end=');
-          return c && Number(c.dataset.boxes) > 0 && s && s.dataset.loading === '0' && linked;
+          return c && c.dataset.level !== undefined && s && s.dataset.loading === '0' && linked;
         }""",
         timeout=timeout_ms,
     )
@@ -127,11 +128,11 @@ def tile_levels(urls: list[str]) -> list[int]:
     return out
 
 
-def write_big_kineto_trace(path: pathlib.Path, n_events: int, threads: int = 48, streams: int = 16) -> int:
+def write_big_kineto_trace(path: pathlib.Path, n_events: int, threads: int = 64, streams: int = 64) -> int:
     """A synthetic Kineto-style trace with at least `n_events` complete events for the frames-per-second
-    benchmark (the corpus has no trace this big): `threads` CPU threads with ops nested three deep and
-    `streams` GPU streams of kernels, so a tall window can hold ~100 k boxes at once. Returns the number
-    of events written."""
+    benchmark (the corpus has no trace this big): `threads` CPU threads of back-to-back 40 µs ops with
+    two 18 µs children each, and `streams` GPU streams of back-to-back 8 µs kernels, so that a window
+    of ~9 ms on a tall screen holds ~100 k boxes of at least one pixel. Returns the events written."""
     names = [f"aten::op_{k}" for k in range(40)]
     kernels = [f"kernel_{k}_sm80" for k in range(60)]
     written = 0
@@ -143,65 +144,55 @@ def write_big_kineto_trace(path: pathlib.Path, n_events: int, threads: int = 48,
             for t in range(threads)
         ]
         out.write(",\n".join(json.dumps(e, separators=(",", ":")) for e in meta))
-        step = 0
+        block = 0
         while written < n_events:
-            ts = step * 400.0
+            # One 400 µs block: 10 ops per thread, 44 kernels per stream.
+            t0 = block * 400.0
             batch = []
             for t in range(threads):
-                tid = 100 + t
-                batch.append(
-                    {
-                        "ph": "X",
-                        "cat": "cpu_op",
-                        "name": f"ProfilerStep#{step}",
-                        "pid": 1,
-                        "tid": tid,
-                        "ts": ts,
-                        "dur": 396.0,
-                    }
-                )
-                for c in range(8):
-                    t0 = ts + 2 + c * 49
+                for k in range(10):
+                    ts = t0 + k * 40.0
+                    op = names[(k + t + block) % 40]
                     batch.append(
                         {
                             "ph": "X",
                             "cat": "cpu_op",
-                            "name": names[(c + t) % 40],
+                            "name": op,
                             "pid": 1,
-                            "tid": tid,
-                            "ts": t0,
-                            "dur": 46.0,
+                            "tid": 100 + t,
+                            "ts": ts,
+                            "dur": 39.0,
                         }
                     )
-                    for g in range(2):
-                        name = names[(c * 3 + g + t) % 40]
+                    for c in range(2):
+                        child = names[(k * 3 + c + t) % 40]
                         batch.append(
                             {
                                 "ph": "X",
                                 "cat": "cpu_op",
-                                "name": name,
+                                "name": child,
                                 "pid": 1,
-                                "tid": tid,
-                                "ts": t0 + 1 + g * 22.5,
-                                "dur": 20.0,
+                                "tid": 100 + t,
+                                "ts": ts + 1 + c * 19,
+                                "dur": 18.0,
                             }
                         )
-            for s_ in range(streams):
-                for j in range(25):
-                    name = kernels[(j * 7 + s_) % len(kernels)]
+            for st in range(streams):
+                for j in range(44):
+                    name = kernels[(j * 7 + st + block) % len(kernels)]
                     batch.append(
                         {
                             "ph": "X",
                             "cat": "kernel",
                             "name": name,
                             "pid": 0,
-                            "tid": 7 + s_,
-                            "ts": ts + 3 + j * 15.8,
-                            "dur": 12.0,
+                            "tid": 7 + st,
+                            "ts": t0 + j * 9.0,
+                            "dur": 8.0,
                         }
                     )
             out.write(",\n" + ",\n".join(json.dumps(e, separators=(",", ":")) for e in batch))
             written += len(batch)
-            step += 1
+            block += 1
         out.write("\n]}\n")
     return written
