@@ -476,3 +476,24 @@ def test_make_big_json_repeats_a_trace_along_time(tmp_path: Path) -> None:
     shift = second[0] - first[0]
     assert shift % 1_000_000 == 0 and shift > one.time_span_ps()[1]
     assert [s + shift for s in first] == second
+
+
+def test_progress_polls_after_the_helper_finished_first(tmp_path: Path) -> None:
+    """The helper sends its result and exits before this process asks for progress again: polling
+    must neither read the closed pipe (EOFError failed whole ingests) nor lose the result."""
+    plain = plain_copy(tmp_path, NS_TRACE)
+    text = plain.read_bytes()
+    events_start = text.index(b"[", text.index(b'"traceEvents"')) + 1
+    offset = chrome_json._split_offset(str(plain), events_start, len(text))
+    assert offset is not None
+    helper = chrome_helper.HelperProcess()
+    try:
+        helper.start(str(plain), offset, False)
+        while helper._pending is None:
+            helper.poll_progress()
+        helper._proc.wait(timeout=60)  # the helper has exited: its end of the pipe is closed
+        helper.poll_progress()
+        tail = helper.result()
+    finally:
+        helper.stop()
+    assert tail.collector is not None

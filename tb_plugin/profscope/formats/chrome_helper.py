@@ -61,9 +61,16 @@ class HelperProcess:
         self._send.send((path, offset, bare_array))
 
     def poll_progress(self) -> int:
-        """Bytes the helper has decoded so far (reads pending progress messages, never blocks)."""
-        while self._recv.poll():
-            message = self._recv.recv()
+        """Bytes the helper has decoded so far (reads pending progress messages, never blocks).
+
+        Stops reading once the result has arrived: the helper then closes its end, and reading
+        on would raise EOFError. A helper that died is noticed by `result()`.
+        """
+        while self._pending is None and self._recv.poll():
+            try:
+                message = self._recv.recv()
+            except EOFError:
+                break
             if isinstance(message, tuple) and message[0] == "progress":
                 self.done = message[1]
             else:
