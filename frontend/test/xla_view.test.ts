@@ -203,7 +203,7 @@ describe("XlaApi", () => {
       if (url.includes("xla/graph?")) return new Response("Invalid argument: graph index 99 out of range", { status: 400 });
       return new Response(JSON.stringify({ ok: true }), { status: 200, headers: { "Content-Type": "application/json" } });
     };
-    const api = new XlaApi(new ProfscopeClient(BASE), fetchImpl);
+    const api = new XlaApi(new ProfscopeClient(BASE, fetchImpl));
     await api.report(subject, 1);
     await api.diff(subject, 2, 3);
     const first = new URL(urls[0] as string);

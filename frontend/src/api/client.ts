@@ -113,6 +113,16 @@ export class ProfscopeClient {
     }
   }
 
+  /** A JSON data route of any view: `route` with the subject and parameters, waiting out 202s. */
+  getJson<T>(
+    route: string,
+    subject?: Subject,
+    params: Record<string, string | number> = {},
+    signal?: AbortSignal,
+  ): Promise<T> {
+    return this.json(route, this.url(route, subject, params), signal);
+  }
+
   private async json<T>(route: string, url: string, signal?: AbortSignal): Promise<T> {
     const res = await this.ready(route, url, signal);
     try {

@@ -2,7 +2,7 @@
  * Values are in the units `torch_xla.debug.metrics.metric_data()` gives: `unit` "ns" for times,
  * "B" for bytes, "" for plain numbers; null means "not observed". */
 
-import { ApiError, type ProfscopeClient } from "./client.ts";
+import type { ProfscopeClient } from "./client.ts";
 import type { Subject } from "./types.ts";
 
 export type XlaUnit = "ns" | "B" | "";
@@ -290,29 +290,12 @@ export interface XlaDiff {
   rows?: XlaDiffRow[];
 }
 
-export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
-
-/** Requests of the XLA view. Uses the shared client for URLs; errors carry the server's message. */
+/** Requests of the XLA view, through the shared client (URLs, errors with the server's message). */
 export class XlaApi {
-  constructor(
-    private readonly client: ProfscopeClient,
-    private readonly fetchImpl: FetchLike = (input, init) => fetch(input, init),
-  ) {}
+  constructor(private readonly client: ProfscopeClient) {}
 
-  private async get<T>(route: string, subject: Subject, params: Record<string, string | number>, signal?: AbortSignal): Promise<T> {
-    const url = this.client.url(route, subject, params);
-    let res: Response;
-    try {
-      res = await this.fetchImpl(url, { signal, credentials: "same-origin" });
-    } catch (e) {
-      if (signal?.aborted) throw e;
-      throw new ApiError(`${route}: the server did not answer (${(e as Error).message})`, 0, route);
-    }
-    if (!res.ok) {
-      const text = (await res.text().catch(() => "")).trim();
-      throw new ApiError(`${route}: ${text || res.statusText || "request failed"} (HTTP ${res.status})`, res.status, route);
-    }
-    return (await res.json()) as T;
+  private get<T>(route: string, subject: Subject, params: Record<string, string | number>, signal?: AbortSignal): Promise<T> {
+    return this.client.getJson<T>(route, subject, params, signal);
   }
 
   private static ordinal(ordinal: number | null | undefined): Record<string, number> {
