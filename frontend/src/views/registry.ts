@@ -10,15 +10,14 @@ declare const __PROFSCOPE_VIEWS__: string[];
 export interface ToolInfo {
   id: ToolId;
   title: string;
-  /** What the tool will show, for tools whose view is not built yet. */
-  planned: string;
+  /** What the tool will show, for tools whose view is not built yet (absent once it is). */
+  planned?: string;
 }
 
 export const TOOLS: ToolInfo[] = [
   {
     id: "trace",
     title: "Trace",
-    planned: "The streaming trace viewer.",
   },
   {
     id: "overview",
@@ -39,9 +38,6 @@ export const TOOLS: ToolInfo[] = [
   {
     id: "xla",
     title: "XLA",
-    planned:
-      "Planned: diagnosis of PyTorch/XLA runtime metrics — compilations and recompilations per step, " +
-      "CPU fallbacks, device-to-host transfers, and the graphs behind each compilation.",
   },
 ];
 
