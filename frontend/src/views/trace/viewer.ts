@@ -287,7 +287,7 @@ export class TraceViewer {
       const nSkipped = skipped.reduce((a, [, n]) => a + n, 0);
       if (!host.warnings?.length && !nSkipped) continue;
       const parts: string[] = [];
-      if (nSkipped) parts.push(`skipped ${formatCount(nSkipped)} unreadable records (${skipped.map(([r, n]) => `${r}: ${formatCount(n)}`).join(", ")})`);
+      if (nSkipped) parts.push(`skipped ${formatCount(nSkipped)} records (${skipped.map(([r, n]) => `${r}: ${formatCount(n)}`).join(", ")})`);
       if (host.warnings?.length) parts.push(`${host.warnings.length} warning${host.warnings.length > 1 ? "s" : ""}`);
       const more = h("details", {}, h("summary", {}, `${host.name}: ${parts.join("; ")}`), h("ul", {}, ...(host.warnings ?? []).map((w) => h("li", {}, w))));
       this.notices.append(h("div", { class: "ps-notice" }, more));
