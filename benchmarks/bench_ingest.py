@@ -1,0 +1,153 @@
+"""Ingest of one trace file end to end, as the server runs it, with the time of each stage.
+
+Usage:
+    python benchmarks/bench_ingest.py TRACE [TRACE ...] [--runs 3]
+
+Each run starts a child like the server's spare ingest process (interpreter started and readers
+imported before the job arrives, so that start is not counted), sends it the job on stdin and
+measures until the child has exited: that is when the server sees the cache entry (it waits for the
+process, not for the files). Inside the child the stages are timed: the reader (for Chrome JSON
+split into scanning + columns, assembly and `finalize()`), then index + search copy + cache write
+(these overlap), then the exit itself. A fresh empty cache directory per run. MB/s is the source
+size over the whole time. Faster than `bench_trace.py` (no TensorBoard, no views), so it suits
+comparing two versions of the ingest code; timings on a shared machine are noisy, so take the best
+and the median of several runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from profscope.formats import detect
+from profscope.trace import ingest
+
+_CHILD = r"""
+import json, sys, time
+from profscope.trace import ingest, model, store
+from profscope.formats import chrome_json, xplane
+
+stages = {}
+
+def timed(name, fn):
+    def wrapper(*args, **kwargs):
+        t = time.time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            stages[name] = stages.get(name, 0.0) + time.time() - t
+    return wrapper
+
+model.TraceBuilder.finalize = timed("finalize", model.TraceBuilder.finalize)
+chrome_json._assemble = timed("assemble", chrome_json._assemble)
+chrome_json.read = timed("read", chrome_json.read)
+xplane.read = timed("read", xplane.read)
+store.write = timed("index_and_write", store.write)
+ingest.build_extras = timed("index", ingest.build_extras)
+line = sys.stdin.readline()
+started = time.time()
+code = ingest.run_ingest(json.loads(line))
+stages["returned_at"] = time.time()
+stages["started_at"] = started
+sys.stderr.write("STAGES " + json.dumps(stages) + "\n")
+sys.stderr.flush()
+sys.exit(code)
+"""
+
+
+def run_once(path: str, fmt: str) -> dict[str, float]:
+    """One ingest in a fresh child process and a fresh cache directory."""
+    cache = tempfile.mkdtemp(prefix="bench_ingest_")
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-c", _CHILD],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        time.sleep(2.0)  # imports done, like the spare child waiting for its job
+        source = ingest.SourceFile(path, fmt)
+        key, size = ingest.source_key(source)
+        spec = {
+            "url": path,
+            "format": fmt,
+            "reader": ingest.READERS[fmt],
+            "fs": source.fs.to_json(),
+            "cache_root": cache,
+            "key": key,
+            "size": size,
+        }
+        assert child.stdin is not None and child.stderr is not None
+        sent = time.time()
+        child.stdin.write(json.dumps(spec).encode() + b"\n")
+        child.stdin.close()
+        err = child.stderr.read().decode(errors="replace")
+        child.wait()
+        exited = time.time()
+        if child.returncode != 0:
+            raise RuntimeError(f"ingest child failed ({child.returncode}):\n{err[-3000:]}")
+        stages = json.loads(next(x for x in err.splitlines() if x.startswith("STAGES "))[7:])
+        out = {k: v for k, v in stages.items() if not k.endswith("_at")}
+        out["total"] = exited - sent
+        out["exit"] = exited - stages["returned_at"]
+        out["job_start"] = stages["started_at"] - sent
+        out["write_only"] = out.get("index_and_write", 0.0) - out.get("index", 0.0)
+        entry = os.path.join(cache, f"v{ingest.store.FORMAT_VERSION}")
+        out["cache_mb"] = (
+            sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(entry) for f in files) / 1e6
+        )
+        return out
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("paths", nargs="+")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    for path in args.paths:
+        path = os.path.abspath(path)
+        size = os.path.getsize(path)
+        fmt = detect.XPLANE if path.endswith(".xplane.pb") else detect.CHROME_TRACE
+        print(f"{path}: {size / 1e6:.1f} MB, {fmt}")
+        runs = []
+        for k in range(args.runs):
+            r = run_once(path, fmt)
+            runs.append(r)
+            parts = [f"read {r['read']:.2f} s"]
+            if "assemble" in r:
+                scan = r["read"] - r["assemble"] - r["finalize"]
+                parts[0] += (
+                    f" (scan+columns {scan:.2f}, assemble {r['assemble']:.2f}, finalize {r['finalize']:.2f})"
+                )
+            elif "finalize" in r:
+                parts[0] += f" (finalize {r['finalize']:.2f})"
+            parts.append(
+                f"index+search copy {r['index']:.2f} s, cache write {r['index_and_write']:.2f} s overlapping it"
+            )
+            parts.append(f"exit {r['exit']:.2f} s (job start {r['job_start']:.2f} s)")
+            print(
+                f"  run {k + 1}: {r['total']:.2f} s = {size / 1e6 / r['total']:.1f} MB/s | "
+                + ", ".join(parts)
+                + f" | cache {r['cache_mb']:.0f} MB"
+            )
+        totals = [r["total"] for r in runs]
+        print(
+            f"  best {min(totals):.2f} s = {size / 1e6 / min(totals):.1f} MB/s, "
+            f"median {statistics.median(totals):.2f} s = {size / 1e6 / statistics.median(totals):.1f} MB/s"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
