@@ -95,23 +95,26 @@ def test_rows_never_overlap_and_nested_data_keeps_nesting_depth(items):
         max_size=80,
     ),
     st.integers(1, 4),
+    st.lists(st.booleans(), min_size=4, max_size=4),
 )
-def test_args_follow_their_event_through_the_sort(events, chunks):
+def test_args_follow_their_event_through_the_sort(events, chunks, bulk):
     b = TraceBuilder("t", "test")
     sec = b.section("s")
     tracks = [b.track(sec, f"t{i}") for i in range(4)]
     # Each event's name encodes its original position, so its args can be checked after sorting.
     tagged = [(tracks[t], s, d, b.intern(f"ev{i}"), a) for i, (t, s, d, a) in enumerate(events)]
     step = max(1, -(-len(tagged) // chunks))
-    for lo in range(0, len(tagged), step):
+    for k, lo in enumerate(range(0, len(tagged), step)):
         part = tagged[lo : lo + step]
-        b.add_events(
-            [p[0] for p in part],
-            [p[1] for p in part],
-            [p[2] for p in part],
-            [p[3] for p in part],
-            args=[p[4] for p in part],
-        )
+        columns = ([p[0] for p in part], [p[1] for p in part], [p[2] for p in part], [p[3] for p in part])
+        if bulk[k]:  # the same args as one blob + lengths, as bytes or as an array
+            blob = b"".join(p[4] or b"" for p in part)
+            lengths = [len(p[4] or b"") for p in part]
+            b.add_events(
+                *columns, args_blob=blob if k % 2 else np.frombuffer(blob, np.uint8), args_lengths=lengths
+            )
+        else:
+            b.add_events(*columns, args=[p[4] for p in part])
     t = b.finalize()
     assert t.ev_args_off.shape[0] == t.num_events + 1
     for i in range(t.num_events):
@@ -132,6 +135,26 @@ def test_args_reorder_keeps_identity_order_without_copy_and_handles_no_args():
     b.add_events(track, [10, 0], [5, 5], [b.intern("a"), b.intern("b")])
     t = b.finalize()
     assert t.args_blob.shape[0] == 0 and t.args_json(0) == b""
+
+
+def test_bulk_args_must_match_the_events():
+    b = TraceBuilder("t", "test")
+    track = b.track(b.section("s"), "t")
+    names = [b.intern("a"), b.intern("b")]
+    with pytest.raises(ValueError, match="add up"):
+        b.add_events(track, [0, 1], [1, 1], names, args_blob=b'{"x":1}', args_lengths=[3, 3])
+    with pytest.raises(ValueError, match="differs in length"):
+        b.add_events(track, [0, 1], [1, 1], names, args_blob=b'{"x":1}', args_lengths=[7])
+    with pytest.raises(ValueError, match="go together"):
+        b.add_events(track, [0, 1], [1, 1], names, args_blob=b'{"x":1}')
+    with pytest.raises(ValueError, match="not both"):
+        b.add_events(track, [0, 1], [1, 1], names, args=[None, None], args_blob=b"", args_lengths=[0, 0])
+    with pytest.raises(ValueError, match="uint8"):
+        b.add_events(track, [0, 1], [1, 1], names, args_blob=np.zeros(2, np.int64), args_lengths=[8, 8])
+    assert b.num_events == 0
+    b.add_events(track, [1, 0], [1, 1], names, args_blob=b'{"x":1}', args_lengths=[0, 7])
+    t = b.finalize()
+    assert [t.args_json(i) for i in range(2)] == [b'{"x":1}', b""]
 
 
 def test_args_reorder_in_batches(monkeypatch):

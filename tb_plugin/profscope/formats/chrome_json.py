@@ -39,8 +39,6 @@ PARALLEL_MIN_BYTES = 256 << 20
 MAIN_SHARE = 0.53
 # Progress is reported every 0.5% of the file, and at least this many bytes apart.
 PROGRESS_STEP_BYTES = 4 << 20
-# Events handed to the builder per call, bounding the transient per-event args list.
-ADD_SLICE = 1 << 18
 # Events further than this from the bulk of the trace are dropped (garbage timestamps).
 OUTLIER_US = 25 * 86_400 * 1_000_000
 # µs since the epoch of 2000-01-01 and 2100-01-01: `ts` in this range is taken as epoch-based.
@@ -268,6 +266,15 @@ def _col(table: dict[str, list[np.ndarray]], key: str, dtype: Any) -> np.ndarray
 
 def _blob(parts: list[bytes]) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _select_args(blob: bytes, lengths: np.ndarray, keep: np.ndarray) -> bytes:
+    """The args texts of the kept events, concatenated: one slice per run of kept events."""
+    offsets = np.zeros(lengths.shape[0] + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], keep, [False])).astype(np.int8)))
+    first, last = edges[0::2], edges[1::2]
+    return b"".join([blob[a:b] for a, b in zip(offsets[first].tolist(), offsets[last].tolist())])
 
 
 def _densest(sample: np.ndarray) -> int:
@@ -625,16 +632,20 @@ class _SimpleEvents:
             cat = smap[_col(p.ev, "cat", np.int32)] if n else np.zeros(0, np.int32)
             alen = _col(p.ev, "alen", np.int64)
             blob = _blob(p.ev_args) if p.ev_args else b""
-            offsets = np.zeros(n + 1, np.int64)
-            np.cumsum(alen, out=offsets[1:])
             index = np.full(n, -1, np.int64)
             kept = np.flatnonzero(ok)
-            for lo in range(0, kept.shape[0], ADD_SLICE):
-                sel = kept[lo : lo + ADD_SLICE]
-                # Slicing bytes is several times cheaper than slicing a memoryview.
-                args = [blob[a:b] for a, b in zip(offsets[sel].tolist(), offsets[sel + 1].tolist())]
-                first = builder.add_events(track[sel], start[sel], dur[sel], name[sel], cat[sel], args)
-                index[sel] = first + np.arange(sel.shape[0])
+            if kept.shape[0] < n:
+                blob = _select_args(blob, alen, ok)
+            first = builder.add_events(
+                track[kept],
+                start[kept],
+                dur[kept],
+                name[kept],
+                cat[kept],
+                args_blob=blob,
+                args_lengths=alen[kept],
+            )
+            index[kept] = first + np.arange(kept.shape[0])
             if kept.shape[0]:
                 self.end_ps = max(self.end_ps, int((start[kept] + dur[kept]).max()))
             if step_ids and n:

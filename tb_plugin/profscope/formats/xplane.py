@@ -328,22 +328,13 @@ class _Loader:
         owner = position[raw.st_event]
         stat_rows = np.flatnonzero(owner >= 0)
         offsets, blob = self.stats.args_json(prefixes, ev_prefix[rows], stat_rows, owner[stat_rows])
-        text = blob.tobytes()
-        del blob
-        # TraceBuilder takes one bytes object per event.
-        args: list[bytes | None] = [None] * rows.shape[0]
-        with_args = np.flatnonzero(offsets[1:] > offsets[:-1])
-        for i, lo, hi in zip(
-            with_args.tolist(), offsets[with_args].tolist(), offsets[with_args + 1].tolist(), strict=True
-        ):
-            args[i] = text[lo:hi]
-        del text
         first = b.add_events(
             self.ev_track[rows],
             self.ev_start[rows],
             raw.ev_dur_ps[rows],
             self.ev_name[rows],
-            args=args,
+            args_blob=blob[: offsets[-1]],
+            args_lengths=np.diff(offsets),
         )
         self.builder_index[rows] = first + np.arange(rows.shape[0], dtype=np.int64)
 

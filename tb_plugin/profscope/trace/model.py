@@ -181,11 +181,17 @@ class TraceBuilder:
         name: Sequence[int] | np.ndarray,
         cat: int | Sequence[int] | np.ndarray = 0,
         args: Sequence[bytes | None] | None = None,
+        *,
+        args_blob: bytes | np.ndarray | None = None,
+        args_lengths: Sequence[int] | np.ndarray | None = None,
     ) -> int:
         """Append slices (dur > 0) and instants (dur == 0); returns the builder index of the first.
 
-        `args`, when given, holds one JSON object text (bytes) or None per event. Builder indices
-        are what `add_flow` takes; they are remapped by `finalize()`.
+        Args come either as `args`, one JSON object text (bytes) or None per event, or in bulk as
+        `args_blob` (the texts of all events concatenated, bytes or uint8 array) with
+        `args_lengths` (bytes per event, 0 = no args): readers that already hold their args that
+        way skip making and joining one bytes object per event. Builder indices are what
+        `add_flow` takes; they are remapped by `finalize()`.
         """
         start = np.asarray(start_ps, dtype=np.int64)
         n = start.shape[0]
@@ -199,8 +205,27 @@ class TraceBuilder:
             raise ValueError("event columns differ in length")
         if (dur < 0).any():
             raise ValueError("negative duration: readers clamp or skip before adding")
+        if (args_blob is None) != (args_lengths is None):
+            raise ValueError("args_blob and args_lengths go together")
+        if args_blob is not None and args is not None:
+            raise ValueError("give args or args_blob, not both")
+        if args_lengths is not None:
+            lengths = np.array(args_lengths, dtype=np.int64)
+            blob = (
+                np.frombuffer(args_blob, np.uint8) if isinstance(args_blob, bytes) else np.asarray(args_blob)
+            )
+            if blob.dtype != np.uint8 or blob.ndim != 1:
+                raise ValueError("args_blob must be bytes or a 1-d uint8 array")
+            if lengths.shape != (n,):
+                raise ValueError("args_lengths differs in length from the event columns")
+            if (lengths < 0).any() or int(lengths.sum()) != blob.shape[0]:
+                raise ValueError("args_lengths do not add up to the size of args_blob")
         self._ev_chunks.append((tracks.copy(), start.copy(), dur.copy(), names.copy(), cats.copy()))
-        if args is None:
+        if args_lengths is not None:
+            self._args_lengths.append(lengths)
+            if blob.shape[0]:
+                self._args_parts.append(args_blob if isinstance(args_blob, bytes) else blob.tobytes())
+        elif args is None:
             self._args_lengths.append(np.zeros(n, dtype=np.int64))
         else:
             if len(args) != n:
