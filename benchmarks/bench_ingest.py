@@ -7,8 +7,8 @@ Each run starts a child like the server's spare ingest process (interpreter star
 imported before the job arrives, so that start is not counted), sends it the job on stdin and
 measures until the child has exited: that is when the server sees the cache entry (it waits for the
 process, not for the files). Inside the child the stages are timed: the reader (for Chrome JSON
-split into scanning + columns, assembly and `finalize()`), then index + search copy + cache write
-(these overlap), then the exit itself. A fresh empty cache directory per run. MB/s is the source
+split into scanning + columns, assembly and `finalize()`), then the level-of-detail index and the cache
+write (the two overlap), then the exit itself. A fresh empty cache directory per run. MB/s is the source
 size over the whole time. Faster than `bench_trace.py` (no TensorBoard, no views), so it suits
 comparing two versions of the ingest code; timings on a shared machine are noisy, so take the best
 and the median of several runs.
@@ -132,9 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             elif "finalize" in r:
                 parts[0] += f" (finalize {r['finalize']:.2f})"
-            parts.append(
-                f"index+search copy {r['index']:.2f} s, cache write {r['index_and_write']:.2f} s overlapping it"
-            )
+            parts.append(f"index {r['index']:.2f} s, cache write {r['index_and_write']:.2f} s overlapping it")
             parts.append(f"exit {r['exit']:.2f} s (job start {r['job_start']:.2f} s)")
             print(
                 f"  run {k + 1}: {r['total']:.2f} s = {size / 1e6 / r['total']:.1f} MB/s | "

@@ -151,6 +151,22 @@ def test_search_folds_case_and_reports_total_and_first_matches():
     assert tl.search("zzz")["total"] == 0
 
 
+def test_search_folds_ascii_letters_only():
+    # Bytes one bit 0x20 away from a letter's other case that are not letters: @ ` [ { ] } ^ ~.
+    values = ["@", "`", "[", "{", "]", "}", "^", "~", "Z", "z", "A", "a", "É", "é"]
+    b = TraceBuilder("t", "test")
+    track = b.track(b.section("s"), "t")
+    name = b.intern("e")
+    args = [json.dumps({"k": f"x{v}y"}, ensure_ascii=False).encode() for v in values]
+    b.add_events(track, list(range(len(values))), [1] * len(values), [name] * len(values), args=args)
+    searcher = query.Searcher(b.finalize())
+    ascii_lower = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+    for v in values:
+        q = f"x{v}y"
+        expected = [i for i, w in enumerate(values) if f"x{w}y".translate(ascii_lower) == q.lower()]
+        assert searcher.matches(q).tolist() == expected, q
+
+
 def test_search_on_a_real_trace_agrees_with_decoded_args():
     trace = chrome_json.read(str(DATA / "bert" / "bert_small.pt.trace.json.gz"), fsspec.filesystem("file"))
     searcher = query.Searcher(trace)
@@ -217,7 +233,15 @@ def test_search_reads_a_cached_blob_through_the_file(tmp_path, chunk, monkeypatc
     arrays, meta = ingest.build_extras(trace)
     path = store.write(trace, str(tmp_path), "e" * 64, extra=arrays, extra_meta=meta)
     opened = ingest.open_entry(path, "e" * 64)
-    assert isinstance(opened.searcher._args_lower, np.memmap)
+    assert isinstance(opened.searcher.trace.args_blob, np.memmap)
+    reads = []
+    real_open = open
+
+    def spy_open(file, *args, **kwargs):
+        reads.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", spy_open)
     monkeypatch.setattr(query, "SCAN_CHUNK", chunk)
     found = 0
     for q in ("Float", "cuda", "aten::linear", "1", "grid"):
@@ -225,3 +249,4 @@ def test_search_reads_a_cached_blob_through_the_file(tmp_path, chunk, monkeypatc
         assert hits == query.Searcher(trace).matches(q).tolist(), q
         found += len(hits)
     assert found > 1000
+    assert reads and all(r.endswith("args_blob.npy") for r in reads)

@@ -102,7 +102,7 @@ def open_entry(path: str, key: str) -> OpenedTrace:
     names = set(meta.get("extra", []))
     arrays = {name: store.load_array(path, name) for name in names}
     index = lod.LodIndex.load(arrays, extra["lod"])
-    return OpenedTrace(key, path, trace, index, query.Searcher(trace, arrays.get("args_lower")))
+    return OpenedTrace(key, path, trace, index, query.Searcher(trace))
 
 
 def source_key(source: SourceFile) -> tuple[str, int]:
@@ -412,11 +412,9 @@ def load_reader(spec: str) -> Callable[..., Trace]:
 
 
 def build_extras(trace: Trace) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Derived arrays stored with the columns: the level-of-detail index and the search blob."""
+    """Derived arrays stored with the columns: the level-of-detail index."""
     index = lod.build(trace)
-    arrays = index.arrays()
-    arrays["args_lower"] = query.lowercase_args(trace)
-    return arrays, {"lod": index.meta()}
+    return index.arrays(), {"lod": index.meta()}
 
 
 def run_ingest(spec: Mapping[str, Any], fs: fsspec.AbstractFileSystem | None = None) -> int:

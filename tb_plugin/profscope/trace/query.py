@@ -2,8 +2,8 @@
 
 All functions work on host-local indices and picoseconds; `timeline.py` maps them to the session
 timeline. Search covers the *whole* trace (XProf's trace viewer only searches what is loaded):
-names through the string table, argument values through one scan of a lowercased copy of the
-args blob that ingest writes next to the columns.
+names through the string table, argument values through one scan of the args blob that folds
+ASCII case as it compares (no lowercased copy is made or stored).
 """
 
 from __future__ import annotations
@@ -23,17 +23,6 @@ KEY_LOOKAHEAD = 64
 # Bytes of the args blob scanned per step of a search (bounds the temporary arrays).
 SCAN_CHUNK = 1 << 25
 _QUOTE, _BACKSLASH, _COLON, _SPACE = 34, 92, 58, 32
-
-
-def lowercase_args(trace: Trace) -> np.ndarray:
-    """ASCII-lowercased copy of the args blob (same offsets), made once at ingest for search."""
-    blob = np.asarray(trace.args_blob)
-    out = np.empty_like(blob)
-    for lo in range(0, blob.shape[0], SCAN_CHUNK):
-        chunk = blob[lo : lo + SCAN_CHUNK]
-        # 'A'..'Z' are the bytes with (b - 65) mod 256 < 26; adding 32 lowers them, nothing else moves.
-        np.add(chunk, ((chunk - 65) < 26).astype(np.uint8) << 5, out=out[lo : lo + chunk.shape[0]])
-    return out
 
 
 def _windows(blob: np.ndarray, overlap: int) -> Iterator[tuple[int, np.ndarray]]:
@@ -122,13 +111,12 @@ def _linked(
 class Searcher:
     """Case-insensitive substring search over one trace's names and argument values.
 
-    Lowercased names are computed on first use and kept; the lowercased args blob comes from the
-    cache entry (`args_lower`) or is made on first use for traces that were never cached.
+    Lowercased names are computed on first use and kept; argument values are compared with ASCII
+    case folded on the fly (see `_arg_hits`).
     """
 
-    def __init__(self, trace: Trace, args_lower: np.ndarray | None = None) -> None:
+    def __init__(self, trace: Trace) -> None:
         self.trace = trace
-        self._args_lower = args_lower
         self._names_lower: list[str] | None = None
 
     def matches(self, query: str) -> np.ndarray:
@@ -151,21 +139,27 @@ class Searcher:
         return table[np.asarray(self.trace.ev_name)]
 
     def _arg_hits(self, q: str) -> np.ndarray:
-        """Events with `q` in an argument value: blob hits minus those inside a JSON key."""
+        """Events with `q` in an argument value: blob hits minus those inside a JSON key.
+
+        `q` is lowercase, so ASCII folding needs no lowered copy of the blob: a byte matches a
+        letter a-z of `q` when it equals it once bit 0x20 is set (that maps exactly 'A'-'Z' onto
+        'a'-'z'); every other byte of `q` (UTF-8 included) must be equal.
+        """
         needle = np.frombuffer(q.encode("utf-8"), dtype=np.uint8)
-        if self._args_lower is None:
-            self._args_lower = lowercase_args(self.trace)
-        blob = self._args_lower
+        fold = ((needle >= ord("a")) & (needle <= ord("z"))).tolist()
         offsets = np.asarray(self.trace.ev_args_off)
         m = needle.shape[0]
         events = []
-        for lo, view in _windows(blob, m - 1 + KEY_LOOKAHEAD + 2):
+        for lo, view in _windows(self.trace.args_blob, m - 1 + KEY_LOOKAHEAD + 2):
             limit = min(SCAN_CHUNK, view.shape[0] - m + 1)
             if limit <= 0:
                 break
-            pos = np.flatnonzero(view[:limit] == needle[0])
+            head = view[:limit] | np.uint8(0x20) if fold[0] else view[:limit]
+            pos = np.flatnonzero(head == needle[0])
+            del head
             for j in range(1, m):
-                pos = pos[view[pos + j] == needle[j]]
+                got = view[pos + j]
+                pos = pos[(got | np.uint8(0x20) if fold[j] else got) == needle[j]]
             if pos.shape[0] == 0:
                 continue
             pos = pos[~_inside_key(view, pos + m)]
