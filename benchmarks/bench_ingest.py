@@ -9,7 +9,8 @@ measures until the child has exited: that is when the server sees the cache entr
 process, not for the files). Inside the child the stages are timed: the reader (for Chrome JSON
 split into scanning + columns, assembly and `finalize()`), then the level-of-detail index and the cache
 write (the two overlap), then the exit itself. A fresh empty cache directory per run. MB/s is the source
-size over the whole time. Faster than `bench_trace.py` (no TensorBoard, no views), so it suits
+size over the whole time; CPU seconds (the child and the helper process it may start, without the
+interpreter start before the job) are steadier than wall time on a shared machine. Faster than `bench_trace.py` (no TensorBoard, no views), so it suits
 comparing two versions of the ingest code; timings on a shared machine are noisy, so take the best
 and the median of several runs.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -85,17 +87,20 @@ def run_once(path: str, fmt: str) -> dict[str, float]:
             "size": size,
         }
         assert child.stdin is not None and child.stderr is not None
+        cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         sent = time.time()
         child.stdin.write(json.dumps(spec).encode() + b"\n")
         child.stdin.close()
         err = child.stderr.read().decode(errors="replace")
         child.wait()
         exited = time.time()
+        cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if child.returncode != 0:
             raise RuntimeError(f"ingest child failed ({child.returncode}):\n{err[-3000:]}")
         stages = json.loads(next(x for x in err.splitlines() if x.startswith("STAGES "))[7:])
         out = {k: v for k, v in stages.items() if not k.endswith("_at")}
         out["total"] = exited - sent
+        out["cpu"] = sum(cpu_after[:2]) - sum(cpu_before[:2])
         out["exit"] = exited - stages["returned_at"]
         out["job_start"] = stages["started_at"] - sent
         out["write_only"] = out.get("index_and_write", 0.0) - out.get("index", 0.0)
@@ -137,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"  run {k + 1}: {r['total']:.2f} s = {size / 1e6 / r['total']:.1f} MB/s | "
                 + ", ".join(parts)
-                + f" | cache {r['cache_mb']:.0f} MB"
+                + f" | CPU {r['cpu']:.1f} s (child and its helper) | cache {r['cache_mb']:.0f} MB"
             )
         totals = [r["total"] for r in runs]
         print(

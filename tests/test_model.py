@@ -1,4 +1,4 @@
-"""The columnar model: sort order, depth layout, args reorder, flow binding, counters."""
+"""The columnar model: sort order, depth layout, args records, flow binding, counters."""
 
 from __future__ import annotations
 
@@ -116,7 +116,10 @@ def test_args_follow_their_event_through_the_sort(events, chunks, bulk):
         else:
             b.add_events(*columns, args=[p[4] for p in part])
     t = b.finalize()
-    assert t.ev_args_off.shape[0] == t.num_events + 1
+    assert t.args_off.shape[0] == t.num_events + 1 and np.all(np.diff(t.args_off) >= 0)
+    assert np.array_equal(t.args_event[t.ev_args], np.arange(t.num_events))
+    # Records stay in the order the events were added.
+    assert t.args_blob.tobytes() == b"".join(e[3] or b"" for e in events)
     for i in range(t.num_events):
         original = int(t.strings[int(t.ev_name[i])][2:])
         assert t.args_json(i) == (events[original][3] or b"")
@@ -124,7 +127,7 @@ def test_args_follow_their_event_through_the_sort(events, chunks, bulk):
     assert keys == sorted(keys)
 
 
-def test_args_reorder_keeps_identity_order_without_copy_and_handles_no_args():
+def test_args_of_sorted_and_argless_events():
     b = TraceBuilder("t", "test")
     track = b.track(b.section("s"), "t")
     b.add_events(track, [0, 10], [5, 5], [b.intern("a"), b.intern("b")], args=[b'{"x":1}', b'{"y":2}'])
@@ -157,20 +160,16 @@ def test_bulk_args_must_match_the_events():
     assert [t.args_json(i) for i in range(2)] == [b'{"x":1}', b""]
 
 
-def test_args_reorder_in_batches(monkeypatch):
-    monkeypatch.setattr(model, "_REORDER_BATCH_BYTES", 7)
+def test_args_records_stay_in_the_order_events_were_added():
     b = TraceBuilder("t", "test")
     track = b.track(b.section("s"), "t")
     n = 50
     starts = list(range(n, 0, -1))
-    b.add_events(
-        track,
-        starts,
-        [1] * n,
-        [b.intern(str(s)) for s in starts],
-        args=[f'{{"s":{s}}}'.encode() for s in starts],
-    )
+    args = [f'{{"s":{s}}}'.encode() for s in starts]
+    b.add_events(track, starts, [1] * n, [b.intern(str(s)) for s in starts], args=args)
     t = b.finalize()
+    assert t.args_blob.tobytes() == b"".join(args)
+    assert t.ev_args.tolist() == list(range(n - 1, -1, -1)) and t.args_event.tolist() == t.ev_args.tolist()
     for i in range(n):
         assert t.args_json(i) == f'{{"s":{int(t.ev_start_ps[i])}}}'.encode()
 

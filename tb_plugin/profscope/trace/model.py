@@ -47,7 +47,12 @@ class Track:
 
 @dataclasses.dataclass(frozen=True)
 class Trace:
-    """A finalized, immutable trace: columns sorted by (track, start, -duration)."""
+    """A finalized, immutable trace: event columns sorted by (track, start, -duration).
+
+    Args stay where readers put them: `args_blob` holds one record per event in the order events
+    were added (sorting them into event order would copy the whole blob piece by piece, the
+    slowest step of a big ingest). `ev_args` leads from an event to its record, `args_event` back.
+    """
 
     source: str
     format: str
@@ -61,8 +66,10 @@ class Trace:
     ev_depth: np.ndarray  # int32, nesting row inside the track
     ev_name: np.ndarray  # int32, index into strings
     ev_cat: np.ndarray  # int32, index into strings (0 = "")
-    ev_args_off: np.ndarray  # int64, n+1 offsets into args_blob
-    args_blob: np.ndarray  # uint8, concatenated JSON objects (empty = no args)
+    ev_args: np.ndarray  # int64, args record of each event
+    args_off: np.ndarray  # int64, n+1 offsets into args_blob: record k is [args_off[k], args_off[k+1])
+    args_event: np.ndarray  # int64, event of each args record (inverse of ev_args)
+    args_blob: np.ndarray  # uint8, concatenated JSON objects (empty record = no args)
     flow_src: np.ndarray  # int64 event index
     flow_dst: np.ndarray  # int64 event index
     flow_name: np.ndarray  # int32 string id
@@ -79,7 +86,8 @@ class Trace:
 
     def args_json(self, index: int) -> bytes:
         """Raw JSON object text of one event's args (b"" when it has none)."""
-        lo, hi = int(self.ev_args_off[index]), int(self.ev_args_off[index + 1])
+        record = int(self.ev_args[index])
+        lo, hi = int(self.args_off[record]), int(self.args_off[record + 1])
         return self.args_blob[lo:hi].tobytes()
 
     def time_span_ps(self) -> tuple[int, int]:
@@ -306,11 +314,15 @@ class TraceBuilder:
         self._ev_chunks.clear()
         order = np.lexsort((-dur, start, track))
         track, start, dur, name, cat = track[order], start[order], dur[order], name[order], cat[order]
-        args_off, args_blob = _reorder_args(lengths, order, self._args_parts)
-        self._args_parts.clear()
         depth = layout_depths(track, start, dur)
         final_index = np.empty_like(order)
         final_index[order] = np.arange(order.shape[0], dtype=order.dtype)
+        # Args records keep the builder's order: record k is builder event k.
+        args_off = np.zeros(order.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lengths, out=args_off[1:])
+        args_blob = np.frombuffer(b"".join(self._args_parts), dtype=np.uint8)
+        self._args_parts.clear()
+        self._args_lengths.clear()
 
         flow_src, flow_dst, flow_name = self._resolved_flows(final_index, track, start, dur, depth)
 
@@ -340,7 +352,9 @@ class TraceBuilder:
             ev_depth=depth,
             ev_name=name,
             ev_cat=cat,
-            ev_args_off=args_off,
+            ev_args=order.astype(np.int64, copy=False),
+            args_off=args_off,
+            args_event=final_index.astype(np.int64, copy=False),
             args_blob=args_blob,
             flow_src=flow_src,
             flow_dst=flow_dst,
@@ -407,50 +421,6 @@ class TraceBuilder:
 
 
 _PHASE_RANK = {"s": 0, "t": 1, "f": 2}
-
-
-# Bytes of args gathered per batch while reordering (bounds the temporary slices).
-_REORDER_BATCH_BYTES = 1 << 24
-
-
-def _reorder_args(
-    lengths: np.ndarray, order: np.ndarray, parts: list[bytes]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Permute the concatenated args blob into final event order.
-
-    Events that stay neighbours keep their bytes contiguous, so the blob is copied run by run
-    (`order[k+1] == order[k] + 1`), in batches written straight into the output: time grows with
-    the number of runs, memory stays at the input plus the output. `parts` is consumed.
-    """
-    data = b"".join(parts)
-    parts.clear()
-    n = order.shape[0]
-    old_off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=old_off[1:])
-    new_len = lengths[order]
-    new_off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(new_len, out=new_off[1:])
-    if not data:
-        return new_off, np.zeros(0, np.uint8)
-    breaks = np.flatnonzero(np.diff(order) != 1) + 1
-    if breaks.shape[0] == 0 and (n == 0 or order[0] == 0):
-        return new_off, np.frombuffer(data, dtype=np.uint8)
-    run_first = np.concatenate(([0], breaks))
-    run_last = np.concatenate((breaks, [n])) - 1
-    src_lo = old_off[order[run_first]].tolist()
-    src_hi = old_off[order[run_last] + 1].tolist()
-    dst_lo = new_off[run_first]
-    out = np.empty(len(data), dtype=np.uint8)
-    batch_ends = np.searchsorted(dst_lo, np.arange(_REORDER_BATCH_BYTES, len(data), _REORDER_BATCH_BYTES))
-    first = 0
-    for last in [*batch_ends.tolist(), len(src_lo)]:
-        if last <= first:
-            continue
-        piece = b"".join([data[a:b] for a, b in zip(src_lo[first:last], src_hi[first:last])])
-        at = int(dst_lo[first])
-        out[at : at + len(piece)] = np.frombuffer(piece, dtype=np.uint8)
-        first = last
-    return new_off, out
 
 
 def layout_depths(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:

@@ -139,7 +139,8 @@ class Searcher:
         return table[np.asarray(self.trace.ev_name)]
 
     def _arg_hits(self, q: str) -> np.ndarray:
-        """Events with `q` in an argument value: blob hits minus those inside a JSON key.
+        """Events with `q` in an argument value: blob hits minus those inside a JSON key, mapped
+        from the args record that holds them to its event.
 
         `q` is lowercase, so ASCII folding needs no lowered copy of the blob: a byte matches a
         letter a-z of `q` when it equals it once bit 0x20 is set (that maps exactly 'A'-'Z' onto
@@ -147,9 +148,9 @@ class Searcher:
         """
         needle = np.frombuffer(q.encode("utf-8"), dtype=np.uint8)
         fold = ((needle >= ord("a")) & (needle <= ord("z"))).tolist()
-        offsets = np.asarray(self.trace.ev_args_off)
+        offsets = np.asarray(self.trace.args_off)
         m = needle.shape[0]
-        events = []
+        records = []
         for lo, view in _windows(self.trace.args_blob, m - 1 + KEY_LOOKAHEAD + 2):
             limit = min(SCAN_CHUNK, view.shape[0] - m + 1)
             if limit <= 0:
@@ -166,8 +167,10 @@ class Searcher:
             absolute = pos + lo
             owner = np.searchsorted(offsets, absolute, side="right") - 1
             within = absolute + m <= offsets[owner + 1]
-            events.append(np.unique(owner[within]))
-        return np.unique(np.concatenate(events)) if events else np.zeros(0, np.int64)
+            records.append(np.unique(owner[within]))
+        if not records:
+            return np.zeros(0, np.int64)
+        return np.unique(np.asarray(self.trace.args_event)[np.concatenate(records)])
 
 
 def _inside_key(view: np.ndarray, after: np.ndarray) -> np.ndarray:

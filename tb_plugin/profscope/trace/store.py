@@ -26,7 +26,7 @@ import numpy as np
 from profscope.trace.model import Section, Trace, Track
 
 # Bump whenever the layout of an entry or the meaning of a column changes: old entries are ignored.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 META_FILE = "meta.json"
 EXTRA_DIR = "lod"
@@ -40,7 +40,9 @@ COLUMNS: dict[str, type] = {
     "ev_depth": np.int32,
     "ev_name": np.int32,
     "ev_cat": np.int32,
-    "ev_args_off": np.int64,
+    "ev_args": np.int64,
+    "args_off": np.int64,
+    "args_event": np.int64,
     "args_blob": np.uint8,
     "flow_src": np.int64,
     "flow_dst": np.int64,
