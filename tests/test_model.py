@@ -86,6 +86,18 @@ def test_rows_never_overlap_and_nested_data_keeps_nesting_depth(items):
             assert rows[i] == enclosing
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(-5, 12), st.integers(0, 6)), max_size=120),
+    st.sampled_from([1, 70_000]),
+)
+def test_event_order_is_the_stable_lexsort(events, track_scale):
+    track = np.array([e[0] for e in events], dtype=np.int32) * track_scale
+    start = np.array([e[1] for e in events], dtype=np.int64)
+    dur = np.array([e[2] for e in events], dtype=np.int64)
+    assert model.event_order(track, start, dur).tolist() == np.lexsort((-dur, start, track)).tolist()
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     st.lists(
