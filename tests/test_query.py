@@ -36,6 +36,34 @@ def test_self_time_subtracts_direct_children_only():
     assert selfs == {"root": 60, "child": 10, "grandchild": 20, "child2": 10, "elsewhere": 100}
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 2), st.integers(-50, 400), st.integers(0, 120)), min_size=1, max_size=50
+    )
+)
+def test_self_times_match_brute_force(events):
+    b = TraceBuilder("t", "test")
+    sec = b.section("s")
+    tids = [b.track(sec, f"t{i}") for i in range(3)]
+    for t, s, d in events:
+        b.add_event(tids[t], s, d, b.intern("e"))
+    trace = b.finalize()
+    row_base = np.zeros(len(trace.tracks) + 1, dtype=np.int64)
+    np.cumsum([t.max_depth + 1 for t in trace.tracks], out=row_base[1:])
+    got = lod.self_times(trace, row_base)
+    row = row_base[trace.ev_track] + trace.ev_depth
+    start, end = trace.ev_start_ps.tolist(), (trace.ev_start_ps + trace.ev_dur_ps).tolist()
+    covered = [0] * trace.num_events
+    for c in range(trace.num_events):
+        above = [p for p in range(trace.num_events) if row[p] == row[c] - 1 and start[p] <= start[c]]
+        if trace.ev_depth[c] > 0 and above:
+            p = max(above, key=lambda p: (start[p], p))  # the last one starting at or before c
+            if start[c] < end[p]:
+                covered[p] += min(end[c], end[p]) - start[c]
+    assert got.tolist() == [max(0, end[i] - start[i] - covered[i]) for i in range(trace.num_events)]
+
+
 def test_event_details_args_and_flows():
     b = TraceBuilder("t", "test")
     sec = b.section("s", "cpu")
