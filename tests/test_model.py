@@ -239,6 +239,10 @@ def test_bad_input_is_refused():
         b.section("x", kind="fpga")
     with pytest.raises(ValueError, match="flow phase"):
         b.add_flow_point("k", 0, "x", track, 0)
+    with pytest.raises(ValueError, match="FLOW_PHASES"):
+        b.add_flow_points([0], [0], [3], [track], [0], [False])
+    with pytest.raises(ValueError, match="differ in length"):
+        b.add_flow_points([0, 0], [0], [0], [track], [0], [False])
 
 
 def test_time_span_covers_events_and_counters():
@@ -303,7 +307,76 @@ def test_flow_points_bind_like_the_one_at_a_time_rule(events, points):
     order = np.lexsort((-dur, start, track))
     track, start, dur = track[order], start[order], dur[order]
     depth = layout_depths(track, start, dur)
-    pts = [("k", 0, "s", trk, ts, "next" if nxt else "enclosing") for trk, ts, nxt in points]
-    got = model._bind_flow_points(pts, track, start, dur, depth).tolist()
-    expected = [scalar_binding(track, start, dur, depth, p[3], p[4], p[5]) for p in pts]
+    p_track = np.array([p[0] for p in points], dtype=np.int64)
+    p_ts = np.array([p[1] for p in points], dtype=np.int64)
+    p_next = np.array([p[2] for p in points], dtype=bool)
+    got = model._bind_flow_points(p_track, p_ts, p_next, track, start, dur, depth).tolist()
+    expected = [
+        scalar_binding(track, start, dur, depth, trk, ts, "next" if nxt else "enclosing")
+        for trk, ts, nxt in points
+    ]
     assert got == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 1), st.integers(0, 100), st.integers(0, 40)), min_size=1, max_size=30),
+    st.lists(
+        st.tuples(
+            st.integers(0, 4),
+            st.integers(0, 2),
+            st.integers(0, 2),
+            st.integers(0, 1),
+            st.integers(-5, 150),
+            st.booleans(),
+        ),
+        max_size=25,
+    ),
+    st.integers(0, 25),
+)
+def test_bulk_flow_points_give_what_points_one_by_one_give(events, points, split):
+    def build(bulk):
+        b = TraceBuilder("t", "test")
+        sec = b.section("s")
+        tracks = [b.track(sec, "a"), b.track(sec, "b")]
+        names = [b.intern(f"n{i}") for i in range(3)]
+        for trk, s, d in events:
+            b.add_event(tracks[trk], s, d, names[0])
+        # The first `split` points one by one (keys as strings), the rest in one bulk call whose
+        # flow ids are scaled (only equality counts); a flow never spans the two.
+        one, rest = points[:split], points[split:]
+        for key, name, phase, trk, ts, nxt in one:
+            b.add_flow_point(
+                f"k{key}",
+                names[name],
+                model.FLOW_PHASES[phase],
+                tracks[trk],
+                ts,
+                "next" if nxt else "enclosing",
+            )
+        if bulk:
+            if rest:
+                cols = list(zip(*rest))
+                b.add_flow_points(
+                    [100 - 7 * k for k in cols[0]],
+                    [names[n] for n in cols[1]],
+                    cols[2],
+                    [tracks[t] for t in cols[3]],
+                    cols[4],
+                    cols[5],
+                )
+        else:
+            for key, name, phase, trk, ts, nxt in rest:
+                b.add_flow_point(
+                    ("bulk", key),
+                    names[name],
+                    model.FLOW_PHASES[phase],
+                    tracks[trk],
+                    ts,
+                    "next" if nxt else "enclosing",
+                )
+        return b.finalize()
+
+    a, b = build(True), build(False)
+    assert a.flow_src.tolist() == b.flow_src.tolist() and a.flow_dst.tolist() == b.flow_dst.tolist()
+    assert a.flow_name.tolist() == b.flow_name.tolist() and a.skipped == b.skipped

@@ -709,9 +709,7 @@ def _join_host_device(
     hv, hi = hv[order], hi[order]
     pos = np.searchsorted(hv, dv, side="right") - 1
     found = (pos >= 0) & (hv[np.maximum(pos, 0)] == dv)
-    name = builder.intern(flow_name)
-    for src, dst in zip(hi[pos[found]].tolist(), di[found].tolist()):
-        builder.add_flow(src, dst, name)
+    builder.add_flows(hi[pos[found]], di[found], builder.intern(flow_name))
     return _unique_ids(dv[found])
 
 
@@ -753,23 +751,16 @@ def _flow_points(
         legacy_cat, legacy_name = (ids_known.get(x, -1) for x in _LEGACY_LAUNCH_FLOW)
         is_launch |= (cat == legacy_cat) & (name == legacy_name)
         ok &= ~(is_launch & _member(ident, linked))
-    # A flow id seen once cannot link anything: count it here instead of binding it.
+    # A flow is identified by (category, name, id). An id seen once cannot link anything: count
+    # it here instead of binding it.
     sel = np.flatnonzero(ok)
-    single = _single_points(cat[sel].astype(np.int64) << 32 | name[sel], ident[sel])
+    flow = _flow_ids(cat[sel].astype(np.int64) << 32 | name[sel], ident[sel])
+    single = np.bincount(flow)[flow] == 1 if flow.shape[0] else np.zeros(0, bool)
     if single.any():
         damage.skipped["flow with a single endpoint"] += int(single.sum())
-        ok[sel[single]] = False
-    strings = list(builder.string_ids)
-    phases = ("s", "t", "f")
-    for i in np.flatnonzero(ok).tolist():
-        builder.add_flow_point(
-            (strings[cat[i]], strings[name[i]], bytes(ident[i])),
-            int(name[i]),
-            phases[phase[i]],
-            int(track[i]),
-            int(ts[i]),
-            "next" if bind_next[i] else "enclosing",
-        )
+    sel, flow = sel[~single], flow[~single]
+    if sel.shape[0]:
+        builder.add_flow_points(flow, name[sel], phase[sel], track[sel], ts[sel], bind_next[sel])
 
 
 def _lookup(size: int, ids: list[int]) -> np.ndarray:
@@ -802,20 +793,17 @@ def _member(values: np.ndarray, members: np.ndarray) -> np.ndarray:
     return members[pos] == values
 
 
-def _single_points(kind: np.ndarray, ident: np.ndarray) -> np.ndarray:
-    """Mask of the flow points whose (kind, id) no other point shares."""
+def _flow_ids(kind: np.ndarray, ident: np.ndarray) -> np.ndarray:
+    """Dense id per flow point, equal for points with the same (kind, id)."""
     n = kind.shape[0]
-    if n < 2:
-        return np.ones(n, bool)
+    if n == 0:
+        return np.zeros(0, np.int64)
     order = np.lexsort((ident, kind))
     k, i = kind[order], ident[order]
-    same = (k[1:] == k[:-1]) & (i[1:] == i[:-1])
-    shared = np.zeros(n, bool)
-    shared[1:] |= same
-    shared[:-1] |= same
-    single = np.empty(n, bool)
-    single[order] = ~shared
-    return single
+    new = np.concatenate(([True], (k[1:] != k[:-1]) | (i[1:] != i[:-1])))
+    flow = np.empty(n, np.int64)
+    flow[order] = np.cumsum(new) - 1
+    return flow
 
 
 class _Halves:

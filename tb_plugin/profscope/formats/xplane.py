@@ -469,8 +469,8 @@ class _Loader:
         links = links[links[:, 0] != links[:, 1]]
         # A link found both ways (flow stat and correlation id) is added once.
         _, first = np.unique(links[:, 0] * (b.num_events + 1) + links[:, 1], return_index=True)
-        for src, dst, name in links[np.sort(first)].tolist():
-            b.add_flow(src, dst, name)
+        links = links[np.sort(first)]
+        b.add_flows(links[:, 0], links[:, 1], links[:, 2])
 
     def _correlations(self) -> np.ndarray:
         """(host event, device event) rows linked by the CUPTI/ROCm correlation id.

@@ -21,6 +21,7 @@ import numpy as np
 SECTION_KINDS = ("cpu", "gpu", "tpu", "other")
 TRACK_KINDS = ("thread", "stream", "line", "derived", "async", "counter", "other")
 FLOW_BINDINGS = ("enclosing", "next")
+FLOW_PHASES = ("s", "t", "f")
 
 
 @dataclasses.dataclass
@@ -124,6 +125,7 @@ class TraceBuilder:
         self._flows: list[tuple[int, int, int]] = []
         self._flow_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._flow_points: list[tuple[Any, int, str, int, int, str]] = []
+        self._point_chunks: list[tuple[np.ndarray, ...]] = []
         self._ctr_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     # -- vocabulary -------------------------------------------------------------------------
@@ -278,11 +280,39 @@ class TraceBuilder:
         starts exactly there); `next` binds to the first slice starting at or after `ts_ps`.
         Points sharing `flow_key` are chained in time order: s → t … → f.
         """
-        if phase not in ("s", "t", "f"):
+        if phase not in FLOW_PHASES:
             raise ValueError(f"flow phase {phase!r}")
         if binding not in FLOW_BINDINGS:
             raise ValueError(f"flow binding {binding!r}")
         self._flow_points.append((flow_key, name, phase, track, ts_ps, binding))
+
+    def add_flow_points(
+        self,
+        flow: Sequence[int] | np.ndarray,
+        name: Sequence[int] | np.ndarray,
+        phase: Sequence[int] | np.ndarray,
+        track: Sequence[int] | np.ndarray,
+        ts_ps: Sequence[int] | np.ndarray,
+        bind_next: Sequence[bool] | np.ndarray,
+    ) -> None:
+        """Many flow points at once, as `add_flow_point` takes them one by one.
+
+        `flow`: points with the same value (within this call) belong to one flow; `phase`: index
+        into FLOW_PHASES (s, t, f); `bind_next`: True for binding "next", False for "enclosing".
+        """
+        columns = (
+            np.array(flow, dtype=np.int64),
+            np.array(name, dtype=np.int64),
+            np.array(phase, dtype=np.int64),
+            np.array(track, dtype=np.int64),
+            np.array(ts_ps, dtype=np.int64),
+            np.array(bind_next, dtype=bool),
+        )
+        if any(c.shape != columns[0].shape or c.ndim != 1 for c in columns):
+            raise ValueError("flow point columns differ in length")
+        if columns[2].shape[0] and (int(columns[2].min()) < 0 or int(columns[2].max()) >= len(FLOW_PHASES)):
+            raise ValueError("flow phase codes must index FLOW_PHASES")
+        self._point_chunks.append(columns)
 
     def add_counter(
         self, track: int, time_ps: Sequence[int] | np.ndarray, value: Sequence[float] | np.ndarray
@@ -387,15 +417,10 @@ class TraceBuilder:
             dst.append(final_index[d])
             names.append(nm)
         self._flow_chunks.clear()
-        if self._flow_points:
-            points = self._flow_points
-            ev = _bind_flow_points(points, track, start, dur, depth)
-            keys: dict[Any, int] = {}
-            kid = np.fromiter((keys.setdefault(p[0], len(keys)) for p in points), np.int64, len(points))
-            name = np.fromiter((p[1] for p in points), np.int64, len(points))
-            rank = np.fromiter((_PHASE_RANK[p[2]] for p in points), np.int64, len(points))
-            ts = np.fromiter((p[4] for p in points), np.int64, len(points))
-            self._flow_points.clear()
+        points = self._flow_point_columns()
+        if points is not None:
+            kid, name, rank, p_track, ts, p_next = points
+            ev = _bind_flow_points(p_track, ts, p_next, track, start, dur, depth)
             unbound = int((ev < 0).sum())
             if unbound:
                 self.skipped["flow endpoint with no slice to bind to"] += unbound
@@ -419,8 +444,43 @@ class TraceBuilder:
             np.concatenate(names).astype(np.int32),
         )
 
+    def _flow_point_columns(self) -> tuple[np.ndarray, ...] | None:
+        """All flow points as (flow, name, phase, track, ts, bind_next) columns, or None.
 
-_PHASE_RANK = {"s": 0, "t": 1, "f": 2}
+        Flows are numbered in the order of their first point: points added one by one first,
+        then each bulk call (whose flows never join those of another call).
+        """
+        chunks = []
+        if self._flow_points:
+            points = self._flow_points
+            count = len(points)
+            keys: dict[Any, int] = {}
+            chunks.append(
+                (
+                    np.fromiter((keys.setdefault(p[0], len(keys)) for p in points), np.int64, count),
+                    np.fromiter((p[1] for p in points), np.int64, count),
+                    np.fromiter((FLOW_PHASES.index(p[2]) for p in points), np.int64, count),
+                    np.fromiter((p[3] for p in points), np.int64, count),
+                    np.fromiter((p[4] for p in points), np.int64, count),
+                    np.fromiter((p[5] == "next" for p in points), bool, count),
+                )
+            )
+            self._flow_points.clear()
+        chunks.extend(self._point_chunks)
+        self._point_chunks.clear()
+        if not chunks:
+            return None
+        offset = 0
+        flows = []
+        for chunk in chunks:
+            flows.append(chunk[0] - (int(chunk[0].min()) if chunk[0].shape[0] else 0) + offset)
+            offset = int(flows[-1].max()) + 1 if chunk[0].shape[0] else offset
+        flow = np.concatenate(flows)
+        _, first, inverse = np.unique(flow, return_index=True, return_inverse=True)
+        numbering = np.empty_like(first)
+        numbering[np.argsort(first, kind="stable")] = np.arange(first.shape[0])
+        columns = [np.concatenate(c) for c in list(zip(*chunks))[1:]]
+        return (numbering[inverse.ravel()], *columns)
 
 
 def event_order(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
@@ -519,21 +579,21 @@ def _greedy_rows(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
 
 
 def _bind_flow_points(
-    points: list[tuple[Any, int, str, int, int, str]],
+    p_track: np.ndarray,
+    p_ts: np.ndarray,
+    p_next: np.ndarray,
     track: np.ndarray,
     start: np.ndarray,
     dur: np.ndarray,
     depth: np.ndarray,
 ) -> np.ndarray:
-    """Final event index each flow point binds to, or -1 (vectorized per track)."""
-    count = len(points)
+    """Final event index each flow point (track, ts, binds "next") binds to, or -1 (vectorized
+    per track)."""
+    count = p_track.shape[0]
     bound = np.full(count, -1, dtype=np.int64)
     n = track.shape[0]
     if n == 0 or count == 0:
         return bound
-    p_track = np.fromiter((p[3] for p in points), np.int64, count)
-    p_ts = np.fromiter((p[4] for p in points), np.int64, count)
-    p_next = np.fromiter((p[5] == "next" for p in points), bool, count)
     end = start + dur
     track_lo = np.searchsorted(track, np.arange(int(track.max()) + 2), side="left")
     known = (p_track >= 0) & (p_track + 1 < track_lo.shape[0])
