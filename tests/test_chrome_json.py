@@ -10,6 +10,7 @@ import collections
 import gzip
 import importlib.util
 import json
+import os
 import shutil
 from decimal import Decimal
 from pathlib import Path
@@ -20,6 +21,7 @@ import numpy as np
 import pytest
 
 from profscope.formats import chrome_helper, chrome_json
+from profscope.formats.chrome_scan import BlockReader, EventScanner
 
 DATA = Path(__file__).parent / "data" / "kineto"
 TRACES = sorted(p.name for p in DATA.glob("*.json.gz"))
@@ -497,3 +499,60 @@ def test_progress_polls_after_the_helper_finished_first(tmp_path: Path) -> None:
     finally:
         helper.stop()
     assert tail.collector is not None
+
+
+@pytest.mark.parametrize("memory_file", [True, False])
+def test_helper_result_through_a_memory_file_or_the_pipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memory_file: bool
+) -> None:
+    """Where there is no anonymous memory file (not Linux) everything goes through the pipe."""
+    plain = plain_copy(tmp_path, NS_TRACE)
+    sequential = read(plain)
+    monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
+    if not memory_file:
+        monkeypatch.setattr(chrome_helper, "_memory_file", lambda: None)
+    elif chrome_helper._memory_file() is None:
+        pytest.skip("no os.memfd_create here")
+    kinds: list[str] = []
+    original = chrome_helper.HelperProcess.result
+
+    def result(self: Any) -> Any:
+        tail = original(self)
+        kinds.append(type(tail.collector.ev_args[0]).__name__)
+        return tail
+
+    monkeypatch.setattr(chrome_helper.HelperProcess, "result", result)
+    assert_same_trace(read(plain), sequential)
+    assert kinds == (["ndarray"] if memory_file else ["bytes"])
+
+
+def test_spilled_result_round_trip_and_fallback(tmp_path: Path) -> None:
+    collector = chrome_helper.ColumnCollector()
+    plain = plain_copy(tmp_path, NS_TRACE)
+    with open(plain, "rb") as f:
+        reader = BlockReader(f)
+        for batch in EventScanner(reader.next_block, collector.damage).batches():
+            collector.add(batch)
+        reader.close()
+    collector.finish()
+    args = bytes(collector.ev_args[0])
+    fd = chrome_helper._memory_file()
+    if fd is None:
+        pytest.skip("no os.memfd_create here")
+    try:
+        message = chrome_helper.spilled(chrome_helper.TailResult(collector, {"k": 1}, True), fd)
+        assert isinstance(message, chrome_helper.SpilledResult) and len(message.header) < 100_000
+        back = chrome_helper.unspilled(message, fd)
+    finally:
+        os.close(fd)
+    assert back.metadata == {"k": 1} and back.document_complete
+    assert bytes(back.collector.ev_args[0]) == args
+    for table in ("ev", "flow"):
+        for key, parts in getattr(collector, table).items():
+            assert [p.tolist() for p in getattr(back.collector, table)[key]] == [p.tolist() for p in parts], (
+                key
+            )
+    back.collector.ev["us"][0][0] += 1  # writable, like unpickled arrays
+    # A file that cannot be written: the result goes through the pipe as it is.
+    result = chrome_helper.TailResult(collector, {}, True)
+    assert chrome_helper.spilled(result, 10**6) is result
