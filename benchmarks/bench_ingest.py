@@ -59,8 +59,7 @@ code = ingest.run_ingest(json.loads(line))
 stages["returned_at"] = time.time()
 stages["started_at"] = started
 sys.stderr.write("STAGES " + json.dumps(stages) + "\n")
-sys.stderr.flush()
-sys.exit(code)
+ingest.end_process(code)
 """
 
 

@@ -24,7 +24,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import fsspec
 import numpy as np
@@ -464,5 +464,14 @@ def main(argv: list[str]) -> int:
     return run_ingest(json.loads(argv[0]))
 
 
+def end_process(code: int) -> NoReturn:
+    """End the ingest child: the server waits for it to exit, so skip freeing the trace's arrays
+    (50-80 ms after a 3 M-event ingest) and the rest of interpreter teardown; files and locks are
+    closed by then, only stdio is left to flush."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    end_process(main(sys.argv[1:]))
