@@ -576,3 +576,21 @@ def test_parse_us_rejects_what_is_not_a_number() -> None:
     assert ok.tolist() == [False, False, False, False, False, True, True, True, True]
     assert (us * 1_000_000 + frac)[5:].tolist() == [12_500_000, 1_500_000_000, -500_000, 7_000_000]
     assert np.asarray(us).dtype == np.int64
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.booleans()), max_size=60))
+def test_brackets_match_ends_like_a_stack_per_group(halves: list[tuple[int, bool]]) -> None:
+    group = np.array([g for g, _ in halves], dtype=np.int64)
+    begin = np.array([b for _, b in halves], dtype=bool)
+    ends, begins, still_open = chrome_json._brackets(group, begin)
+    stacks: dict[int, list[int]] = {}
+    expected = []
+    for i, (g, b) in enumerate(halves):
+        stack = stacks.setdefault(g, [])
+        if b:
+            stack.append(i)
+        elif stack:
+            expected.append((i, stack.pop()))
+    assert list(zip(ends.tolist(), begins.tolist())) == expected
+    assert still_open.tolist() == sorted(i for stack in stacks.values() for i in stack)

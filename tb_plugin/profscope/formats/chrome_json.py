@@ -857,13 +857,33 @@ class _Halves:
     def args(self, i: int) -> bytes:
         return self.blob[self.offsets[i] : self.offsets[i + 1]]
 
-    def part_index(self, i: int) -> tuple[int, int]:
-        """(part, index within that part's table) of the i-th half."""
-        for part, size in enumerate(self.sizes):
-            if i < size:
-                return part, i
-            i -= size
-        raise IndexError(i)
+    def part_index(self, i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(part, index within that part's table) of halves `i`."""
+        ends = np.cumsum(self.sizes)
+        part = np.searchsorted(ends, i, side="right")
+        return part, i - (ends[part] - np.asarray(self.sizes)[part])
+
+    def slices(
+        self, begin: np.ndarray, end: np.ndarray, end_ps: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, bytes, np.ndarray]:
+        """(track, start, dur, name, cat, args blob, args lengths) of slices opened by halves `begin`
+        and closed at `end_ps` by halves `end` (-1: closed by the end of the trace, no E args)."""
+        start = self.ts[begin]
+        lo, hi = self.offsets[begin].tolist(), self.offsets[begin + 1].tolist()
+        pieces = [self.blob[a:b] for a, b in zip(lo, hi)]
+        with_end_args = np.flatnonzero((end >= 0) & (self.offsets[end + 1] > self.offsets[end]))
+        for k in with_end_args.tolist():
+            pieces[k] = _merge_args(pieces[k], self.args(int(end[k])))
+        lengths = np.fromiter(map(len, pieces), np.int64, len(pieces))
+        return (
+            self.track[begin],
+            start,
+            np.maximum(end_ps - start, 0),
+            self.name[begin],
+            self.cat[begin],
+            b"".join(pieces),
+            lengths,
+        )
 
 
 def _merge_args(begin: bytes, end: bytes) -> bytes:
@@ -875,6 +895,48 @@ def _merge_args(begin: bytes, end: bytes) -> bytes:
     return begin.rstrip()[:-1] + b"," + end.lstrip()[1:]
 
 
+def _brackets(group: np.ndarray, begin: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Match ends to begins like a stack per group, for halves in time order.
+
+    An end closes the latest open begin of its group; an end with none open is unmatched. Returns
+    (matched ends, their begins) as positions in the input, in input order, and the begins left
+    open, in input order. Vectorized: the stack depth is a running sum of +1 / -1 held at zero
+    where an end finds the stack empty; a begin opens the level it raises the depth to and an end
+    closes the level it lowers it from, and per (group, level) the begins and ends then alternate.
+    """
+    n = group.shape[0]
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    by_group = np.argsort(group, kind="stable")
+    g = group[by_group]
+    is_begin = begin[by_group]
+    first = np.concatenate(([True], g[1:] != g[:-1]))
+    gid = np.cumsum(first) - 1
+    step = np.where(is_begin, 1, -1)
+    total = np.cumsum(step)
+    group_start = np.maximum.accumulate(np.where(first, np.arange(n), 0))
+    local = total - (total - step)[group_start]  # running sum within the group
+    # Running minimum within each group: later groups are shifted below earlier ones.
+    shift = (2 * n + 2) * gid
+    low = np.minimum(np.minimum.accumulate(local - shift) + shift, 0)
+    depth = local - low
+    depth_before = np.concatenate(([0], depth[:-1]))
+    depth_before[first] = 0
+    matched_end = ~is_begin & (depth_before > 0)
+    keep = np.flatnonzero(is_begin | matched_end)
+    level = np.where(is_begin, depth, depth_before)[keep]
+    order = keep[np.lexsort((level, gid[keep]))]
+    closes = np.zeros(order.shape[0], bool)
+    closes[1:] = ~is_begin[order[1:]]
+    ends = by_group[order[closes]]
+    begins = by_group[order[np.flatnonzero(closes) - 1]]
+    still_open = np.ones(order.shape[0], bool)
+    still_open[np.flatnonzero(closes) - 1] = False
+    still_open &= is_begin[order]
+    by_end = np.argsort(ends, kind="stable")
+    return ends[by_end], begins[by_end], np.sort(by_group[order[still_open]])
+
+
 def _pair_begin_end(
     builder: TraceBuilder, ids: _Parts, clock: _Clock, layout: _Layout, damage: Damage, trace_end: int
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -884,50 +946,26 @@ def _pair_begin_end(
     h = _Halves(ids, clock, layout, "be", "begin", damage, "B/E events")
     if h.empty:
         return result, starts
-    slices: list[tuple[int, int, int, int, int, bytes]] = []
-    sources: list[int] = []
-    stacks: dict[int, list[int]] = {}
-    unmatched_end = 0
-    for i in h.order.tolist():
-        stack = stacks.setdefault(int(h.track[i]), [])
-        if h.extra[i]:
-            stack.append(i)
-        elif stack:
-            b = stack.pop()
-            slices.append(_slice(h, b, int(h.ts[i]), h.args(i)))
-            sources.append(b)
-        else:
-            unmatched_end += 1
-    unclosed = 0
-    for stack in stacks.values():
-        for b in stack:
-            slices.append(_slice(h, b, trace_end, b""))
-            sources.append(b)
-            unclosed += 1
+    seq = h.order
+    ends, begins, still_open = _brackets(h.track[seq], h.extra[seq].astype(bool))
+    unmatched_end = int((~h.extra[seq].astype(bool)).sum()) - ends.shape[0]
     if unmatched_end:
         damage.skipped["E events without a matching B"] += unmatched_end
-    if unclosed:
-        damage.warn(f"{unclosed} B events have no matching E; shown until the end of the trace")
-    if slices:
-        first = builder.add_events(*(list(c) for c in zip(*slices)))
-        for k, b in enumerate(sources):
-            part, local = h.part_index(b)
-            result[part][local] = first + k
-            starts[part][local] = slices[k][1]
+    if still_open.shape[0]:
+        damage.warn(f"{still_open.shape[0]} B events have no matching E; shown until the end of the trace")
+    # Slices in the order their E comes, then those left open (by thread, then time).
+    begin = seq[np.concatenate((begins, still_open))]
+    end = np.concatenate((seq[ends], np.full(still_open.shape[0], -1, np.int64)))
+    if begin.shape[0]:
+        end_ps = np.where(end >= 0, h.ts[end], trace_end)
+        track, start, dur, name, cat, blob, lengths = h.slices(begin, end, end_ps)
+        first = builder.add_events(track, start, dur, name, cat, args_blob=blob, args_lengths=lengths)
+        part, local = h.part_index(begin)
+        for p in range(len(ids.parts)):
+            mine = part == p
+            result[p][local[mine]] = first + np.flatnonzero(mine)
+            starts[p][local[mine]] = start[mine]
     return result, starts
-
-
-def _slice(h: _Halves, begin: int, end_ps: int, end_args: bytes) -> tuple[int, int, int, int, int, bytes]:
-    """(track, start, dur, name, cat, args) of the slice opened by half `begin`."""
-    start = int(h.ts[begin])
-    return (
-        int(h.track[begin]),
-        start,
-        max(0, end_ps - start),
-        int(h.name[begin]),
-        int(h.cat[begin]),
-        _merge_args(h.args(begin), end_args),
-    )
 
 
 def _pair_async(
@@ -940,32 +978,38 @@ def _pair_async(
     h = _Halves(ids, clock, layout, "asy", "phase", damage, "async events")
     if h.empty:
         return
-    out: list[tuple[int, int, int, int, int, bytes]] = []
-    open_by_track: dict[int, list[int]] = {}
-    unmatched = unclosed = 0
-    for i in h.order.tolist():
-        t = int(h.track[i])
-        if h.extra[i] == cc.ASYNC_BEGIN:
-            open_by_track.setdefault(t, []).append(i)
-        elif h.extra[i] == cc.ASYNC_INSTANT:
-            out.append((t, int(h.ts[i]), 0, int(h.name[i]), int(h.cat[i]), h.args(i)))
-        else:
-            stack = open_by_track.get(t, [])
-            match = next((k for k in range(len(stack) - 1, -1, -1) if h.name[stack[k]] == h.name[i]), None)
-            if match is None:
-                unmatched += 1
-                continue
-            out.append(_slice(h, stack.pop(match), int(h.ts[i]), h.args(i)))
-    for stack in open_by_track.values():
-        for b in stack:
-            out.append(_slice(h, b, trace_end, b""))
-            unclosed += 1
+    seq = h.order
+    phase = h.extra[seq]
+    pairs = np.flatnonzero(phase != cc.ASYNC_INSTANT)
+    group = h.track[seq[pairs]].astype(np.int64) << 32 | h.name[seq[pairs]].astype(np.int64)
+    ends, begins, still_open = _brackets(group, phase[pairs] == cc.ASYNC_BEGIN)
+    ends, begins, still_open = pairs[ends], pairs[begins], pairs[still_open]
+    unmatched = int((phase == cc.ASYNC_END).sum()) - ends.shape[0]
     if unmatched:
         damage.skipped["async end events without a matching begin"] += unmatched
-    if unclosed:
-        damage.warn(f"{unclosed} async begin events have no matching end; shown until the end of the trace")
-    if out:
-        builder.add_events(*(list(c) for c in zip(*out)))
+    if still_open.shape[0]:
+        damage.warn(
+            f"{still_open.shape[0]} async begin events have no matching end; shown until the end of the trace"
+        )
+    # Instants and closed slices in the order of the instant or the end, then those left open.
+    instants = np.flatnonzero(phase == cc.ASYNC_INSTANT)
+    at = np.concatenate((instants, ends))
+    in_order = np.argsort(at, kind="stable")
+    begin = seq[np.concatenate((np.concatenate((instants, begins))[in_order], still_open))]
+    end = np.concatenate(
+        (
+            np.concatenate((np.full(instants.shape[0], -1, np.int64), seq[ends]))[in_order],
+            np.full(still_open.shape[0], -1, np.int64),
+        )
+    )
+    if not begin.shape[0]:
+        return
+    is_instant = np.concatenate((np.ones(instants.shape[0], bool), np.zeros(ends.shape[0], bool)))[in_order]
+    is_instant = np.concatenate((is_instant, np.zeros(still_open.shape[0], bool)))
+    end_ps = np.where(end >= 0, h.ts[end], trace_end)
+    end_ps[is_instant] = h.ts[begin[is_instant]]
+    track, start, dur, name, cat, blob, lengths = h.slices(begin, end, end_ps)
+    builder.add_events(track, start, dur, name, cat, args_blob=blob, args_lengths=lengths)
 
 
 def _counters(builder: TraceBuilder, ids: _Parts, clock: _Clock, layout: _Layout, damage: Damage) -> None:
