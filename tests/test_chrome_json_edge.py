@@ -594,3 +594,24 @@ def test_brackets_match_ends_like_a_stack_per_group(halves: list[tuple[int, bool
             expected.append((i, stack.pop()))
     assert list(zip(ends.tolist(), begins.tolist())) == expected
     assert still_open.tolist() == sorted(i for stack in stacks.values() for i in stack)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.binary(max_size=21)
+        | st.integers(0, 10**20).map(lambda i: str(i).encode())
+        | st.sampled_from([b"0", b"00", b"07", b"7\x00", b"\x007", b"1 ", b"-1", b"9999999999999999999"]),
+        max_size=30,
+    ),
+    st.lists(st.integers(0, 10**19 - 1), min_size=1, max_size=10),
+)
+def test_flow_ids_against_numeric_ids_compare_as_texts(values: list[bytes], members: list[int]) -> None:
+    """A launch flow's id is linked when its text is the decimal text of a linked number, the
+    same answer as comparing it with those texts."""
+    as_array = np.array(values, dtype=bytes) if values else np.zeros(0, "S1")
+    numbers = np.unique(np.array(members, dtype=np.uint64))
+    got = chrome_json._member(as_array, numbers)
+    assert got.tolist() == chrome_json._member(as_array, numbers.astype(bytes)).tolist()
+    texts = {str(m).encode() for m in members}
+    assert got.tolist() == [v.rstrip(b"\x00") in texts for v in values]

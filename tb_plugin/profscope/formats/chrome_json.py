@@ -780,17 +780,45 @@ def _comparable_ids(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def _unique_ids(ids: np.ndarray) -> np.ndarray:
-    """Distinct ids, back as digit strings (how flow ids are compared)."""
-    unique = np.unique(ids)
-    return unique.astype(bytes) if unique.dtype.kind == "u" else unique
+    """Distinct ids, sorted: numbers (uint64) when they were compared as numbers, else byte strings."""
+    return np.unique(ids)
 
 
 def _member(values: np.ndarray, members: np.ndarray) -> np.ndarray:
-    """values ∈ members, for byte-string ids of any widths."""
+    """values ∈ members, compared as texts: `values` are byte strings, `members` sorted byte
+    strings or sorted numbers (uint64) that stand for their decimal text without leading zeros."""
+    if members.dtype.kind == "u":
+        # Only a text written the way a number prints can equal one: compare those as numbers.
+        decimal, number = _decimal_numbers(values)
+        found = np.zeros(values.shape[0], bool)
+        if members.shape[0] and decimal.any():
+            number = number[decimal]
+            at = np.minimum(np.searchsorted(members, number), members.shape[0] - 1)
+            found[decimal] = members[at] == number
+        return found
     width = max(values.dtype.itemsize, members.dtype.itemsize)
     values, members = values.astype(f"S{width}"), np.sort(members.astype(f"S{width}"))
     pos = np.minimum(np.searchsorted(members, values), members.shape[0] - 1)
     return members[pos] == values
+
+
+def _decimal_numbers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mask, uint64 value) of the byte strings that are a number below 10**19 written in decimal
+    without leading zeros ("0", "17"); value 0 where the mask is False."""
+    n, width = values.shape[0], values.dtype.itemsize
+    number = np.zeros(n, np.uint64)
+    if n == 0 or width == 0:
+        return np.zeros(n, bool), number
+    chars = np.ascontiguousarray(values).view(np.uint8).reshape(n, width)
+    digit = chars - np.uint8(ord("0"))  # wraps for bytes below "0"
+    length = (chars != 0).sum(axis=1)
+    ok = (length > 0) & (length <= 19) & ((chars[:, 0] != ord("0")) | (length == 1))
+    for k in range(width):  # digits exactly up to the length, then only the NUL padding
+        inside = k < length
+        ok &= (digit[:, k] <= 9) == inside
+        number = np.where(inside, number * np.uint64(10) + digit[:, k], number)
+    number[~ok] = 0
+    return ok, number
 
 
 def _flow_ids(kind: np.ndarray, ident: np.ndarray) -> np.ndarray:
