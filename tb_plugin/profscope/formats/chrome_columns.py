@@ -382,6 +382,22 @@ class ColumnCollector:
     def _names(self, events: list[Event], getter: Any) -> np.ndarray:
         return np.fromiter(map(self.strings.__getitem__, map(getter, events)), np.int32, len(events))
 
+    def _with_ids(
+        self, events: list[Event], codes: np.ndarray, what: str
+    ) -> tuple[list[Event], np.ndarray, np.ndarray, np.ndarray, list[bytes]]:
+        """The events of `what` that have a valid time and an id (async and flow events pair by id)."""
+        us, frac, keep = self._times(events, what)
+        ids = _ids(events)
+        no_id = np.fromiter((not i for i in ids), bool, len(ids))
+        if no_id.any():
+            self.damage.skipped[f"{what} without an id"] += int((no_id & keep).sum())
+            keep &= ~no_id
+        sel = np.flatnonzero(keep)
+        if sel.shape[0] != len(events):
+            events, us, frac, codes = _take(events, sel), us[sel], frac[sel], codes[sel]
+            ids = [ids[i] for i in sel.tolist()]
+        return events, us, frac, codes, ids
+
     def _times(self, events: list[Event], what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         us, frac, ok = parse_us(list(map(_TS, events)))
         bad = int((~ok).sum())
@@ -500,16 +516,7 @@ class ColumnCollector:
         self.num_be += len(events)
 
     def _async(self, events: list[Event], codes: np.ndarray) -> None:
-        us, frac, keep = self._times(events, "async events")
-        ids = _ids(events)
-        no_id = np.fromiter((not i for i in ids), bool, len(ids))
-        if no_id.any():
-            self.damage.skipped["async events without an id"] += int((no_id & keep).sum())
-            keep &= ~no_id
-        sel = np.flatnonzero(keep)
-        if sel.shape[0] != len(events):
-            events, us, frac, codes = _take(events, sel), us[sel], frac[sel], codes[sel]
-            ids = [ids[i] for i in sel.tolist()]
+        events, us, frac, codes, ids = self._with_ids(events, codes, "async events")
         if not events:
             return
         keys = [(ASYNC, ev.pid, ev.cat or "", i) for ev, i in zip(events, ids)]
@@ -558,16 +565,7 @@ class ColumnCollector:
         cols["value"].append(np.asarray(values, np.float64))
 
     def _flows(self, events: list[Event], codes: np.ndarray) -> None:
-        us, frac, keep = self._times(events, "flow events")
-        ids = _ids(events)
-        no_id = np.fromiter((not i for i in ids), bool, len(ids))
-        if no_id.any():
-            self.damage.skipped["flow events without an id"] += int((no_id & keep).sum())
-            keep &= ~no_id
-        sel = np.flatnonzero(keep)
-        if sel.shape[0] != len(events):
-            events, us, frac, codes = _take(events, sel), us[sel], frac[sel], codes[sel]
-            ids = [ids[i] for i in sel.tolist()]
+        events, us, frac, codes, ids = self._with_ids(events, codes, "flow events")
         if not events:
             return
         enclosing = np.fromiter(map(_ENCLOSING.__contains__, map(_BP, events)), bool, len(events))
