@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clampRange, fitRange, limitsFor, panBy, Projection, zoomAround } from "../src/views/trace/viewport.ts";
+import { clampRange, dragRange, fitRange, limitsFor, panBy, Projection, zoomAround } from "../src/views/trace/viewport.ts";
 
 const lim = limitsFor(0, 1e9);
 
@@ -53,5 +53,18 @@ describe("viewport", () => {
     expect(p.x(2000)).toBe(600);
     expect(p.ns(350)).toBe(1500);
     expect(p.nsPerPx).toBe(2);
+  });
+
+  it("measures a drag as the time under its two ends, in either direction", () => {
+    // 1 µs per px: 1000 px of timeline right of a 260 px label column.
+    const p = new Projection({ start: 5e6, end: 6e6 }, 260, 1000);
+    expect(dragRange(p, 400, 650, 260, 1260)).toEqual({ start: 5e6 + 140e3, end: 5e6 + 390e3 });
+    expect(dragRange(p, 650, 400, 260, 1260)).toEqual({ start: 5e6 + 140e3, end: 5e6 + 390e3 });
+  });
+
+  it("holds a drag's ends to the visible timeline (over the labels, past the right edge)", () => {
+    const p = new Projection({ start: 0, end: 1e6 }, 260, 1000);
+    expect(dragRange(p, 100, 500, 260, 1260)).toEqual({ start: 0, end: 240e3 });
+    expect(dragRange(p, 1000, 1900, 260, 1260)).toEqual({ start: 740e3, end: 1e6 });
   });
 });

@@ -13,7 +13,7 @@ import { levelFor, tilesCovering } from "./levels.ts";
 import { drawAxis, drawFrame, type FlowArrow, LABEL_WIDTH, type SelectedBox } from "./render.ts";
 import { counterAt, type EventHit, hitTest, type Plan, planPieces, summaryAt } from "./scene.ts";
 import { type TileId, TileCache } from "./tilecache.ts";
-import { clampRange, fitRange, type Limits, limitsFor, panBy, Projection, type Range, zoomAround } from "./viewport.ts";
+import { clampRange, dragRange, fitRange, type Limits, limitsFor, panBy, Projection, type Range, zoomAround } from "./viewport.ts";
 
 type Tool = "select" | "pan" | "zoom" | "timing";
 
@@ -76,7 +76,16 @@ export class TraceViewer {
   private readonly canvas = h("canvas", { class: "tv-canvas", "data-testid": "trace-canvas" });
   private readonly spacer = h("div", { class: "tv-spacer" });
   private readonly scroller = h("div", { class: "tv-scroll" }, this.canvas, this.spacer);
-  private readonly body = h("div", { class: "tv-body" }, this.axis, this.scroller);
+  /** The latest measurement (Timing tool drag, or M on the selection) in words: the axis label is
+   * drawn on a canvas, which neither a screen reader nor a copy-paste can read. */
+  private readonly measureOut = h("div", {
+    class: "tv-measure",
+    "data-testid": "measure",
+    title: "Measured with the Timing tool (4) or M; Esc clears",
+    "aria-live": "polite",
+    hidden: true,
+  });
+  private readonly body = h("div", { class: "tv-body" }, this.axis, this.scroller, this.measureOut);
   private readonly status = h("div", { class: "tv-status", "data-testid": "trace-status" });
   private readonly notices = h("div", { class: "tv-notices" });
   private readonly tooltip = h("div", { class: "tv-tooltip", hidden: true });
@@ -90,6 +99,7 @@ export class TraceViewer {
     "data-testid": "search-input",
   });
   private readonly searchCount = h("span", { class: "tv-search-count", "data-testid": "search-count" });
+  private measureShown = "";
   private readonly details: DetailsPanel;
   private readonly help: HTMLElement;
 
@@ -101,7 +111,8 @@ export class TraceViewer {
   private cache: TileCache;
   private tool: Tool = "select";
   private selection: Selection = { kind: "none" };
-  private marks: { start: number; end: number }[] = [];
+  /** Measured ranges; `stepNs` is how exact their ends are (a pixel for a drag, 1 ns for an event). */
+  private marks: { start: number; end: number; stepNs: number }[] = [];
   private pinnedFlows: PinnedFlow[] = [];
   /** The view the hover tooltip was computed for: it hides as soon as the view moves under it. */
   private tooltipFor: { start: number; end: number; scroll: number } | null = null;
@@ -418,10 +429,12 @@ export class TraceViewer {
     const actx = this.axis.getContext("2d") as CanvasRenderingContext2D;
     actx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     drawAxis(actx, this.width, AXIS_HEIGHT, proj, marks, cursorX);
+    this.showMeasure();
     const ms = performance.now() - t0;
     const d = this.canvas.dataset;
     d.level = String(this.plan.target.level);
     d.boxes = String(stats.boxes);
+    d.flows = String(stats.flows);
     d.drawMs = ms.toFixed(2);
     this.updateStatus(stats.boxes);
     this.scheduleFetch(false);
@@ -433,16 +446,40 @@ export class TraceViewer {
   }
 
   private markList(): { start: number; end: number; color: string }[] {
-    const out = this.marks.map((m) => ({ ...m, color: MARK_COLOR }));
+    const out = this.marks.map((m) => ({ start: m.start, end: m.end, color: MARK_COLOR }));
     if (this.selection.kind === "range") out.push({ start: this.selection.start, end: this.selection.end, color: RANGE_COLOR });
     const d = this.drag;
     if (d && d.moved && (d.tool === "zoom" || d.tool === "timing")) {
-      const proj = this.projection();
-      const a = proj.ns(Math.max(LABEL_WIDTH, d.x0));
-      const b = proj.ns(Math.max(LABEL_WIDTH, d.x));
-      out.push({ start: Math.min(a, b), end: Math.max(a, b), color: d.tool === "zoom" ? RANGE_COLOR : MARK_COLOR });
+      out.push({ ...this.dragSpan(d, d.x), color: d.tool === "zoom" ? RANGE_COLOR : MARK_COLOR });
     }
     return out;
+  }
+
+  private dragSpan(d: Drag, x: number): Range {
+    return dragRange(this.projection(), d.x0, x, LABEL_WIDTH, this.width);
+  }
+
+  /** The Timing tool's drag while it lasts, else the latest mark. */
+  private showMeasure(): void {
+    const d = this.drag;
+    const live = d && d.moved && d.tool === "timing" ? { ...this.dragSpan(d, d.x), stepNs: this.projection().nsPerPx } : null;
+    const m = live ?? this.marks[this.marks.length - 1] ?? null;
+    // Ends with as many decimals as they are exact: a dragged end is only good to a pixel.
+    const at = (ns: number) => (m ? formatTimestamp(ns, m.stepNs, ns) : "");
+    const [dur, from, to] = m ? [formatDuration(m.end - m.start), at(m.start), at(m.end)] : [];
+    const shown = m ? `${dur} ${from} ${to}` : "";
+    if (shown === this.measureShown) return;
+    this.measureShown = shown;
+    clear(this.measureOut);
+    this.measureOut.hidden = !m;
+    if (!m) return;
+    this.measureOut.append(
+      h("span", { class: "tv-measure-arrow" }, "⟷ "),
+      h("b", { "data-testid": "measure-duration" }, dur),
+      " measured",
+      h("br"),
+      h("span", { class: "tv-measure-range" }, h("span", { "data-testid": "measure-from" }, from), " → ", h("span", { "data-testid": "measure-to" }, to)),
+    );
   }
 
   private bandRect(scrollY: number): { x0: number; y0: number; x1: number; y1: number } | null {
@@ -703,7 +740,9 @@ export class TraceViewer {
     }
   }
 
-  private async selectRange(start: number, end: number, tracks: number[]): Promise<void> {
+  /** Selects a time range on tracks and shows their summary; `stepNs` is how exact the range's ends
+   * are (a pixel when dragged), so its start is not shown with digits it does not have. */
+  private async selectRange(start: number, end: number, tracks: number[], stepNs = 1): Promise<void> {
     this.selection = { kind: "range", start, end, tracks };
     this.pinnedFlows = [];
     this.requestDraw();
@@ -714,7 +753,7 @@ export class TraceViewer {
       if (abort.signal.aborted) return;
       this.details.showSummary(
         "Range selection",
-        `${formatDuration(end - start)} from ${this.timeOf(start)} on ${tracks.length} track${tracks.length === 1 ? "" : "s"}`,
+        `${formatDuration(end - start)} from ${formatTimestamp(start, stepNs, start)} on ${tracks.length} track${tracks.length === 1 ? "" : "s"}`,
         resp,
       );
     } catch (e) {
@@ -918,7 +957,7 @@ export class TraceViewer {
         e.preventDefault();
         const span = this.selectionSpan();
         if (span) {
-          this.marks = [...this.marks.slice(-7), span];
+          this.marks = [...this.marks.slice(-7), { ...span, stepNs: 1 }];
           this.requestDraw();
         }
         return;
@@ -1055,7 +1094,6 @@ export class TraceViewer {
     this.canvas.classList.remove("grabbing");
     if (!d || !this.layout) return;
     const p = this.canvasPoint(e);
-    const proj = this.projection();
     if (d.tool === "collapse") {
       if (!d.moved) {
         const row = this.layout.rowAt(d.cy0);
@@ -1072,14 +1110,13 @@ export class TraceViewer {
       this.clickEvent(this.hitAt(p.x, p.y), d.additive);
       return;
     }
-    const a = proj.ns(Math.max(LABEL_WIDTH, Math.min(d.x0, p.x)));
-    const b = proj.ns(Math.max(LABEL_WIDTH, Math.max(d.x0, p.x)));
+    const { start: a, end: b } = this.dragSpan(d, p.x);
     if (d.tool === "zoom" && b > a) this.setRange({ start: a, end: b });
     else if (d.tool === "timing" && b > a) {
-      this.marks = [...this.marks.slice(-7), { start: a, end: b }];
+      this.marks = [...this.marks.slice(-7), { start: a, end: b, stepNs: this.projection().nsPerPx }];
     } else if (d.tool === "select" && b > a) {
       const tracks = this.layout.tracksBetween(d.cy0, p.y + this.scroller.scrollTop);
-      if (tracks.length) void this.selectRange(a, b, tracks);
+      if (tracks.length) void this.selectRange(a, b, tracks, this.projection().nsPerPx);
     }
     this.requestDraw();
   }

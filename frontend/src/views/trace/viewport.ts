@@ -57,6 +57,16 @@ export function fitRange(start: number, end: number, lim: Limits, margin = 0.1):
   return clampRange({ start: mid - width / 2 - pad, end: mid + width / 2 + pad }, lim);
 }
 
+/** The time range under a horizontal drag from `x0` to `x1` (CSS px, either order), the ends held to
+ * the timeline area [`left`, `right`]: a drag that runs over the track labels or past the canvas edge
+ * measures up to the edge of what is visible, not beyond it. */
+export function dragRange(proj: Projection, x0: number, x1: number, left: number, right: number): Range {
+  const clamp = (x: number) => Math.min(Math.max(x, left), right);
+  const a = proj.ns(clamp(Math.min(x0, x1)));
+  const b = proj.ns(clamp(Math.max(x0, x1)));
+  return { start: a, end: b };
+}
+
 /** Screen mapping of a window onto `widthPx` CSS pixels starting at `x0`. */
 export class Projection {
   readonly pxPerNs: number;
