@@ -16,12 +16,13 @@ import time
 import pytest
 from trace_fixtures import (
     DEMO_LOGDIR,
-    GPU_LOGDIR,
     LABEL_WIDTH,
     REPO,
+    canvas_box,
     canvas_ink,
     event_points,
     fragment,
+    open_gpu_trace,
     open_trace_tab,
     require_trace_routes,
     tile_levels,
@@ -38,25 +39,10 @@ pytestmark = pytest.mark.skipif(
 FLASH_KERNEL = "flash_fwd_kernel"
 
 
-def _open_gpu_trace(tensorboard_server, browser_page, open_profscope):
-    server = tensorboard_server(GPU_LOGDIR)
-    require_trace_routes(server)
-    requests: list[str] = []
-    browser_page.on("request", lambda r: requests.append(r.url))
-    frame = open_profscope(browser_page, server)
-    frame.wait_for_selector("[data-testid=run-select] option", state="attached", timeout=30_000)
-    open_trace_tab(frame)
-    return server, frame, requests
-
-
-def _canvas_box(frame) -> dict:
-    return frame.locator("[data-testid=trace-canvas]").bounding_box()
-
-
 def test_gpu_trace_draws_events(
     tensorboard_server, browser_page, page_errors, open_profscope, screenshot
 ) -> None:
-    _, frame, requests = _open_gpu_trace(tensorboard_server, browser_page, open_profscope)
+    _, frame, requests = open_gpu_trace(tensorboard_server, browser_page, open_profscope)
     ink = canvas_ink(frame)
     screenshot(browser_page, "gpu_trace")
     # Boxes in many rows: host threads and GPU streams, not a single stripe.
@@ -93,11 +79,11 @@ def test_demo_logdir_trace_draws_events(
 def test_w_zooms_in_and_requests_finer_tiles(
     tensorboard_server, browser_page, page_errors, open_profscope, screenshot
 ) -> None:
-    _, frame, requests = _open_gpu_trace(tensorboard_server, browser_page, open_profscope)
+    _, frame, requests = open_gpu_trace(tensorboard_server, browser_page, open_profscope)
     before = fragment(browser_page)
     level_before = int(frame.eval_on_selector("[data-testid=trace-canvas]", "c => c.dataset.level"))
     seen = len(requests)
-    box = _canvas_box(frame)
+    box = canvas_box(frame)
     browser_page.mouse.move(box["x"] + LABEL_WIDTH + (box["width"] - LABEL_WIDTH) * 0.4, box["y"] + 60)
     browser_page.keyboard.down("w")
     time.sleep(0.8)
@@ -128,7 +114,7 @@ def test_w_zooms_in_and_requests_finer_tiles(
 def test_click_fills_details_panel(
     tensorboard_server, browser_page, page_errors, open_profscope, screenshot
 ) -> None:
-    server, frame, _ = _open_gpu_trace(tensorboard_server, browser_page, open_profscope)
+    server, frame, _ = open_gpu_trace(tensorboard_server, browser_page, open_profscope)
     points = event_points(frame)
     assert points, "no event box found on the canvas"
     canvas = frame.locator("[data-testid=trace-canvas]")
@@ -153,7 +139,7 @@ def test_click_fills_details_panel(
 def test_search_finds_and_jumps_to_a_kernel(
     tensorboard_server, browser_page, page_errors, open_profscope, screenshot
 ) -> None:
-    server, frame, _ = _open_gpu_trace(tensorboard_server, browser_page, open_profscope)
+    server, frame, _ = open_gpu_trace(tensorboard_server, browser_page, open_profscope)
     before = fragment(browser_page)
     frame.fill("[data-testid=search-input]", FLASH_KERNEL)
     frame.press("[data-testid=search-input]", "Enter")
@@ -193,7 +179,7 @@ def test_search_finds_and_jumps_to_a_kernel(
 def test_help_overlay_opens_on_question_mark(
     tensorboard_server, browser_page, page_errors, open_profscope, screenshot
 ) -> None:
-    _, frame, _ = _open_gpu_trace(tensorboard_server, browser_page, open_profscope)
+    _, frame, _ = open_gpu_trace(tensorboard_server, browser_page, open_profscope)
     overlay = frame.locator("[data-testid=help-overlay]")
     assert overlay.is_hidden()
     browser_page.keyboard.press("?")
@@ -210,7 +196,7 @@ def test_help_overlay_opens_on_question_mark(
 def test_deep_link_survives_reload(
     tensorboard_server, browser_page, page_errors, open_profscope, screenshot
 ) -> None:
-    _, frame, _ = _open_gpu_trace(tensorboard_server, browser_page, open_profscope)
+    _, frame, _ = open_gpu_trace(tensorboard_server, browser_page, open_profscope)
     frame.fill("[data-testid=search-input]", FLASH_KERNEL)
     frame.press("[data-testid=search-input]", "Enter")
     frame.wait_for_selector("[data-testid=details-name]", timeout=30_000)
@@ -285,7 +271,7 @@ def test_zoom_fps_1m_events(
     open_trace_tab(frame, timeout_ms=900_000)
     report: dict = {"events": n, "first_draw_s": round(time.monotonic() - t0, 1)}
 
-    box = _canvas_box(frame)
+    box = canvas_box(frame)
     browser_page.mouse.move(box["x"] + LABEL_WIDTH + (box["width"] - LABEL_WIDTH) * 0.5, box["y"] + 80)
     report["1400x900 zoom in (W)"] = _measure_motion(browser_page, frame, "w")
     wait_idle(frame, 120_000)
@@ -302,7 +288,7 @@ def test_zoom_fps_1m_events(
     )
     wait_idle(frame, 120_000)
     # The 64 host threads start collapsed (the trace has a GPU): expand them, one click on the header.
-    box = _canvas_box(frame)
+    box = canvas_box(frame)
     browser_page.mouse.click(box["x"] + 40, box["y"] + 10)
     wait_idle(frame, 120_000)
     time.sleep(1)

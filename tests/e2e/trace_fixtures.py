@@ -9,6 +9,8 @@ from __future__ import annotations
 import gzip
 import json
 import pathlib
+import re
+import time
 import urllib.parse
 
 import pytest
@@ -18,6 +20,11 @@ GPU_LOGDIR = REPO / "tests" / "data" / "trace_view" / "logdir"
 DEMO_LOGDIR = REPO / "demo" / "logdir"
 # Width of the track-label column (frontend/src/views/trace/render.ts LABEL_WIDTH), CSS px.
 LABEL_WIDTH = 260
+# Vertical layout of the timeline (frontend/src/views/trace/layout.ts), CSS px.
+SECTION_HEIGHT = 24
+ROW_HEIGHT = 18
+TRACK_PAD = 3
+_UNIT_NS = {"ns": 1.0, "µs": 1e3, "ms": 1e6, "s": 1e9}
 
 # JS: counts the strongly coloured pixels (event boxes; backgrounds and text are grey) of the
 # timeline canvas right of the label column, and the rows that hold any.
@@ -72,6 +79,23 @@ def require_trace_routes(server) -> None:
         pytest.skip(f"the plugin does not serve /trace/meta yet (HTTP 404: {body[:80]!r})")
 
 
+def open_gpu_trace(tensorboard_server, browser_page, open_profscope) -> tuple[object, object, list[str]]:
+    """Serve GPU_LOGDIR, open its Trace tab and wait until drawn: (server, frame, requested URLs)."""
+    server = tensorboard_server(GPU_LOGDIR)
+    require_trace_routes(server)
+    requests: list[str] = []
+    browser_page.on("request", lambda r: requests.append(r.url))
+    frame = open_profscope(browser_page, server)
+    frame.wait_for_selector("[data-testid=run-select] option", state="attached", timeout=30_000)
+    open_trace_tab(frame)
+    return server, frame, requests
+
+
+def canvas_box(frame) -> dict:
+    """The timeline canvas' box in page coordinates (what `page.mouse` takes)."""
+    return frame.locator("[data-testid=trace-canvas]").bounding_box()
+
+
 def open_trace_tab(frame, timeout_ms: float = 120_000) -> None:
     """Click the Trace tab and wait until the timeline has drawn boxes and no tile is loading."""
     frame.click("[data-testid=tab-trace]")
@@ -116,6 +140,77 @@ def fragment(page) -> dict[str, str]:
     frag = urllib.parse.urlsplit(href).fragment
     assert frag.startswith("profscope"), href
     return dict(urllib.parse.parse_qsl(frag[len("profscope") :].lstrip("&")))
+
+
+def settled_link(page, frame, quiet_s: float = 0.45, timeout_s: float = 15.0) -> dict[str, str]:
+    """The deep link once the view is idle and the link has not changed for `quiet_s` (it follows
+    the view 200 ms after each frame)."""
+    wait_idle(frame)
+    deadline = time.monotonic() + timeout_s
+    last = fragment(page)
+    while True:
+        time.sleep(quiet_s)
+        now = fragment(page)
+        if now == last or time.monotonic() > deadline:
+            return now
+        last = now
+
+
+def view_range(link: dict[str, str]) -> tuple[float, float]:
+    """(start, end) of the visible window in ns, from the deep link."""
+    return float(link["start"]), float(link["end"])
+
+
+def subject_query(link: dict[str, str]) -> str:
+    """`run=…&session=…&host=…` of the trace the link shows, for the data routes."""
+    return urllib.parse.urlencode({k: link[k] for k in ("run", "session", "host")})
+
+
+def get_json(server, route: str) -> dict:
+    """GET a data route of the plugin (`trace/event?…`) and decode it; any status but 200 fails."""
+    status, _, body = server.get(f"/data/plugin/profscope/{route}")
+    assert status == 200, (route, status, body[:300])
+    return json.loads(body)
+
+
+def goto_range(page, frame, start_ns: float, end_ns: float) -> dict[str, str]:
+    """Show [start_ns, end_ns] through the deep link (as a pasted link would) and return the settled link."""
+    link = fragment(page)
+    keys = {k: link[k] for k in ("run", "session", "host", "tool") if k in link}
+    page.evaluate(
+        "frag => { location.hash = frag; }",
+        "profscope&" + urllib.parse.urlencode({**keys, "start": repr(start_ns), "end": repr(end_ns)}),
+    )
+    deadline = time.monotonic() + 15
+    while view_range(fragment(page)) != (start_ns, end_ns) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return settled_link(page, frame)
+
+
+def parse_duration_ns(text: str) -> float:
+    """ "10.08 µs" → 10080.0: a duration or timestamp as the viewer formats it (format.ts), in ns."""
+    m = re.fullmatch(r"\s*(-?[\d.]+) (ns|µs|ms|s)\s*", text)
+    assert m, f"not a time with a unit: {text!r}"
+    return float(m.group(1)) * _UNIT_NS[m.group(2)]
+
+
+def track_rows(meta: dict, collapsed: set[int]) -> dict[int, tuple[float, float]]:
+    """Content y range (top, bottom) of each visible track, laid out as layout.ts does: sections by
+    sort index, a header each, then their tracks (depth rows plus padding) unless collapsed."""
+    by_section: dict[int, list[dict]] = {}
+    for t in meta["tracks"]:
+        by_section.setdefault(t["section"], []).append(t)
+    rows: dict[int, tuple[float, float]] = {}
+    y = 0.0
+    for sec in sorted(meta["sections"], key=lambda s: (s["host"], s["sort_index"], s["id"])):
+        y += SECTION_HEIGHT
+        if sec["id"] in collapsed:
+            continue
+        for t in sorted(by_section.get(sec["id"], []), key=lambda t: (t["sort_index"], t["id"])):
+            height = 44 if t["kind"] == "counter" else (t["max_depth"] + 1) * ROW_HEIGHT + 2 * TRACK_PAD
+            rows[t["id"]] = (y, y + height)
+            y += height
+    return rows
 
 
 def tile_levels(urls: list[str]) -> list[int]:
