@@ -43,7 +43,10 @@ type Selection =
   | { kind: "range"; start: number; end: number; tracks: number[] };
 
 interface Drag {
-  tool: Tool | "collapse";
+  tool: Tool;
+  /** Pressed on a section header: a click there (no drag) collapses or expands the section, a drag
+   * still does what the tool does (a measurement may well start over a header). */
+  onHeader: boolean;
   x0: number;
   y0: number;
   /** Content y (canvas y + scroll) at the start, for rubber bands that outlive a scroll. */
@@ -188,6 +191,9 @@ export class TraceViewer {
         e.preventDefault();
         void this.searchStep(e.shiftKey ? -1 : 1);
       } else if (e.key === "Escape") {
+        // Back to the timeline keeping the query (a search field's default clears it), so Enter
+        // later goes on from the current match; the field's × clears it.
+        e.preventDefault();
         this.searchInput.blur();
         this.el.focus();
       }
@@ -1004,10 +1010,10 @@ export class TraceViewer {
     this.el.focus({ preventScroll: true });
     const p = this.canvasPoint(e);
     const row = this.layout.rowAt(p.y + this.scroller.scrollTop);
-    const onHeader = row?.kind === "section";
-    const tool: Drag["tool"] = onHeader && e.button === 0 ? "collapse" : e.button === 1 ? "pan" : this.tool;
+    const tool: Tool = e.button === 1 ? "pan" : this.tool;
     this.drag = {
       tool,
+      onHeader: row?.kind === "section" && e.button === 0,
       x0: p.x,
       y0: p.y,
       cy0: p.y + this.scroller.scrollTop,
@@ -1094,20 +1100,16 @@ export class TraceViewer {
     this.canvas.classList.remove("grabbing");
     if (!d || !this.layout) return;
     const p = this.canvasPoint(e);
-    if (d.tool === "collapse") {
-      if (!d.moved) {
-        const row = this.layout.rowAt(d.cy0);
-        if (row?.kind === "section") {
-          const id = row.section.section.id;
-          if (this.collapsed.has(id)) this.collapsed.delete(id);
-          else this.collapsed.add(id);
-          this.relayout();
-        }
-      }
-      return;
-    }
     if (!d.moved) {
-      this.clickEvent(this.hitAt(p.x, p.y), d.additive);
+      const row = d.onHeader ? this.layout.rowAt(d.cy0) : null;
+      if (row?.kind === "section") {
+        const id = row.section.section.id;
+        if (this.collapsed.has(id)) this.collapsed.delete(id);
+        else this.collapsed.add(id);
+        this.relayout();
+      } else {
+        this.clickEvent(this.hitAt(p.x, p.y), d.additive);
+      }
       return;
     }
     const { start: a, end: b } = this.dragSpan(d, p.x);
