@@ -1,6 +1,8 @@
 // Drives the profscope Trace tab in headless Firefox (ESR, WebDriver BiDi via puppeteer-core) the way
 // tests/e2e/test_firefox.py needs: open the tab, check drawn pixels, zoom with W, click an event,
-// search, open the help. Writes <outdir>/results.json and screenshots; the Python test asserts.
+// search, open the help, measure with the Timing tool and M, toggle flows and follow a flow link,
+// Ctrl+click two events, pan with A/D. Writes <outdir>/results.json (what it did and saw: positions,
+// links, texts, pixel counts) and screenshots; the Python test computes the expectations and asserts.
 //
 //   node scripts/firefox-e2e.mjs <tensorboard url> <outdir> <search term> [firefox path]
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -151,8 +153,195 @@ try {
   await frame.waitForSelector("[data-testid=help-overlay]:not([hidden])", { timeout: 10000 });
   results.steps.help = { text: await frame.$eval("[data-testid=help-overlay]", (e) => e.textContent) };
   await page.screenshot({ path: join(outdir, "firefox_help.png") });
+
+  // ---- interactions: from the whole trace, nothing selected ----
+  const href = () => page.evaluate(() => location.href);
+  // The link follows the view 200 ms after each frame: wait until it stops changing.
+  const settled = async () => {
+    await idle();
+    let last = await href();
+    for (let i = 0; i < 30; i++) {
+      await sleep(450);
+      const now = await href();
+      if (now === last) return now;
+      last = now;
+    }
+    return last;
+  };
+  const hold = async (key, ms) => {
+    await page.keyboard.down(key);
+    await sleep(ms);
+    await page.keyboard.up(key);
+  };
+  const drag = async (x0, y0, x1, y1) => {
+    await page.mouse.move(x0, y0);
+    await page.mouse.down();
+    for (let k = 1; k <= 12; k++) await page.mouse.move(x0 + ((x1 - x0) * k) / 12, y0 + ((y1 - y0) * k) / 12);
+    await page.mouse.up();
+  };
+  const text = (sel) => frame.$eval(sel, (e) => e.textContent);
+  const nextFrames = () => frame.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(r)))));
+  await page.keyboard.press("Escape"); // closes the help
+  await page.keyboard.press("Escape"); // clears the selection
+  await page.keyboard.press("0");
+  const box = await rectOf("[data-testid=trace-canvas]");
+  const timeline = box.width - LABEL_WIDTH;
+
+  // Timing tool: drag across 25 % of the window; the readout says the measured duration.
+  await page.keyboard.press("4");
+  const before = await settled();
+  const x0 = box.x + LABEL_WIDTH + 0.3 * timeline;
+  const x1 = box.x + LABEL_WIDTH + 0.55 * timeline;
+  await drag(x0, box.y + 120, x1, box.y + 120);
+  await frame.waitForSelector("[data-testid=measure]:not([hidden])", { timeout: 10000 });
+  await page.mouse.move(box.x + 5, box.y - 60);
+  results.steps.measure = {
+    tool: await frame.evaluate(() => document.querySelector("[data-testid=trace-canvas]").dataset.tool),
+    box, x0, x1,
+    before,
+    after: await settled(),
+    text: await frame.evaluate(() => document.querySelector("[data-testid=measure]").innerText),
+    duration: await text("[data-testid=measure-duration]"),
+    from: await text("[data-testid=measure-from]"),
+    to: await text("[data-testid=measure-to]"),
+  };
+  await page.screenshot({ path: join(outdir, "firefox_measure.png") });
+
+  // M marks the selected event: the readout then says its duration.
+  await page.keyboard.press("1");
+  const eventPoints = () => frame.evaluate((left) => {
+    const c = document.querySelector("[data-testid=trace-canvas]");
+    const dpr = c.width / c.getBoundingClientRect().width;
+    const data = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    const pts = [];
+    for (let y = Math.round(44 * dpr); y < c.height; y += Math.round(3 * dpr)) {
+      for (let x = Math.ceil((left + 2) * dpr); x < c.width - 4; x += 2) {
+        const i = (y * c.width + x) * 4, j = i - 12, k = i + 12;
+        const r = data[i], g = data[i + 1], b = data[i + 2];
+        if (Math.max(r, g, b) - Math.min(r, g, b) > 60 && data[j] === r && data[k] === r && data[j + 1] === g && data[k + 1] === g) {
+          pts.push({ x: x / dpr, y: y / dpr });
+          x += 80;
+        }
+      }
+    }
+    return pts;
+  }, LABEL_WIDTH);
+  const boxPoints = await eventPoints();
+  const target = boxPoints[Math.floor(boxPoints.length / 2)];
+  await page.mouse.click(box.x + target.x, box.y + target.y);
+  await frame.waitForSelector("[data-testid=details-id]", { timeout: 20000 });
+  const marked = await linkedSelection();
+  const measured = await frame.evaluate(() => document.querySelector("[data-testid=measure]").innerText);
+  await page.keyboard.press("m");
+  await frame.waitForFunction((t) => document.querySelector("[data-testid=measure]").innerText !== t, { timeout: 10000 }, measured);
+  results.steps.mark = {
+    url: marked,
+    duration: await text("[data-testid=measure-duration]"),
+    from: await text("[data-testid=measure-from]"),
+    to: await text("[data-testid=measure-to]"),
+    detailsDuration: await text("[data-testid=details-duration]"),
+  };
+  await page.screenshot({ path: join(outdir, "firefox_mark.png") });
+
+  // Flows: the selected kernel's search match, then nothing selected; the toggle draws arrows.
+  await frame.evaluate(() => document.querySelector("[data-testid=search-input]").focus());
+  await page.keyboard.press("Enter");
+  await frame.waitForFunction((t) => (document.querySelector("[data-testid=details-name]")?.textContent ?? "").includes(t), { timeout: 30000 }, term);
+  const kernelUrl = await linkedSelection();
+  await page.keyboard.press("Escape"); // out of the search box
+  await page.keyboard.press("Escape"); // clears the selection (and the measurements)
+  await page.waitForFunction(() => !location.hash.includes("sel="), { timeout: 10000 });
+  const view = await settled();
+  await nextFrames();
+  const flowCount = () => frame.evaluate(() => Number(document.querySelector("[data-testid=trace-canvas]").dataset.flows));
+  const flowsBefore = await flowCount();
+  await frame.evaluate(() => {
+    const c = document.querySelector("[data-testid=trace-canvas]");
+    window.__flowsOff = c.getContext("2d").getImageData(0, 0, c.width, c.height).data.slice();
+  });
+  await page.screenshot({ path: join(outdir, "firefox_flows_off.png") });
+  await press("[data-testid=flows-toggle]");
+  await nextFrames();
+  const diff = await frame.evaluate(([rgb, left]) => {
+    const c = document.querySelector("[data-testid=trace-canvas]");
+    const dpr = c.width / c.getBoundingClientRect().width;
+    const off = window.__flowsOff;
+    const on = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    const x0 = Math.ceil(left * dpr);
+    const dist = (d, i) => Math.hypot(d[i] - rgb[0], d[i + 1] - rgb[1], d[i + 2] - rgb[2]);
+    let changed = 0, towards = 0, leftChanged = 0;
+    for (let i = 0; i < on.length; i += 4) {
+      if (off[i] === on[i] && off[i + 1] === on[i + 1] && off[i + 2] === on[i + 2]) continue;
+      if ((i / 4) % c.width < x0) { leftChanged++; continue; }
+      changed++;
+      if (dist(on, i) < dist(off, i) - 8) towards++;
+    }
+    return { changed, towards, leftChanged };
+  }, [[150, 60, 20], LABEL_WIDTH]);
+  results.steps.flows = { kernelUrl, view, flowsBefore, flowsAfter: await flowCount(), viewAfter: await settled(), diff };
+  await page.screenshot({ path: join(outdir, "firefox_flows_on.png") });
+
+  // Select the next kernel, pan away with D, follow its "Flows in" link with a real click.
+  await frame.evaluate(() => document.querySelector("[data-testid=search-input]").focus());
+  await page.keyboard.press("Enter");
+  await frame.waitForFunction((t) => (document.querySelector("[data-testid=details-name]")?.textContent ?? "").includes(t), { timeout: 30000 }, term);
+  const nextKernelUrl = await linkedSelection();
+  await page.keyboard.press("Escape"); // out of the search box
+  await page.mouse.move(box.x + LABEL_WIDTH + 0.5 * timeline, box.y + 100);
+  await hold("d", 1200);
+  const moved = await settled();
+  const linkSel = "[data-testid=details-flows] a[data-flow-id]";
+  const flowId = await frame.$eval(linkSel, (a) => {
+    a.scrollIntoView({ block: "center" });
+    return a.dataset.flowId;
+  });
+  const flowText = await text(linkSel);
+  const a = await rectOf(linkSel);
+  await page.mouse.click(a.x + Math.min(40, a.width / 2), a.y + Math.min(8, a.height / 2));
+  await page.waitForFunction((id) => new URLSearchParams(location.hash.slice(1)).get("sel") === id, { timeout: 15000 }, flowId).catch(async () => {
+    throw new Error(`the flow link did not select event ${flowId}: ${await href()}`);
+  });
+  results.steps.followFlow = { kernelUrl: nextKernelUrl, moved, flowId, flowText, followed: await settled(), name: await text("[data-testid=details-name]") };
+  await page.screenshot({ path: join(outdir, "firefox_flow_followed.png") });
+
+  // Ctrl+click two events in different rows of the whole trace: the summary table.
+  await page.keyboard.press("Escape");
+  await press("[data-testid=flows-toggle]");
+  await page.keyboard.press("0");
+  await settled();
+  const pts = await eventPoints();
+  const first = pts[0];
+  const second = pts.find((p) => Math.abs(p.y - first.y) >= 18);
+  await page.mouse.click(box.x + first.x, box.y + first.y);
+  await frame.waitForSelector("[data-testid=details-id]", { timeout: 20000 });
+  await page.keyboard.down("Control");
+  await page.mouse.click(box.x + second.x, box.y + second.y);
+  await page.keyboard.up("Control");
+  await frame.waitForSelector("[data-testid=summary-table]", { timeout: 20000 });
+  await page.waitForFunction(() => /sel=\d+(%2C|,)\d+/.test(location.hash), { timeout: 15000 });
+  results.steps.ctrlClick = {
+    url: await settled(),
+    rows: await frame.evaluate(() =>
+      Array.from(document.querySelectorAll("[data-testid=summary-table] tbody tr")).map((tr) => [tr.cells[0].textContent, Number(tr.cells[1].textContent.replace(/,/g, ""))]),
+    ),
+    title: await text("[data-testid=details-panel] h3"),
+  };
+  await page.screenshot({ path: join(outdir, "firefox_ctrl_click.png") });
+
+  // A / D pan: zoom in with W first so the window has room to move.
+  await page.keyboard.press("Escape");
+  await page.mouse.move(box.x + LABEL_WIDTH + 0.5 * timeline, box.y + 150);
+  await hold("w", 500);
+  const zoomed = await settled();
+  await hold("d", 400);
+  const right = await settled();
+  await hold("a", 400);
+  const left = await settled();
+  results.steps.pan = { zoomed, right, left };
+  await page.screenshot({ path: join(outdir, "firefox_pan.png") });
 } catch (e) {
   results.failure = String(e && e.stack ? e.stack : e);
+  for (const p of await browser.pages()) await p.screenshot({ path: join(outdir, "firefox_failure.png") }).catch(() => {});
 } finally {
   writeFileSync(join(outdir, "results.json"), JSON.stringify(results, null, 2));
   await browser.close();

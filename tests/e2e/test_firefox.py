@@ -3,13 +3,18 @@
 Firefox is driven by `frontend/scripts/firefox-e2e.mjs` (puppeteer-core over WebDriver BiDi, from the
 frontend's pinned npm dependencies); this test starts the server, runs the script and checks what it
 saw: boxes drawn on the canvas, W zooming in with finer tiles requested, a click filling the details
-panel, search jumping to a kernel, and the help overlay. Skips without Firefox, Node or
-`frontend/node_modules` (run `npm --prefix frontend ci`).
+panel, search jumping to a kernel, the help overlay, then the interactions of
+test_trace_interactions.py in Firefox: the Timing tool and M measuring, the Flows toggle drawing arrows
+and a flow link jumping to the linked event, Ctrl+click summarizing two events, A/D panning. The script
+only reports positions, links, texts and pixel counts; the expectations are computed here, from the
+drag and the server's own answers. Skips without Firefox, Node or `frontend/node_modules` (run
+`npm --prefix frontend ci`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -17,7 +22,7 @@ import subprocess
 import urllib.parse
 
 import pytest
-from trace_fixtures import GPU_LOGDIR, REPO, require_trace_routes
+from trace_fixtures import GPU_LOGDIR, LABEL_WIDTH, REPO, parse_duration_ns, require_trace_routes, view_range
 
 FRONTEND = REPO / "frontend"
 SCRIPT = FRONTEND / "scripts" / "firefox-e2e.mjs"
@@ -88,4 +93,73 @@ def test_trace_view_in_firefox(tensorboard_server, tmp_path) -> None:
     assert int(_fragment(search["url"])["sel"]) == answer["matches"][0]["id"]
 
     assert "W / S" in steps["help"]["text"]
+
+    def event(event_id: str | int) -> dict:
+        status, _, body = server.get(f"/data/plugin/profscope/trace/event?{query}&id={event_id}")
+        assert status == 200, body
+        return json.loads(body)
+
+    # Timing tool: the readout says the dragged time, the view stays.
+    measure = steps["measure"]
+    assert measure["tool"] == "timing"
+    before = _fragment(measure["before"])
+    assert view_range(_fragment(measure["after"])) == view_range(before)
+    box = measure["box"]
+    start, end = view_range(before)
+    px = (end - start) / (box["width"] - LABEL_WIDTH)
+    assert re.fullmatch(r"⟷ \S+ \S+ measured\s+\S+ \S+ → \S+ \S+", measure["text"].strip()), measure["text"]
+    dragged = (measure["x1"] - measure["x0"]) * px
+    assert math.isclose(parse_duration_ns(measure["duration"]), dragged, rel_tol=0.01), (measure, dragged)
+    for key, x in (("from", measure["x0"]), ("to", measure["x1"])):
+        at = start + (x - box["x"] - LABEL_WIDTH) * px
+        assert abs(parse_duration_ns(measure[key]) - at) < 1.5 * px, (key, measure, at)
+
+    # M on the selected event: its duration and times.
+    mark = steps["mark"]
+    marked = event(_fragment(mark["url"])["sel"])
+    assert marked["dur_ns"] > 0
+    assert math.isclose(parse_duration_ns(mark["duration"]), marked["dur_ns"], rel_tol=2e-3), (mark, marked)
+    assert abs(parse_duration_ns(mark["from"]) - marked["start_ns"]) <= max(1.0, 1e-6 * marked["start_ns"])
+    assert mark["duration"] == mark["detailsDuration"]
+
+    # Flows toggle: arrows on the canvas, the view unchanged.
+    flows = steps["flows"]
+    assert event(_fragment(flows["kernelUrl"])["sel"])["flows_in"]
+    assert view_range(_fragment(flows["view"])) == view_range(_fragment(flows["viewAfter"]))
+    assert flows["flowsBefore"] == 0 and flows["flowsAfter"] >= 1, flows
+    diff = flows["diff"]
+    assert diff["changed"] > 150 and diff["towards"] > 0.9 * diff["changed"] and diff["leftChanged"] == 0, (
+        diff
+    )
+
+    # A kernel's "Flows in" link, clicked while the launch is off screen, selects and shows the launch.
+    follow = steps["followFlow"]
+    kernel = event(_fragment(follow["kernelUrl"])["sel"])
+    launch_ref = kernel["flows_in"][0]
+    assert follow["flowId"] == str(launch_ref["id"]), (follow, launch_ref)
+    start, end = view_range(_fragment(follow["moved"]))
+    assert launch_ref["start_ns"] + launch_ref["dur_ns"] < start or launch_ref["start_ns"] > end, follow
+    followed = _fragment(follow["followed"])
+    assert int(followed["sel"]) == launch_ref["id"]
+    launch = event(launch_ref["id"])
+    start, end = view_range(followed)
+    assert start <= launch["start_ns"] and launch["start_ns"] + launch["dur_ns"] <= end, (followed, launch)
+    assert follow["name"] == launch["name"]
+
+    # Ctrl+click: the summary table of the two selected events is the server's.
+    ctrl = steps["ctrlClick"]
+    ids = _fragment(ctrl["url"])["sel"].split(",")
+    assert len(ids) == 2 and ids[0] != ids[1], ctrl
+    status, _, body = server.get(f"/data/plugin/profscope/trace/summary?{query}&ids={','.join(ids)}")
+    assert status == 200, body
+    assert dict(ctrl["rows"]) == {r["name"]: r["count"] for r in json.loads(body)["rows"]}, ctrl
+    assert ctrl["title"] == "2 selected events"
+
+    # A / D pan: the window moves both ways, its width stays.
+    pan = {k: view_range(_fragment(u)) for k, u in steps["pan"].items()}
+    width = pan["zoomed"][1] - pan["zoomed"][0]
+    for k in ("right", "left"):
+        assert math.isclose(pan[k][1] - pan[k][0], width, rel_tol=1e-6), pan
+    assert pan["right"][0] > pan["zoomed"][0] + 0.05 * width, pan
+    assert pan["left"][0] < pan["right"][0] - 0.05 * width, pan
     assert results["errors"] == [], results["errors"]

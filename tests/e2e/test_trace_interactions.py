@@ -17,6 +17,7 @@ from trace_fixtures import (
     LABEL_WIDTH,
     REPO,
     canvas_box,
+    canvas_ink,
     event_points,
     fragment,
     get_json,
@@ -178,14 +179,27 @@ def test_timing_tool_and_m_measure(
     # The timing tool measures, it does not move the view.
     assert view_range(after) == view_range(link)
     duration, start, end = _measure(frame)
-    dragged = (x1 - x0) * _ns_per_px(link, box)
-    assert math.isclose(duration, dragged, rel_tol=0.01), (duration, dragged)
     px = _ns_per_px(link, box)
+    dragged = (x1 - x0) * px
+    assert math.isclose(duration, dragged, rel_tol=0.01), (duration, dragged)
     assert abs(start - _ns_at(link, box, x0)) < 1.5 * px, (start, _ns_at(link, box, x0), px)
     assert abs(end - _ns_at(link, box, x1)) < 1.5 * px, (end, _ns_at(link, box, x1), px)
     # The axis shows the measurement too: its label box has the mark's colour.
     orange_after = frame.evaluate(_AXIS_COLOR_JS, [MARK_RGB, x0 - axis["x"], x1 - axis["x"], 12])
     assert orange_before < 5 and orange_after > 30, (orange_before, orange_after)
+
+    # A drag that starts on a section header measures too; only a click there collapses the section.
+    rows_before = canvas_ink(frame)["rows"]
+    shown = frame.inner_text("[data-testid=measure]")
+    hx0, hx1 = box["x"] + LABEL_WIDTH + 0.1 * width, box["x"] + LABEL_WIDTH + 0.2 * width
+    _drag(page, hx0, box["y"] + 10, hx1, box["y"] + 10)
+    frame.wait_for_function(
+        "t => document.querySelector('[data-testid=measure]').innerText !== t", arg=shown, timeout=5_000
+    )
+    page.mouse.move(box["x"] + 5, box["y"] - 60)
+    _next_frames(frame)
+    assert math.isclose(_measure(frame)[0], (hx1 - hx0) * px, rel_tol=0.01), (_measure(frame), px)
+    assert canvas_ink(frame)["rows"] > 0.8 * rows_before, "the drag over the header collapsed its section"
 
     # M marks the selected event's range: the readout then says that event's duration and times.
     page.keyboard.press("1")
@@ -229,6 +243,7 @@ def test_flows_toggle_draws_arrows_and_flow_links_jump(
     # Flows off, nothing selected (a selected event's own flows are always drawn): no arrow. The first
     # Esc leaves the search box, the second clears the selection.
     page.keyboard.press("Escape")
+    assert frame.input_value("[data-testid=search-input]") == FLASH_KERNEL, "Esc emptied the search box"
     page.keyboard.press("Escape")
     frame.wait_for_function("() => !window.top.location.hash.includes('sel=')")
     wait_idle(frame)
@@ -250,7 +265,6 @@ def test_flows_toggle_draws_arrows_and_flow_links_jump(
     assert diff["leftChanged"] == 0, diff
 
     # Select the next kernel and pan away from its launch, then follow the "Flows in" link.
-    frame.fill("[data-testid=search-input]", FLASH_KERNEL)
     frame.press("[data-testid=search-input]", "Enter")
     frame.wait_for_function(
         "() => /^2 \\//.test(document.querySelector('[data-testid=search-count]').textContent)"
