@@ -5,6 +5,8 @@
 // links, texts, pixel counts) and screenshots; the Python test computes the expectations and asserts.
 //
 //   node scripts/firefox-e2e.mjs <tensorboard url> <outdir> <search term> [firefox path]
+//
+// With "--fps" for the search term it runs the frames-per-second benchmark instead (results.steps.fps).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import puppeteer from "puppeteer-core";
@@ -48,297 +50,379 @@ try {
     }, sel);
     return { x: outer.x + inner.x, y: outer.y + inner.y, width: inner.width, height: inner.height };
   };
+  const tabOpened = Date.now();
   await press("[data-testid=tab-trace]");
-  const idle = () =>
+  // Drawn (with boxes, unless a zoomed-out dense view shows only density) and no tile loading.
+  const idle = (timeout = 120000, boxes = true) =>
     frame.waitForFunction(
-      () => {
+      (needBoxes) => {
         const c = document.querySelector("[data-testid=trace-canvas]");
         const s = document.querySelector("[data-testid=trace-status]");
-        return c && Number(c.dataset.boxes) > 0 && s && s.dataset.loading === "0";
+        return c && c.dataset.level !== undefined && (!needBoxes || Number(c.dataset.boxes) > 0) && s && s.dataset.loading === "0";
       },
-      { timeout: 120000 },
+      { timeout },
+      boxes,
     );
-  await idle();
-  const ink = () =>
-    frame.evaluate((left) => {
+  if (term === "--fps") await frameRates();
+  else await interactions();
+
+  async function interactions() {
+    await idle();
+    const ink = () =>
+      frame.evaluate((left) => {
+        const c = document.querySelector("[data-testid=trace-canvas]");
+        const dpr = c.width / c.getBoundingClientRect().width;
+        const x0 = Math.ceil(left * dpr);
+        const data = c.getContext("2d").getImageData(x0, 0, c.width - x0, c.height).data;
+        let n = 0;
+        for (let i = 0; i < data.length; i += 4) {
+          const r = data[i], g = data[i + 1], b = data[i + 2];
+          if (Math.max(r, g, b) - Math.min(r, g, b) > 60) n++;
+        }
+        return n;
+      }, LABEL_WIDTH);
+    results.steps.opened = { ink: await ink() };
+    await page.screenshot({ path: join(outdir, "firefox_opened.png") });
+
+    // W zooms in around the mouse; finer tiles are requested.
+    const level = () => frame.evaluate(() => Number(document.querySelector("[data-testid=trace-canvas]").dataset.level));
+    const canvasBox = await rectOf("[data-testid=trace-canvas]");
+    const levelBefore = await level();
+    const seen = requests.length;
+    await page.mouse.move(canvasBox.x + LABEL_WIDTH + (canvasBox.width - LABEL_WIDTH) * 0.4, canvasBox.y + 60);
+    await page.keyboard.down("w");
+    await sleep(800);
+    await page.keyboard.up("w");
+    await idle();
+    await sleep(400);
+    const tileLevels = requests
+      .slice(seen)
+      .filter((u) => u.includes("/trace/tile?"))
+      .map((u) => Number(new URL(u).searchParams.get("level")));
+    results.steps.zoom = { levelBefore, levelAfter: await level(), tileLevels, ink: await ink(), url: await page.evaluate(() => location.href) };
+    await page.screenshot({ path: join(outdir, "firefox_zoomed.png") });
+
+    // The link follows the selection a moment after it settles: wait for the selected id in it.
+    const linkedSelection = async () => {
+      const id = await frame.$eval("[data-testid=details-id]", (e) => e.textContent);
+      await page.waitForFunction((sel) => location.hash.includes(`sel=${sel}&`) || location.hash.endsWith(`sel=${sel}`), { timeout: 15000 }, id);
+      return page.evaluate(() => location.href);
+    };
+
+    // Click inside a drawn box: the details panel shows its name and duration.
+    const point = await frame.evaluate((left) => {
       const c = document.querySelector("[data-testid=trace-canvas]");
       const dpr = c.width / c.getBoundingClientRect().width;
-      const x0 = Math.ceil(left * dpr);
-      const data = c.getContext("2d").getImageData(x0, 0, c.width - x0, c.height).data;
-      let n = 0;
-      for (let i = 0; i < data.length; i += 4) {
-        const r = data[i], g = data[i + 1], b = data[i + 2];
-        if (Math.max(r, g, b) - Math.min(r, g, b) > 60) n++;
-      }
-      return n;
-    }, LABEL_WIDTH);
-  results.steps.opened = { ink: await ink() };
-  await page.screenshot({ path: join(outdir, "firefox_opened.png") });
-
-  // W zooms in around the mouse; finer tiles are requested.
-  const level = () => frame.evaluate(() => Number(document.querySelector("[data-testid=trace-canvas]").dataset.level));
-  const canvasBox = await rectOf("[data-testid=trace-canvas]");
-  const levelBefore = await level();
-  const seen = requests.length;
-  await page.mouse.move(canvasBox.x + LABEL_WIDTH + (canvasBox.width - LABEL_WIDTH) * 0.4, canvasBox.y + 60);
-  await page.keyboard.down("w");
-  await sleep(800);
-  await page.keyboard.up("w");
-  await idle();
-  await sleep(400);
-  const tileLevels = requests
-    .slice(seen)
-    .filter((u) => u.includes("/trace/tile?"))
-    .map((u) => Number(new URL(u).searchParams.get("level")));
-  results.steps.zoom = { levelBefore, levelAfter: await level(), tileLevels, ink: await ink(), url: await page.evaluate(() => location.href) };
-  await page.screenshot({ path: join(outdir, "firefox_zoomed.png") });
-
-  // The link follows the selection a moment after it settles: wait for the selected id in it.
-  const linkedSelection = async () => {
-    const id = await frame.$eval("[data-testid=details-id]", (e) => e.textContent);
-    await page.waitForFunction((sel) => location.hash.includes(`sel=${sel}&`) || location.hash.endsWith(`sel=${sel}`), { timeout: 15000 }, id);
-    return page.evaluate(() => location.href);
-  };
-
-  // Click inside a drawn box: the details panel shows its name and duration.
-  const point = await frame.evaluate((left) => {
-    const c = document.querySelector("[data-testid=trace-canvas]");
-    const dpr = c.width / c.getBoundingClientRect().width;
-    const data = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
-    const pts = [];
-    for (let y = 2; y < c.height; y += Math.round(3 * dpr)) {
-      for (let x = Math.ceil((left + 2) * dpr); x < c.width - 4; x += 2) {
-        const i = (y * c.width + x) * 4, j = i - 12, k = i + 12;
-        const r = data[i], g = data[i + 1], b = data[i + 2];
-        if (Math.max(r, g, b) - Math.min(r, g, b) > 60 && data[j] === r && data[k] === r && data[j + 1] === g && data[k + 1] === g) {
-          pts.push({ x: x / dpr, y: y / dpr });
-          x += 80;
+      const data = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      const pts = [];
+      for (let y = 2; y < c.height; y += Math.round(3 * dpr)) {
+        for (let x = Math.ceil((left + 2) * dpr); x < c.width - 4; x += 2) {
+          const i = (y * c.width + x) * 4, j = i - 12, k = i + 12;
+          const r = data[i], g = data[i + 1], b = data[i + 2];
+          if (Math.max(r, g, b) - Math.min(r, g, b) > 60 && data[j] === r && data[k] === r && data[j + 1] === g && data[k + 1] === g) {
+            pts.push({ x: x / dpr, y: y / dpr });
+            x += 80;
+          }
         }
       }
+      return pts[Math.floor(pts.length / 2)] ?? null;
+    }, LABEL_WIDTH);
+    if (point) {
+      await page.mouse.click(canvasBox.x + point.x, canvasBox.y + point.y);
+      await frame.waitForSelector("[data-testid=details-id]", { timeout: 20000 });
+      results.steps.click = {
+        name: await frame.$eval("[data-testid=details-name]", (e) => e.textContent),
+        duration: await frame.$eval("[data-testid=details-duration]", (e) => e.textContent),
+        url: await linkedSelection(),
+      };
+      await page.screenshot({ path: join(outdir, "firefox_details.png") });
     }
-    return pts[Math.floor(pts.length / 2)] ?? null;
-  }, LABEL_WIDTH);
-  if (point) {
-    await page.mouse.click(canvasBox.x + point.x, canvasBox.y + point.y);
-    await frame.waitForSelector("[data-testid=details-id]", { timeout: 20000 });
-    results.steps.click = {
+
+    // Search jumps to the first match and selects it.
+    await frame.evaluate(() => document.querySelector("[data-testid=search-input]").focus());
+    await page.keyboard.type(term);
+    await page.keyboard.press("Enter");
+    await frame.waitForFunction(() => /^1 \//.test(document.querySelector("[data-testid=search-count]").textContent), { timeout: 30000 });
+    await frame.waitForFunction(
+      (t) => (document.querySelector("[data-testid=details-name]")?.textContent ?? "").includes(t),
+      { timeout: 30000 },
+      term,
+    );
+    await idle();
+    results.steps.search = {
+      count: await frame.$eval("[data-testid=search-count]", (e) => e.textContent),
       name: await frame.$eval("[data-testid=details-name]", (e) => e.textContent),
-      duration: await frame.$eval("[data-testid=details-duration]", (e) => e.textContent),
       url: await linkedSelection(),
     };
-    await page.screenshot({ path: join(outdir, "firefox_details.png") });
-  }
+    await page.screenshot({ path: join(outdir, "firefox_search.png") });
 
-  // Search jumps to the first match and selects it.
-  await frame.evaluate(() => document.querySelector("[data-testid=search-input]").focus());
-  await page.keyboard.type(term);
-  await page.keyboard.press("Enter");
-  await frame.waitForFunction(() => /^1 \//.test(document.querySelector("[data-testid=search-count]").textContent), { timeout: 30000 });
-  await frame.waitForFunction(
-    (t) => (document.querySelector("[data-testid=details-name]")?.textContent ?? "").includes(t),
-    { timeout: 30000 },
-    term,
-  );
-  await idle();
-  results.steps.search = {
-    count: await frame.$eval("[data-testid=search-count]", (e) => e.textContent),
-    name: await frame.$eval("[data-testid=details-name]", (e) => e.textContent),
-    url: await linkedSelection(),
-  };
-  await page.screenshot({ path: join(outdir, "firefox_search.png") });
+    // "?" opens the help overlay (focus back on the timeline first: the search box keeps its keys).
+    await page.mouse.click(canvasBox.x + 5, canvasBox.y + canvasBox.height - 5);
+    await page.keyboard.press("?");
+    await frame.waitForSelector("[data-testid=help-overlay]:not([hidden])", { timeout: 10000 });
+    results.steps.help = { text: await frame.$eval("[data-testid=help-overlay]", (e) => e.textContent) };
+    await page.screenshot({ path: join(outdir, "firefox_help.png") });
 
-  // "?" opens the help overlay (focus back on the timeline first: the search box keeps its keys).
-  await page.mouse.click(canvasBox.x + 5, canvasBox.y + canvasBox.height - 5);
-  await page.keyboard.press("?");
-  await frame.waitForSelector("[data-testid=help-overlay]:not([hidden])", { timeout: 10000 });
-  results.steps.help = { text: await frame.$eval("[data-testid=help-overlay]", (e) => e.textContent) };
-  await page.screenshot({ path: join(outdir, "firefox_help.png") });
+    // ---- interactions: from the whole trace, nothing selected ----
+    const href = () => page.evaluate(() => location.href);
+    // The link follows the view 200 ms after each frame: wait until it stops changing.
+    const settled = async () => {
+      await idle();
+      let last = await href();
+      for (let i = 0; i < 30; i++) {
+        await sleep(450);
+        const now = await href();
+        if (now === last) return now;
+        last = now;
+      }
+      return last;
+    };
+    const hold = async (key, ms) => {
+      await page.keyboard.down(key);
+      await sleep(ms);
+      await page.keyboard.up(key);
+    };
+    const drag = async (x0, y0, x1, y1) => {
+      await page.mouse.move(x0, y0);
+      await page.mouse.down();
+      for (let k = 1; k <= 12; k++) await page.mouse.move(x0 + ((x1 - x0) * k) / 12, y0 + ((y1 - y0) * k) / 12);
+      await page.mouse.up();
+    };
+    const text = (sel) => frame.$eval(sel, (e) => e.textContent);
+    const nextFrames = () => frame.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(r)))));
+    await page.keyboard.press("Escape"); // closes the help
+    await page.keyboard.press("Escape"); // clears the selection
+    await page.keyboard.press("0");
+    const box = await rectOf("[data-testid=trace-canvas]");
+    const timeline = box.width - LABEL_WIDTH;
 
-  // ---- interactions: from the whole trace, nothing selected ----
-  const href = () => page.evaluate(() => location.href);
-  // The link follows the view 200 ms after each frame: wait until it stops changing.
-  const settled = async () => {
-    await idle();
-    let last = await href();
-    for (let i = 0; i < 30; i++) {
-      await sleep(450);
-      const now = await href();
-      if (now === last) return now;
-      last = now;
-    }
-    return last;
-  };
-  const hold = async (key, ms) => {
-    await page.keyboard.down(key);
-    await sleep(ms);
-    await page.keyboard.up(key);
-  };
-  const drag = async (x0, y0, x1, y1) => {
-    await page.mouse.move(x0, y0);
-    await page.mouse.down();
-    for (let k = 1; k <= 12; k++) await page.mouse.move(x0 + ((x1 - x0) * k) / 12, y0 + ((y1 - y0) * k) / 12);
-    await page.mouse.up();
-  };
-  const text = (sel) => frame.$eval(sel, (e) => e.textContent);
-  const nextFrames = () => frame.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(r)))));
-  await page.keyboard.press("Escape"); // closes the help
-  await page.keyboard.press("Escape"); // clears the selection
-  await page.keyboard.press("0");
-  const box = await rectOf("[data-testid=trace-canvas]");
-  const timeline = box.width - LABEL_WIDTH;
+    // Timing tool: drag across 25 % of the window; the readout says the measured duration.
+    await page.keyboard.press("4");
+    const before = await settled();
+    const x0 = box.x + LABEL_WIDTH + 0.3 * timeline;
+    const x1 = box.x + LABEL_WIDTH + 0.55 * timeline;
+    await drag(x0, box.y + 120, x1, box.y + 120);
+    await frame.waitForSelector("[data-testid=measure]:not([hidden])", { timeout: 10000 });
+    await page.mouse.move(box.x + 5, box.y - 60);
+    results.steps.measure = {
+      tool: await frame.evaluate(() => document.querySelector("[data-testid=trace-canvas]").dataset.tool),
+      box, x0, x1,
+      before,
+      after: await settled(),
+      text: await frame.evaluate(() => document.querySelector("[data-testid=measure]").innerText),
+      duration: await text("[data-testid=measure-duration]"),
+      from: await text("[data-testid=measure-from]"),
+      to: await text("[data-testid=measure-to]"),
+    };
+    await page.screenshot({ path: join(outdir, "firefox_measure.png") });
 
-  // Timing tool: drag across 25 % of the window; the readout says the measured duration.
-  await page.keyboard.press("4");
-  const before = await settled();
-  const x0 = box.x + LABEL_WIDTH + 0.3 * timeline;
-  const x1 = box.x + LABEL_WIDTH + 0.55 * timeline;
-  await drag(x0, box.y + 120, x1, box.y + 120);
-  await frame.waitForSelector("[data-testid=measure]:not([hidden])", { timeout: 10000 });
-  await page.mouse.move(box.x + 5, box.y - 60);
-  results.steps.measure = {
-    tool: await frame.evaluate(() => document.querySelector("[data-testid=trace-canvas]").dataset.tool),
-    box, x0, x1,
-    before,
-    after: await settled(),
-    text: await frame.evaluate(() => document.querySelector("[data-testid=measure]").innerText),
-    duration: await text("[data-testid=measure-duration]"),
-    from: await text("[data-testid=measure-from]"),
-    to: await text("[data-testid=measure-to]"),
-  };
-  await page.screenshot({ path: join(outdir, "firefox_measure.png") });
-
-  // M marks the selected event: the readout then says its duration.
-  await page.keyboard.press("1");
-  const eventPoints = () => frame.evaluate((left) => {
-    const c = document.querySelector("[data-testid=trace-canvas]");
-    const dpr = c.width / c.getBoundingClientRect().width;
-    const data = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
-    const pts = [];
-    for (let y = Math.round(44 * dpr); y < c.height; y += Math.round(3 * dpr)) {
-      for (let x = Math.ceil((left + 2) * dpr); x < c.width - 4; x += 2) {
-        const i = (y * c.width + x) * 4, j = i - 12, k = i + 12;
-        const r = data[i], g = data[i + 1], b = data[i + 2];
-        if (Math.max(r, g, b) - Math.min(r, g, b) > 60 && data[j] === r && data[k] === r && data[j + 1] === g && data[k + 1] === g) {
-          pts.push({ x: x / dpr, y: y / dpr });
-          x += 80;
+    // M marks the selected event: the readout then says its duration.
+    await page.keyboard.press("1");
+    const eventPoints = () => frame.evaluate((left) => {
+      const c = document.querySelector("[data-testid=trace-canvas]");
+      const dpr = c.width / c.getBoundingClientRect().width;
+      const data = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      const pts = [];
+      for (let y = Math.round(44 * dpr); y < c.height; y += Math.round(3 * dpr)) {
+        for (let x = Math.ceil((left + 2) * dpr); x < c.width - 4; x += 2) {
+          const i = (y * c.width + x) * 4, j = i - 12, k = i + 12;
+          const r = data[i], g = data[i + 1], b = data[i + 2];
+          if (Math.max(r, g, b) - Math.min(r, g, b) > 60 && data[j] === r && data[k] === r && data[j + 1] === g && data[k + 1] === g) {
+            pts.push({ x: x / dpr, y: y / dpr });
+            x += 80;
+          }
         }
       }
+      return pts;
+    }, LABEL_WIDTH);
+    const boxPoints = await eventPoints();
+    const target = boxPoints[Math.floor(boxPoints.length / 2)];
+    await page.mouse.click(box.x + target.x, box.y + target.y);
+    await frame.waitForSelector("[data-testid=details-id]", { timeout: 20000 });
+    const marked = await linkedSelection();
+    const measured = await frame.evaluate(() => document.querySelector("[data-testid=measure]").innerText);
+    await page.keyboard.press("m");
+    await frame.waitForFunction((t) => document.querySelector("[data-testid=measure]").innerText !== t, { timeout: 10000 }, measured);
+    results.steps.mark = {
+      url: marked,
+      duration: await text("[data-testid=measure-duration]"),
+      from: await text("[data-testid=measure-from]"),
+      to: await text("[data-testid=measure-to]"),
+      detailsDuration: await text("[data-testid=details-duration]"),
+    };
+    await page.screenshot({ path: join(outdir, "firefox_mark.png") });
+
+    // Flows: the selected kernel's search match, then nothing selected; the toggle draws arrows.
+    await frame.evaluate(() => document.querySelector("[data-testid=search-input]").focus());
+    await page.keyboard.press("Enter");
+    await frame.waitForFunction((t) => (document.querySelector("[data-testid=details-name]")?.textContent ?? "").includes(t), { timeout: 30000 }, term);
+    const kernelUrl = await linkedSelection();
+    await page.keyboard.press("Escape"); // out of the search box
+    await page.keyboard.press("Escape"); // clears the selection (and the measurements)
+    await page.waitForFunction(() => !location.hash.includes("sel="), { timeout: 10000 });
+    const view = await settled();
+    await nextFrames();
+    const flowCount = () => frame.evaluate(() => Number(document.querySelector("[data-testid=trace-canvas]").dataset.flows));
+    const flowsBefore = await flowCount();
+    await frame.evaluate(() => {
+      const c = document.querySelector("[data-testid=trace-canvas]");
+      window.__flowsOff = c.getContext("2d").getImageData(0, 0, c.width, c.height).data.slice();
+    });
+    await page.screenshot({ path: join(outdir, "firefox_flows_off.png") });
+    await press("[data-testid=flows-toggle]");
+    await nextFrames();
+    const diff = await frame.evaluate(([rgb, left]) => {
+      const c = document.querySelector("[data-testid=trace-canvas]");
+      const dpr = c.width / c.getBoundingClientRect().width;
+      const off = window.__flowsOff;
+      const on = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      const x0 = Math.ceil(left * dpr);
+      const dist = (d, i) => Math.hypot(d[i] - rgb[0], d[i + 1] - rgb[1], d[i + 2] - rgb[2]);
+      let changed = 0, towards = 0, leftChanged = 0;
+      for (let i = 0; i < on.length; i += 4) {
+        if (off[i] === on[i] && off[i + 1] === on[i + 1] && off[i + 2] === on[i + 2]) continue;
+        if ((i / 4) % c.width < x0) { leftChanged++; continue; }
+        changed++;
+        if (dist(on, i) < dist(off, i) - 8) towards++;
+      }
+      return { changed, towards, leftChanged };
+    }, [[150, 60, 20], LABEL_WIDTH]);
+    results.steps.flows = { kernelUrl, view, flowsBefore, flowsAfter: await flowCount(), viewAfter: await settled(), diff };
+    await page.screenshot({ path: join(outdir, "firefox_flows_on.png") });
+
+    // Select the next kernel, pan away with D, follow its "Flows in" link with a real click.
+    await frame.evaluate(() => document.querySelector("[data-testid=search-input]").focus());
+    await page.keyboard.press("Enter");
+    await frame.waitForFunction((t) => (document.querySelector("[data-testid=details-name]")?.textContent ?? "").includes(t), { timeout: 30000 }, term);
+    const nextKernelUrl = await linkedSelection();
+    await page.keyboard.press("Escape"); // out of the search box
+    await page.mouse.move(box.x + LABEL_WIDTH + 0.5 * timeline, box.y + 100);
+    await hold("d", 1200);
+    const moved = await settled();
+    const linkSel = "[data-testid=details-flows] a[data-flow-id]";
+    const flowId = await frame.$eval(linkSel, (a) => {
+      a.scrollIntoView({ block: "center" });
+      return a.dataset.flowId;
+    });
+    const flowText = await text(linkSel);
+    const a = await rectOf(linkSel);
+    await page.mouse.click(a.x + Math.min(40, a.width / 2), a.y + Math.min(8, a.height / 2));
+    await page.waitForFunction((id) => new URLSearchParams(location.hash.slice(1)).get("sel") === id, { timeout: 15000 }, flowId).catch(async () => {
+      throw new Error(`the flow link did not select event ${flowId}: ${await href()}`);
+    });
+    results.steps.followFlow = { kernelUrl: nextKernelUrl, moved, flowId, flowText, followed: await settled(), name: await text("[data-testid=details-name]") };
+    await page.screenshot({ path: join(outdir, "firefox_flow_followed.png") });
+
+    // Ctrl+click two events in different rows of the whole trace: the summary table.
+    await page.keyboard.press("Escape");
+    await press("[data-testid=flows-toggle]");
+    await page.keyboard.press("0");
+    await settled();
+    const pts = await eventPoints();
+    const first = pts[0];
+    const second = pts.find((p) => Math.abs(p.y - first.y) >= 18);
+    await page.mouse.click(box.x + first.x, box.y + first.y);
+    await frame.waitForSelector("[data-testid=details-id]", { timeout: 20000 });
+    await page.keyboard.down("Control");
+    await page.mouse.click(box.x + second.x, box.y + second.y);
+    await page.keyboard.up("Control");
+    await frame.waitForSelector("[data-testid=summary-table]", { timeout: 20000 });
+    await page.waitForFunction(() => /sel=\d+(%2C|,)\d+/.test(location.hash), { timeout: 15000 });
+    results.steps.ctrlClick = {
+      url: await settled(),
+      rows: await frame.evaluate(() =>
+        Array.from(document.querySelectorAll("[data-testid=summary-table] tbody tr")).map((tr) => [tr.cells[0].textContent, Number(tr.cells[1].textContent.replace(/,/g, ""))]),
+      ),
+      title: await text("[data-testid=details-panel] h3"),
+    };
+    await page.screenshot({ path: join(outdir, "firefox_ctrl_click.png") });
+
+    // A / D pan: zoom in with W first so the window has room to move.
+    await page.keyboard.press("Escape");
+    await page.mouse.move(box.x + LABEL_WIDTH + 0.5 * timeline, box.y + 150);
+    await hold("w", 500);
+    const zoomed = await settled();
+    await hold("d", 400);
+    const right = await settled();
+    await hold("a", 400);
+    const left = await settled();
+    results.steps.pan = { zoomed, right, left };
+    await page.screenshot({ path: join(outdir, "firefox_pan.png") });
+  }
+
+  // Frames per second (requestAnimationFrame timestamps in the plugin's frame) while `key` is held,
+  // and the boxes drawn per frame meanwhile: the measurement of test_zoom_fps_1m_events in Chromium.
+  async function motion(key, ms = 3000) {
+    await frame.evaluate(() => {
+      const gen = (window.__gen = (window.__gen || 0) + 1);
+      window.__frames = [];
+      const tick = (t) => {
+        if (window.__gen !== gen) return;
+        window.__frames.push(t);
+        requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    });
+    const boxes = [];
+    await page.keyboard.down(key);
+    const end = Date.now() + ms;
+    while (Date.now() < end) {
+      boxes.push(await frame.evaluate(() => Number(document.querySelector("[data-testid=trace-canvas]").dataset.boxes)));
+      await sleep(200);
     }
-    return pts;
-  }, LABEL_WIDTH);
-  const boxPoints = await eventPoints();
-  const target = boxPoints[Math.floor(boxPoints.length / 2)];
-  await page.mouse.click(box.x + target.x, box.y + target.y);
-  await frame.waitForSelector("[data-testid=details-id]", { timeout: 20000 });
-  const marked = await linkedSelection();
-  const measured = await frame.evaluate(() => document.querySelector("[data-testid=measure]").innerText);
-  await page.keyboard.press("m");
-  await frame.waitForFunction((t) => document.querySelector("[data-testid=measure]").innerText !== t, { timeout: 10000 }, measured);
-  results.steps.mark = {
-    url: marked,
-    duration: await text("[data-testid=measure-duration]"),
-    from: await text("[data-testid=measure-from]"),
-    to: await text("[data-testid=measure-to]"),
-    detailsDuration: await text("[data-testid=details-duration]"),
-  };
-  await page.screenshot({ path: join(outdir, "firefox_mark.png") });
+    await page.keyboard.up(key);
+    const stamps = await frame.evaluate(() => {
+      window.__gen += 1;
+      return window.__frames;
+    });
+    const gaps = stamps
+      .slice(1)
+      .map((t, i) => t - stamps[i])
+      .sort((a, b) => a - b);
+    boxes.sort((a, b) => a - b);
+    const total = gaps.reduce((a, b) => a + b, 0);
+    const round1 = (x) => Math.round(x * 10) / 10;
+    return {
+      fps: gaps.length ? round1((1000 * gaps.length) / total) : 0,
+      median_frame_ms: gaps.length ? round1(gaps[gaps.length >> 1]) : null,
+      worst_frame_ms: gaps.length ? round1(gaps[gaps.length - 1]) : null,
+      boxes_median: boxes[boxes.length >> 1],
+      boxes_max: boxes[boxes.length - 1],
+    };
+  }
 
-  // Flows: the selected kernel's search match, then nothing selected; the toggle draws arrows.
-  await frame.evaluate(() => document.querySelector("[data-testid=search-input]").focus());
-  await page.keyboard.press("Enter");
-  await frame.waitForFunction((t) => (document.querySelector("[data-testid=details-name]")?.textContent ?? "").includes(t), { timeout: 30000 }, term);
-  const kernelUrl = await linkedSelection();
-  await page.keyboard.press("Escape"); // out of the search box
-  await page.keyboard.press("Escape"); // clears the selection (and the measurements)
-  await page.waitForFunction(() => !location.hash.includes("sel="), { timeout: 10000 });
-  const view = await settled();
-  await nextFrames();
-  const flowCount = () => frame.evaluate(() => Number(document.querySelector("[data-testid=trace-canvas]").dataset.flows));
-  const flowsBefore = await flowCount();
-  await frame.evaluate(() => {
-    const c = document.querySelector("[data-testid=trace-canvas]");
-    window.__flowsOff = c.getContext("2d").getImageData(0, 0, c.width, c.height).data.slice();
-  });
-  await page.screenshot({ path: join(outdir, "firefox_flows_off.png") });
-  await press("[data-testid=flows-toggle]");
-  await nextFrames();
-  const diff = await frame.evaluate(([rgb, left]) => {
-    const c = document.querySelector("[data-testid=trace-canvas]");
-    const dpr = c.width / c.getBoundingClientRect().width;
-    const off = window.__flowsOff;
-    const on = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
-    const x0 = Math.ceil(left * dpr);
-    const dist = (d, i) => Math.hypot(d[i] - rgb[0], d[i + 1] - rgb[1], d[i + 2] - rgb[2]);
-    let changed = 0, towards = 0, leftChanged = 0;
-    for (let i = 0; i < on.length; i += 4) {
-      if (off[i] === on[i] && off[i + 1] === on[i + 1] && off[i + 2] === on[i + 2]) continue;
-      if ((i / 4) % c.width < x0) { leftChanged++; continue; }
-      changed++;
-      if (dist(on, i) < dist(off, i) - 8) towards++;
-    }
-    return { changed, towards, leftChanged };
-  }, [[150, 60, 20], LABEL_WIDTH]);
-  results.steps.flows = { kernelUrl, view, flowsBefore, flowsAfter: await flowCount(), viewAfter: await settled(), diff };
-  await page.screenshot({ path: join(outdir, "firefox_flows_on.png") });
-
-  // Select the next kernel, pan away with D, follow its "Flows in" link with a real click.
-  await frame.evaluate(() => document.querySelector("[data-testid=search-input]").focus());
-  await page.keyboard.press("Enter");
-  await frame.waitForFunction((t) => (document.querySelector("[data-testid=details-name]")?.textContent ?? "").includes(t), { timeout: 30000 }, term);
-  const nextKernelUrl = await linkedSelection();
-  await page.keyboard.press("Escape"); // out of the search box
-  await page.mouse.move(box.x + LABEL_WIDTH + 0.5 * timeline, box.y + 100);
-  await hold("d", 1200);
-  const moved = await settled();
-  const linkSel = "[data-testid=details-flows] a[data-flow-id]";
-  const flowId = await frame.$eval(linkSel, (a) => {
-    a.scrollIntoView({ block: "center" });
-    return a.dataset.flowId;
-  });
-  const flowText = await text(linkSel);
-  const a = await rectOf(linkSel);
-  await page.mouse.click(a.x + Math.min(40, a.width / 2), a.y + Math.min(8, a.height / 2));
-  await page.waitForFunction((id) => new URLSearchParams(location.hash.slice(1)).get("sel") === id, { timeout: 15000 }, flowId).catch(async () => {
-    throw new Error(`the flow link did not select event ${flowId}: ${await href()}`);
-  });
-  results.steps.followFlow = { kernelUrl: nextKernelUrl, moved, flowId, flowText, followed: await settled(), name: await text("[data-testid=details-name]") };
-  await page.screenshot({ path: join(outdir, "firefox_flow_followed.png") });
-
-  // Ctrl+click two events in different rows of the whole trace: the summary table.
-  await page.keyboard.press("Escape");
-  await press("[data-testid=flows-toggle]");
-  await page.keyboard.press("0");
-  await settled();
-  const pts = await eventPoints();
-  const first = pts[0];
-  const second = pts.find((p) => Math.abs(p.y - first.y) >= 18);
-  await page.mouse.click(box.x + first.x, box.y + first.y);
-  await frame.waitForSelector("[data-testid=details-id]", { timeout: 20000 });
-  await page.keyboard.down("Control");
-  await page.mouse.click(box.x + second.x, box.y + second.y);
-  await page.keyboard.up("Control");
-  await frame.waitForSelector("[data-testid=summary-table]", { timeout: 20000 });
-  await page.waitForFunction(() => /sel=\d+(%2C|,)\d+/.test(location.hash), { timeout: 15000 });
-  results.steps.ctrlClick = {
-    url: await settled(),
-    rows: await frame.evaluate(() =>
-      Array.from(document.querySelectorAll("[data-testid=summary-table] tbody tr")).map((tr) => [tr.cells[0].textContent, Number(tr.cells[1].textContent.replace(/,/g, ""))]),
-    ),
-    title: await text("[data-testid=details-panel] h3"),
-  };
-  await page.screenshot({ path: join(outdir, "firefox_ctrl_click.png") });
-
-  // A / D pan: zoom in with W first so the window has room to move.
-  await page.keyboard.press("Escape");
-  await page.mouse.move(box.x + LABEL_WIDTH + 0.5 * timeline, box.y + 150);
-  await hold("w", 500);
-  const zoomed = await settled();
-  await hold("d", 400);
-  const right = await settled();
-  await hold("a", 400);
-  const left = await settled();
-  results.steps.pan = { zoomed, right, left };
-  await page.screenshot({ path: join(outdir, "firefox_pan.png") });
+  // The benchmark (term "--fps"): zoom with W/S from the whole trace in a 1400x900 window, then pan
+  // with D/A across a 9 ms window of a 1400x4200 one, as the Chromium benchmark does.
+  async function frameRates() {
+    await idle(900000, false);
+    const report = { first_draw_s: Math.round((Date.now() - tabOpened) / 100) / 10 };
+    let box = await rectOf("[data-testid=trace-canvas]");
+    await page.mouse.move(box.x + LABEL_WIDTH + (box.width - LABEL_WIDTH) * 0.5, box.y + 80);
+    report["1400x900 zoom in (W)"] = await motion("w");
+    await idle(120000, false);
+    await page.screenshot({ path: join(outdir, "firefox_big_trace_zoomed.png") });
+    report["1400x900 zoom out (S)"] = await motion("s");
+    await idle(120000, false);
+    await page.setViewport({ width: 1400, height: 4200 });
+    await page.evaluate(() => {
+      const q = new URLSearchParams(location.hash.slice(1));
+      const keep = ["run", "session", "host"].map((k) => `${k}=${encodeURIComponent(q.get(k) ?? "")}`).join("&");
+      location.hash = `profscope&${keep}&tool=trace&start=20000000&end=29000000`;
+    });
+    await page.waitForFunction(() => location.hash.includes("start=20000000"), { timeout: 15000 });
+    await idle(120000, false);
+    // The 64 host threads start collapsed (the trace has a GPU): expand them, one click on the header.
+    box = await rectOf("[data-testid=trace-canvas]");
+    await page.mouse.click(box.x + 40, box.y + 10);
+    await idle(120000, false);
+    await sleep(1000);
+    await page.screenshot({ path: join(outdir, "firefox_big_trace_tall.png") });
+    await page.mouse.move(box.x + LABEL_WIDTH + (box.width - LABEL_WIDTH) * 0.5, box.y + 80);
+    report["1400x4200 pan right (D)"] = await motion("d");
+    await idle(120000, false);
+    report["1400x4200 pan back (A), tiles held"] = await motion("a");
+    results.steps.fps = report;
+  }
 } catch (e) {
   results.failure = String(e && e.stack ? e.stack : e);
   for (const p of await browser.pages()) await p.screenshot({ path: join(outdir, "firefox_failure.png") }).catch(() => {});

@@ -22,7 +22,15 @@ import subprocess
 import urllib.parse
 
 import pytest
-from trace_fixtures import GPU_LOGDIR, LABEL_WIDTH, REPO, parse_duration_ns, require_trace_routes, view_range
+from trace_fixtures import (
+    GPU_LOGDIR,
+    LABEL_WIDTH,
+    REPO,
+    parse_duration_ns,
+    require_trace_routes,
+    view_range,
+    write_big_kineto_trace,
+)
 
 FRONTEND = REPO / "frontend"
 SCRIPT = FRONTEND / "scripts" / "firefox-e2e.mjs"
@@ -162,4 +170,38 @@ def test_trace_view_in_firefox(tensorboard_server, tmp_path) -> None:
         assert math.isclose(pan[k][1] - pan[k][0], width, rel_tol=1e-6), pan
     assert pan["right"][0] > pan["zoomed"][0] + 0.05 * width, pan
     assert pan["left"][0] < pan["right"][0] - 0.05 * width, pan
+    assert results["errors"] == [], results["errors"]
+
+
+@pytest.mark.skipif(
+    os.environ.get("PROFSCOPE_BENCH") != "1",
+    reason="benchmark: set PROFSCOPE_BENCH=1 (ingests a 1 M-event trace)",
+)
+def test_zoom_fps_1m_events_firefox(tensorboard_server, tmp_path) -> None:
+    """Benchmark, not a timing assertion: test_zoom_fps_1m_events (Chromium) in Firefox, through the
+    same synthetic 1 M-event trace and real TensorBoard; numbers in test-output/e2e/firefox_fps.json."""
+    firefox = _firefox()
+    run = tmp_path / "logdir" / "big"
+    run.mkdir(parents=True)
+    n = write_big_kineto_trace(run / "worker0.pt.trace.json.gz", 1_050_000)
+    server = tensorboard_server(run.parent)
+    require_trace_routes(server)
+    out = REPO / "test-output" / "e2e" / "firefox_fps"
+    out.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(
+        ["node", str(SCRIPT), server.url, str(out), "--fps", firefox],
+        cwd=FRONTEND,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    results_path = out / "results.json"
+    assert results_path.exists(), f"firefox-e2e.mjs wrote no results:\n{proc.stdout}\n{proc.stderr}"
+    results = json.loads(results_path.read_text())
+    assert "failure" not in results, results["failure"]
+    report = {"events": n, "browser": "firefox-esr", **results["steps"]["fps"]}
+    (REPO / "test-output" / "e2e" / "firefox_fps.json").write_text(json.dumps(report, indent=2))
+    print("Firefox FPS benchmark:", json.dumps(report))
+    assert report["1400x900 zoom in (W)"]["fps"] > 0
     assert results["errors"] == [], results["errors"]
