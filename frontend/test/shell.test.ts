@@ -48,7 +48,7 @@ describe("shell", () => {
     await shell.loadRuns();
     await settle();
     const runs = [...q("[data-testid=run-select]").querySelectorAll("option")].map((o) => o.textContent);
-    expect(runs).toEqual(["resnet", "xla_run"]);
+    expect(runs).toEqual(["resnet — Chrome trace", "xla_run — XLA logs"]);
     const hosts = [...q("[data-testid=host-select]").querySelectorAll("option")].map((o) => [o.value, o.textContent]);
     expect(hosts[0]).toEqual(["worker0,worker1", "All 2 hosts (merged timeline)"]);
     expect(hosts.slice(1).map((x) => x[0])).toEqual(["worker0", "worker1"]);

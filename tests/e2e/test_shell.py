@@ -99,9 +99,21 @@ def test_tab_lists_runs(
     frame.wait_for_function(
         "n => document.querySelectorAll('[data-testid=run-select] option').length === n", arg=len(expected)
     )
-    options = run_select.eval_on_selector_all("option", "els => els.map(e => e.textContent.trim())")
+    options = run_select.eval_on_selector_all(
+        "option", "els => els.map(e => [e.value, e.textContent.trim()])"
+    )
     screenshot(browser_page, "runs")
-    assert options == expected
+    assert [value for value, _ in options] == expected
+    # Each run says what it holds, so XPlanes, traces and XLA logs are told apart in the list.
+    holds = {
+        run.name: {f.format for s in run.sessions for h in s.hosts for f in h.files if f.usable}
+        for run in logdir_lib.discover(str(logdir)).runs
+    }
+    for value, text in options:
+        assert text.startswith(value), text
+        assert ("XPlane" in text) == ("xplane" in holds[value]), text
+        assert ("Chrome trace" in text) == ("chrome_trace" in holds[value]), text
+        assert ("XLA logs" in text) == any(f.startswith("xla_") for f in holds[value]), text
     assert frame.query_selector("[data-testid=session-select]") is not None
     assert frame.query_selector("[data-testid=host-select]") is not None
     assert shell_errors(page_errors) == []

@@ -8,6 +8,7 @@ import { clear, h, isAbort, messageOf } from "../dom.ts";
 import { hasView, loadView, TOOLS } from "../views/registry.ts";
 import type { ViewInstance } from "../views/view.ts";
 import type { FragmentStore } from "./link.ts";
+import { runLabel } from "./labels.ts";
 
 const SHELL_KEYS = new Set(["run", "session", "host", "tool"]);
 
@@ -190,7 +191,7 @@ export class Shell {
     const runs = (this.runs as RunsResponse).runs;
     options(
       this.runSelect,
-      runs.map((r) => ({ value: r.name, text: r.name })),
+      runs.map((r) => ({ value: r.name, text: runLabel(r) })),
       run.name,
     );
     options(

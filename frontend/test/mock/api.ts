@@ -21,8 +21,8 @@ export const DEFAULT_RUNS: RunsResponse = {
         {
           name: "2024_01_01_00_00_00",
           hosts: [
-            { name: "worker0", files: [{ path: "worker0.pt.trace.json.gz", format: "chrome_json", size: 1 }], tools: ["trace", "overview"] },
-            { name: "worker1", files: [{ path: "worker1.pt.trace.json.gz", format: "chrome_json", size: 1 }], tools: ["trace", "overview"] },
+            { name: "worker0", files: [{ path: "worker0.pt.trace.json.gz", format: "chrome_trace", size: 1 }], tools: ["trace", "overview"] },
+            { name: "worker1", files: [{ path: "worker1.pt.trace.json.gz", format: "chrome_trace", size: 1 }], tools: ["trace", "overview"] },
           ],
         },
       ],
