@@ -258,7 +258,7 @@ def test_zoom_fps_1m_events(
     tensorboard_server, browser_page, page_errors, open_profscope, screenshot, tmp_path
 ) -> None:
     """Benchmark, not a timing assertion: frames per second through a 1 M-event trace while zooming
-    with W/S from the whole trace, in a normal window, and while panning with D/A across a 9 ms window
+    with W/S from the whole trace, in a normal window, and while panning with D/A across a 12 ms window
     of a tall one that shows ~100 k boxes at once."""
     run = tmp_path / "logdir" / "big"
     run.mkdir(parents=True)
@@ -279,11 +279,11 @@ def test_zoom_fps_1m_events(
     report["1400x900 zoom out (S)"] = _measure_motion(browser_page, frame, "s")
     wait_idle(frame, 120_000)
 
-    browser_page.set_viewport_size({"width": 1400, "height": 4200})
+    browser_page.set_viewport_size({"width": 1800, "height": 4200})
     link = fragment(browser_page)
     browser_page.evaluate(
         "([run, session, host]) => { location.hash = `profscope&run=${run}&session=${session}&host=${host}"
-        "&tool=trace&start=20000000&end=29000000`; }",
+        "&tool=trace&start=20000000&end=32000000`; }",
         [link["run"], link["session"], link["host"]],
     )
     wait_idle(frame, 120_000)
@@ -293,9 +293,9 @@ def test_zoom_fps_1m_events(
     wait_idle(frame, 120_000)
     time.sleep(1)
     screenshot(browser_page, "big_trace_tall")
-    report["1400x4200 pan right (D)"] = _measure_motion(browser_page, frame, "d")
+    report["1800x4200 pan right (D)"] = _measure_motion(browser_page, frame, "d")
     wait_idle(frame, 120_000)
-    report["1400x4200 pan back (A), tiles held"] = _measure_motion(browser_page, frame, "a")
+    report["1800x4200 pan back (A), tiles held"] = _measure_motion(browser_page, frame, "a")
     out = REPO / "test-output" / "e2e" / "fps_1m_events.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2))
