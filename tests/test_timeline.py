@@ -121,3 +121,18 @@ def test_two_real_ranks_line_up():
     assert tl.offsets_ps[1] - tl.offsets_ps[0] == (origins[1] - origins[0]) * 1000
     firsts = [h.trace.time_span_ps()[0] + off for h, off in zip(hosts, tl.offsets_ps)]
     assert min(firsts) == 0
+
+
+def test_search_pages_through_every_match_in_time_order_across_hosts():
+    a = host_trace("a", 0, [(t, 5, f"step{t}") for t in range(0, 200, 20)])
+    b = host_trace("b", 0, [(t, 5, f"step{t}") for t in range(10, 200, 20)])
+    tl = Timeline([a, b])
+    whole = tl.search("step", limit=100)
+    assert whole["total"] == 20 and not whole["truncated"]
+    starts = [m["start_ns"] for m in whole["matches"]]
+    assert starts == sorted(starts)
+    pages = [tl.search("step", limit=3, offset=o) for o in range(0, 24, 3)]
+    assert [p["offset"] for p in pages] == list(range(0, 24, 3))
+    assert [m["id"] for p in pages for m in p["matches"]] == [m["id"] for m in whole["matches"]]
+    assert [p["truncated"] for p in pages] == [True] * 6 + [False, False]
+    assert pages[-1]["matches"] == []

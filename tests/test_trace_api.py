@@ -173,6 +173,25 @@ def test_two_ranks_merge_on_one_clock(plugin_client, logdir):
         ).get_json()["matches"]
     }
     assert hosts_hit == {0, 1}
+    # Paging: the second page of 5 goes on where the first stopped.
+    pages = [
+        get(
+            client,
+            "trace/search",
+            run="ranks",
+            session="pytorch",
+            host="rank-0,rank-1",
+            q="nccl",
+            limit=5,
+            offset=offset,
+        ).get_json()
+        for offset in (0, 5)
+    ]
+    both = get(
+        client, "trace/search", run="ranks", session="pytorch", host="rank-0,rank-1", q="nccl", limit=10
+    ).get_json()
+    assert pages[1]["offset"] == 5
+    assert [m["id"] for p in pages for m in p["matches"]] == [m["id"] for m in both["matches"]]
 
 
 def test_xplane_trace(plugin_client, logdir):
@@ -216,6 +235,12 @@ def test_errors_are_clear(plugin_client, logdir):
         ),
         (dict(run="bert", session="pytorch", host="bert_small", id=10**9), "trace/event", 404, "no event"),
         (dict(run="bert", session="pytorch", host="bert_small", q=""), "trace/search", 400, "empty search"),
+        (
+            dict(run="bert", session="pytorch", host="bert_small", q="aten", offset=-1),
+            "trace/search",
+            400,
+            "offset",
+        ),
         (
             dict(run="bert", session="pytorch", host="bert_small", tracks="a,b"),
             "trace/summary",

@@ -281,10 +281,13 @@ class ProfscopePlugin(base_plugin.TBPlugin):
     def _serve_trace_search(self, request: wrappers.Request) -> wrappers.Response:
         query = request.args.get("q", "")
         limit = trace_api.int_param(request.args.get("limit"), "limit", trace_api.DEFAULT_SEARCH_LIMIT)
+        offset = trace_api.int_param(request.args.get("offset"), "offset", 0)
         timeline = self._timeline(request)
         if isinstance(timeline, trace_api.Ingesting):
             return http_util.Respond(request, timeline.to_json(), "application/json", code=202)
-        return http_util.Respond(request, trace_api.search(timeline, query, limit), "application/json")
+        return http_util.Respond(
+            request, trace_api.search(timeline, query, limit, offset), "application/json"
+        )
 
     @wrappers.Request.application
     def _serve_trace_summary(self, request: wrappers.Request) -> wrappers.Response:

@@ -22,6 +22,7 @@ from trace_fixtures import (
     canvas_ink,
     event_points,
     fragment,
+    get_json,
     open_gpu_trace,
     open_trace_tab,
     require_trace_routes,
@@ -173,6 +174,37 @@ def test_search_finds_and_jumps_to_a_kernel(
     )
     time.sleep(0.5)
     assert int(fragment(browser_page)["sel"]) == answer["matches"][1]["id"]
+    assert page_errors == []
+
+
+def test_search_walks_past_the_first_page_of_matches(
+    tensorboard_server, browser_page, page_errors, open_profscope
+) -> None:
+    """The viewer holds 1000 matches at a time: Shift+Enter from the start wraps to the very last match
+    (past the first page) and Enter from there wraps back to the first."""
+    server, frame, _ = open_gpu_trace(tensorboard_server, browser_page, open_profscope)
+    link = fragment(browser_page)
+    query = f"run={link['run']}&session={link['session']}&host={link['host']}"
+    total = get_json(server, f"trace/search?{query}&q=e&limit=0")["total"]
+    assert total > 1000, "the trace needs more matches than one page for this test"
+    last = get_json(server, f"trace/search?{query}&q=e&limit=1&offset={total - 1}")["matches"][0]
+    first = get_json(server, f"trace/search?{query}&q=e&limit=1")["matches"][0]
+    frame.fill("[data-testid=search-input]", "e")
+    frame.press("[data-testid=search-input]", "Shift+Enter")
+    frame.wait_for_function(
+        "t => document.querySelector('[data-testid=search-count]').textContent === `${t} / ${t}`",
+        arg=f"{total:,}",
+        timeout=30_000,
+    )
+    wait_link(frame, f"sel={last['id']}")
+    assert int(fragment(browser_page)["sel"]) == last["id"]
+    frame.press("[data-testid=search-input]", "Enter")
+    frame.wait_for_function(
+        "t => document.querySelector('[data-testid=search-count]').textContent === `1 / ${t}`",
+        arg=f"{total:,}",
+        timeout=30_000,
+    )
+    wait_link(frame, f"sel={first['id']}")
     assert page_errors == []
 
 

@@ -171,8 +171,9 @@ export class ProfscopeClient {
     return this.json("trace/event", this.url("trace/event", subject, { id }), signal);
   }
 
-  search(subject: Subject, query: string, limit: number, signal?: AbortSignal): Promise<SearchResponse> {
-    return this.json("trace/search", this.url("trace/search", subject, { q: query, limit }), signal);
+  /** `limit` matches in time order from the `offset`-th, and the total count over the whole trace. */
+  search(subject: Subject, query: string, limit: number, offset = 0, signal?: AbortSignal): Promise<SearchResponse> {
+    return this.json("trace/search", this.url("trace/search", subject, { q: query, limit, offset }), signal);
   }
 
   /** Per-name statistics of every event overlapping [startNs, endNs) on the given tracks. */

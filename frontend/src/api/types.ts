@@ -129,6 +129,8 @@ export interface SearchMatch {
 export interface SearchResponse {
   query: string;
   total: number;
+  /** Index (in time order among all matches) of `matches[0]`. */
+  offset: number;
   matches: SearchMatch[];
   truncated: boolean;
 }

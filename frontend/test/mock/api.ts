@@ -90,12 +90,18 @@ export class MockApi {
       case "trace/search": {
         const needle = (q.get("q") ?? "").toLowerCase();
         const limit = Number(q.get("limit") ?? 100);
-        const all = this.trace.events.filter((e) => e.name.toLowerCase().includes(needle));
+        const offset = Number(q.get("offset") ?? 0);
+        const all = this.trace.events
+          .filter((e) => e.name.toLowerCase().includes(needle))
+          .sort((a, b) => a.start - b.start || a.id - b.id);
         return json({
           query: q.get("q"),
           total: all.length,
-          truncated: all.length > limit,
-          matches: all.slice(0, limit).map((e) => ({ id: e.id, name: e.name, start_ns: e.start, dur_ns: e.dur, track: e.track })),
+          offset,
+          truncated: all.length > offset + limit,
+          matches: all
+            .slice(offset, offset + limit)
+            .map((e) => ({ id: e.id, name: e.name, start_ns: e.start, dur_ns: e.dur, track: e.track })),
         });
       }
       case "trace/summary": {

@@ -194,13 +194,16 @@ def event(timeline: Timeline, event_id: int) -> dict[str, Any]:
         raise errors.NotFoundError(f"{timeline.subject}: no event with id {event_id}") from e
 
 
-def search(timeline: Timeline, q: str, limit: int = DEFAULT_SEARCH_LIMIT) -> dict[str, Any]:
-    """`trace/search`: case-insensitive substring over names and argument values of all events."""
+def search(timeline: Timeline, q: str, limit: int = DEFAULT_SEARCH_LIMIT, offset: int = 0) -> dict[str, Any]:
+    """`trace/search`: case-insensitive substring over names and argument values of all events; matches
+    in time order, `limit` of them from the `offset`-th."""
     if not q.strip():
         raise errors.InvalidArgumentError(f"{timeline.subject}: empty search query")
     if not 0 <= limit <= MAX_SEARCH_LIMIT:
         raise errors.InvalidArgumentError(f"{timeline.subject}: limit must be within 0..{MAX_SEARCH_LIMIT}")
-    return timeline.search(q, limit)
+    if offset < 0:
+        raise errors.InvalidArgumentError(f"{timeline.subject}: offset must not be negative")
+    return timeline.search(q, limit, offset)
 
 
 def summary(

@@ -281,9 +281,11 @@ class Timeline:
             ]
         return out
 
-    def search(self, q: str, limit: int = 100) -> dict[str, Any]:
-        """All events of all hosts matching `q`: total count and the `limit` earliest."""
+    def search(self, q: str, limit: int = 100, offset: int = 0) -> dict[str, Any]:
+        """All events of all hosts matching `q`: total count and `limit` matches in time order from the
+        `offset`-th, so a client can page through every match of a big trace."""
         total = 0
+        wanted = offset + limit
         candidates = []  # (session start ps, host, index)
         for h, host in enumerate(self.hosts):
             hits = host.searcher.matches(q)
@@ -291,13 +293,13 @@ class Timeline:
             if hits.shape[0] == 0:
                 continue
             starts = np.asarray(host.trace.ev_start_ps)[hits]
-            if hits.shape[0] > limit:
-                keep = np.argpartition(starts, limit - 1)[:limit] if limit > 0 else np.zeros(0, np.int64)
+            if hits.shape[0] > wanted:
+                keep = np.argpartition(starts, wanted - 1)[:wanted] if wanted > 0 else np.zeros(0, np.int64)
                 hits, starts = hits[keep], starts[keep]
             candidates.extend((int(s) + self.offsets_ps[h], h, int(i)) for s, i in zip(starts, hits))
         candidates.sort()
         matches = []
-        for start, h, i in candidates[:limit]:
+        for start, h, i in candidates[offset:wanted]:
             trace = self.hosts[h].trace
             matches.append(
                 {
@@ -308,7 +310,13 @@ class Timeline:
                     "track": int(trace.ev_track[i]) + int(self.track_base[h]),
                 }
             )
-        return {"query": q, "total": total, "matches": matches, "truncated": total > len(matches)}
+        return {
+            "query": q,
+            "total": total,
+            "offset": offset,
+            "matches": matches,
+            "truncated": total > offset + len(matches),
+        }
 
     def summary(
         self,

@@ -14,6 +14,7 @@ import { drawAxis, drawFrame, type FlowArrow, LABEL_WIDTH, type SelectedBox } fr
 import { counterAt, type EventHit, hitTest, type Plan, planPieces, summaryAt } from "./scene.ts";
 import { type TileId, TileCache } from "./tilecache.ts";
 import { clampRange, dragRange, fitRange, type Limits, limitsFor, panBy, Projection, type Range, zoomAround } from "./viewport.ts";
+import { inPage, pageOffset, stepIndex } from "./search.ts";
 
 type Tool = "select" | "pan" | "zoom" | "timing";
 
@@ -806,35 +807,51 @@ export class TraceViewer {
   private async searchStep(dir: 1 | -1): Promise<void> {
     const query = this.searchInput.value.trim();
     if (!query) {
+      this.searchAbort?.abort();
       this.search = null;
       this.searchCount.textContent = "";
       return;
     }
     if (!this.search || this.search.query !== query) {
-      this.searchAbort?.abort();
-      const abort = (this.searchAbort = new AbortController());
-      this.searchCount.textContent = "searching…";
-      try {
-        const resp = await this.ctx.client.search(this.ctx.subject, query, SEARCH_LIMIT, abort.signal);
-        if (abort.signal.aborted) return;
-        this.search = { query, resp, index: dir === 1 ? 0 : resp.matches.length - 1 };
-      } catch (e) {
-        if (isAbort(e)) return;
-        this.searchCount.textContent = messageOf(e);
-        return;
-      }
-    } else if (this.search.resp.matches.length) {
-      const n = this.search.resp.matches.length;
-      this.search.index = (this.search.index + dir + n) % n;
+      const resp = await this.searchPage(query, 0);
+      if (!resp) return;
+      this.search = { query, resp, index: -1 };
     }
-    const { resp, index } = this.search;
-    if (!resp.matches.length) {
+    const search = this.search;
+    const index = stepIndex(search.index, dir, search.resp.total);
+    if (index < 0) {
       this.searchCount.textContent = "no matches";
       return;
     }
-    const listed = resp.matches.length < resp.total ? ` (first ${formatCount(resp.matches.length)} listed)` : "";
-    this.searchCount.textContent = `${formatCount(index + 1)} / ${formatCount(resp.total)}${listed}`;
-    await this.jumpTo(resp.matches[index].id, { select: true, zoom: true });
+    if (!inPage(index, search.resp.offset, search.resp.matches.length)) {
+      const resp = await this.searchPage(query, pageOffset(index, SEARCH_LIMIT));
+      if (!resp || this.search !== search) return;
+      search.resp = resp;
+    }
+    const match = search.resp.matches[index - search.resp.offset];
+    if (!match) {
+      // The trace changed under the search (a re-ingest): start over with the new matches.
+      this.search = null;
+      this.searchCount.textContent = "matches changed, press Enter again";
+      return;
+    }
+    search.index = index;
+    this.searchCount.textContent = `${formatCount(index + 1)} / ${formatCount(search.resp.total)}`;
+    await this.jumpTo(match.id, { select: true, zoom: true });
+  }
+
+  /** One page of matches; null when it was superseded by a newer request or failed (the count says why). */
+  private async searchPage(query: string, offset: number): Promise<SearchResponse | null> {
+    this.searchAbort?.abort();
+    const abort = (this.searchAbort = new AbortController());
+    this.searchCount.textContent = "searching…";
+    try {
+      const resp = await this.ctx.client.search(this.ctx.subject, query, SEARCH_LIMIT, offset, abort.signal);
+      return abort.signal.aborted ? null : resp;
+    } catch (e) {
+      if (!isAbort(e)) this.searchCount.textContent = messageOf(e);
+      return null;
+    }
   }
 
   // ---- input ---------------------------------------------------------------------------------
