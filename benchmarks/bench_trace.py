@@ -152,6 +152,15 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
+def summary_ms(seconds: list[float]) -> dict[str, float]:
+    """p50, p95 and max of durations given in seconds, in ms (how every latency is reported)."""
+    return {
+        "p50": percentile(seconds, 50) * 1e3,
+        "p95": percentile(seconds, 95) * 1e3,
+        "max": max(seconds) * 1e3,
+    }
+
+
 class ProfscopeClient:
     """The requests the trace view makes, for one subject."""
 
@@ -238,12 +247,8 @@ def measure_views(client: ProfscopeClient, meta: dict[str, Any], screen_px: int,
         agg["wire_kb"] = max(agg["wire_kb"], row["wire_kb"])
         agg["raw_kb"] = max(agg["raw_kb"], row["raw_kb"])
     return {
-        "tile_ms_first": {
-            "p50": percentile(cold, 50) * 1e3,
-            "p95": percentile(cold, 95) * 1e3,
-            "max": max(cold) * 1e3,
-        },
-        "tile_ms_cached": {"p50": percentile(warm, 50) * 1e3, "p95": percentile(warm, 95) * 1e3},
+        "tile_ms_first": summary_ms(cold),
+        "tile_ms_cached": summary_ms(warm),
         "tiles_requested": len(cold),
         "max_screen_kb_by_zoom": by_zoom,
     }
@@ -275,11 +280,10 @@ def engine_only(
     seed: int,
 ) -> dict[str, Any]:
     """Tile compute + encode time in this process, on the cache the server wrote (no HTTP)."""
-    listing = logdir_lib.Logdir(str(logdir)).listing()
-    subject_hosts = listing.run(run).session(session).hosts
-    hosts = [h for h in subject_hosts if h.name == host]
+    served = logdir_lib.Logdir(str(logdir))
+    hosts = [h for h in served.listing().run(run).session(session).hosts if h.name == host]
     service = api.TraceService(str(cache))
-    timeline = service.open("bench", api.host_sources(hosts, logdir_lib.Logdir(str(logdir)).fs), wait_s=60)
+    timeline = service.open("bench", api.host_sources(hosts, served.fs), wait_s=60)
     times = []
     for _, start, end in views(meta, seed):
         level, indices = screen_tiles(meta, start, end, screen_px)
@@ -294,11 +298,7 @@ def engine_only(
         search_s[q] = {"seconds": time.perf_counter() - t0, "total": total}
     service.manager.close()
     return {
-        "tile_ms": {
-            "p50": percentile(times, 50) * 1e3,
-            "p95": percentile(times, 95) * 1e3,
-            "max": max(times) * 1e3,
-        },
+        "tile_ms": summary_ms(times),
         "search": search_s,
     }
 
