@@ -102,7 +102,6 @@ def run_once(path: str, fmt: str) -> dict[str, float]:
         out["cpu"] = sum(cpu_after[:2]) - sum(cpu_before[:2])
         out["exit"] = exited - stages["returned_at"]
         out["job_start"] = stages["started_at"] - sent
-        out["write_only"] = out.get("index_and_write", 0.0) - out.get("index", 0.0)
         entry = os.path.join(cache, f"v{ingest.store.FORMAT_VERSION}")
         out["cache_mb"] = (
             sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(entry) for f in files) / 1e6
