@@ -54,7 +54,7 @@ export class GraphsPanel {
     } else if (graph && /^\d+$/.test(graph)) {
       await this.showGraph(Number(graph));
     } else if (this.list.records.length) {
-      this.detailEl.replaceChildren(h("p", { class: "xv-hint" }, "Pick a graph on the left to draw it, read its text or compare it with another."));
+      this.detailEl.replaceChildren(h("p", { class: "xv-hint" }, "Pick a graph in the list above to draw it, read its text or compare it with another."));
     }
   }
 
