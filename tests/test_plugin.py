@@ -16,6 +16,7 @@ from werkzeug.wrappers import Request
 from profscope import logdir as logdir_lib
 from profscope import plugin as plugin_lib
 from profscope.formats.errors import UnreadableProfile
+from profscope.trace import store
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 LAYOUTS_LOGDIR = REPO / "tests" / "data" / "layouts" / "logdir"
@@ -245,10 +246,10 @@ def test_loader_flag_and_default_cache_dir(monkeypatch, tmp_path: pathlib.Path) 
     assert plugin.cache_dir == str(tmp_path / "c")
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert plugin_lib.default_cache_dir() == str(tmp_path / "xdg" / "profscope")
+    assert store.default_cache_root() == str(tmp_path / "xdg" / "profscope")
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert plugin_lib.default_cache_dir() == str(tmp_path / "home" / ".cache" / "profscope")
+    assert store.default_cache_root() == str(tmp_path / "home" / ".cache" / "profscope")
     defaulted = loader.load(base_plugin.TBContext(logdir="", flags=parser.parse_args([])))
     assert defaulted.cache_dir == str(tmp_path / "home" / ".cache" / "profscope")
 

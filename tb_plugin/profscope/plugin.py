@@ -26,6 +26,7 @@ from werkzeug import wrappers
 from profscope import logdir as logdir_lib
 from profscope.analysis import xla_report, xla_sources
 from profscope.trace import api as trace_api
+from profscope.trace import store as trace_store
 
 PLUGIN_NAME = "profscope"
 STATIC_DIR = pathlib.Path(__file__).parent / "static"
@@ -47,12 +48,6 @@ _CONTENT_TYPES = {
 _STATIC_COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 # Percent-encoded dot, slash or backslash in the raw URL: never part of a legitimate asset name.
 _ENCODED_TRICK = re.compile(r"%(?:2e|2f|5c|00)", re.IGNORECASE)
-
-
-def default_cache_dir() -> str:
-    """`$XDG_CACHE_HOME/profscope`, else `~/.cache/profscope`."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "profscope")
 
 
 class ProfscopeLoader(base_plugin.TBLoader):
@@ -93,7 +88,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         self._logdir_url = context.logdir or ""
         self.logdir = logdir_lib.Logdir(self._logdir_url) if self._logdir_url else None
         flags = context.flags
-        self.cache_dir = getattr(flags, "profscope_cache_dir", None) or default_cache_dir()
+        self.cache_dir = getattr(flags, "profscope_cache_dir", None) or trace_store.default_cache_root()
         self.static_dir = pathlib.Path(static_dir) if static_dir is not None else STATIC_DIR
         self._trace_service: trace_api.TraceService | None = None
         self._trace_lock = threading.Lock()
