@@ -474,12 +474,7 @@ class EventScanner:
     def batches(self) -> Iterator[list[Event]]:
         """Yield decoded events in file order; top-level values land in `metadata`."""
         if self._start_in_events:
-            yield from self._events()
-            if self.events_array_closed and not self.reached_stop:
-                if self.bare_array:
-                    self._finish_bare_array()
-                else:
-                    yield from self._object_members(first=False)
+            yield from self._events_and_rest()
             return
         c = self._peek()
         if c == 0xEF and self._buf[self._pos : self._pos + 3] == b"\xef\xbb\xbf":
@@ -491,9 +486,7 @@ class EventScanner:
             self.bare_array = True
             self._pos += 1
             self._enter_events()
-            yield from self._events()
-            if self.events_array_closed and not self.reached_stop:
-                self._finish_bare_array()
+            yield from self._events_and_rest()
             return
         if c != 0x7B:  # '{'
             head = bytes(self._buf[self._pos : self._pos + 16])
@@ -505,6 +498,11 @@ class EventScanner:
         """After stopping at the stop offset, read on to the end as if there had been no stop."""
         self._stop_at = None
         self.reached_stop = False
+        yield from self._events_and_rest()
+
+    def _events_and_rest(self) -> Iterator[list[Event]]:
+        """The events from here, then (unless stopped early) what follows the array: the end of a
+        bare array, or the top-level members after `traceEvents`."""
         yield from self._events()
         if self.events_array_closed and not self.reached_stop:
             if self.bare_array:
