@@ -16,6 +16,7 @@ import os
 import pathlib
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from tensorboard import errors
@@ -232,57 +233,66 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                 self._trace_service = trace_api.TraceService(self.cache_dir)
             return self._trace_service
 
-    def _timeline(
-        self, request: wrappers.Request, wait_s: float = 0.0
-    ) -> trace_api.Timeline | trace_api.Ingesting:
+    def _trace_response(
+        self,
+        request: wrappers.Request,
+        answer: Callable[[trace_api.Timeline], wrappers.Response],
+        wait_s: float = 0.0,
+    ) -> wrappers.Response:
+        """`answer` about the subject's timeline, or 202 with the ingest progress while a host's
+        trace is still being read (the view polls until it can ask again)."""
         subject = self.subject(request)
         label = f"run {subject.run.name!r} session {subject.session.name!r}"
         fs = self.logdir.fs if self.logdir else None
-        return self.trace_service().open(label, trace_api.host_sources(subject.hosts, fs), wait_s)
+        timeline = self.trace_service().open(label, trace_api.host_sources(subject.hosts, fs), wait_s)
+        if isinstance(timeline, trace_api.Ingesting):
+            return http_util.Respond(request, timeline.to_json(), "application/json", code=202)
+        return answer(timeline)
+
+    def _trace_json(
+        self,
+        request: wrappers.Request,
+        body: Callable[[trace_api.Timeline], dict[str, Any]],
+        wait_s: float = 0.0,
+    ) -> wrappers.Response:
+        """`_trace_response` for the routes that answer JSON."""
+        return self._trace_response(
+            request, lambda timeline: http_util.Respond(request, body(timeline), "application/json"), wait_s
+        )
 
     @wrappers.Request.application
     def _serve_trace_meta(self, request: wrappers.Request) -> wrappers.Response:
-        timeline = self._timeline(request, trace_api.META_WAIT_S)
-        if isinstance(timeline, trace_api.Ingesting):
-            return http_util.Respond(request, timeline.to_json(), "application/json", code=202)
-        return http_util.Respond(request, trace_api.meta(timeline), "application/json")
+        return self._trace_json(request, trace_api.meta, trace_api.META_WAIT_S)
 
     @wrappers.Request.application
     def _serve_trace_tile(self, request: wrappers.Request) -> wrappers.Response:
         level = trace_api.int_param(request.args.get("level"), "level")
         index = trace_api.int_param(request.args.get("index"), "index")
-        timeline = self._timeline(request)
-        if isinstance(timeline, trace_api.Ingesting):
-            return http_util.Respond(request, timeline.to_json(), "application/json", code=202)
-        data, etag = self.trace_service().tile(timeline, level, index)
-        return http_util.Respond(
-            request,
-            data,
-            "application/octet-stream",
-            expires=trace_api.TILE_MAX_AGE_S,
-            content_encoding="gzip",
-            headers=[("ETag", etag)],
-        )
+
+        def answer(timeline: trace_api.Timeline) -> wrappers.Response:
+            data, etag = self.trace_service().tile(timeline, level, index)
+            return http_util.Respond(
+                request,
+                data,
+                "application/octet-stream",
+                expires=trace_api.TILE_MAX_AGE_S,
+                content_encoding="gzip",
+                headers=[("ETag", etag)],
+            )
+
+        return self._trace_response(request, answer)
 
     @wrappers.Request.application
     def _serve_trace_event(self, request: wrappers.Request) -> wrappers.Response:
         event_id = trace_api.int_param(request.args.get("id"), "id")
-        timeline = self._timeline(request)
-        if isinstance(timeline, trace_api.Ingesting):
-            return http_util.Respond(request, timeline.to_json(), "application/json", code=202)
-        return http_util.Respond(request, trace_api.event(timeline, event_id), "application/json")
+        return self._trace_json(request, lambda timeline: trace_api.event(timeline, event_id))
 
     @wrappers.Request.application
     def _serve_trace_search(self, request: wrappers.Request) -> wrappers.Response:
         query = request.args.get("q", "")
         limit = trace_api.int_param(request.args.get("limit"), "limit", trace_api.DEFAULT_SEARCH_LIMIT)
         offset = trace_api.int_param(request.args.get("offset"), "offset", 0)
-        timeline = self._timeline(request)
-        if isinstance(timeline, trace_api.Ingesting):
-            return http_util.Respond(request, timeline.to_json(), "application/json", code=202)
-        return http_util.Respond(
-            request, trace_api.search(timeline, query, limit, offset), "application/json"
-        )
+        return self._trace_json(request, lambda timeline: trace_api.search(timeline, query, limit, offset))
 
     @wrappers.Request.application
     def _serve_trace_summary(self, request: wrappers.Request) -> wrappers.Response:
@@ -290,11 +300,9 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         end = trace_api.float_param(request.args.get("end"), "end")
         tracks = trace_api.int_list(request.args.get("tracks"), "tracks")
         ids = trace_api.int_list(request.args.get("ids"), "ids")
-        timeline = self._timeline(request)
-        if isinstance(timeline, trace_api.Ingesting):
-            return http_util.Respond(request, timeline.to_json(), "application/json", code=202)
-        body = trace_api.summary(timeline, start, end, tracks, ids)
-        return http_util.Respond(request, body, "application/json")
+        return self._trace_json(
+            request, lambda timeline: trace_api.summary(timeline, start, end, tracks, ids)
+        )
 
     def _resolve_static(self, relative: str) -> pathlib.Path:
         """Map a URL tail to a file inside `static_dir`, refusing anything that could escape it."""
