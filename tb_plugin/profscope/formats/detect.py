@@ -111,13 +111,13 @@ def match_name(name: str, *, in_session: bool) -> NameMatch | None:
     return None
 
 
-def head_span(path: str, size: int | None) -> int:
+def _head_span(path: str, size: int | None) -> int:
     """How many bytes from the start of `path` to fetch for sniffing (more for gzip)."""
     want = GZIP_HEAD_BYTES if path.endswith(".gz") else HEAD_BYTES
     return want if size is None else min(want, size)
 
 
-def inflate_head(path: str, raw: bytes) -> bytes:
+def _inflate_head(path: str, raw: bytes) -> bytes:
     """The first HEAD_BYTES of a fetched head, inflated when the file is gzip; OSError when it cannot."""
     if not path.endswith(".gz"):
         return raw[:HEAD_BYTES]
@@ -127,12 +127,6 @@ def inflate_head(path: str, raw: bytes) -> bytes:
         return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, HEAD_BYTES)
     except zlib.error as e:
         raise OSError(f"corrupt gzip data: {e}") from e
-
-
-def read_head(fs: fsspec.AbstractFileSystem, path: str, size: int | None = None) -> bytes:
-    """First HEAD_BYTES of one file (inflated when gzip) with one ranged read; OSError when it cannot."""
-    span = head_span(path, size)
-    return inflate_head(path, fs.cat_file(path, start=0, end=span) if span else b"")
 
 
 def sniff(name: str, head: bytes, match: NameMatch) -> Detection:
@@ -162,25 +156,20 @@ def detect_many(
             to_read.append(i)
     if to_read:
         paths = [items[i][0] for i in to_read]
-        ends = [head_span(items[i][0], items[i][2]) for i in to_read]
+        ends = [_head_span(items[i][0], items[i][2]) for i in to_read]
         raws = fs.cat_ranges(paths, [0] * len(paths), ends, on_error="return")
         for i, raw in zip(to_read, raws):
             path, match, _ = items[i]
             try:
                 if isinstance(raw, Exception):
                     raise OSError(str(raw) or type(raw).__name__)
-                head = inflate_head(path, raw)
+                head = _inflate_head(path, raw)
             except OSError as e:
                 error = f"cannot read the file head: {e}"
                 results[i] = Detection(match.format, match.host, match.ordinal, error=error)
                 continue
             results[i] = sniff(path.rsplit("/", 1)[-1], head, match)
     return [r for r in results if r is not None]
-
-
-def detect(fs: fsspec.AbstractFileSystem, path: str, match: NameMatch, size: int | None = None) -> Detection:
-    """Sniff one file; a read failure becomes `Detection.error`, never an exception."""
-    return detect_many(fs, [(path, match, size)])[0]
 
 
 def _sniff_xplane(head: bytes, match: NameMatch) -> Detection:
