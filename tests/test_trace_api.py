@@ -228,6 +228,12 @@ def test_errors_are_clear(plugin_client, logdir):
             "'level'",
         ),
         (
+            dict(run="bert", session="pytorch", host="bert_small", index=0),
+            "trace/tile",
+            400,
+            "missing query parameter 'level'",
+        ),
+        (
             dict(run="bert", session="pytorch", host="bert_small", level=1, index=-1),
             "trace/tile",
             400,
@@ -246,6 +252,18 @@ def test_errors_are_clear(plugin_client, logdir):
             "trace/summary",
             400,
             "'tracks'",
+        ),
+        (
+            dict(run="bert", session="pytorch", host="bert_small", start="soon"),
+            "trace/summary",
+            400,
+            "'start' must be a number",
+        ),
+        (
+            dict(run="bert", session="pytorch", host="bert_small", end="inf"),
+            "trace/summary",
+            400,
+            "'end' must be finite",
         ),
         (
             dict(run="bert", session="pytorch", host="bert_small", tracks="9999"),

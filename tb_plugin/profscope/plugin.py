@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import mimetypes
 import os
 import pathlib
@@ -266,8 +267,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
 
     @wrappers.Request.application
     def _serve_trace_tile(self, request: wrappers.Request) -> wrappers.Response:
-        level = trace_api.int_param(request.args.get("level"), "level")
-        index = trace_api.int_param(request.args.get("index"), "index")
+        level = _int_arg(request, "level")
+        index = _int_arg(request, "index")
 
         def answer(timeline: trace_api.Timeline) -> wrappers.Response:
             data, etag = self.trace_service().tile(timeline, level, index)
@@ -284,22 +285,22 @@ class ProfscopePlugin(base_plugin.TBPlugin):
 
     @wrappers.Request.application
     def _serve_trace_event(self, request: wrappers.Request) -> wrappers.Response:
-        event_id = trace_api.int_param(request.args.get("id"), "id")
+        event_id = _int_arg(request, "id")
         return self._trace_json(request, lambda timeline: trace_api.event(timeline, event_id))
 
     @wrappers.Request.application
     def _serve_trace_search(self, request: wrappers.Request) -> wrappers.Response:
         query = request.args.get("q", "")
-        limit = trace_api.int_param(request.args.get("limit"), "limit", trace_api.DEFAULT_SEARCH_LIMIT)
-        offset = trace_api.int_param(request.args.get("offset"), "offset", 0)
+        limit = _int_arg(request, "limit", trace_api.DEFAULT_SEARCH_LIMIT)
+        offset = _int_arg(request, "offset", 0)
         return self._trace_json(request, lambda timeline: trace_api.search(timeline, query, limit, offset))
 
     @wrappers.Request.application
     def _serve_trace_summary(self, request: wrappers.Request) -> wrappers.Response:
-        start = trace_api.float_param(request.args.get("start"), "start")
-        end = trace_api.float_param(request.args.get("end"), "end")
-        tracks = trace_api.int_list(request.args.get("tracks"), "tracks")
-        ids = trace_api.int_list(request.args.get("ids"), "ids")
+        start = _float_arg(request, "start")
+        end = _float_arg(request, "end")
+        tracks = _int_list_arg(request, "tracks")
+        ids = _int_list_arg(request, "ids")
         return self._trace_json(
             request, lambda timeline: trace_api.summary(timeline, start, end, tracks, ids)
         )
@@ -329,3 +330,40 @@ def _required_arg(request: wrappers.Request, name: str) -> str:
     if value is None or value == "":
         raise errors.InvalidArgumentError(f"missing query parameter {name!r}")
     return value
+
+
+def _int_arg(request: wrappers.Request, name: str, default: int | None = None) -> int:
+    """An integer query parameter; `default` when absent, else it is required."""
+    text = request.args.get(name)
+    if (text is None or text == "") and default is not None:
+        return default
+    text = _required_arg(request, name)
+    try:
+        return int(text)
+    except ValueError as e:
+        raise errors.InvalidArgumentError(f"query parameter {name!r} must be an integer, got {text!r}") from e
+
+
+def _float_arg(request: wrappers.Request, name: str) -> float | None:
+    """A finite number query parameter; None when absent."""
+    text = request.args.get(name)
+    if text is None or text == "":
+        return None
+    try:
+        value = float(text)
+    except ValueError as e:
+        raise errors.InvalidArgumentError(f"query parameter {name!r} must be a number, got {text!r}") from e
+    if not math.isfinite(value):
+        raise errors.InvalidArgumentError(f"query parameter {name!r} must be finite")
+    return value
+
+
+def _int_list_arg(request: wrappers.Request, name: str) -> list[int] | None:
+    """A comma-separated list of integers query parameter; None when absent."""
+    text = request.args.get(name)
+    if text is None or text == "":
+        return None
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError as e:
+        raise errors.InvalidArgumentError(f"query parameter {name!r} must be comma-separated integers") from e

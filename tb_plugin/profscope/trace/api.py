@@ -220,36 +220,3 @@ def summary(
         return timeline.summary(start_ns, end_ns, tracks, ids)
     except KeyError as e:
         raise errors.NotFoundError(f"{timeline.subject}: {e.args[0]}") from e
-
-
-def int_list(text: str | None, name: str) -> list[int] | None:
-    """Parse a comma-separated list of integers (a route parameter); None when absent."""
-    if text is None or text == "":
-        return None
-    try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError as e:
-        raise errors.InvalidArgumentError(f"query parameter {name!r} must be comma-separated integers") from e
-
-
-def int_param(text: str | None, name: str, default: int | None = None) -> int:
-    if text is None or text == "":
-        if default is None:
-            raise errors.InvalidArgumentError(f"missing query parameter {name!r}")
-        return default
-    try:
-        return int(text)
-    except ValueError as e:
-        raise errors.InvalidArgumentError(f"query parameter {name!r} must be an integer, got {text!r}") from e
-
-
-def float_param(text: str | None, name: str) -> float | None:
-    if text is None or text == "":
-        return None
-    try:
-        value = float(text)
-    except ValueError as e:
-        raise errors.InvalidArgumentError(f"query parameter {name!r} must be a number, got {text!r}") from e
-    if value != value or value in (float("inf"), float("-inf")):
-        raise errors.InvalidArgumentError(f"query parameter {name!r} must be finite")
-    return value
