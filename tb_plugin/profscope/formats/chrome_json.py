@@ -251,6 +251,8 @@ class _Parts:
         for p in parts:
             local = p.strings.values_by_id()
             self.smaps.append(np.fromiter(map(builder.intern, local), np.int32, len(local)))
+        # Builder string id → text, for the ids the maps above hand out.
+        self.strings = list(builder.string_ids)
         self.kmaps = []
         for p in parts:
             local = p.keys.values_by_id()
@@ -412,18 +414,16 @@ class _ProcessInfo:
                     self.thread_sort[(pid, tid)] = sort
 
 
-def _device_categories(builder: TraceBuilder, ids: _Parts) -> dict[int, set[str]]:
+def _device_categories(ids: _Parts) -> dict[int, set[str]]:
     """Device work categories (kernels, copies, …) seen on each track key."""
     found: dict[int, set[str]] = {}
-    by_id: list[str] | None = None
     for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
         track, cat = _col(p.ev, "track", np.int32), _col(p.ev, "cat", np.int32)
         if not track.shape[0]:
             continue
-        by_id = by_id or list(builder.string_ids)
         pairs = np.unique(kmap[track].astype(np.int64) << 32 | smap[cat].astype(np.int64))
         for pair in pairs.tolist():
-            cat_name = by_id[pair & 0xFFFFFFFF].lower()
+            cat_name = ids.strings[pair & 0xFFFFFFFF].lower()
             if cat_name in GPU_CATEGORIES:
                 found.setdefault(pair >> 32, set()).add(cat_name)
     return found
@@ -439,7 +439,7 @@ class _Layout:
     def __init__(self, builder: TraceBuilder, ids: _Parts, metadata: dict[str, Any]) -> None:
         keys = ids.keys.values_by_id()
         info = _ProcessInfo(ids.parts)
-        device_cats = _device_categories(builder, ids)
+        device_cats = _device_categories(ids)
         devices = {
             int(dev["id"]): dev
             for dev in metadata.get("deviceProperties") or []
@@ -469,7 +469,7 @@ class _Layout:
         for key in keys:
             if key[0] == cc.COUNTER_TRACK:
                 counter_series.setdefault(key[1:4], set()).add(key[4])
-        async_names = _first_async_names(ids, builder)
+        async_names = _first_async_names(ids)
 
         self.device_key = np.zeros(len(keys), bool)
         specs = []  # (key index, section, name, kind, sort index)
@@ -589,19 +589,17 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _first_async_names(ids: _Parts, builder: TraceBuilder) -> dict[int, str]:
+def _first_async_names(ids: _Parts) -> dict[int, str]:
     """Name of the first event on each async track, to name the track."""
     names: dict[int, str] = {}
-    strings = None
     for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
         track = _col(p.asy, "track", np.int32)
         if not track.shape[0]:
             continue
-        strings = strings or list(builder.string_ids)
         keys, first = np.unique(kmap[track], return_index=True)
         name = _col(p.asy, "name", np.int32)
         for k, i in zip(keys.tolist(), first.tolist()):
-            names.setdefault(k, strings[smap[name[i]]])
+            names.setdefault(k, ids.strings[smap[name[i]]])
     return names
 
 
@@ -617,7 +615,6 @@ class _SimpleEvents:
         self.end_ps = 0
         steps: list[dict[str, Any]] = []
         step_ids = [sid for text, sid in builder.string_ids.items() if _STEP_NAME.match(text)]
-        strings = list(builder.string_ids) if step_ids else []
         is_step_name = _lookup(len(builder.string_ids), step_ids)
         for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
             n = p.num_events
@@ -651,7 +648,9 @@ class _SimpleEvents:
             if step_ids and n:
                 is_step = is_step_name[name] & ok & ~layout.device_key[keys]
                 for i in np.flatnonzero(is_step).tolist():
-                    steps.append({"name": strings[name[i]], "start_ps": int(start[i]), "dur_ps": int(dur[i])})
+                    steps.append(
+                        {"name": ids.strings[name[i]], "start_ps": int(start[i]), "dur_ps": int(dur[i])}
+                    )
             self.index.append(index)
             self.start.append(start)
             self.track.append(keys)
@@ -710,7 +709,7 @@ def _join_host_device(
     pos = np.searchsorted(hv, dv, side="right") - 1
     found = (pos >= 0) & (hv[np.maximum(pos, 0)] == dv)
     builder.add_flows(hi[pos[found]], di[found], builder.intern(flow_name))
-    return _unique_ids(dv[found])
+    return np.unique(dv[found])
 
 
 def _flow_points(
@@ -777,11 +776,6 @@ def _comparable_ids(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarra
     if width <= 19:  # below 10**19 < 2**64; the id patterns capture digits only
         return a.astype(np.uint64), b.astype(np.uint64)
     return a.astype(f"S{width}"), b.astype(f"S{width}")
-
-
-def _unique_ids(ids: np.ndarray) -> np.ndarray:
-    """Distinct ids, sorted: numbers (uint64) when they were compared as numbers, else byte strings."""
-    return np.unique(ids)
 
 
 def _member(values: np.ndarray, members: np.ndarray) -> np.ndarray:
