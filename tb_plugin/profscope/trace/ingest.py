@@ -96,12 +96,8 @@ class OpenedTrace:
 
 def open_entry(path: str, key: str) -> OpenedTrace:
     """Memory-map a complete entry written by `run_ingest`."""
-    trace = store.open(path)
-    meta = store.read_meta(path) or {}
-    extra = meta.get("extra_meta", {})
-    names = set(meta.get("extra", []))
-    arrays = {name: store.load_array(path, name) for name in names}
-    index = lod.LodIndex.load(arrays, extra["lod"])
+    trace, arrays, extra_meta = store.open_with_extra(path)
+    index = lod.LodIndex.load(arrays, extra_meta["lod"])
     return OpenedTrace(key, path, trace, index, query.Searcher(trace))
 
 

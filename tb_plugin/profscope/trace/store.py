@@ -159,9 +159,25 @@ def write(
 
 def open(path: str) -> Trace:
     """Memory-map the entry at `path` as a `Trace` (columns are read-only `np.memmap`s)."""
+    return _open_trace(path, _complete_meta(path))
+
+
+def open_with_extra(path: str) -> tuple[Trace, dict[str, np.ndarray], dict[str, Any]]:
+    """The entry's trace, its derived arrays (memory-mapped) and their metadata, as `write` got
+    them as `extra` and `extra_meta`: what the server needs to serve an entry, one meta read."""
+    meta = _complete_meta(path)
+    extra = {name: load_array(path, name) for name in meta["extra"]}
+    return _open_trace(path, meta), extra, dict(meta["extra_meta"])
+
+
+def _complete_meta(path: str) -> dict[str, Any]:
     meta = read_meta(path)
     if meta is None:
         raise CacheError(f"{path} is not a complete profscope cache entry of format v{FORMAT_VERSION}")
+    return meta
+
+
+def _open_trace(path: str, meta: dict[str, Any]) -> Trace:
     columns = {name: load_array(path, name) for name in COLUMNS}
     try:
         with builtins.open(os.path.join(path, "strings.json"), "rb") as f:
