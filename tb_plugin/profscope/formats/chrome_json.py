@@ -843,11 +843,11 @@ class _Halves:
         self.sizes = []
         for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
             t = getattr(p, table)
-            n = _col(t, "us", np.int64).shape[0]
-            self.sizes.append(n)
-            if not n:
+            us = _col(t, "us", np.int64)
+            self.sizes.append(us.shape[0])
+            if not us.shape[0]:
                 continue
-            ts, ok = clock.to_ps(_col(t, "us", np.int64), _col(t, "frac", np.int32))
+            ts, ok = clock.to_ps(us, _col(t, "frac", np.int32))
             cols.append(
                 (
                     ts,
