@@ -307,7 +307,7 @@ _MAX_LAG = 32  # events with more stats than this find repeated names by sorting
 
 
 def _repeat_rank(owner: np.ndarray, key: np.ndarray) -> np.ndarray:
-    """How many earlier rows of the same event (rows grouped by event) have the same key.
+    """How many earlier rows of the same event have the same key (`owner` non-decreasing).
 
     Events hold a few stats each, so comparing every row with the rows 1…L before it is cheaper
     than sorting all rows; an event with more than `_MAX_LAG` stats falls back to the sort.
@@ -316,7 +316,7 @@ def _repeat_rank(owner: np.ndarray, key: np.ndarray) -> np.ndarray:
     rank = np.zeros(n, dtype=np.int64)
     if n < 2:
         return rank
-    longest = int(np.bincount(owner - owner[0]).max()) if n else 0
+    longest = int(np.bincount(owner - owner[0]).max())
     if longest <= _MAX_LAG:
         for lag in range(1, longest):
             rank[lag:] += (owner[lag:] == owner[:-lag]) & (key[lag:] == key[:-lag])
