@@ -118,7 +118,6 @@ class _Job:
     size: int
     process: subprocess.Popen[bytes] | None = None
     log_path: str | None = None
-    thread: threading.Thread | None = None
     returncode: int | None = None
     done: threading.Event = dataclasses.field(default_factory=threading.Event)
 
@@ -242,8 +241,7 @@ class IngestManager:
                 job.returncode = run_ingest(spec, source.fs)
                 job.done.set()
 
-            job.thread = threading.Thread(target=work, name=f"profscope-ingest-{key[:8]}", daemon=True)
-            job.thread.start()
+            threading.Thread(target=work, name=f"profscope-ingest-{key[:8]}", daemon=True).start()
             return
         spare, self._spare = self._spare, None
         process = None
@@ -266,8 +264,7 @@ class IngestManager:
             job.returncode = job.process.wait()
             job.done.set()
 
-        job.thread = threading.Thread(target=reap, name=f"profscope-ingest-wait-{key[:8]}", daemon=True)
-        job.thread.start()
+        threading.Thread(target=reap, name=f"profscope-ingest-wait-{key[:8]}", daemon=True).start()
 
     def _spawn(self, args: list[str], log_path: str, stdin: Any) -> subprocess.Popen[bytes]:
         env = dict(os.environ)
