@@ -19,7 +19,7 @@ from typing import Any
 from tensorboard import errors
 
 from profscope.trace import ingest, tiles
-from profscope.trace.timeline import HostTrace, Timeline
+from profscope.trace.timeline import DEFAULT_SEARCH_LIMIT, HostTrace, Timeline
 
 # Seconds a resolved timeline is reused before its sources are looked at again.
 RECHECK_S = 5.0
@@ -28,7 +28,6 @@ RECHECK_S = 5.0
 META_WAIT_S = 1.5
 # Browsers may keep a tile this long: its content never changes under the same ETag.
 TILE_MAX_AGE_S = 24 * 3600
-DEFAULT_SEARCH_LIMIT = 100
 MAX_SEARCH_LIMIT = 10_000
 
 

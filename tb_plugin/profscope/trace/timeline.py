@@ -21,6 +21,8 @@ from profscope.trace.model import Trace
 
 HOST_SHIFT = 32
 HOST_MASK = (1 << HOST_SHIFT) - 1
+# Matches a search answers when the caller does not say how many.
+DEFAULT_SEARCH_LIMIT = 100
 
 
 @dataclasses.dataclass
@@ -281,7 +283,7 @@ class Timeline:
             ]
         return out
 
-    def search(self, q: str, limit: int = 100, offset: int = 0) -> dict[str, Any]:
+    def search(self, q: str, limit: int = DEFAULT_SEARCH_LIMIT, offset: int = 0) -> dict[str, Any]:
         """All events of all hosts matching `q`: total count and `limit` matches in time order from the
         `offset`-th, so a client can page through every match of a big trace."""
         total = 0
