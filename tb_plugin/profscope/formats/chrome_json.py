@@ -1026,10 +1026,8 @@ def _pair_async(
     )
     if not begin.shape[0]:
         return
-    is_instant = np.concatenate((np.ones(instants.shape[0], bool), np.zeros(ends.shape[0], bool)))[in_order]
-    is_instant = np.concatenate((is_instant, np.zeros(still_open.shape[0], bool)))
-    end_ps = np.where(end >= 0, h.ts[end], trace_end)
-    end_ps[is_instant] = h.ts[begin[is_instant]]
+    is_instant = h.extra[begin] == cc.ASYNC_INSTANT
+    end_ps = np.where(is_instant, h.ts[begin], np.where(end >= 0, h.ts[end], trace_end))
     track, start, dur, name, cat, blob, lengths = h.slices(begin, end, end_ps)
     builder.add_events(track, start, dur, name, cat, args_blob=blob, args_lengths=lengths)
 
