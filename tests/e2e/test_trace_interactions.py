@@ -10,19 +10,23 @@ from __future__ import annotations
 
 import math
 import re
-import time
 
-import pytest
 from trace_fixtures import (
+    FLASH_KERNEL,
     LABEL_WIDTH,
-    REPO,
+    MEASURE_READOUT,
     canvas_box,
     canvas_ink,
+    click_an_event,
     event_points,
     fragment,
     get_json,
+    hold,
+    ns_at,
+    ns_per_px,
     open_gpu_trace,
     parse_duration_ns,
+    requires_bundle,
     settled_link,
     subject_query,
     track_rows,
@@ -31,12 +35,8 @@ from trace_fixtures import (
     wait_link,
 )
 
-pytestmark = pytest.mark.skipif(
-    not (REPO / "tb_plugin" / "profscope" / "static" / "index.js").is_file(),
-    reason="the frontend bundle is not built (npm --prefix frontend run build)",
-)
+pytestmark = requires_bundle
 
-FLASH_KERNEL = "flash_fwd_kernel"
 # Timing marks and their axis label (frontend/src/views/trace/viewer.ts MARK_COLOR).
 MARK_RGB = (0xE8, 0x71, 0x0A)
 # Flow arrows drawn by the Flows toggle (render.ts drawFlows).
@@ -97,12 +97,6 @@ _SUMMARY_ROWS_JS = """
 """
 
 
-def _hold(page, key: str, seconds: float) -> None:
-    page.keyboard.down(key)
-    time.sleep(seconds)
-    page.keyboard.up(key)
-
-
 def _drag(page, x0: float, y0: float, x1: float, y1: float) -> None:
     page.mouse.move(x0, y0)
     page.mouse.down()
@@ -110,23 +104,10 @@ def _drag(page, x0: float, y0: float, x1: float, y1: float) -> None:
     page.mouse.up()
 
 
-def _ns_at(link: dict[str, str], box: dict, page_x: float) -> float:
-    """The instant under page x, from the window in the deep link and the canvas geometry."""
-    start, end = view_range(link)
-    return start + (page_x - box["x"] - LABEL_WIDTH) / (box["width"] - LABEL_WIDTH) * (end - start)
-
-
-def _ns_per_px(link: dict[str, str], box: dict) -> float:
-    start, end = view_range(link)
-    return (end - start) / (box["width"] - LABEL_WIDTH)
-
-
 def _measure(frame) -> tuple[float, float, float]:
     """(duration, from, to) in ns as the measurement readout says them."""
     text = frame.inner_text("[data-testid=measure]")
-    assert re.fullmatch(r"⟷ \S+ \S+ measured\s+\S+ \S+ → \S+ \S+", text.strip()), (
-        f"measure readout reads {text!r}"
-    )
+    assert re.fullmatch(MEASURE_READOUT, text.strip()), f"measure readout reads {text!r}"
     return tuple(
         parse_duration_ns(frame.inner_text(f"[data-testid=measure-{k}]")) for k in ("duration", "from", "to")
     )
@@ -179,11 +160,11 @@ def test_timing_tool_and_m_measure(
     # The timing tool measures, it does not move the view.
     assert view_range(after) == view_range(link)
     duration, start, end = _measure(frame)
-    px = _ns_per_px(link, box)
+    px = ns_per_px(link, box)
     dragged = (x1 - x0) * px
     assert math.isclose(duration, dragged, rel_tol=0.01), (duration, dragged)
-    assert abs(start - _ns_at(link, box, x0)) < 1.5 * px, (start, _ns_at(link, box, x0), px)
-    assert abs(end - _ns_at(link, box, x1)) < 1.5 * px, (end, _ns_at(link, box, x1), px)
+    assert abs(start - ns_at(link, box, x0)) < 1.5 * px, (start, ns_at(link, box, x0), px)
+    assert abs(end - ns_at(link, box, x1)) < 1.5 * px, (end, ns_at(link, box, x1), px)
     # The axis shows the measurement too: its label box has the mark's colour.
     orange_after = frame.evaluate(_AXIS_COLOR_JS, [MARK_RGB, x0 - axis["x"], x1 - axis["x"], 12])
     assert orange_before < 5 and orange_after > 30, (orange_before, orange_after)
@@ -203,9 +184,7 @@ def test_timing_tool_and_m_measure(
 
     # M marks the selected event's range: the readout then says that event's duration and times.
     page.keyboard.press("1")
-    points = [p for p in event_points(frame) if p["y"] > 60]
-    assert points, "no event box to click"
-    frame.locator("[data-testid=trace-canvas]").click(position=points[len(points) // 2])
+    click_an_event(frame, below_y=60)
     wait_link(frame, "sel=")
     sel = settled_link(page, frame)["sel"]
     event = get_json(server, f"trace/event?{subject_query(link)}&id={sel}")
@@ -238,7 +217,6 @@ def test_flows_toggle_draws_arrows_and_flow_links_jump(
     query = subject_query(link)
     kernel = get_json(server, f"trace/event?{query}&id={link['sel']}")
     assert kernel["flows_in"], f"the kernel has no incoming flow: {kernel}"
-    launch_ref = kernel["flows_in"][0]
 
     # Flows off, nothing selected (a selected event's own flows are always drawn): no arrow. The first
     # Esc leaves the search box, the second clears the selection.
@@ -276,8 +254,9 @@ def test_flows_toggle_draws_arrows_and_flow_links_jump(
     kernel = get_json(server, f"trace/event?{query}&id={settled_link(page, frame)['sel']}")
     launch_ref = kernel["flows_in"][0]
     page.keyboard.press("Escape")  # out of the search box: keys go to the timeline again
-    page.mouse.move(canvas_box(frame)["x"] + 600, canvas_box(frame)["y"] + 100)
-    _hold(page, "d", 1.2)
+    box = canvas_box(frame)
+    page.mouse.move(box["x"] + 600, box["y"] + 100)
+    hold(page, "d", 1.2)
     moved = settled_link(page, frame)
     start, end = view_range(moved)
     assert launch_ref["start_ns"] + launch_ref["dur_ns"] < start or launch_ref["start_ns"] > end, (
@@ -371,14 +350,11 @@ def test_ctrl_click_and_range_drag_show_summaries(
     screenshot(page, "range_summary")
     tracks = [int(t) for t in ranged["tracks"].split(",")]
     assert sorted(tracks) == sorted(gpu_tracks), (tracks, gpu_tracks)
-    a, b = (float(v) for v in ranged["range"].split(","))
-    px = _ns_per_px(link, box)
-    assert abs(a - _ns_at(link, box, x0)) < 1.5 * px and abs(b - _ns_at(link, box, x1)) < 1.5 * px, (a, b)
-    summary = get_json(
-        server,
-        f"trace/summary?{query}&start={ranged['range'].split(',')[0]}"
-        f"&end={ranged['range'].split(',')[1]}&tracks={ranged['tracks']}",
-    )
+    a, b = ranged["range"].split(",")
+    px = ns_per_px(link, box)
+    assert abs(float(a) - ns_at(link, box, x0)) < 1.5 * px, (a, ns_at(link, box, x0), px)
+    assert abs(float(b) - ns_at(link, box, x1)) < 1.5 * px, (b, ns_at(link, box, x1), px)
+    summary = get_json(server, f"trace/summary?{query}&start={a}&end={b}&tracks={ranged['tracks']}")
     rows = dict(frame.evaluate(_SUMMARY_ROWS_JS))
     assert rows == {r["name"]: r["count"] for r in summary["rows"]}
     assert summary["num_events"] > 10, summary["num_events"]
@@ -394,7 +370,7 @@ def test_keyboard_and_mouse_navigation(
     box = canvas_box(frame)
     mid_x, mid_y = box["x"] + LABEL_WIDTH + 0.5 * (box["width"] - LABEL_WIDTH), box["y"] + 150
     page.mouse.move(mid_x, mid_y)
-    _hold(page, "w", 0.5)
+    hold(page, "w", 0.5)
     zoomed = settled_link(page, frame)
 
     def width(link: dict[str, str]) -> float:
@@ -402,37 +378,37 @@ def test_keyboard_and_mouse_navigation(
         return end - start
 
     # D / A pan: the window moves, its width stays.
-    _hold(page, "d", 0.4)
+    hold(page, "d", 0.4)
     right = settled_link(page, frame)
     assert view_range(right)[0] > view_range(zoomed)[0] + 0.05 * width(zoomed)
     assert math.isclose(width(right), width(zoomed), rel_tol=1e-6)
-    _hold(page, "a", 0.4)
+    hold(page, "a", 0.4)
     left = settled_link(page, frame)
     assert view_range(left)[0] < view_range(right)[0] - 0.05 * width(zoomed)
     assert math.isclose(width(left), width(zoomed), rel_tol=1e-6)
 
     # S zooms out.
-    _hold(page, "s", 0.3)
+    hold(page, "s", 0.3)
     out = settled_link(page, frame)
     assert width(out) > 1.3 * width(left)
 
     # Ctrl+wheel zooms around the mouse: exp(0.0025 · 200) = 1.65× in, the instant under it stays.
     anchor_x = box["x"] + LABEL_WIDTH + 0.3 * (box["width"] - LABEL_WIDTH)
     page.mouse.move(anchor_x, mid_y)
-    anchor = _ns_at(out, box, anchor_x)
+    anchor = ns_at(out, box, anchor_x)
     page.keyboard.down("Control")
     page.mouse.wheel(0, -200)
     page.keyboard.up("Control")
     wheeled = settled_link(page, frame)
     assert math.isclose(width(out) / width(wheeled), math.exp(0.5), rel_tol=0.01), (out, wheeled)
-    assert abs(_ns_at(wheeled, box, anchor_x) - anchor) < _ns_per_px(wheeled, box), (anchor, wheeled)
+    assert abs(ns_at(wheeled, box, anchor_x) - anchor) < ns_per_px(wheeled, box), (anchor, wheeled)
     # Shift+wheel pans by the wheel distance in pixels; a plain wheel scrolls the tracks, not time.
     page.keyboard.down("Shift")
     page.mouse.wheel(0, 120)
     page.keyboard.up("Shift")
     shifted = settled_link(page, frame)
     assert math.isclose(
-        view_range(shifted)[0] - view_range(wheeled)[0], 120 * _ns_per_px(wheeled, box), rel_tol=0.02
+        view_range(shifted)[0] - view_range(wheeled)[0], 120 * ns_per_px(wheeled, box), rel_tol=0.02
     ), (wheeled, shifted)
     page.mouse.wheel(0, 200)
     _next_frames(frame)
@@ -448,15 +424,14 @@ def test_keyboard_and_mouse_navigation(
     _drag(page, mid_x, mid_y, mid_x - 150, mid_y)
     dragged = settled_link(page, frame)
     assert math.isclose(
-        view_range(dragged)[0] - view_range(before)[0], 150 * _ns_per_px(before, box), rel_tol=0.02
+        view_range(dragged)[0] - view_range(before)[0], 150 * ns_per_px(before, box), rel_tol=0.02
     ), (before, dragged)
     assert math.isclose(width(dragged), width(before), rel_tol=1e-6)
     screenshot(page, "pan_tool")
 
     # F zooms to the selected event (10 % margin each side), Esc clears the selection.
     page.keyboard.press("1")
-    points = [p for p in event_points(frame) if p["y"] > 40]
-    frame.locator("[data-testid=trace-canvas]").click(position=points[len(points) // 2])
+    click_an_event(frame, below_y=40)
     wait_link(frame, "sel=")
     sel = settled_link(page, frame)
     event = get_json(server, f"trace/event?{subject_query(sel)}&id={sel['sel']}")

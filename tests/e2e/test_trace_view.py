@@ -16,28 +16,27 @@ import time
 import pytest
 from trace_fixtures import (
     DEMO_LOGDIR,
+    FLASH_KERNEL,
     LABEL_WIDTH,
     REPO,
     canvas_box,
     canvas_ink,
-    event_points,
+    click_an_event,
     fragment,
     get_json,
+    hold,
     open_gpu_trace,
     open_trace_tab,
     require_trace_routes,
+    requires_bundle,
+    subject_query,
     tile_levels,
     wait_idle,
     wait_link,
     write_big_kineto_trace,
 )
 
-pytestmark = pytest.mark.skipif(
-    not (REPO / "tb_plugin" / "profscope" / "static" / "index.js").is_file(),
-    reason="the frontend bundle is not built (npm --prefix frontend run build)",
-)
-
-FLASH_KERNEL = "flash_fwd_kernel"
+pytestmark = requires_bundle
 
 
 def test_gpu_trace_draws_events(
@@ -86,9 +85,7 @@ def test_w_zooms_in_and_requests_finer_tiles(
     seen = len(requests)
     box = canvas_box(frame)
     browser_page.mouse.move(box["x"] + LABEL_WIDTH + (box["width"] - LABEL_WIDTH) * 0.4, box["y"] + 60)
-    browser_page.keyboard.down("w")
-    time.sleep(0.8)
-    browser_page.keyboard.up("w")
+    hold(browser_page, "w", 0.8)
     wait_idle(frame)
     time.sleep(0.5)
     after = fragment(browser_page)
@@ -103,9 +100,7 @@ def test_w_zooms_in_and_requests_finer_tiles(
     assert level_after in finer
     assert canvas_ink(frame)["ink"] > 500
     # S zooms back out.
-    browser_page.keyboard.down("s")
-    time.sleep(0.8)
-    browser_page.keyboard.up("s")
+    hold(browser_page, "s", 0.8)
     time.sleep(0.5)
     out = fragment(browser_page)
     assert float(out["end"]) - float(out["start"]) > width_after * 2
@@ -116,10 +111,7 @@ def test_click_fills_details_panel(
     tensorboard_server, browser_page, page_errors, open_profscope, screenshot
 ) -> None:
     server, frame, _ = open_gpu_trace(tensorboard_server, browser_page, open_profscope)
-    points = event_points(frame)
-    assert points, "no event box found on the canvas"
-    canvas = frame.locator("[data-testid=trace-canvas]")
-    canvas.click(position=points[len(points) // 2])
+    click_an_event(frame)
     name = frame.wait_for_selector("[data-testid=details-name]", timeout=15_000).inner_text()
     duration = frame.inner_text("[data-testid=details-duration]")
     wait_link(frame, "sel=")
@@ -128,10 +120,7 @@ def test_click_fills_details_panel(
     assert re.fullmatch(r"[\d.]+ (ns|µs|ms|s)|instant", duration), duration
     # The panel shows the server's own record of the selected event.
     link = fragment(browser_page)
-    query = f"run={link['run']}&session={link['session']}&host={link['host']}&id={link['sel']}"
-    status, _, body = server.get(f"/data/plugin/profscope/trace/event?{query}")
-    assert status == 200
-    event = json.loads(body)
+    event = get_json(server, f"trace/event?{subject_query(link)}&id={link['sel']}")
     assert event["name"] == name
     assert event["dur_ns"] == 0 or duration.split()[1] in ("ns", "µs", "ms", "s")
     assert page_errors == []
@@ -157,10 +146,7 @@ def test_search_finds_and_jumps_to_a_kernel(
     wait_link(frame, "sel=")
     screenshot(browser_page, "search")
     link = fragment(browser_page)
-    query = f"run={link['run']}&session={link['session']}&host={link['host']}"
-    status, _, body = server.get(f"/data/plugin/profscope/trace/search?{query}&q={FLASH_KERNEL}&limit=1000")
-    assert status == 200
-    answer = json.loads(body)
+    answer = get_json(server, f"trace/search?{subject_query(link)}&q={FLASH_KERNEL}&limit=1000")
     assert count.startswith(f"1 / {answer['total']}")
     first = answer["matches"][0]
     assert int(link["sel"]) == first["id"]
@@ -183,8 +169,7 @@ def test_search_walks_past_the_first_page_of_matches(
     """The viewer holds 1000 matches at a time: Shift+Enter from the start wraps to the very last match
     (past the first page) and Enter from there wraps back to the first."""
     server, frame, _ = open_gpu_trace(tensorboard_server, browser_page, open_profscope)
-    link = fragment(browser_page)
-    query = f"run={link['run']}&session={link['session']}&host={link['host']}"
+    query = subject_query(fragment(browser_page))
     total = get_json(server, f"trace/search?{query}&q=e&limit=0")["total"]
     assert total > 1000, "the trace needs more matches than one page for this test"
     last = get_json(server, f"trace/search?{query}&q=e&limit=1&offset={total - 1}")["matches"][0]

@@ -18,6 +18,10 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 GPU_LOGDIR = REPO / "tests" / "data" / "trace_view" / "logdir"
 DEMO_LOGDIR = REPO / "demo" / "logdir"
+# A kernel of the H100 trace with incoming flows (its launches) and many matches.
+FLASH_KERNEL = "flash_fwd_kernel"
+# What the measurement readout reads: "⟷ 1.2 ms measured  3 ms → 4.2 ms".
+MEASURE_READOUT = r"⟷ \S+ \S+ measured\s+\S+ \S+ → \S+ \S+"
 # Width of the track-label column (frontend/src/views/trace/render.ts LABEL_WIDTH), CSS px.
 LABEL_WIDTH = 260
 # Vertical layout of the timeline (frontend/src/views/trace/layout.ts), CSS px.
@@ -25,6 +29,12 @@ SECTION_HEIGHT = 24
 ROW_HEIGHT = 18
 TRACK_PAD = 3
 _UNIT_NS = {"ns": 1.0, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+# The trace-view tests drive the built bundle; without it there is nothing to test.
+requires_bundle = pytest.mark.skipif(
+    not (REPO / "tb_plugin" / "profscope" / "static" / "index.js").is_file(),
+    reason="the frontend bundle is not built (npm --prefix frontend run build)",
+)
 
 # JS: counts the strongly coloured pixels (event boxes; backgrounds and text are grey) of the
 # timeline canvas right of the label column, and the rows that hold any.
@@ -133,13 +143,17 @@ def event_points(frame) -> list[dict]:
     return frame.evaluate(_EVENT_POINTS_JS, [LABEL_WIDTH])
 
 
-def fragment(page) -> dict[str, str]:
-    """The profscope keys of the top window's fragment (`#profscope&run=…`). Read from the page itself:
-    Playwright's `page.url` misses `history.replaceState` calls made from inside the iframe."""
-    href = page.evaluate("location.href")
+def link_of(href: str) -> dict[str, str]:
+    """The profscope keys of a TensorBoard URL's fragment (`…/#profscope&run=…`)."""
     frag = urllib.parse.urlsplit(href).fragment
     assert frag.startswith("profscope"), href
     return dict(urllib.parse.parse_qsl(frag[len("profscope") :].lstrip("&")))
+
+
+def fragment(page) -> dict[str, str]:
+    """The profscope keys of the top window's fragment. Read from the page itself: Playwright's
+    `page.url` misses `history.replaceState` calls made from inside the iframe."""
+    return link_of(page.evaluate("location.href"))
 
 
 def settled_link(page, frame, quiet_s: float = 0.45, timeout_s: float = 15.0) -> dict[str, str]:
@@ -161,9 +175,34 @@ def view_range(link: dict[str, str]) -> tuple[float, float]:
     return float(link["start"]), float(link["end"])
 
 
+def ns_per_px(link: dict[str, str], box: dict) -> float:
+    """Nanoseconds per CSS pixel of the timeline, from the window in the deep link and the canvas box."""
+    start, end = view_range(link)
+    return (end - start) / (box["width"] - LABEL_WIDTH)
+
+
+def ns_at(link: dict[str, str], box: dict, page_x: float) -> float:
+    """The instant under page x, from the window in the deep link and the canvas geometry."""
+    return view_range(link)[0] + (page_x - box["x"] - LABEL_WIDTH) * ns_per_px(link, box)
+
+
 def subject_query(link: dict[str, str]) -> str:
     """`run=…&session=…&host=…` of the trace the link shows, for the data routes."""
     return urllib.parse.urlencode({k: link[k] for k in ("run", "session", "host")})
+
+
+def hold(page, key: str, seconds: float) -> None:
+    """Hold `key` down for `seconds`, as a user holding W/A/S/D does."""
+    page.keyboard.down(key)
+    time.sleep(seconds)
+    page.keyboard.up(key)
+
+
+def click_an_event(frame, below_y: float = 0.0) -> None:
+    """Click the middle one of the drawn event boxes lower than `below_y` (CSS px in the canvas)."""
+    points = [p for p in event_points(frame) if p["y"] > below_y]
+    assert points, "no event box on the canvas to click"
+    frame.locator("[data-testid=trace-canvas]").click(position=points[len(points) // 2])
 
 
 def get_json(server, route: str) -> dict:
