@@ -16,25 +16,30 @@ from __future__ import annotations
 import json
 import math
 import os
+import pathlib
 import re
 import shutil
 import subprocess
-import urllib.parse
 
 import pytest
 from trace_fixtures import (
+    FLASH_KERNEL,
     GPU_LOGDIR,
-    LABEL_WIDTH,
+    MEASURE_READOUT,
     REPO,
+    get_json,
+    link_of,
+    ns_at,
+    ns_per_px,
     parse_duration_ns,
     require_trace_routes,
+    subject_query,
     view_range,
     write_big_kineto_trace,
 )
 
 FRONTEND = REPO / "frontend"
 SCRIPT = FRONTEND / "scripts" / "firefox-e2e.mjs"
-SEARCH = "flash_fwd_kernel"
 
 
 def _firefox() -> str:
@@ -51,10 +56,25 @@ def _firefox() -> str:
     return path
 
 
-def _fragment(url: str) -> dict[str, str]:
-    frag = urllib.parse.urlsplit(url).fragment
-    assert frag.startswith("profscope"), url
-    return dict(urllib.parse.parse_qsl(frag[len("profscope") :].lstrip("&")))
+def _run_script(
+    server, out: pathlib.Path, mode: str, firefox: str, home: pathlib.Path, timeout_s: float
+) -> dict:
+    """Run firefox-e2e.mjs (`mode`: the search term, or "--fps") against `server` and return the
+    results.json it wrote into `out`, failing the test if it wrote none or reports a failure."""
+    out.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(
+        ["node", str(SCRIPT), server.url, str(out), mode, firefox],
+        cwd=FRONTEND,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        env={**os.environ, "HOME": str(home)},
+    )
+    results_path = out / "results.json"
+    assert results_path.exists(), f"firefox-e2e.mjs wrote no results:\n{proc.stdout}\n{proc.stderr}"
+    results = json.loads(results_path.read_text())
+    assert "failure" not in results, results["failure"]
+    return results
 
 
 def test_trace_view_in_firefox(tensorboard_server, tmp_path) -> None:
@@ -62,19 +82,7 @@ def test_trace_view_in_firefox(tensorboard_server, tmp_path) -> None:
     server = tensorboard_server(GPU_LOGDIR)
     require_trace_routes(server)
     out = REPO / "test-output" / "e2e" / "firefox"
-    out.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        ["node", str(SCRIPT), server.url, str(out), SEARCH, firefox],
-        cwd=FRONTEND,
-        capture_output=True,
-        text=True,
-        timeout=420,
-        env={**os.environ, "HOME": str(tmp_path)},
-    )
-    results_path = out / "results.json"
-    assert results_path.exists(), f"firefox-e2e.mjs wrote no results:\n{proc.stdout}\n{proc.stderr}"
-    results = json.loads(results_path.read_text())
-    assert "failure" not in results, results["failure"]
+    results = _run_script(server, out, FLASH_KERNEL, firefox, tmp_path, timeout_s=420)
     steps = results["steps"]
 
     assert steps["opened"]["ink"] > 2000, steps["opened"]
@@ -82,49 +90,43 @@ def test_trace_view_in_firefox(tensorboard_server, tmp_path) -> None:
     zoom = steps["zoom"]
     assert zoom["levelAfter"] < zoom["levelBefore"], zoom
     assert any(z < zoom["levelBefore"] for z in zoom["tileLevels"]), zoom
-    link = _fragment(zoom["url"])
+    link = link_of(zoom["url"])
     assert float(link["end"]) - float(link["start"]) > 0
+    query = subject_query(link)
+
+    def event(event_id: str | int) -> dict:
+        return get_json(server, f"trace/event?{query}&id={event_id}")
 
     click = steps["click"]
     assert click["name"]
     assert re.fullmatch(r"[\d.]+ (ns|µs|ms|s)|instant", click["duration"]), click
-    sel = _fragment(click["url"])["sel"]
-    query = f"run={link['run']}&session={link['session']}&host={link['host']}"
-    status, _, body = server.get(f"/data/plugin/profscope/trace/event?{query}&id={sel}")
-    assert status == 200 and json.loads(body)["name"] == click["name"]
+    assert event(link_of(click["url"])["sel"])["name"] == click["name"]
 
     search = steps["search"]
-    status, _, body = server.get(f"/data/plugin/profscope/trace/search?{query}&q={SEARCH}&limit=1000")
-    answer = json.loads(body)
+    answer = get_json(server, f"trace/search?{query}&q={FLASH_KERNEL}&limit=1000")
     assert search["count"].startswith(f"1 / {answer['total']}"), search
-    assert SEARCH in search["name"]
-    assert int(_fragment(search["url"])["sel"]) == answer["matches"][0]["id"]
+    assert FLASH_KERNEL in search["name"]
+    assert int(link_of(search["url"])["sel"]) == answer["matches"][0]["id"]
 
     assert "W / S" in steps["help"]["text"]
-
-    def event(event_id: str | int) -> dict:
-        status, _, body = server.get(f"/data/plugin/profscope/trace/event?{query}&id={event_id}")
-        assert status == 200, body
-        return json.loads(body)
 
     # Timing tool: the readout says the dragged time, the view stays.
     measure = steps["measure"]
     assert measure["tool"] == "timing"
-    before = _fragment(measure["before"])
-    assert view_range(_fragment(measure["after"])) == view_range(before)
+    before = link_of(measure["before"])
+    assert view_range(link_of(measure["after"])) == view_range(before)
     box = measure["box"]
-    start, end = view_range(before)
-    px = (end - start) / (box["width"] - LABEL_WIDTH)
-    assert re.fullmatch(r"⟷ \S+ \S+ measured\s+\S+ \S+ → \S+ \S+", measure["text"].strip()), measure["text"]
+    px = ns_per_px(before, box)
+    assert re.fullmatch(MEASURE_READOUT, measure["text"].strip()), measure["text"]
     dragged = (measure["x1"] - measure["x0"]) * px
     assert math.isclose(parse_duration_ns(measure["duration"]), dragged, rel_tol=0.01), (measure, dragged)
     for key, x in (("from", measure["x0"]), ("to", measure["x1"])):
-        at = start + (x - box["x"] - LABEL_WIDTH) * px
+        at = ns_at(before, box, x)
         assert abs(parse_duration_ns(measure[key]) - at) < 1.5 * px, (key, measure, at)
 
     # M on the selected event: its duration and times.
     mark = steps["mark"]
-    marked = event(_fragment(mark["url"])["sel"])
+    marked = event(link_of(mark["url"])["sel"])
     assert marked["dur_ns"] > 0
     assert math.isclose(parse_duration_ns(mark["duration"]), marked["dur_ns"], rel_tol=2e-3), (mark, marked)
     assert abs(parse_duration_ns(mark["from"]) - marked["start_ns"]) <= max(1.0, 1e-6 * marked["start_ns"])
@@ -132,8 +134,8 @@ def test_trace_view_in_firefox(tensorboard_server, tmp_path) -> None:
 
     # Flows toggle: arrows on the canvas, the view unchanged.
     flows = steps["flows"]
-    assert event(_fragment(flows["kernelUrl"])["sel"])["flows_in"]
-    assert view_range(_fragment(flows["view"])) == view_range(_fragment(flows["viewAfter"]))
+    assert event(link_of(flows["kernelUrl"])["sel"])["flows_in"]
+    assert view_range(link_of(flows["view"])) == view_range(link_of(flows["viewAfter"]))
     assert flows["flowsBefore"] == 0 and flows["flowsAfter"] >= 1, flows
     diff = flows["diff"]
     assert diff["changed"] > 150 and diff["towards"] > 0.9 * diff["changed"] and diff["leftChanged"] == 0, (
@@ -142,12 +144,12 @@ def test_trace_view_in_firefox(tensorboard_server, tmp_path) -> None:
 
     # A kernel's "Flows in" link, clicked while the launch is off screen, selects and shows the launch.
     follow = steps["followFlow"]
-    kernel = event(_fragment(follow["kernelUrl"])["sel"])
+    kernel = event(link_of(follow["kernelUrl"])["sel"])
     launch_ref = kernel["flows_in"][0]
     assert follow["flowId"] == str(launch_ref["id"]), (follow, launch_ref)
-    start, end = view_range(_fragment(follow["moved"]))
+    start, end = view_range(link_of(follow["moved"]))
     assert launch_ref["start_ns"] + launch_ref["dur_ns"] < start or launch_ref["start_ns"] > end, follow
-    followed = _fragment(follow["followed"])
+    followed = link_of(follow["followed"])
     assert int(followed["sel"]) == launch_ref["id"]
     launch = event(launch_ref["id"])
     start, end = view_range(followed)
@@ -156,15 +158,14 @@ def test_trace_view_in_firefox(tensorboard_server, tmp_path) -> None:
 
     # Ctrl+click: the summary table of the two selected events is the server's.
     ctrl = steps["ctrlClick"]
-    ids = _fragment(ctrl["url"])["sel"].split(",")
+    ids = link_of(ctrl["url"])["sel"].split(",")
     assert len(ids) == 2 and ids[0] != ids[1], ctrl
-    status, _, body = server.get(f"/data/plugin/profscope/trace/summary?{query}&ids={','.join(ids)}")
-    assert status == 200, body
-    assert dict(ctrl["rows"]) == {r["name"]: r["count"] for r in json.loads(body)["rows"]}, ctrl
+    summary = get_json(server, f"trace/summary?{query}&ids={','.join(ids)}")
+    assert dict(ctrl["rows"]) == {r["name"]: r["count"] for r in summary["rows"]}, ctrl
     assert ctrl["title"] == "2 selected events"
 
     # A / D pan: the window moves both ways, its width stays.
-    pan = {k: view_range(_fragment(u)) for k, u in steps["pan"].items()}
+    pan = {k: view_range(link_of(u)) for k, u in steps["pan"].items()}
     width = pan["zoomed"][1] - pan["zoomed"][0]
     for k in ("right", "left"):
         assert math.isclose(pan[k][1] - pan[k][0], width, rel_tol=1e-6), pan
@@ -187,19 +188,7 @@ def test_zoom_fps_1m_events_firefox(tensorboard_server, tmp_path) -> None:
     server = tensorboard_server(run.parent)
     require_trace_routes(server)
     out = REPO / "test-output" / "e2e" / "firefox_fps"
-    out.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        ["node", str(SCRIPT), server.url, str(out), "--fps", firefox],
-        cwd=FRONTEND,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        env={**os.environ, "HOME": str(tmp_path)},
-    )
-    results_path = out / "results.json"
-    assert results_path.exists(), f"firefox-e2e.mjs wrote no results:\n{proc.stdout}\n{proc.stderr}"
-    results = json.loads(results_path.read_text())
-    assert "failure" not in results, results["failure"]
+    results = _run_script(server, out, "--fps", firefox, tmp_path, timeout_s=1200)
     report = {"events": n, "browser": "firefox-esr", **results["steps"]["fps"]}
     (REPO / "test-output" / "e2e" / "firefox_fps.json").write_text(json.dumps(report, indent=2))
     print("Firefox FPS benchmark:", json.dumps(report))
