@@ -288,7 +288,9 @@ class Timeline:
         `offset`-th, so a client can page through every match of a big trace."""
         total = 0
         wanted = offset + limit
-        candidates = []  # (session start ps, host, index)
+        # Candidates of all hosts as columns (session start ps, host, index): a deep page sorts
+        # arrays, not one Python tuple per match.
+        c_start, c_host, c_index = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
         for h, host in enumerate(self.hosts):
             hits = host.searcher.matches(q)
             total += int(hits.shape[0])
@@ -298,10 +300,13 @@ class Timeline:
             if hits.shape[0] > wanted:
                 keep = np.argpartition(starts, wanted - 1)[:wanted] if wanted > 0 else np.zeros(0, np.int64)
                 hits, starts = hits[keep], starts[keep]
-            candidates.extend((int(s) + self.offsets_ps[h], h, int(i)) for s, i in zip(starts, hits))
-        candidates.sort()
+            c_start.append(starts.astype(np.int64) + self.offsets_ps[h])
+            c_host.append(np.full(hits.shape[0], h, np.int64))
+            c_index.append(hits.astype(np.int64))
+        start_col, host_col, index_col = (np.concatenate(c) for c in (c_start, c_host, c_index))
+        page = np.lexsort((index_col, host_col, start_col))[offset:wanted]
         matches = []
-        for start, h, i in candidates[offset:wanted]:
+        for start, h, i in zip(start_col[page].tolist(), host_col[page].tolist(), index_col[page].tolist()):
             trace = self.hosts[h].trace
             matches.append(
                 {
