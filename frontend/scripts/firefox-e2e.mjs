@@ -68,6 +68,31 @@ try {
 
   async function interactions() {
     await idle();
+    const text = (sel) => frame.$eval(sel, (e) => e.textContent);
+    const href = () => page.evaluate(() => location.href);
+    // CSS-px points (in the canvas) inside drawn boxes from `fromY` down: a coloured pixel whose
+    // neighbours 3 px left and right have its colour.
+    const eventPoints = (fromY) =>
+      frame.evaluate(
+        ([left, fromY]) => {
+          const c = document.querySelector("[data-testid=trace-canvas]");
+          const dpr = c.width / c.getBoundingClientRect().width;
+          const data = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+          const pts = [];
+          for (let y = Math.round(fromY * dpr); y < c.height; y += Math.round(3 * dpr)) {
+            for (let x = Math.ceil((left + 2) * dpr); x < c.width - 4; x += 2) {
+              const i = (y * c.width + x) * 4, j = i - 12, k = i + 12;
+              const r = data[i], g = data[i + 1], b = data[i + 2];
+              if (Math.max(r, g, b) - Math.min(r, g, b) > 60 && data[j] === r && data[k] === r && data[j + 1] === g && data[k + 1] === g) {
+                pts.push({ x: x / dpr, y: y / dpr });
+                x += 80;
+              }
+            }
+          }
+          return pts;
+        },
+        [LABEL_WIDTH, fromY],
+      );
     const ink = () =>
       frame.evaluate((left) => {
         const c = document.querySelector("[data-testid=trace-canvas]");
@@ -99,40 +124,32 @@ try {
       .slice(seen)
       .filter((u) => u.includes("/trace/tile?"))
       .map((u) => Number(new URL(u).searchParams.get("level")));
-    results.steps.zoom = { levelBefore, levelAfter: await level(), tileLevels, ink: await ink(), url: await page.evaluate(() => location.href) };
+    results.steps.zoom = { levelBefore, levelAfter: await level(), tileLevels, ink: await ink(), url: await href() };
     await page.screenshot({ path: join(outdir, "firefox_zoomed.png") });
 
     // The link follows the selection a moment after it settles: wait for the selected id in it.
     const linkedSelection = async () => {
-      const id = await frame.$eval("[data-testid=details-id]", (e) => e.textContent);
+      const id = await text("[data-testid=details-id]");
       await page.waitForFunction((sel) => location.hash.includes(`sel=${sel}&`) || location.hash.endsWith(`sel=${sel}`), { timeout: 15000 }, id);
-      return page.evaluate(() => location.href);
+      return href();
+    };
+    // Enter in the search box goes to the next match of the term; the link once it selects it.
+    const nextMatch = async () => {
+      await frame.evaluate(() => document.querySelector("[data-testid=search-input]").focus());
+      await page.keyboard.press("Enter");
+      await frame.waitForFunction((t) => (document.querySelector("[data-testid=details-name]")?.textContent ?? "").includes(t), { timeout: 30000 }, term);
+      return linkedSelection();
     };
 
     // Click inside a drawn box: the details panel shows its name and duration.
-    const point = await frame.evaluate((left) => {
-      const c = document.querySelector("[data-testid=trace-canvas]");
-      const dpr = c.width / c.getBoundingClientRect().width;
-      const data = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
-      const pts = [];
-      for (let y = 2; y < c.height; y += Math.round(3 * dpr)) {
-        for (let x = Math.ceil((left + 2) * dpr); x < c.width - 4; x += 2) {
-          const i = (y * c.width + x) * 4, j = i - 12, k = i + 12;
-          const r = data[i], g = data[i + 1], b = data[i + 2];
-          if (Math.max(r, g, b) - Math.min(r, g, b) > 60 && data[j] === r && data[k] === r && data[j + 1] === g && data[k + 1] === g) {
-            pts.push({ x: x / dpr, y: y / dpr });
-            x += 80;
-          }
-        }
-      }
-      return pts[Math.floor(pts.length / 2)] ?? null;
-    }, LABEL_WIDTH);
+    const anywhere = await eventPoints(2);
+    const point = anywhere[Math.floor(anywhere.length / 2)];
     if (point) {
       await page.mouse.click(canvasBox.x + point.x, canvasBox.y + point.y);
       await frame.waitForSelector("[data-testid=details-id]", { timeout: 20000 });
       results.steps.click = {
-        name: await frame.$eval("[data-testid=details-name]", (e) => e.textContent),
-        duration: await frame.$eval("[data-testid=details-duration]", (e) => e.textContent),
+        name: await text("[data-testid=details-name]"),
+        duration: await text("[data-testid=details-duration]"),
         url: await linkedSelection(),
       };
       await page.screenshot({ path: join(outdir, "firefox_details.png") });
@@ -150,8 +167,8 @@ try {
     );
     await idle();
     results.steps.search = {
-      count: await frame.$eval("[data-testid=search-count]", (e) => e.textContent),
-      name: await frame.$eval("[data-testid=details-name]", (e) => e.textContent),
+      count: await text("[data-testid=search-count]"),
+      name: await text("[data-testid=details-name]"),
       url: await linkedSelection(),
     };
     await page.screenshot({ path: join(outdir, "firefox_search.png") });
@@ -160,11 +177,10 @@ try {
     await page.mouse.click(canvasBox.x + 5, canvasBox.y + canvasBox.height - 5);
     await page.keyboard.press("?");
     await frame.waitForSelector("[data-testid=help-overlay]:not([hidden])", { timeout: 10000 });
-    results.steps.help = { text: await frame.$eval("[data-testid=help-overlay]", (e) => e.textContent) };
+    results.steps.help = { text: await text("[data-testid=help-overlay]") };
     await page.screenshot({ path: join(outdir, "firefox_help.png") });
 
     // ---- interactions: from the whole trace, nothing selected ----
-    const href = () => page.evaluate(() => location.href);
     // The link follows the view 200 ms after each frame: wait until it stops changing.
     const settled = async () => {
       await idle();
@@ -188,7 +204,6 @@ try {
       for (let k = 1; k <= 12; k++) await page.mouse.move(x0 + ((x1 - x0) * k) / 12, y0 + ((y1 - y0) * k) / 12);
       await page.mouse.up();
     };
-    const text = (sel) => frame.$eval(sel, (e) => e.textContent);
     const nextFrames = () => frame.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(r)))));
     await page.keyboard.press("Escape"); // closes the help
     await page.keyboard.press("Escape"); // clears the selection
@@ -218,24 +233,7 @@ try {
 
     // M marks the selected event: the readout then says its duration.
     await page.keyboard.press("1");
-    const eventPoints = () => frame.evaluate((left) => {
-      const c = document.querySelector("[data-testid=trace-canvas]");
-      const dpr = c.width / c.getBoundingClientRect().width;
-      const data = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
-      const pts = [];
-      for (let y = Math.round(44 * dpr); y < c.height; y += Math.round(3 * dpr)) {
-        for (let x = Math.ceil((left + 2) * dpr); x < c.width - 4; x += 2) {
-          const i = (y * c.width + x) * 4, j = i - 12, k = i + 12;
-          const r = data[i], g = data[i + 1], b = data[i + 2];
-          if (Math.max(r, g, b) - Math.min(r, g, b) > 60 && data[j] === r && data[k] === r && data[j + 1] === g && data[k + 1] === g) {
-            pts.push({ x: x / dpr, y: y / dpr });
-            x += 80;
-          }
-        }
-      }
-      return pts;
-    }, LABEL_WIDTH);
-    const boxPoints = await eventPoints();
+    const boxPoints = await eventPoints(44);
     const target = boxPoints[Math.floor(boxPoints.length / 2)];
     await page.mouse.click(box.x + target.x, box.y + target.y);
     await frame.waitForSelector("[data-testid=details-id]", { timeout: 20000 });
@@ -253,10 +251,7 @@ try {
     await page.screenshot({ path: join(outdir, "firefox_mark.png") });
 
     // Flows: the selected kernel's search match, then nothing selected; the toggle draws arrows.
-    await frame.evaluate(() => document.querySelector("[data-testid=search-input]").focus());
-    await page.keyboard.press("Enter");
-    await frame.waitForFunction((t) => (document.querySelector("[data-testid=details-name]")?.textContent ?? "").includes(t), { timeout: 30000 }, term);
-    const kernelUrl = await linkedSelection();
+    const kernelUrl = await nextMatch();
     await page.keyboard.press("Escape"); // out of the search box
     await page.keyboard.press("Escape"); // clears the selection (and the measurements)
     await page.waitForFunction(() => !location.hash.includes("sel="), { timeout: 10000 });
@@ -291,10 +286,7 @@ try {
     await page.screenshot({ path: join(outdir, "firefox_flows_on.png") });
 
     // Select the next kernel, pan away with D, follow its "Flows in" link with a real click.
-    await frame.evaluate(() => document.querySelector("[data-testid=search-input]").focus());
-    await page.keyboard.press("Enter");
-    await frame.waitForFunction((t) => (document.querySelector("[data-testid=details-name]")?.textContent ?? "").includes(t), { timeout: 30000 }, term);
-    const nextKernelUrl = await linkedSelection();
+    const nextKernelUrl = await nextMatch();
     await page.keyboard.press("Escape"); // out of the search box
     await page.mouse.move(box.x + LABEL_WIDTH + 0.5 * timeline, box.y + 100);
     await hold("d", 1200);
@@ -318,7 +310,7 @@ try {
     await press("[data-testid=flows-toggle]");
     await page.keyboard.press("0");
     await settled();
-    const pts = await eventPoints();
+    const pts = await eventPoints(44);
     const first = pts[0];
     const second = pts.find((p) => Math.abs(p.y - first.y) >= 18);
     await page.mouse.click(box.x + first.x, box.y + first.y);
