@@ -41,7 +41,7 @@ import urllib.parse
 from typing import Any
 
 from profscope import logdir as logdir_lib
-from profscope.trace import api, tiles
+from profscope.trace import service, tiles
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 PYTHON = REPO / ".venv" / "bin" / "python"
@@ -282,8 +282,8 @@ def engine_only(
     """Tile compute + encode time in this process, on the cache the server wrote (no HTTP)."""
     served = logdir_lib.Logdir(str(logdir))
     hosts = [h for h in served.listing().run(run).session(session).hosts if h.name == host]
-    service = api.TraceService(str(cache))
-    timeline = service.open("bench", api.host_sources(hosts, served.fs), wait_s=60)
+    trace_service = service.TraceService(str(cache))
+    timeline = trace_service.open("bench", service.host_sources(hosts, served.fs), wait_s=60)
     times = []
     for _, start, end in views(meta, seed):
         level, indices = screen_tiles(meta, start, end, screen_px)
@@ -296,7 +296,7 @@ def engine_only(
         t0 = time.perf_counter()
         total = timeline.search(q, 100)["total"]
         search_s[q] = {"seconds": time.perf_counter() - t0, "total": total}
-    service.manager.close()
+    trace_service.manager.close()
     return {
         "tile_ms": summary_ms(times),
         "search": search_s,

@@ -51,9 +51,9 @@ def _one_read(path: str) -> None:
 
 
 def _breakdown(path: str) -> dict[str, float]:
+    from profscope.columns import TraceBuilder
     from profscope.formats import xplane
     from profscope.formats.xplane_decode import decode_space
-    from profscope.trace.model import TraceBuilder
 
     data = Path(path).read_bytes()
     t0 = time.process_time()

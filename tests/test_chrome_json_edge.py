@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from profscope.errors import UnreadableProfile
 from profscope.formats import chrome_columns, chrome_json, chrome_scan
-from profscope.formats.errors import UnreadableProfile
 
 DATA = Path(__file__).parent / "data" / "kineto"
 

@@ -16,9 +16,9 @@ import time
 import fsspec
 import pytest
 
-from profscope.formats.errors import UnreadableProfile
+from profscope.columns import TraceBuilder
+from profscope.errors import UnreadableProfile
 from profscope.trace import ingest, store
-from profscope.trace.model import TraceBuilder
 
 READERS = {"scripted": "test_ingest:scripted_read", "chrome_trace": ingest.READERS["chrome_trace"]}
 DATA = pathlib.Path(__file__).parent / "data" / "trace" / "logdir"

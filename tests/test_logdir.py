@@ -14,10 +14,11 @@ import sys
 import time
 
 import fsspec
+import msgspec
 import pytest
 from fsspec.implementations.local import LocalFileSystem
 
-from profscope import cli
+from profscope import cli, runs, tools
 from profscope import logdir as logdir_lib
 from profscope.logdir import Logdir, discover
 
@@ -78,7 +79,7 @@ EXPECTED = {
 def tree(listing: logdir_lib.Listing) -> dict:
     return {
         run.name: {
-            s.name: {h.name: ([(f.name, f.format) for f in h.files], h.tools) for h in s.hosts}
+            s.name: {h.name: ([(f.name, f.format) for f in h.files], tools.applicable(h)) for h in s.hosts}
             for s in run.sessions
         }
         for run in listing.runs
@@ -126,7 +127,7 @@ def test_host_helpers() -> None:
 
 def test_json_shape() -> None:
     listing = discover(str(LAYOUTS_LOGDIR))
-    out = listing.to_json()
+    out = msgspec.to_builtins(runs.answer(listing))
     assert out["logdir"] == str(LAYOUTS_LOGDIR)
     assert out["errors"] == []
     assert "empty_message" not in out
@@ -138,6 +139,7 @@ def test_json_shape() -> None:
                 "name": "tw003.xplane.pb",
                 "path": "xplane/mi300_jax_conv/plugins/profile/session1/tw003.xplane.pb",
                 "format": "xplane",
+                "format_label": "XPlane",
                 "size": 267519,
                 "mtime": pytest.approx((LAYOUTS_LOGDIR / host["files"][0]["path"]).stat().st_mtime),
             }
@@ -297,9 +299,9 @@ def test_damaged_files_are_listed_with_errors_beside_good_ones(tmp_path: pathlib
     assert "not JSON" in by_name["html.trace.json"].error
     assert "no PyTorch/XLA marker" in by_name["w.xla_metrics.txt"].error
     hosts = {h.name: h for h in listing.run("run").session("s1").hosts}
-    assert hosts["good"].tools == ["overview", "trace", "roofline"]
-    assert hosts["empty"].tools == []
-    assert listing.run("run").session("xla").host("w").tools == []
+    assert tools.applicable(hosts["good"]) == ["overview", "trace", "roofline"]
+    assert tools.applicable(hosts["empty"]) == []
+    assert tools.applicable(listing.run("run").session("xla").host("w")) == []
 
 
 def test_unreadable_file_head_is_reported(
@@ -438,7 +440,7 @@ def test_symlink_loop_terminates(tmp_path: pathlib.Path) -> None:
 
 def test_empty_message_lists_every_layout(tmp_path: pathlib.Path) -> None:
     listing = discover(str(tmp_path))
-    message = listing.to_json()["empty_message"]
+    message = msgspec.to_builtins(runs.answer(listing))["empty_message"]
     assert message.startswith(f"No profile data found in {tmp_path}.")
     for layout in logdir_lib.RECOGNISED_LAYOUTS:
         assert f"  - {layout}\n" in message + "\n"
@@ -487,7 +489,7 @@ def test_cli_ls_tree(layouts_logdir: pathlib.Path) -> None:
 def test_cli_ls_json_and_exit_codes(tmp_path: pathlib.Path) -> None:
     out = io.StringIO()
     assert cli.main(["ls", "--json", str(LAYOUTS_LOGDIR)], out=out) == 0
-    assert json.loads(out.getvalue()) == json.loads(json.dumps(discover(str(LAYOUTS_LOGDIR)).to_json()))
+    assert json.loads(out.getvalue()) == msgspec.to_builtins(runs.answer(discover(str(LAYOUTS_LOGDIR))))
     out = io.StringIO()
     assert cli.main(["ls", str(tmp_path)], out=out) == 1
     assert logdir_lib.RECOGNISED_LAYOUTS[0] in out.getvalue()

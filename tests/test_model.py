@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profscope.trace import model
-from profscope.trace.model import TraceBuilder, layout_depths
+from profscope import columns as model
+from profscope.columns import TraceBuilder, layout_depths
 
 
 def one_track(starts, durs):

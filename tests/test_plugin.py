@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import json
 import pathlib
 
+import msgspec
 import pytest
 from tensorboard import errors as tb_errors
 from tensorboard.plugins import base_plugin
@@ -15,7 +15,8 @@ from werkzeug.wrappers import Request
 
 from profscope import logdir as logdir_lib
 from profscope import plugin as plugin_lib
-from profscope.formats.errors import UnreadableProfile
+from profscope import runs
+from profscope.errors import UnreadableProfile
 from profscope.trace import store
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -60,7 +61,7 @@ def test_runs_route(plugin_client) -> None:
     assert response.headers["Content-Type"] == "application/json"
     assert response.headers["X-Content-Type-Options"] == "nosniff"
     body = response.get_json()
-    assert body == json.loads(json.dumps(logdir_lib.discover(str(LAYOUTS_LOGDIR)).to_json()))
+    assert body == msgspec.to_builtins(runs.answer(logdir_lib.discover(str(LAYOUTS_LOGDIR))))
     assert [r["name"] for r in body["runs"]] == [
         "kineto/cpu_only",
         "kineto/mi250_minitoy",
@@ -224,13 +225,15 @@ def test_public_errors_become_http_answers(plugin_client) -> None:
     assert response.get_data(as_text=True) == "Not found: static file 'nope.js'"
 
 
-def test_unreadable_profile_error_is_public_and_picklable() -> None:
+def test_unreadable_profile_is_plain_picklable_and_a_422_at_the_route_layer() -> None:
     import pickle
 
     error = UnreadableProfile("gs://b/run/x.xplane.pb", "truncated after 12 bytes")
-    assert isinstance(error, tb_errors.PublicError)
-    assert error.http_code == 422
+    assert not isinstance(error, tb_errors.PublicError)  # readers do not depend on TensorBoard
     assert str(error) == "cannot read profile gs://b/run/x.xplane.pb: truncated after 12 bytes"
+    public = plugin_lib.UnprocessableProfileError(error)
+    assert isinstance(public, tb_errors.PublicError) and public.http_code == 422
+    assert str(public) == str(error)
     copy = pickle.loads(pickle.dumps(error))
     assert (copy.path, copy.reason, str(copy)) == (error.path, error.reason, str(error))
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from profscope.columns import TraceBuilder
 from profscope.formats import chrome_json
 from profscope.trace import ingest, lod, query, store
-from profscope.trace.model import TraceBuilder
 from profscope.trace.timeline import HostTrace, Timeline
 
 DATA = pathlib.Path(__file__).parent / "data" / "trace" / "logdir"

@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 
+from profscope.columns import TraceBuilder
 from profscope.trace import store
-from profscope.trace.model import TraceBuilder
 
 
 def sample_trace():

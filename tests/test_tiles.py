@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from profscope.columns import TraceBuilder
 from profscope.trace import lod, tiles
-from profscope.trace.model import TraceBuilder
 from profscope.trace.timeline import HostTrace, Timeline
 
 SPAN = 1 << 16

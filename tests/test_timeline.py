@@ -7,9 +7,9 @@ import pathlib
 import fsspec
 import pytest
 
+from profscope.columns import TraceBuilder
 from profscope.formats import chrome_json
 from profscope.trace import lod
-from profscope.trace.model import TraceBuilder
 from profscope.trace.timeline import HOST_SHIFT, HostTrace, Timeline
 
 DATA = pathlib.Path(__file__).parent / "data" / "trace" / "logdir"

@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from profscope.trace import api, tiles
+from profscope.tools.trace import routes as trace_routes
+from profscope.trace import service, tiles
 
 DATA = pathlib.Path(__file__).parent / "data" / "trace" / "logdir"
 BASE = "/data/plugin/profscope"
@@ -54,7 +55,7 @@ def ready_meta(client, run, session, host, timeout_s=120):
 
 
 def test_meta_tile_event_search_summary_on_a_kineto_trace(plugin_client, logdir, tmp_path, monkeypatch):
-    monkeypatch.setattr(api, "META_WAIT_S", 0.0)
+    monkeypatch.setattr(trace_routes, "META_WAIT_S", 0.0)
     before = snapshot(logdir)
     _, client = plugin_client(logdir)
     meta, seen_202 = ready_meta(client, "bert", "pytorch", "bert_small")
@@ -125,7 +126,7 @@ def test_meta_tile_event_search_summary_on_a_kineto_trace(plugin_client, logdir,
 
 
 def test_small_file_opens_in_one_request(plugin_client, logdir, monkeypatch):
-    monkeypatch.setattr(api, "META_WAIT_S", 60.0)
+    monkeypatch.setattr(trace_routes, "META_WAIT_S", 60.0)
     _, client = plugin_client(logdir)
     res = get(client, "trace/meta", run="jax", session="session1", host="tw003")
     assert res.status_code == 200, "trace/meta waits for a short ingest instead of answering 202"
@@ -310,8 +311,8 @@ def test_unreadable_file_names_the_file(plugin_client, logdir):
 
 
 def test_changed_file_is_ingested_again(plugin_client, logdir, monkeypatch):
-    monkeypatch.setattr(api, "RECHECK_S", 0.0)
-    monkeypatch.setattr(api, "META_WAIT_S", 0.0)
+    monkeypatch.setattr(service, "RECHECK_S", 0.0)
+    monkeypatch.setattr(trace_routes, "META_WAIT_S", 0.0)
     plugin, client = plugin_client(logdir)
     meta, _ = ready_meta(client, "ranks", "pytorch", "rank-0")
     src = logdir / "ranks" / "rank-0.pt.trace.json.gz"

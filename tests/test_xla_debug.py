@@ -6,8 +6,8 @@ import pathlib
 
 import pytest
 
+from profscope.errors import UnreadableProfile
 from profscope.formats import xla_debug
-from profscope.formats.errors import UnreadableProfile
 
 RUN = pathlib.Path(__file__).parent / "data" / "xla" / "pytorch_xla_cpu_recompile"
 

@@ -6,9 +6,9 @@ import pathlib
 
 import pytest
 
-from profscope.analysis import xla_graph_diff
+from profscope.errors import UnreadableProfile
 from profscope.formats import xla_graphs
-from profscope.formats.errors import UnreadableProfile
+from profscope.tools.xla import graph_diff as xla_graph_diff
 
 DATA = pathlib.Path(__file__).parent / "data" / "xla"
 RUN = DATA / "pytorch_xla_cpu_recompile"

@@ -13,9 +13,9 @@ import types
 import pytest
 
 from profscope import xla
-from profscope.analysis import xla_report
-from profscope.analysis.xla_sources import XlaFile
 from profscope.formats import detect, xla_metrics
+from profscope.tools.xla import report as xla_report
+from profscope.xla_logs import XlaFile
 
 REPORT = (
     pathlib.Path(__file__).parent / "data" / "xla" / "pytorch_xla_cpu_recompile" / "xla_metrics_report.txt"

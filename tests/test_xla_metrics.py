@@ -10,8 +10,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from profscope.errors import UnreadableProfile
 from profscope.formats import xla_metrics
-from profscope.formats.errors import UnreadableProfile
 
 DATA = pathlib.Path(__file__).parent / "data" / "xla"
 RUN = DATA / "pytorch_xla_cpu_recompile"

@@ -9,9 +9,11 @@ import pathlib
 import pytest
 from tensorboard import errors as tb_errors
 
-from profscope.analysis import xla_report, xla_series, xla_sources
-from profscope.analysis.xla_sources import XlaFile
+from profscope import xla_logs
 from profscope.formats import xla_metrics
+from profscope.tools.xla import report as xla_report
+from profscope.tools.xla import series as xla_series
+from profscope.xla_logs import XlaFile
 
 RUN = pathlib.Path(__file__).parent / "data" / "xla" / "pytorch_xla_cpu_recompile"
 TRAIN = "/home/user/project/train.py"
@@ -301,19 +303,19 @@ def test_ordinals_and_host_family(memory_fs) -> None:  # type: ignore[no-untyped
         "10.0.0.5": [None],
         "10.0.0": [None],
     }
-    assert xla_sources.host_family(hosts, "train.1") == ["train", "train.1", "train.2"]
-    assert xla_sources.host_family(hosts, "train") == ["train", "train.1", "train.2"]
-    assert xla_sources.host_family(hosts, "10.0.0.5") == ["10.0.0.5"]  # a dotted host name, not an ordinal
+    assert xla_logs.host_family(hosts, "train.1") == ["train", "train.1", "train.2"]
+    assert xla_logs.host_family(hosts, "train") == ["train", "train.1", "train.2"]
+    assert xla_logs.host_family(hosts, "10.0.0.5") == ["10.0.0.5"]  # a dotted host name, not an ordinal
 
 
 def test_parse_cache_reuses_and_refreshes(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "m.txt"
     path.write_text("Counter: MarkStep\n  Value: 1\n")
     file = XlaFile(str(path), "xla_metrics")
-    first = xla_sources.CACHE.get(file)
-    assert xla_sources.CACHE.get(file) is first
+    first = xla_logs.CACHE.get(file)
+    assert xla_logs.CACHE.get(file) is first
     path.write_text("Counter: MarkStep\n  Value: 1\n[MetricsData; step=2]\nCounter: MarkStep\n  Value: 2\n")
-    assert len(xla_sources.CACHE.get(file).reports) == 2
+    assert len(xla_logs.CACHE.get(file).reports) == 2
 
 
 def test_series_deltas_handle_resets() -> None:

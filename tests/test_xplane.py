@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format
 
+from profscope.columns import Trace
 from profscope.formats import xplane
-from profscope.trace.model import Trace
 
 DATA = Path(__file__).parent / "data" / "xplane"
 TPU = "tpu_v6e_inference.xplane.pb"

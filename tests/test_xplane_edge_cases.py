@@ -18,9 +18,9 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, te
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from profscope.columns import Trace
+from profscope.errors import UnreadableProfile
 from profscope.formats import xplane
-from profscope.formats.errors import UnreadableProfile
-from profscope.trace.model import Trace
 
 DATA = Path(__file__).parent / "data" / "xplane"
 MI300 = DATA / "mi300_jax_conv.xplane.pb"

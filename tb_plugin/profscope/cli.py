@@ -12,7 +12,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+import msgspec
+
 from profscope import logdir as logdir_lib
+from profscope import runs
+from profscope import tools as profscope_tools
 from profscope.version import __version__
 
 
@@ -31,7 +35,7 @@ def _run_ls(args: argparse.Namespace, out: TextIO) -> int:
     """
     listing = logdir_lib.discover(args.logdir)
     if args.json:
-        json.dump(listing.to_json(), out, indent=2)
+        json.dump(msgspec.to_builtins(runs.answer(listing)), out, indent=2)
         out.write("\n")
     else:
         print_tree(listing, out)
@@ -50,7 +54,7 @@ def print_tree(listing: logdir_lib.Listing, out: TextIO) -> None:
         for session in run.sessions:
             out.write(f"  session {session.name}\n")
             for host in session.hosts:
-                tools = ", ".join(host.tools) or "none (no readable file)"
+                tools = ", ".join(profscope_tools.applicable(host)) or "none (no readable file)"
                 out.write(f"    host {host.name}  tools: {tools}\n")
                 for f in host.files:
                     size = "size unknown" if f.size is None else _human_size(f.size)

@@ -23,7 +23,7 @@ from typing import Any
 
 import fsspec
 
-from profscope.formats import detect
+from profscope.formats import detect, registry
 
 # Shown verbatim by the empty-logdir message, `profscope ls` and the README.
 RECOGNISED_LAYOUTS: tuple[str, ...] = (
@@ -44,11 +44,8 @@ PYTORCH_SESSION_WINDOW_S = 60.0
 MAX_DEPTH = 16
 DEFAULT_TTL_S = 5.0
 
-# Tool ids, in the order hosts list them.
-TOOLS = ("overview", "trace", "roofline", "xla")
 # setup.py extras that bring the fsspec implementation of a protocol.
 _EXTRAS = {"gs": "gcs", "gcs": "gcs", "s3": "s3", "s3a": "s3"}
-_FORMAT_ORDER = {fmt: i for i, fmt in enumerate(detect.FORMATS)}
 
 _MS_STAMP = re.compile(r"^(?P<worker>.+)\.(?P<stamp>\d{10,19})$")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -78,18 +75,6 @@ class ProfileFile:
     def usable(self) -> bool:
         return self.error is None and self.format is not None
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "path": self.path,
-            "format": self.format,
-            "size": self.size,
-            "mtime": self.mtime,
-        }
-        if self.error is not None:
-            out["error"] = self.error
-        return out
-
 
 @dataclasses.dataclass
 class Host:
@@ -99,24 +84,9 @@ class Host:
     files: list[ProfileFile] = dataclasses.field(default_factory=list)
 
     @property
-    def tools(self) -> list[str]:
-        """Views that apply: overview for any usable file, trace for traces, roofline for traces
-        that may hold accelerator data (every XPlane; Kineto traces unless they list no device),
-        xla for PyTorch/XLA logs."""
-        usable = [f for f in self.files if f.usable]
-        traces = [f for f in usable if f.format in detect.TRACE_FORMATS]
-        applies = {
-            "overview": bool(usable),
-            "trace": bool(traces),
-            "roofline": any(f.device_data for f in traces),
-            "xla": any(f.format in detect.XLA_FORMATS for f in usable),
-        }
-        return [tool for tool in TOOLS if applies[tool]]
-
-    @property
     def trace_file(self) -> ProfileFile | None:
         """The file the trace view reads: the first usable XPlane, else the first Chrome trace."""
-        for fmt in detect.TRACE_FORMATS:
+        for fmt in registry.TRACE_FORMATS:
             for f in self.files:
                 if f.usable and f.format == fmt:
                     return f
@@ -125,9 +95,6 @@ class Host:
     def files_of(self, *formats: str) -> list[ProfileFile]:
         """Usable files of the given formats, in listing order."""
         return [f for f in self.files if f.usable and f.format in formats]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "files": [f.to_json() for f in self.files], "tools": self.tools}
 
 
 @dataclasses.dataclass
@@ -140,9 +107,6 @@ class Session:
     def host(self, name: str) -> Host | None:
         return next((h for h in self.hosts if h.name == name), None)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "hosts": [h.to_json() for h in self.hosts]}
-
 
 @dataclasses.dataclass
 class Run:
@@ -153,9 +117,6 @@ class Run:
 
     def session(self, name: str) -> Session | None:
         return next((s for s in self.sessions if s.name == name), None)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "sessions": [s.to_json() for s in self.sessions]}
 
 
 @dataclasses.dataclass
@@ -173,16 +134,6 @@ class Listing:
     @property
     def empty_message(self) -> str | None:
         return None if self.runs else empty_logdir_message(self.logdir)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "logdir": self.logdir,
-            "runs": [r.to_json() for r in self.runs],
-            "errors": list(self.errors),
-        }
-        if not self.runs:
-            out["empty_message"] = self.empty_message
-        return out
 
 
 def empty_logdir_message(logdir: str, *, cli_hint: bool = True) -> str:
@@ -286,7 +237,7 @@ class Logdir:
             rel_parts, name = candidate.rel_parts, candidate.name
             if found.format is None and (found.error is None or not candidate.in_session):
                 continue
-            host = found.host if not found.ordinal else f"{found.host}.{found.ordinal}"
+            host = registry.host_name(found.host, found.ordinal)
             fs_path = candidate.info["name"]
             profile_file = ProfileFile(
                 name=name,
@@ -302,7 +253,7 @@ class Logdir:
             )
             if candidate.in_session:
                 builder.add(_run_name(rel_parts[:-3]), rel_parts[-1], host, profile_file)
-            elif found.format == detect.CHROME_TRACE:
+            elif found.format == registry.CHROME_TRACE:
                 builder.add_pytorch(_run_name(rel_parts), host, profile_file)
             else:
                 builder.add(_run_name(rel_parts), XLA_SESSION, host, profile_file)
@@ -499,6 +450,36 @@ def _parse_stamp(stem: str) -> tuple[str, str, float] | None:
     return None
 
 
+# Session folders named by their capture time: XProf's `2026_11_30_00_33_00`.
+_XPROF_SESSION = re.compile(r"^(\d{4})_(\d{2})_(\d{2})_(\d{2})_(\d{2})_(\d{2})$")
+_STAMP_ONLY = re.compile(r"^\d{10,19}$")
+_DATE_ONLY = re.compile(
+    r"^(?P<mon>" + "|".join(_MONTHS) + r")_(?P<day>\d{2})_(?P<h>\d{2})_(?P<m>\d{2})_(?P<s>\d{2})$"
+)
+
+
+def session_label(name: str) -> str:
+    """How the UI shows a session: a name that is a capture time reads as a date and time.
+
+    A PyTorch session is named by its first file's stamp: epoch digits (ms or ns, shown in the
+    server's local time: `1795998778414715306` → `2026-11-30 00:32:58`) or `Nov_30_00_32_58` (no
+    year: `Nov 30 00:32:58`); XProf names session folders `2026_11_30_00_33_00`. Other names as they are.
+    """
+    if _STAMP_ONLY.match(name):
+        seconds = int(name) / 10 ** (len(name) - 10)
+        try:
+            return datetime.datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M:%S")
+        except (OverflowError, OSError, ValueError):
+            return name
+    m = _XPROF_SESSION.match(name)
+    if m:
+        return "{}-{}-{} {}:{}:{}".format(*m.groups())
+    m = _DATE_ONLY.match(name)
+    if m:
+        return f"{m['mon']} {m['day']} {m['h']}:{m['m']}:{m['s']}"
+    return name
+
+
 @functools.lru_cache(maxsize=65536)
 def natural_key(text: str) -> tuple[Any, ...]:
     """Sort key putting rank-2 before rank-10."""
@@ -510,7 +491,7 @@ def _natural_item(item: tuple[str, Any]) -> tuple[Any, ...]:
 
 
 def _file_order(f: ProfileFile) -> tuple[int, str]:
-    return (_FORMAT_ORDER.get(f.format or "", len(_FORMAT_ORDER)), f.name)
+    return (registry.ORDER.get(f.format or "", len(registry.ORDER)), f.name)
 
 
 def _match(rel_parts: tuple[str, ...], name: str) -> tuple[bool, detect.NameMatch] | None:
@@ -579,4 +560,5 @@ __all__ = [
     "empty_logdir_message",
     "group_pytorch_sessions",
     "natural_key",
+    "session_label",
 ]

@@ -1,23 +1,20 @@
-"""The TensorBoard plugin: a thin route table over discovery, analyses and the static frontend.
+"""The TensorBoard plugin: the routes every tool shares, and every tool's routes merged in.
 
-A route parses its query, calls one function of `profscope.logdir`, `profscope.trace` or
-`profscope.analysis`, and answers through `http_util.Respond` (nosniff, CSP, gzip). Errors are raised
-as `tensorboard.errors` so TensorBoard answers 400/404 with the message. To add a route: write one
-`_serve_<name>(self, request)` method decorated with `@wrappers.Request.application` and add one
-entry to `get_plugin_apps()`; use `self.subject(request)` to resolve run/session/host.
+Shared here: `/runs` (discovery), the frontend bundle and its static files, resolving a request's
+`run`/`session`/`host` into a `HostContext`, the 202 answer while a trace is being ingested, and
+turning errors into HTTP answers (`tensorboard.errors` raised anywhere, `UnreadableProfile` from a
+reader → 422). Everything else is a tool's (`profscope.tools`): its handlers return answers and this
+module encodes them (msgspec) and sends them through `http_util.Respond` (nosniff, CSP, gzip).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import math
 import mimetypes
 import os
 import pathlib
 import re
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from tensorboard import errors
@@ -25,9 +22,12 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
+from profscope import answers, runs, tools
 from profscope import logdir as logdir_lib
-from profscope.analysis import xla_report, xla_sources
-from profscope.trace import api as trace_api
+from profscope.context import HostContext, StillIngesting
+from profscope.errors import UnreadableProfile
+from profscope.params import Params
+from profscope.trace import service as trace_service
 from profscope.trace import store as trace_store
 
 PLUGIN_NAME = "profscope"
@@ -70,13 +70,13 @@ class ProfscopeLoader(base_plugin.TBLoader):
         return ProfscopePlugin(context)
 
 
-@dataclasses.dataclass(frozen=True)
-class Subject:
-    """What a data route is about: a run, one session of it, and one or more hosts of that session."""
+class UnprocessableProfileError(errors.PublicError):
+    """A request was fine but the profile file behind it cannot be read: 422 with the reader's reason."""
 
-    run: logdir_lib.Run
-    session: logdir_lib.Session
-    hosts: list[logdir_lib.Host]
+    http_code = 422
+
+    def __init__(self, cause: UnreadableProfile) -> None:
+        super().__init__(str(cause))
 
 
 class ProfscopePlugin(base_plugin.TBPlugin):
@@ -92,24 +92,18 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         flags = context.flags
         self.cache_dir = getattr(flags, "profscope_cache_dir", None) or trace_store.default_cache_root()
         self.static_dir = pathlib.Path(static_dir) if static_dir is not None else STATIC_DIR
-        self._trace_service: trace_api.TraceService | None = None
+        self._trace_service: trace_service.TraceService | None = None
         self._trace_lock = threading.Lock()
 
     def get_plugin_apps(self) -> dict[str, Any]:
-        return {
+        apps: dict[str, Any] = {
             "/runs": self._serve_runs,
             "/index.js": self._serve_index_js,
             "/static/*": self._serve_static,
-            "/xla/report": self._serve_xla_report,
-            "/xla/graphs": self._serve_xla_graphs,
-            "/xla/graph": self._serve_xla_graph,
-            "/xla/diff": self._serve_xla_diff,
-            "/trace/meta": self._serve_trace_meta,
-            "/trace/tile": self._serve_trace_tile,
-            "/trace/event": self._serve_trace_event,
-            "/trace/search": self._serve_trace_search,
-            "/trace/summary": self._serve_trace_summary,
         }
+        for path, (_, handler) in tools.routes().items():
+            apps[path] = self._tool_app(handler)
+        return apps
 
     def is_active(self) -> bool:
         active = self.logdir is not None and self.logdir.is_active()
@@ -135,20 +129,23 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             )
         return self.logdir.listing()
 
-    def subject(self, request: wrappers.Request, *, multi_host: bool = True) -> Subject:
+    def subject(self, request: wrappers.Request) -> HostContext:
         """Resolve the `run`, `session` and `host` query parameters against the current listing.
 
-        `host` may be a comma-separated list when `multi_host`. Raises InvalidArgumentError for a
-        missing parameter and NotFoundError naming what does not exist and what does.
+        `host` may be a comma-separated list (hosts merged on one timeline). Raises
+        InvalidArgumentError for a missing parameter and NotFoundError naming what does not exist
+        and what does.
         """
-        run_name = _required_arg(request, "run")
-        session_name = _required_arg(request, "session")
-        host_arg = _required_arg(request, "host")
-        host_names = [h for h in host_arg.split(",") if h] if multi_host else [host_arg]
+        params = Params(request.args)
+        run_name = params.required("run")
+        session_name = params.required("session")
+        host_names = params.names("host")
         if not host_names:
             raise errors.InvalidArgumentError("query parameter 'host' names no host")
         if len(set(host_names)) != len(host_names):
-            raise errors.InvalidArgumentError(f"query parameter 'host' repeats a host: {host_arg!r}")
+            raise errors.InvalidArgumentError(
+                f"query parameter 'host' repeats a host: {params.required('host')!r}"
+            )
         listing = self.listing()
         run = listing.run(run_name)
         if run is None:
@@ -169,13 +166,14 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                     f"session {session_name!r} of run {run_name!r} has no host {name!r} (hosts: {known})"
                 )
             hosts.append(host)
-        return Subject(run, session, hosts)
+        fs = self.logdir.fs if self.logdir else None
+        return HostContext(run, session, hosts, fs, self.trace_service)
 
     # -- routes -------------------------------------------------------------------------------
 
     @wrappers.Request.application
     def _serve_runs(self, request: wrappers.Request) -> wrappers.Response:
-        return http_util.Respond(request, self.listing().to_json(), "application/json")
+        return http_util.Respond(request, answers.encode(runs.answer(self.listing())), "application/json")
 
     @wrappers.Request.application
     def _serve_index_js(self, request: wrappers.Request) -> wrappers.Response:
@@ -196,114 +194,37 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         relative = path.split(marker, 1)[1]
         return self._respond_file(request, self._resolve_static(relative))
 
-    def _xla_files(self, request: wrappers.Request) -> list[xla_sources.XlaFile]:
-        subject = self.subject(request)
-        return xla_sources.host_files(subject.session, subject.hosts, self.logdir.fs if self.logdir else None)
-
-    @wrappers.Request.application
-    def _serve_xla_report(self, request: wrappers.Request) -> wrappers.Response:
-        ordinal = xla_sources.int_param(request.args.get("ordinal"), "ordinal")
-        body = xla_report.build_report(self._xla_files(request), ordinal)
-        return http_util.Respond(request, body, "application/json")
-
-    @wrappers.Request.application
-    def _serve_xla_graphs(self, request: wrappers.Request) -> wrappers.Response:
-        ordinal = xla_sources.int_param(request.args.get("ordinal"), "ordinal")
-        body = xla_report.graphs(self._xla_files(request), ordinal)
-        return http_util.Respond(request, body, "application/json")
-
-    @wrappers.Request.application
-    def _serve_xla_graph(self, request: wrappers.Request) -> wrappers.Response:
-        ordinal = xla_sources.int_param(request.args.get("ordinal"), "ordinal")
-        index = xla_sources.required_int_param(_required_arg(request, "index"), "index")
-        body = xla_report.graph(self._xla_files(request), index, ordinal)
-        return http_util.Respond(request, body, "application/json")
-
-    @wrappers.Request.application
-    def _serve_xla_diff(self, request: wrappers.Request) -> wrappers.Response:
-        ordinal = xla_sources.int_param(request.args.get("ordinal"), "ordinal")
-        a = xla_sources.required_int_param(_required_arg(request, "a"), "a")
-        b = xla_sources.required_int_param(_required_arg(request, "b"), "b")
-        body = xla_report.diff(self._xla_files(request), a, b, ordinal)
-        return http_util.Respond(request, body, "application/json")
-
-    def trace_service(self) -> trace_api.TraceService:
+    def trace_service(self) -> trace_service.TraceService:
         """The trace engine's shared state, made on first use (it creates the cache directory)."""
         with self._trace_lock:
             if self._trace_service is None:
-                self._trace_service = trace_api.TraceService(self.cache_dir)
+                self._trace_service = trace_service.TraceService(self.cache_dir)
             return self._trace_service
 
-    def _trace_response(
-        self,
-        request: wrappers.Request,
-        answer: Callable[[trace_api.Timeline], wrappers.Response],
-        wait_s: float = 0.0,
-    ) -> wrappers.Response:
-        """`answer` about the subject's timeline, or 202 with the ingest progress while a host's
-        trace is still being read (the view polls until it can ask again)."""
-        subject = self.subject(request)
-        label = f"run {subject.run.name!r} session {subject.session.name!r}"
-        fs = self.logdir.fs if self.logdir else None
-        timeline = self.trace_service().open(label, trace_api.host_sources(subject.hosts, fs), wait_s)
-        if isinstance(timeline, trace_api.Ingesting):
-            return http_util.Respond(request, timeline.to_json(), "application/json", code=202)
-        return answer(timeline)
+    def _tool_app(self, handler: tools.Handler) -> Any:
+        """The WSGI app of one tool route: resolve the subject, call the handler, encode its answer."""
 
-    def _trace_json(
-        self,
-        request: wrappers.Request,
-        body: Callable[[trace_api.Timeline], dict[str, Any]],
-        wait_s: float = 0.0,
-    ) -> wrappers.Response:
-        """`_trace_response` for the routes that answer JSON."""
-        return self._trace_response(
-            request, lambda timeline: http_util.Respond(request, body(timeline), "application/json"), wait_s
-        )
+        @wrappers.Request.application
+        def app(request: wrappers.Request) -> wrappers.Response:
+            try:
+                answer = handler(self.subject(request), Params(request.args))
+            except StillIngesting as waiting:
+                return http_util.Respond(request, waiting.progress.to_json(), "application/json", code=202)
+            except UnreadableProfile as e:
+                raise UnprocessableProfileError(e) from e
+            if isinstance(answer, tools.Binary):
+                headers = [("ETag", answer.etag)] if answer.etag else []
+                return http_util.Respond(
+                    request,
+                    answer.data,
+                    answer.content_type,
+                    expires=answer.max_age_s or 0,
+                    content_encoding=answer.content_encoding,
+                    headers=headers,
+                )
+            return http_util.Respond(request, answers.encode(answer), "application/json")
 
-    @wrappers.Request.application
-    def _serve_trace_meta(self, request: wrappers.Request) -> wrappers.Response:
-        return self._trace_json(request, trace_api.meta, trace_api.META_WAIT_S)
-
-    @wrappers.Request.application
-    def _serve_trace_tile(self, request: wrappers.Request) -> wrappers.Response:
-        level = _int_arg(request, "level")
-        index = _int_arg(request, "index")
-
-        def answer(timeline: trace_api.Timeline) -> wrappers.Response:
-            data, etag = self.trace_service().tile(timeline, level, index)
-            return http_util.Respond(
-                request,
-                data,
-                "application/octet-stream",
-                expires=trace_api.TILE_MAX_AGE_S,
-                content_encoding="gzip",
-                headers=[("ETag", etag)],
-            )
-
-        return self._trace_response(request, answer)
-
-    @wrappers.Request.application
-    def _serve_trace_event(self, request: wrappers.Request) -> wrappers.Response:
-        event_id = _int_arg(request, "id")
-        return self._trace_json(request, lambda timeline: trace_api.event(timeline, event_id))
-
-    @wrappers.Request.application
-    def _serve_trace_search(self, request: wrappers.Request) -> wrappers.Response:
-        query = request.args.get("q", "")
-        limit = _int_arg(request, "limit", trace_api.DEFAULT_SEARCH_LIMIT)
-        offset = _int_arg(request, "offset", 0)
-        return self._trace_json(request, lambda timeline: trace_api.search(timeline, query, limit, offset))
-
-    @wrappers.Request.application
-    def _serve_trace_summary(self, request: wrappers.Request) -> wrappers.Response:
-        start = _float_arg(request, "start")
-        end = _float_arg(request, "end")
-        tracks = _int_list_arg(request, "tracks")
-        ids = _int_list_arg(request, "ids")
-        return self._trace_json(
-            request, lambda timeline: trace_api.summary(timeline, start, end, tracks, ids)
-        )
+        return app
 
     def _resolve_static(self, relative: str) -> pathlib.Path:
         """Map a URL tail to a file inside `static_dir`, refusing anything that could escape it."""
@@ -323,47 +244,3 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         # rejects responses without one. The bundle is small and served from the same machine.
         content_type = _CONTENT_TYPES.get(path.suffix) or mimetypes.guess_type(path.name)[0]
         return http_util.Respond(request, path.read_bytes(), content_type or "application/octet-stream")
-
-
-def _required_arg(request: wrappers.Request, name: str) -> str:
-    value = request.args.get(name)
-    if value is None or value == "":
-        raise errors.InvalidArgumentError(f"missing query parameter {name!r}")
-    return value
-
-
-def _int_arg(request: wrappers.Request, name: str, default: int | None = None) -> int:
-    """An integer query parameter; `default` when absent, else it is required."""
-    text = request.args.get(name)
-    if (text is None or text == "") and default is not None:
-        return default
-    text = _required_arg(request, name)
-    try:
-        return int(text)
-    except ValueError as e:
-        raise errors.InvalidArgumentError(f"query parameter {name!r} must be an integer, got {text!r}") from e
-
-
-def _float_arg(request: wrappers.Request, name: str) -> float | None:
-    """A finite number query parameter; None when absent."""
-    text = request.args.get(name)
-    if text is None or text == "":
-        return None
-    try:
-        value = float(text)
-    except ValueError as e:
-        raise errors.InvalidArgumentError(f"query parameter {name!r} must be a number, got {text!r}") from e
-    if not math.isfinite(value):
-        raise errors.InvalidArgumentError(f"query parameter {name!r} must be finite")
-    return value
-
-
-def _int_list_arg(request: wrappers.Request, name: str) -> list[int] | None:
-    """A comma-separated list of integers query parameter; None when absent."""
-    text = request.args.get(name)
-    if text is None or text == "":
-        return None
-    try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError as e:
-        raise errors.InvalidArgumentError(f"query parameter {name!r} must be comma-separated integers") from e

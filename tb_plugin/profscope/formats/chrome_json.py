@@ -24,13 +24,14 @@ from typing import Any
 import fsspec
 import numpy as np
 
+from profscope.columns import Trace, TraceBuilder
+from profscope.errors import UnreadableProfile
 from profscope.formats import chrome_columns as cc
+from profscope.formats import registry
 from profscope.formats.chrome_helper import HelperProcess
 from profscope.formats.chrome_scan import EVENT_BOUNDARY, BlockReader, Damage, Event, EventScanner, Truncated
-from profscope.formats.errors import UnreadableProfile
-from profscope.trace.model import Trace, TraceBuilder
 
-FORMAT = "chrome_trace"
+FORMAT = registry.CHROME_TRACE
 _log = logging.getLogger(__name__)
 # Plain local files at least this big are decoded by two processes (see chrome_helper).
 PARALLEL_MIN_BYTES = 256 << 20

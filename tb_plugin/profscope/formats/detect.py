@@ -15,14 +15,8 @@ from collections.abc import Sequence
 
 import fsspec
 
-XPLANE = "xplane"
-CHROME_TRACE = "chrome_trace"
-XLA_METRICS = "xla_metrics"
-XLA_DEBUG = "xla_debug"
-XLA_GRAPHS = "xla_graphs"
-FORMATS = (XPLANE, CHROME_TRACE, XLA_METRICS, XLA_DEBUG, XLA_GRAPHS)
-XLA_FORMATS = (XLA_METRICS, XLA_DEBUG, XLA_GRAPHS)
-TRACE_FORMATS = (XPLANE, CHROME_TRACE)
+from profscope.formats import registry
+from profscope.formats.registry import CHROME_TRACE, XLA_DEBUG, XLA_GRAPHS, XLA_METRICS, XPLANE
 
 # Decompressed bytes examined. Kineto files may open with a long `deviceProperties` list, so a
 # little more than one KB helps the device-data hint; still one small ranged read per file.
@@ -30,16 +24,6 @@ HEAD_BYTES = 4096
 # Compressed bytes fetched for a .gz head: enough to inflate HEAD_BYTES of JSON comfortably.
 GZIP_HEAD_BYTES = 16384
 
-# Naming convention for XLA runtime logs: `<host>.xla_metrics.txt`, `<host>.xla_debug.txt`,
-# `<host>.xla_graphs.txt`, each optionally with the `.N` ordinal PyTorch/XLA appends.
-XLA_CONVENTION = {
-    ".xla_metrics.txt": XLA_METRICS,
-    ".xla_debug.txt": XLA_DEBUG,
-    ".xla_graphs.txt": XLA_GRAPHS,
-}
-
-_ORDINAL = re.compile(r"^(?P<base>.+\.(?:txt|log))\.(?P<ordinal>\d+)$")
-_TEXT_SUFFIXES = (".txt", ".log")
 
 # Markers whose first occurrence in a text head decides the XLA log kind.
 _XLA_MARKERS: tuple[tuple[re.Pattern[bytes], str], ...] = (
@@ -87,22 +71,16 @@ def match_name(name: str, *, in_session: bool) -> NameMatch | None:
     `in_session` says the file lies in `plugins/profile/<session>/`, where any `*.json[.gz]` may be a
     Chrome trace; elsewhere only `*.pt.trace.json[.gz]` is taken as one.
     """
-    for suffix in (".xplane.pb",):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return NameMatch(XPLANE, name[: -len(suffix)])
-    for suffix in (".pt.trace.json", ".pt.trace.json.gz", ".trace.json", ".trace.json.gz"):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            if suffix.startswith(".trace") and not in_session:
-                return None
-            return NameMatch(CHROME_TRACE, name[: -len(suffix)])
-    base, ordinal = name, None
-    ordinal_match = _ORDINAL.match(name)
-    if ordinal_match:
-        base, ordinal = ordinal_match["base"], int(ordinal_match["ordinal"])
-    for suffix, fmt in XLA_CONVENTION.items():
-        if base.endswith(suffix) and len(base) > len(suffix):
-            return NameMatch(fmt, base[: -len(suffix)], ordinal)
-    if base.endswith(_TEXT_SUFFIXES):
+    base, ordinal = registry.split_ordinal(name)
+    for fmt in registry.FORMATS:
+        stem = base if fmt.text_log else name
+        for suffix in fmt.suffixes:
+            if stem.endswith(suffix) and len(stem) > len(suffix):
+                if suffix.startswith(".trace") and not in_session:
+                    # Only PyTorch's own `*.pt.trace.json` names a trace outside a session folder.
+                    return None
+                return NameMatch(fmt.id, stem[: -len(suffix)], ordinal if fmt.text_log else None)
+    if base.endswith(registry.TEXT_SUFFIXES):
         return NameMatch(None, "xla", ordinal)
     if in_session:
         for suffix in (".json", ".json.gz"):

@@ -17,10 +17,9 @@ from collections import Counter as Tally
 
 import fsspec
 
-from profscope.formats.errors import UnreadableProfile
-from profscope.formats.xla_metrics import iter_text_lines, ordinal_of, parse_time_ns
-
-FORMAT = "xla_debug"
+from profscope.errors import UnreadableProfile
+from profscope.formats import registry
+from profscope.formats.xla_metrics import iter_text_lines, parse_time_ns
 
 _GIB = 1024.0**3
 _ANALYSIS = re.compile(
@@ -317,7 +316,7 @@ class _Parser:
                 step += 1
         return DebugFile(
             path=self.path,
-            ordinal=ordinal_of(self.path),
+            ordinal=registry.ordinal_of(self.path),
             analyses=self.analyses,
             messages=self.messages,
             skipped=dict(self.skipped),

@@ -33,11 +33,10 @@ from collections import Counter as Tally
 
 import fsspec
 
-from profscope.formats.errors import UnreadableProfile
+from profscope.errors import UnreadableProfile
+from profscope.formats import registry
 from profscope.formats.xla_debug import Frame
-from profscope.formats.xla_metrics import iter_text_lines, ordinal_of
-
-FORMAT = "xla_graphs"
+from profscope.formats.xla_metrics import iter_text_lines
 
 _HEADER = re.compile(r"^\[(?P<name>[A-Za-z_][\w .:-]*)\]\s*$")
 _HASHES = re.compile(r"^(?P<kind>Root Hashes|Hashes): *\((?P<list>[^)]*)\)")
@@ -326,7 +325,7 @@ class _Parser:
                 step += 1
         return GraphsFile(
             path=self.path,
-            ordinal=ordinal_of(self.path),
+            ordinal=registry.ordinal_of(self.path),
             records=self.records,
             bodies=self.bodies,
             skipped=dict(self.skipped),

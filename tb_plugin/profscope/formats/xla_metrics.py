@@ -23,9 +23,8 @@ from collections.abc import Iterator
 
 import fsspec
 
-from profscope.formats.errors import UnreadableProfile
-
-FORMAT = "xla_metrics"
+from profscope.errors import UnreadableProfile
+from profscope.formats import registry
 
 UNIT_TIME = "ns"
 UNIT_BYTES = "B"
@@ -51,7 +50,6 @@ _KEYS = "Metric|Counter|TotalSamples|Accumulator|ValueRate|Rate|Mean|StdDev|Perc
 # A key starts the line or follows a launcher prefix that ends in a blank, `]`, `:`, `>` or `|`.
 _KEY_LINE = re.compile(rf"(?:^|(?<=[\s\]:>|)]))(?P<indent>[ \t]*)(?P<key>{_KEYS}):(?P<rest>.*)$")
 _NAME = re.compile(r"\S+")
-_ORDINAL_SUFFIX = re.compile(r"\.(?:txt|log)\.(\d+)$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,12 +128,6 @@ class MetricsFile:
     reports: list[Report]
     skipped: dict[str, int]
     warnings: list[str]
-
-
-def ordinal_of(path: str) -> int | None:
-    """The device ordinal PyTorch/XLA appends as `.N` to per-process log files (`xla_graphs.txt.0`)."""
-    m = _ORDINAL_SUFFIX.search(path)
-    return int(m.group(1)) if m else None
 
 
 def iter_text_lines(
@@ -431,7 +423,7 @@ class _Parser:
                     )
         return MetricsFile(
             path=self.path,
-            ordinal=ordinal_of(self.path),
+            ordinal=registry.ordinal_of(self.path),
             reports=self.reports,
             skipped=dict(self.skipped),
             warnings=self.warnings,

@@ -18,8 +18,9 @@ import fsspec
 import msgspec
 import numpy as np
 
-from profscope.formats import xplane_derived
-from profscope.formats.errors import UnreadableProfile
+from profscope.columns import Trace, TraceBuilder
+from profscope.errors import UnreadableProfile
+from profscope.formats import registry, xplane_derived
 from profscope.formats.xplane_decode import (
     BYTES,
     DOUBLE,
@@ -33,9 +34,8 @@ from profscope.formats.xplane_decode import (
 )
 from profscope.formats.xplane_layout import line_sort_index, plane_kind, stream_sort_index
 from profscope.formats.xplane_stats import StatTable, json_value
-from profscope.trace.model import Trace, TraceBuilder
 
-FORMAT = "xplane"
+FORMAT = registry.XPLANE
 COUNTER_LINE = "_counters_"
 _READ_CHUNK = 1 << 22
 # Line timestamps below this many ns after the epoch (≈ 11.6 days) are offsets from the profile

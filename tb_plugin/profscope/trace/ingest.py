@@ -14,7 +14,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
-import importlib
 import json
 import os
 import subprocess
@@ -23,21 +22,19 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, NoReturn
 
 import fsspec
 import numpy as np
 
-from profscope.formats.errors import UnreadableProfile
+from profscope.columns import Trace
+from profscope.errors import UnreadableProfile
+from profscope.formats import registry
 from profscope.trace import lod, query, store
-from profscope.trace.model import Trace
 
-# Reader of each trace format id (see formats.detect): "module:function", imported lazily.
-READERS: dict[str, str] = {
-    "xplane": "profscope.formats.xplane:read",
-    "chrome_trace": "profscope.formats.chrome_json:read",
-}
+# Reader of each trace format id (from the format registry): "module:function", imported lazily.
+READERS: dict[str, str] = {f.id: f.reader for f in registry.FORMATS if f.kind == "trace"}
 # Keys of `fs.info()` that identify one version of an object, most specific first.
 _VERSION_KEYS = ("ETag", "etag", "generation", "md5Hash", "mtime", "LastModified", "last_modified", "updated")
 PROGRESS_DIR = "progress"
@@ -399,11 +396,6 @@ def _exclusive(path: str) -> Iterator[None]:
                 fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
-def load_reader(spec: str) -> Callable[..., Trace]:
-    module, _, name = spec.partition(":")
-    return getattr(importlib.import_module(module), name)
-
-
 def build_extras(trace: Trace) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Derived arrays stored with the columns: the level-of-detail index."""
     index = lod.build(trace)
@@ -427,7 +419,7 @@ def run_ingest(spec: Mapping[str, Any], fs: fsspec.AbstractFileSystem | None = N
         try:
             if fs is None:
                 fs = fsspec.AbstractFileSystem.from_json(spec["fs"])
-            trace = load_reader(spec["reader"])(url, fs, progress=progress)
+            trace = registry.import_reader(spec["reader"])(url, fs, progress=progress)
             progress.update(progress.total, progress.total, "indexing", force=True)
             store.write(trace, root, key, compute_extra=lambda: build_extras(trace))
             return 0
@@ -448,7 +440,7 @@ def main(argv: list[str]) -> int:
     if argv == [SPARE_FLAG]:
         for reader in READERS.values():  # imported while waiting, not after the job arrives
             with contextlib.suppress(ImportError):
-                load_reader(reader)
+                registry.import_reader(reader)
         line = sys.stdin.readline()
         return run_ingest(json.loads(line)) if line.strip() else 0
     if len(argv) != 1:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from profscope.trace.model import Trace
+from profscope.columns import Trace
 
 BASE_PS = 1024
 TILE_PX = 1024

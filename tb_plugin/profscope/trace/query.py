@@ -15,8 +15,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from profscope.columns import Trace
 from profscope.trace.lod import LodIndex
-from profscope.trace.model import Trace
 
 # Bytes after a hit in which the closing quote of a JSON key must appear: keys are short.
 KEY_LOOKAHEAD = 64

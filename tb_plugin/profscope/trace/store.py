@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from profscope.trace.model import Section, Trace, Track
+from profscope.columns import Section, Trace, Track
 
 # Bump whenever the layout of an entry or the meaning of a column changes: old entries are ignored.
 FORMAT_VERSION = 3

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from profscope.columns import Trace
 from profscope.trace import lod, query, tiles
 from profscope.trace.lod import LodIndex
-from profscope.trace.model import Trace
 
 HOST_SHIFT = 32
 HOST_MASK = (1 << HOST_SHIFT) - 1

@@ -18,12 +18,12 @@ from collections import Counter as Tally
 from collections.abc import Sequence
 from typing import Any
 
-from profscope.analysis import xla_graph_diff
-from profscope.analysis.xla_graph_list import Entry, entries, frames_json, user_frame
-from profscope.analysis.xla_series import Series
-from profscope.analysis.xla_sources import Loaded
 from profscope.formats.xla_debug import Analysis, Frame, ProfilerMessage
 from profscope.formats.xla_metrics import Report
+from profscope.tools.xla import graph_diff
+from profscope.tools.xla.graph_list import Entry, entries, frames_json, user_frame
+from profscope.tools.xla.series import Series
+from profscope.xla_logs import Loaded
 
 WARMUP_STEPS = 3  # the forward/backward graph, then the graph with optimizer state: a few steps
 PER_STEP_THRESHOLD = 0.5  # PyTorch/XLA's debug tool flags more than 0.5 compilations/transfers per step
@@ -84,7 +84,7 @@ def _first_metric(report: Report | None, names: Sequence[str]) -> str | None:
 
 
 def _location(frame: Frame | None, count: int, role: str) -> dict[str, Any] | None:
-    out = xla_graph_diff.frame_json(frame)
+    out = graph_diff.frame_json(frame)
     return None if out is None else {**out, "count": count, "role": role}
 
 
@@ -114,7 +114,7 @@ class _Evidence:
         key = (id(entry.file), entry.record.digest)
         if key not in self._structures:
             nodes = entry.nodes()
-            self._structures[key] = xla_graph_diff.structure_key(nodes) if nodes else ""
+            self._structures[key] = graph_diff.structure_key(nodes) if nodes else ""
         return self._structures[key] or None
 
     def counter(self, name: str) -> int | None:
@@ -359,7 +359,7 @@ def _explain_new_graph(ev: _Evidence, entry: Entry) -> dict[str, Any] | None:
     key = ev.structure(entry)
     same = [e for e in candidates if key is not None and ev.structure(e) == key]
     previous = (same or candidates)[-1]
-    result = xla_graph_diff.compare(previous.nodes(), entry.nodes())
+    result = graph_diff.compare(previous.nodes(), entry.nodes())
     if not result.get("aligned"):
         return None
     if result["same_structure"]:
@@ -637,14 +637,14 @@ def _dynamic_shape_families(ev: _Evidence) -> list[dict[str, Any]]:
         nodes = entry.nodes()
         if not nodes or not any(n.shape for n in nodes):
             continue
-        families.setdefault(xla_graph_diff.structure_key(nodes), []).append(entry)
+        families.setdefault(graph_diff.structure_key(nodes), []).append(entry)
     out = []
     for members in families.values():
         if len(members) < 2:
             continue
         diffs = []
         for previous, current in zip(members, members[1:]):
-            result = xla_graph_diff.compare(previous.nodes(), current.nodes())
+            result = graph_diff.compare(previous.nodes(), current.nodes())
             if not result.get("aligned") or not result["shape_changes"]:
                 continue
             diffs.append(

@@ -15,10 +15,10 @@ from typing import Any
 
 from tensorboard import errors as tb_errors
 
-from profscope.analysis import xla_graph_diff
-from profscope.analysis.xla_sources import Loaded
 from profscope.formats.xla_debug import Analysis, Frame
 from profscope.formats.xla_graphs import GraphRecord, GraphsFile
+from profscope.tools.xla import graph_diff
+from profscope.xla_logs import Loaded
 
 # Graphviz in the browser lays out a few thousand nodes in seconds; beyond this the view shows text.
 MAX_DOT_NODES = 2000
@@ -34,16 +34,16 @@ class Entry:
     record: GraphRecord
     label: str  # the file as the UI names it (relative to the logdir)
 
-    def nodes(self) -> list[xla_graph_diff.Node]:
+    def nodes(self) -> list[graph_diff.Node]:
         return _nodes(self.file, self.record.digest, self.record.format)
 
 
 @functools.lru_cache(maxsize=256)
-def _cached_nodes(body: str, fmt: str) -> tuple[xla_graph_diff.Node, ...]:
-    return tuple(xla_graph_diff.parse_nodes(fmt, body))
+def _cached_nodes(body: str, fmt: str) -> tuple[graph_diff.Node, ...]:
+    return tuple(graph_diff.parse_nodes(fmt, body))
 
 
-def _nodes(file: GraphsFile, digest: str, fmt: str) -> list[xla_graph_diff.Node]:
+def _nodes(file: GraphsFile, digest: str, fmt: str) -> list[graph_diff.Node]:
     for record in file.records:
         if record.digest == digest:
             return list(_cached_nodes(file.body(record), fmt))
@@ -72,7 +72,7 @@ def user_frame(frames: list[Frame]) -> Frame | None:
 
 
 def frames_json(frames: list[Frame]) -> list[dict[str, Any]]:
-    return [xla_graph_diff.frame_json(f) for f in frames if f is not None]
+    return [graph_diff.frame_json(f) for f in frames if f is not None]
 
 
 def compile_info(loaded: Loaded) -> dict[str, Analysis]:
@@ -97,7 +97,7 @@ def analysis_json(analysis: Analysis) -> dict[str, Any]:
         "num_inputs": analysis.num_inputs,
         "num_outputs": analysis.num_outputs,
         "frames": frames_json(analysis.frames),
-        "user_frame": xla_graph_diff.frame_json(user_frame(analysis.frames)),
+        "user_frame": graph_diff.frame_json(user_frame(analysis.frames)),
         "post": None
         if post is None
         else {
@@ -125,7 +125,7 @@ def _record_json(entry: Entry) -> dict[str, Any]:
         "num_nodes": r.num_nodes,
         "complete": r.complete,
         "ends_step": r.ends_step,
-        "user_frame": xla_graph_diff.frame_json(user_frame(r.frames)),
+        "user_frame": graph_diff.frame_json(user_frame(r.frames)),
     }
 
 
@@ -183,7 +183,7 @@ def graphs(loaded: Loaded) -> dict[str, Any]:
             {"frames": list(labels), "count": n} for labels, n in frame_counts[key].most_common()
         ]
         first = all_entries[group["first_index"]].record
-        group["user_frame"] = xla_graph_diff.frame_json(user_frame(first.frames))
+        group["user_frame"] = graph_diff.frame_json(user_frame(first.frames))
     return {
         "ordinal": loaded.ordinal,
         "ordinals": loaded.ordinals,
@@ -240,7 +240,7 @@ def _dot_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def to_dot(nodes: list[xla_graph_diff.Node]) -> str:
+def to_dot(nodes: list[graph_diff.Node]) -> str:
     """A Graphviz digraph of `nodes` (op, shape and source line in each box; edges operand → user)."""
     lines = ["digraph G {", '  node [shape=box, fontsize=10, fontname="sans-serif"];']
     for node in nodes:
@@ -258,9 +258,9 @@ def to_dot(nodes: list[xla_graph_diff.Node]) -> str:
 
 
 def diff(loaded: Loaded, a: int, b: int) -> dict[str, Any]:
-    """Compare graphs `a` and `b` node by node (see `xla_graph_diff.compare`)."""
+    """Compare graphs `a` and `b` node by node (see `graph_diff.compare`)."""
     entry_a, entry_b = _entry(loaded, a), _entry(loaded, b)
-    result = xla_graph_diff.compare(entry_a.nodes(), entry_b.nodes())
+    result = graph_diff.compare(entry_a.nodes(), entry_b.nodes())
     if not entry_a.nodes() and not entry_b.nodes():
         result["reason"] = f"no nodes could be read from the {entry_a.record.format} format"
     return {"a": _record_json(entry_a), "b": _record_json(entry_b), **result}

@@ -16,10 +16,10 @@ from typing import Any
 
 from tensorboard import errors as tb_errors
 
-from profscope.analysis import xla_findings, xla_graph_list
-from profscope.analysis.xla_series import Series, series_of
-from profscope.analysis.xla_sources import Loaded, XlaFile, load
 from profscope.formats.xla_metrics import Metric, MetricsFile, Report, Value
+from profscope.tools.xla import findings, graph_list
+from profscope.tools.xla.series import Series, series_of
+from profscope.xla_logs import Loaded, XlaFile, load
 
 METRIC_DESCRIPTIONS = {
     "CompileTime": "Time XLA spent compiling graphs; one sample per compilation.",
@@ -151,8 +151,8 @@ def summary_cards(report: Report | None) -> dict[str, Any] | None:
         "compile_time_ns": _acc(compile_metric),
         "executions": execute_metric.total_samples if execute_metric else None,
         "execute_time_ns": _acc(execute_metric),
-        "to_device": _transfer(report, xla_findings.TRANSFER_TO_DEVICE, "OutboundData"),
-        "from_device": _transfer(report, xla_findings.TRANSFER_FROM_DEVICE, "InboundData"),
+        "to_device": _transfer(report, findings.TRANSFER_TO_DEVICE, "OutboundData"),
+        "from_device": _transfer(report, findings.TRANSFER_FROM_DEVICE, "InboundData"),
         "cpu_fallback_calls": sum(f["value"] or 0 for f in fallbacks) if fallbacks else None,
         "cpu_fallback_ops": fallbacks,
         "steps": counters["MarkStep"].value if "MarkStep" in counters else None,
@@ -171,7 +171,7 @@ def _debug_digest(loaded: Loaded) -> dict[str, Any] | None:
         item["count"] += 1
         item["last_line"] = m.line
     return {
-        "compilations": [xla_graph_list.analysis_json(a) for a in analyses if a.kind == "compilation"],
+        "compilations": [graph_list.analysis_json(a) for a in analyses if a.kind == "compilation"],
         "executions": sum(1 for a in analyses if a.kind == "execution"),
         "unexpected_executions": sum(1 for a in analyses if a.kind == "unexpected_execution"),
         "causes": [{"kind": k, "cause": c, "count": n} for (k, c), n in causes.most_common()],
@@ -198,7 +198,7 @@ def report_of(loaded: Loaded) -> dict[str, Any]:
     series: Series | None = series_of([parsed for _, parsed in loaded.metrics])
     if series is not None:
         series.source = next((f.label for f, p in loaded.metrics if p.path == series.source), series.source)
-    graph_entries = xla_graph_list.entries(loaded)
+    graph_entries = graph_list.entries(loaded)
     return {
         "ordinal": loaded.ordinal,
         "ordinals": loaded.ordinals,
@@ -226,30 +226,30 @@ def report_of(loaded: Loaded) -> dict[str, Any]:
         if snapshot
         else [],
         "series": series.to_json() if series is not None else None,
-        "warmup_steps": xla_findings.WARMUP_STEPS,
+        "warmup_steps": findings.WARMUP_STEPS,
         "debug": _debug_digest(loaded),
         "graphs": {"records": len(graph_entries), "unique": len({e.record.key for e in graph_entries})}
         if loaded.graphs
         else None,
-        "findings": xla_findings.find(loaded, snapshot, series),
+        "findings": findings.find(loaded, snapshot, series),
         "sources": loaded.sources(),
         "errors": loaded.errors,
     }
 
 
 def graphs(files: Sequence[XlaFile], ordinal: int | None = None) -> dict[str, Any]:
-    """The graph list of one host (see `xla_graph_list.graphs`)."""
-    return xla_graph_list.graphs(_loaded_graphs(files, ordinal))
+    """The graph list of one host (see `graph_list.graphs`)."""
+    return graph_list.graphs(_loaded_graphs(files, ordinal))
 
 
 def graph(files: Sequence[XlaFile], index: int, ordinal: int | None = None) -> dict[str, Any]:
-    """One graph's text and drawing (see `xla_graph_list.graph`)."""
-    return xla_graph_list.graph(_loaded_graphs(files, ordinal), index)
+    """One graph's text and drawing (see `graph_list.graph`)."""
+    return graph_list.graph(_loaded_graphs(files, ordinal), index)
 
 
 def diff(files: Sequence[XlaFile], a: int, b: int, ordinal: int | None = None) -> dict[str, Any]:
     """Node-by-node comparison of graphs `a` and `b` (see `xla_graph_diff.compare`)."""
-    return xla_graph_list.diff(_loaded_graphs(files, ordinal), a, b)
+    return graph_list.diff(_loaded_graphs(files, ordinal), a, b)
 
 
 def _loaded_graphs(files: Sequence[XlaFile], ordinal: int | None) -> Loaded:

@@ -14,21 +14,21 @@ does not parse it again, an appended file (training still running) is parsed afr
 from __future__ import annotations
 
 import dataclasses
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fsspec
-from tensorboard import errors as tb_errors
 
-from profscope.formats import xla_debug, xla_graphs, xla_metrics
-from profscope.formats.errors import UnreadableProfile
+from profscope.errors import UnreadableProfile
+from profscope.formats import registry
 
-XLA_FORMATS = (xla_metrics.FORMAT, xla_debug.FORMAT, xla_graphs.FORMAT)
+if TYPE_CHECKING:
+    from profscope.formats import xla_debug, xla_graphs, xla_metrics
+
+XLA_FORMATS = registry.XLA_LOG_FORMATS
 _CACHE_ENTRIES = 32
-_HOST_ORDINAL = re.compile(r"^(?P<base>.+)\.(?P<ordinal>\d+)$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +50,7 @@ class XlaFile:
 
     @property
     def ordinal(self) -> int | None:
-        return xla_metrics.ordinal_of(self.url)
+        return registry.ordinal_of(self.url)
 
 
 @dataclasses.dataclass
@@ -116,7 +116,7 @@ class _ParseCache:
                 if key in self._data:
                     self._data.move_to_end(key)
                     return self._data[key]
-        parsed = _READERS[file.format](file.url, file.fs, file.text)
+        parsed = registry.reader(file.format)(file.url, file.fs, file.text)
         if key is not None:
             with self._lock:
                 self._data[key] = parsed
@@ -143,11 +143,6 @@ class _ParseCache:
             self._data.clear()
 
 
-_READERS = {
-    xla_metrics.FORMAT: xla_metrics.read,
-    xla_debug.FORMAT: xla_debug.read,
-    xla_graphs.FORMAT: xla_graphs.read,
-}
 CACHE = _ParseCache(_CACHE_ENTRIES)
 
 
@@ -191,9 +186,9 @@ def host_family(hosts: dict[str, list[int | None]], host: str) -> list[str]:
 
 
 def _ordinal_base(name: str, ordinals: list[int | None]) -> str:
-    m = _HOST_ORDINAL.match(name)
-    if m and ordinals and all(o == int(m.group("ordinal")) for o in ordinals):
-        return m.group("base")
+    base, ordinal = registry.split_host_name(name)
+    if ordinal is not None and ordinals and all(o == ordinal for o in ordinals):
+        return base
     return name
 
 
@@ -219,26 +214,10 @@ def from_profile_files(profile_files: Iterable[Any], fs: fsspec.AbstractFileSyst
 def host_files(session: Any, hosts: Iterable[Any], fs: fsspec.AbstractFileSystem | None) -> list[XlaFile]:
     """The XLA logs a view of `hosts` reads: each host's files plus those of its ordinal family."""
     ordinals = {
-        h.name: [xla_metrics.ordinal_of(f.fs_path) for f in h.files if f.format in XLA_FORMATS]
+        h.name: [registry.ordinal_of(f.fs_path) for f in h.files if f.format in XLA_FORMATS]
         for h in session.hosts
     }
     wanted: set[str] = set()
     for host in hosts:
         wanted.update(host_family(ordinals, host.name))
     return from_profile_files((f for h in session.hosts if h.name in wanted for f in h.files), fs)
-
-
-def int_param(value: str | None, name: str) -> int | None:
-    """A non-negative integer query parameter; None when absent."""
-    if value is None or value == "":
-        return None
-    return required_int_param(value, name)
-
-
-def required_int_param(value: str, name: str) -> int:
-    """A non-negative integer query parameter that must be present."""
-    if not value.isascii() or not value.isdigit():
-        raise tb_errors.InvalidArgumentError(
-            f"query parameter {name!r} must be a non-negative integer, got {value!r}"
-        )
-    return int(value)

@@ -1,5 +1,5 @@
-"""What the `trace/*` routes call: open a session timeline (or report ingest progress) and answer
-meta, tile, event, search and summary questions with TensorBoard errors that name the subject.
+"""The trace engine's shared state in the server: open a session timeline (or report ingest
+progress) and encode tiles, with TensorBoard errors that name the subject.
 
 The server process keeps bounded caches only: opened entries (memory-mapped, see `ingest`),
 assembled timelines, and encoded tiles by size. Tiles are immutable for a given set of cache
@@ -19,16 +19,10 @@ from typing import Any
 from tensorboard import errors
 
 from profscope.trace import ingest, tiles
-from profscope.trace.timeline import DEFAULT_SEARCH_LIMIT, HostTrace, Timeline
+from profscope.trace.timeline import HostTrace, Timeline
 
 # Seconds a resolved timeline is reused before its sources are looked at again.
 RECHECK_S = 5.0
-# How long trace/meta waits for a running ingest before answering 202 with progress: small files
-# then open in one request, big ones report progress soon enough.
-META_WAIT_S = 1.5
-# Browsers may keep a tile this long: its content never changes under the same ETag.
-TILE_MAX_AGE_S = 24 * 3600
-MAX_SEARCH_LIMIT = 10_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,44 +172,3 @@ def host_sources(hosts: Sequence[Any], fs: Any) -> list[HostSource]:
         source = ingest.SourceFile(f.fs_path, f.format, fs, size=f.size, version=version)
         out.append(HostSource(host.name, source, f.path))
     return out
-
-
-def meta(timeline: Timeline) -> dict[str, Any]:
-    """`trace/meta`: sections, tracks, span, counts, warnings and the tile scheme."""
-    return timeline.meta()
-
-
-def event(timeline: Timeline, event_id: int) -> dict[str, Any]:
-    """`trace/event`: everything about one event (global id)."""
-    try:
-        return timeline.event(event_id)
-    except KeyError as e:
-        raise errors.NotFoundError(f"{timeline.subject}: no event with id {event_id}") from e
-
-
-def search(timeline: Timeline, q: str, limit: int = DEFAULT_SEARCH_LIMIT, offset: int = 0) -> dict[str, Any]:
-    """`trace/search`: case-insensitive substring over names and argument values of all events; matches
-    in time order, `limit` of them from the `offset`-th."""
-    if not q.strip():
-        raise errors.InvalidArgumentError(f"{timeline.subject}: empty search query")
-    if not 0 <= limit <= MAX_SEARCH_LIMIT:
-        raise errors.InvalidArgumentError(f"{timeline.subject}: limit must be within 0..{MAX_SEARCH_LIMIT}")
-    if offset < 0:
-        raise errors.InvalidArgumentError(f"{timeline.subject}: offset must not be negative")
-    return timeline.search(q, limit, offset)
-
-
-def summary(
-    timeline: Timeline,
-    start_ns: float | None = None,
-    end_ns: float | None = None,
-    tracks: Sequence[int] | None = None,
-    ids: Sequence[int] | None = None,
-) -> dict[str, Any]:
-    """`trace/summary`: per-name statistics of a range (on some tracks) or of given events."""
-    if start_ns is not None and end_ns is not None and end_ns < start_ns:
-        raise errors.InvalidArgumentError(f"{timeline.subject}: summary range ends before it starts")
-    try:
-        return timeline.summary(start_ns, end_ns, tracks, ids)
-    except KeyError as e:
-        raise errors.NotFoundError(f"{timeline.subject}: {e.args[0]}") from e

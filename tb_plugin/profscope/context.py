@@ -1,0 +1,61 @@
+"""What a tool's route gets: one object for (run, session, hosts) that opens everything they hold.
+
+An analysis that needs both the trace timeline and the XLA logs of a host (the overview: steps from
+the trace, recompilations from the logs) asks this one object. The timeline comes through the trace
+engine's cache; while a host's trace is still being ingested `timeline()` raises `StillIngesting`,
+which the plugin answers with 202 and the progress, so no route repeats that branch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import fsspec
+
+from profscope import logdir as logdir_lib
+from profscope import xla_logs
+from profscope.trace import service as trace_service
+from profscope.trace.timeline import Timeline
+
+
+class StillIngesting(Exception):
+    """A host's trace is still being read into the cache; `progress` is what the 202 answer says."""
+
+    def __init__(self, progress: trace_service.Ingesting) -> None:
+        super().__init__("still ingesting")
+        self.progress = progress
+
+
+@dataclasses.dataclass(frozen=True)
+class HostContext:
+    """The subject of a request (a run, one session of it, one or more of its hosts) and the means
+    to open what they hold. `hosts` has several entries when hosts are merged on one timeline."""
+
+    run: logdir_lib.Run
+    session: logdir_lib.Session
+    hosts: list[logdir_lib.Host]
+    fs: fsspec.AbstractFileSystem | None
+    trace_service: Callable[[], trace_service.TraceService]
+
+    @property
+    def label(self) -> str:
+        """How messages name the subject."""
+        return f"run {self.run.name!r} session {self.session.name!r}"
+
+    def timeline(self, wait_s: float = 0.0) -> Timeline:
+        """The hosts' traces on one timeline; waits up to `wait_s` for running ingests, then raises
+        `StillIngesting` with their progress."""
+        sources = trace_service.host_sources(self.hosts, self.fs)
+        opened = self.trace_service().open(self.label, sources, wait_s)
+        if isinstance(opened, trace_service.Ingesting):
+            raise StillIngesting(opened)
+        return opened
+
+    def xla_files(self) -> list[xla_logs.XlaFile]:
+        """The PyTorch/XLA logs of the hosts, with those of their process-ordinal family."""
+        return xla_logs.host_files(self.session, self.hosts, self.fs)
+
+    def xla_logs(self, ordinal: int | None = None) -> xla_logs.Loaded:
+        """The hosts' XLA logs of one process ordinal (default: the lowest), parsed through the cache."""
+        return xla_logs.load(self.xla_files(), ordinal)

@@ -1,0 +1,83 @@
+"""The `trace/*` routes: meta, tiles, event details, whole-trace search and range summaries.
+
+The trace engine (`profscope.trace`) does the work; these functions read the parameters, check
+what only a route knows (a search limit, a range that ends before it starts) and name the subject
+in their errors. While a host is ingested `ctx.timeline()` raises and the plugin answers 202.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorboard import errors
+
+from profscope.context import HostContext
+from profscope.params import Params
+from profscope.tools import Binary, Handler
+from profscope.trace.timeline import DEFAULT_SEARCH_LIMIT
+
+# How long trace/meta waits for a running ingest before answering 202 with progress: small files
+# then open in one request, big ones report progress soon enough.
+META_WAIT_S = 1.5
+# Browsers may keep a tile this long: its content never changes under the same ETag.
+TILE_MAX_AGE_S = 24 * 3600
+MAX_SEARCH_LIMIT = 10_000
+
+
+def meta(ctx: HostContext, params: Params) -> dict[str, Any]:
+    """`trace/meta`: sections, tracks, span, counts, warnings and the tile scheme."""
+    return ctx.timeline(META_WAIT_S).meta()
+
+
+def tile(ctx: HostContext, params: Params) -> Binary:
+    """`trace/tile?level=&index=`: one gzip-encoded binary tile with its ETag."""
+    level, index = params.int("level"), params.int("index")
+    data, etag = ctx.trace_service().tile(ctx.timeline(), level, index)
+    return Binary(data, content_encoding="gzip", etag=etag, max_age_s=TILE_MAX_AGE_S)
+
+
+def event(ctx: HostContext, params: Params) -> dict[str, Any]:
+    """`trace/event?id=`: everything about one event (global id)."""
+    event_id = params.int("id")
+    timeline = ctx.timeline()
+    try:
+        return timeline.event(event_id)
+    except KeyError as e:
+        raise errors.NotFoundError(f"{timeline.subject}: no event with id {event_id}") from e
+
+
+def search(ctx: HostContext, params: Params) -> dict[str, Any]:
+    """`trace/search?q=&limit=&offset=`: case-insensitive substring over names and argument values
+    of all events; matches in time order, `limit` of them from the `offset`-th."""
+    q = params.text("q", "") or ""
+    limit = params.int("limit", DEFAULT_SEARCH_LIMIT)
+    offset = params.int("offset", 0)
+    timeline = ctx.timeline()
+    if not q.strip():
+        raise errors.InvalidArgumentError(f"{timeline.subject}: empty search query")
+    if limit > MAX_SEARCH_LIMIT:
+        raise errors.InvalidArgumentError(f"{timeline.subject}: limit must be within 0..{MAX_SEARCH_LIMIT}")
+    return timeline.search(q, limit, offset)
+
+
+def summary(ctx: HostContext, params: Params) -> dict[str, Any]:
+    """`trace/summary?start=&end=&tracks=` or `?ids=`: per-name statistics of a range (on some
+    tracks) or of given events."""
+    start, end = params.float("start"), params.float("end")
+    tracks, ids = params.int_list("tracks"), params.int_list("ids")
+    timeline = ctx.timeline()
+    if start is not None and end is not None and end < start:
+        raise errors.InvalidArgumentError(f"{timeline.subject}: summary range ends before it starts")
+    try:
+        return timeline.summary(start, end, tracks, ids)
+    except KeyError as e:
+        raise errors.NotFoundError(f"{timeline.subject}: {e.args[0]}") from e
+
+
+ROUTES: dict[str, Handler] = {
+    "/trace/meta": meta,
+    "/trace/tile": tile,
+    "/trace/event": event,
+    "/trace/search": search,
+    "/trace/summary": summary,
+}
