@@ -38,12 +38,15 @@ Handler = Callable[[HostContext, Params], Any]
 
 @dataclasses.dataclass(frozen=True)
 class Tool:
-    """One tab: `order` places it among the host's tools, `applies` says which hosts get it."""
+    """One tab: `order` places it among the host's tools, `applies` says which hosts get it, and
+    `answers` lists the Structs its routes answer with (their schema is checked against the
+    frontend's types)."""
 
     id: str
     order: int
     applies: Callable[[logdir.Host], bool]
     routes: Mapping[str, Handler] = dataclasses.field(default_factory=dict)
+    answers: tuple[type, ...] = ()
 
 
 @functools.cache
