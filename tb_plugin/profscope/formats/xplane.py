@@ -4,7 +4,8 @@ Planes become sections (host CPU first, then devices by ordinal), lines become t
 thread, one per GPU stream (named after what runs on it), TPU lines as they are. Event names come
 from event metadata (display name when present), args from the event's and its metadata's stats,
 flows from the `flow` stat and from host↔device `correlation_id`, `_counters_` lines become
-counter tracks, and GPU/TPU sections get the derived lines XProf users know (`xplane_derived`).
+counter tracks, and GPU/TPU sections get the derived lines XProf users know (`xplane_derived`,
+built from the `xplane_events.DecodedEvents` this reader hands it).
 The wire format is decoded without the protobuf runtime (`xplane_wire`), in bulk.
 """
 
@@ -32,6 +33,8 @@ from profscope.formats.xplane_decode import (
     RawSpace,
     decode_space,
 )
+from profscope.formats.xplane_events import DecodedEvents
+from profscope.formats.xplane_hlo import hlo_protos
 from profscope.formats.xplane_layout import line_sort_index, plane_kind, stream_sort_index
 from profscope.formats.xplane_stats import StatTable, json_value
 
@@ -134,7 +137,7 @@ class _Loader:
         self._tracks(regular)
         self._add_events(np.flatnonzero(regular & (self.ev_track >= 0)))
         self._flows()
-        xplane_derived.add_derived_lines(self)
+        xplane_derived.add_derived_lines(self._decoded_events(), b)
         self._metadata()
         if b.num_events == 0 and not self.num_counter_samples:
             b.warn("the XSpace holds no timed events")
@@ -515,6 +518,26 @@ class _Loader:
                 "start after them; not linked"
             )
         return np.concatenate(links).astype(np.int64)
+
+    def _decoded_events(self) -> DecodedEvents:
+        """What the derived lines are built from, once every event is on the timeline."""
+        raw = self.raw
+        return DecodedEvents(
+            planes=raw.planes,
+            stats=self.stats,
+            stat_event=raw.st_event,
+            start_ps=self.ev_start,
+            duration_ps=raw.ev_dur_ps,
+            metadata_row=self.ev_meta,
+            metadata_keys=self.meta_keys,
+            track=self.ev_track,
+            section=self.ev_section,
+            on_timeline=self.builder_index >= 0,
+            sections=self.sections,
+            streams=self.streams,
+            launches=self.launches,
+            hlo_protos=hlo_protos(raw),
+        )
 
     # -- metadata -----------------------------------------------------------------------------------
     def _metadata(self) -> None:

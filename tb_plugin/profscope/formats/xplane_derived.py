@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import msgspec
 import numpy as np
 
-from profscope.formats.xplane_decode import INT64, REF, UINT64
-from profscope.formats.xplane_hlo import hlo_protos, resolve
+from profscope.columns import TraceBuilder
+from profscope.formats.xplane_events import DecodedEvents
+from profscope.formats.xplane_hlo import resolve
 from profscope.formats.xplane_layout import (
     PER_STREAM_LINES,
     TPU_CORE_PLANE,
@@ -31,10 +31,7 @@ from profscope.formats.xplane_layout import (
     plane_kind,
     stream_sort_index,
 )
-
-if TYPE_CHECKING:
-    from profscope.formats.xplane import _Loader
-    from profscope.formats.xplane_stats import StatTable
+from profscope.formats.xplane_stats import StatTable
 
 # Lines older producers wrote under another name count as already present.
 _ALIASES = {"Framework Name Scope": "TensorFlow Name Scope", "Framework Ops": "TensorFlow Ops"}
@@ -60,68 +57,6 @@ def parse_tf_op(full: str) -> tuple[str, list[str], str]:
     if sep and not op_type:
         return "tensorflow", name.split("/")[:-1], derived
     return "other", [], full.strip()
-
-
-class _Columns:
-    """Per-event values of the stats derived lines are built from (event stat over metadata stat)."""
-
-    def __init__(self, ld: _Loader) -> None:
-        self.ld = ld
-        self.n = ld.raw.num_events
-
-    def text(self, name: str) -> np.ndarray:
-        ld, st, raw = self.ld, self.ld.stats, self.ld.raw
-        col = np.full(self.n, -1, dtype=np.int32)
-        meta = np.full(len(ld.meta_keys) + 1, -1, dtype=np.int32)
-        for row, (plane_index, mid) in enumerate(ld.meta_keys):
-            plane = raw.planes[plane_index]
-            for smid, kind, value in plane.event_meta_stats.get(mid, ()):
-                if plane.stat_names.get(smid) == name:
-                    rendered = plane.stat_names.get(value) if kind == REF else value
-                    if isinstance(rendered, bytes):
-                        rendered = rendered.decode("utf-8", errors="replace")
-                    if rendered is not None and rendered != "":
-                        meta[row] = st.name_id(str(rendered))
-        col[:] = meta[ld.ev_meta]
-        rows = st.rows(name)
-        ids = st.text_ids(rows)
-        has = ids >= 0
-        col[raw.st_event[rows[has]]] = ids[has]
-        empty = st.name_ids.get("")
-        if empty is not None:
-            col[col == empty] = -1
-        return col
-
-    def integer(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        ld, st, raw = self.ld, self.ld.stats, self.ld.raw
-        meta_value = np.zeros(len(ld.meta_keys) + 1, dtype=np.int64)
-        meta_valid = np.zeros(len(ld.meta_keys) + 1, dtype=bool)
-        for row, (plane_index, mid) in enumerate(ld.meta_keys):
-            plane = raw.planes[plane_index]
-            for smid, kind, value in plane.event_meta_stats.get(mid, ()):
-                if plane.stat_names.get(smid) == name and kind in (INT64, UINT64):
-                    meta_value[row] = value if value < 1 << 63 else value - (1 << 64)
-                    meta_valid[row] = True
-        values = meta_value[ld.ev_meta]
-        valid = meta_valid[ld.ev_meta]
-        rows = st.rows(name)
-        ints, ok = st.ints(rows)
-        values[raw.st_event[rows[ok]]] = ints[ok]
-        valid[raw.st_event[rows[ok]]] = True
-        return values, valid
-
-    def present(self, name: str) -> np.ndarray:
-        """Events that carry stat `name` themselves or through their metadata."""
-        ld, raw = self.ld, self.ld.raw
-        meta = np.zeros(len(ld.meta_keys) + 1, dtype=bool)
-        for row, (plane_index, mid) in enumerate(ld.meta_keys):
-            plane = raw.planes[plane_index]
-            meta[row] = any(
-                plane.stat_names.get(smid) == name for smid, _, _ in plane.event_meta_stats.get(mid, ())
-            )
-        mask = meta[ld.ev_meta]
-        mask[raw.st_event[ld.stats.rows(name)]] = True
-        return mask
 
 
 def _runs(keys: list[np.ndarray], valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -176,105 +111,105 @@ class _Runs:
         return np.cumsum(marks) - 1
 
 
-class _Emitter:
-    """Collects derived boxes per track and adds them to the builder in one call per track."""
-
-    def __init__(self, ld: _Loader) -> None:
-        self.ld = ld
-        self.b = ld.builder
-        self.count = 0
-
-    def add(
-        self, track: int, start: np.ndarray, dur: np.ndarray, names: np.ndarray, args: list[bytes]
-    ) -> None:
-        if start.shape[0]:
-            self.b.add_events(track, start, dur, names, args=args)
-            self.count += int(start.shape[0])
+def _add_boxes(
+    builder: TraceBuilder,
+    track: int,
+    start: np.ndarray,
+    dur: np.ndarray,
+    names: np.ndarray,
+    args: list[bytes],
+) -> None:
+    """Add one track's derived boxes in one builder call (none when there are none)."""
+    if start.shape[0]:
+        builder.add_events(track, start, dur, names, args=args)
 
 
-def add_derived_lines(ld: _Loader) -> None:
-    """Add the derived GPU and TPU lines to the loader's builder (see module docstring)."""
-    cols = _Columns(ld)
-    emit = _Emitter(ld)
-    raw = ld.raw
-    present_lines = {p.index: {ln.name for ln in p.lines if ln.num_events} for p in raw.planes}
-    added = ld.builder_index >= 0
-    group, has_group = cols.integer("group_id")
-    gpu = {p: sid for p, sid in ld.sections.items() if plane_kind(raw.planes[p].name)[0] == "gpu"}
-    tpu = {p: sid for p, sid in ld.sections.items() if TPU_CORE_PLANE.match(raw.planes[p].name)}
+def add_derived_lines(events: DecodedEvents, builder: TraceBuilder) -> None:
+    """Add the derived GPU and TPU lines of `events` to `builder` (see module docstring)."""
+    planes = events.planes
+    present_lines = {p.index: {ln.name for ln in p.lines if ln.num_events} for p in planes}
+    added = events.on_timeline
+    group, has_group = events.stat_int("group_id")
+    gpu = {p: sid for p, sid in events.sections.items() if plane_kind(planes[p].name)[0] == "gpu"}
+    tpu = {p: sid for p, sid in events.sections.items() if TPU_CORE_PLANE.match(planes[p].name)}
     if gpu:
-        kernel = added & cols.present("kernel_details")
-        program, has_program = cols.integer("program_id")
-        values = {"module": cols.text("hlo_module"), "op": cols.text("hlo_op")}
+        kernel = added & events.has_stat("kernel_details")
+        program, has_program = events.stat_int("program_id")
+        values = {"module": events.stat_text("hlo_module"), "op": events.stat_text("hlo_op")}
         values["tf_op"], values["source"] = _framework_of_kernels(
-            ld, kernel, values["op"], program, has_program, cols.text("tf_op"), cols.text("source")
+            events,
+            kernel,
+            values["op"],
+            program,
+            has_program,
+            events.stat_text("tf_op"),
+            events.stat_text("source"),
         )
         # Kernels grouped by stream track, each group in time order.
         kernels = np.flatnonzero(kernel)
-        kernels = kernels[np.lexsort((ld.ev_start[kernels], ld.ev_track[kernels]))]
-        kernel_track = ld.ev_track[kernels]
+        kernels = kernels[np.lexsort((events.start_ps[kernels], events.track[kernels]))]
+        kernel_track = events.track[kernels]
         for plane_index, sid in gpu.items():
             have = present_lines[plane_index]
             wanted = {
                 line for line in PER_STREAM_LINES if line not in have and _ALIASES.get(line) not in have
             }
-            for number, track in sorted(ld.streams.get(sid, [])):
+            for number, track in sorted(events.streams.get(sid, [])):
                 lo, hi = np.searchsorted(kernel_track, [track, track + 1])
                 if hi > lo:
-                    lines = _LineSet(ld, emit, sid, wanted, number)
+                    lines = _LineSet(events, builder, sid, wanted, number)
                     _stream_lines(lines, kernels[lo:hi], values, program, has_program, group, has_group)
             if "Steps" not in have:
-                _steps(ld, emit, sid, added & (ld.ev_section == sid), group, has_group)
+                _steps(events, builder, sid, added & (events.section == sid), group, has_group)
             if "Launch Stats" not in have:
-                _launch_stats(ld, emit, sid, group, has_group)
+                _launch_stats(events, builder, sid, group, has_group)
     if tpu:
-        is_async = np.zeros(raw.num_events, dtype=bool)
+        is_async = np.zeros(events.num_events, dtype=bool)
         for flag in ("_a", "is_async"):
-            value, valid = cols.integer(flag)
+            value, valid = events.stat_int(flag)
             is_async |= valid & (value != 0)
-        tf_op, source = cols.text("tf_op"), cols.text("source")
+        tf_op, source = events.stat_text("tf_op"), events.stat_text("source")
         for plane_index, sid in tpu.items():
-            ev = np.flatnonzero(added & ~is_async & (ld.ev_section == sid) & ((tf_op >= 0) | (source >= 0)))
-            ev = ev[np.argsort(ld.ev_start[ev], kind="stable")]
+            ev = np.flatnonzero(added & ~is_async & (events.section == sid) & ((tf_op >= 0) | (source >= 0)))
+            ev = ev[np.argsort(events.start_ps[ev], kind="stable")]
             have = present_lines[plane_index]
             wanted = {
                 line
                 for line in ("Framework Name Scope", "Framework Ops", "Source code")
                 if line not in have and _ALIASES.get(line) not in have
             }
-            lines = _LineSet(ld, emit, sid, wanted, None)
-            module = _enclosing_module(ld, plane_index, ev)
+            lines = _LineSet(events, builder, sid, wanted, None)
+            module = _enclosing_module(events, plane_index, ev)
             _framework_lines(lines, ev, tf_op, module, group, has_group)
             _simple_line(lines, "Source code", ev, source, group, has_group, module)
 
 
-def _enclosing_module(ld: _Loader, plane_index: int, ev: np.ndarray) -> np.ndarray:
+def _enclosing_module(events: DecodedEvents, plane_index: int, ev: np.ndarray) -> np.ndarray:
     """Per TPU op, which "XLA Modules" event (module execution) it starts in, -1 for none.
 
     XProf merges equal framework ops across module executions on TPUs, so one box can span
     seconds of idle time and other programs; keying the merge on the execution keeps each box
     inside the program run that produced it.
     """
-    raw = ld.raw
     rows = [
         np.arange(ln.first_event, ln.first_event + ln.num_events)
-        for ln in raw.planes[plane_index].lines
+        for ln in events.planes[plane_index].lines
         if ln.name == "XLA Modules"
     ]
     modules = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-    modules = modules[ld.builder_index[modules] >= 0]
+    modules = modules[events.on_timeline[modules]]
     if not modules.shape[0]:
         return np.full(ev.shape[0], -1, dtype=np.int64)
-    modules = modules[np.argsort(ld.ev_start[modules], kind="stable")]
-    starts = ld.ev_start[modules]
-    ends = starts + raw.ev_dur_ps[modules]
-    at = np.searchsorted(starts, ld.ev_start[ev], side="right") - 1
-    inside = (at >= 0) & (ld.ev_start[ev] < ends[np.maximum(at, 0)])
+    modules = modules[np.argsort(events.start_ps[modules], kind="stable")]
+    starts = events.start_ps[modules]
+    ends = starts + events.duration_ps[modules]
+    at = np.searchsorted(starts, events.start_ps[ev], side="right") - 1
+    inside = (at >= 0) & (events.start_ps[ev] < ends[np.maximum(at, 0)])
     return np.where(inside, at, -1)
 
 
 def _framework_of_kernels(
-    ld: _Loader,
+    events: DecodedEvents,
     kernel: np.ndarray,
     op: np.ndarray,
     program: np.ndarray,
@@ -289,12 +224,12 @@ def _framework_of_kernels(
     whose instruction is not found, use their tf_op / source stats, except a tf_op that only
     names XLA's module annotation ("XlaModule:…").
     """
-    st = ld.stats
+    st = events.stats
     tf_op = tf_op.copy()
     annotation = [nid for text, nid in st.name_ids.items() if text.startswith("XlaModule:")]
     tf_op[np.isin(tf_op, annotation) & (op >= 0)] = -1
     xla = np.flatnonzero(kernel & (op >= 0))
-    protos = hlo_protos(ld.raw)
+    protos = events.hlo_protos
     if not xla.shape[0] or not protos:
         return tf_op, source
     pid = np.where(has_program[xla], program[xla], np.int64(-(1 << 63)))
@@ -322,8 +257,10 @@ def _framework_of_kernels(
 class _LineSet:
     """The derived tracks of one GPU stream or TPU core, created when their first box arrives."""
 
-    def __init__(self, ld: _Loader, emit: _Emitter, sid: int, wanted: set[str], number: int | None) -> None:
-        self.ld, self.emit, self.sid, self.wanted, self.number = ld, emit, sid, wanted, number
+    def __init__(
+        self, events: DecodedEvents, builder: TraceBuilder, sid: int, wanted: set[str], number: int | None
+    ) -> None:
+        self.events, self.builder, self.sid, self.wanted, self.number = events, builder, sid, wanted, number
         self.tracks: dict[str, int] = {}
         # What a box counts: the kernels of a GPU stream, the ops of a TPU core.
         self.unit = b"kernels" if number is not None else b"ops"
@@ -337,8 +274,8 @@ class _LineSet:
             else:
                 label = f"{line} (Stream #{self.number})"
                 sort, key = stream_sort_index(self.number, line), ("derived", self.sid, self.number, line)
-            self.tracks[line] = self.ld.builder.track(self.sid, label, "derived", sort, key=key)
-        self.emit.add(self.tracks[line], runs.start, runs.end - runs.start, names, args)
+            self.tracks[line] = self.builder.track(self.sid, label, "derived", sort, key=key)
+        _add_boxes(self.builder, self.tracks[line], runs.start, runs.end - runs.start, names, args)
 
 
 def _stream_lines(
@@ -351,10 +288,9 @@ def _stream_lines(
     has_group: np.ndarray,
 ) -> None:
     """XLA Modules, XLA Ops, Framework Name Scope / Ops and Source code of one stream's kernels."""
-    ld = lines.ld
-    b, st = ld.builder, ld.stats
-    start = ld.ev_start[ev]
-    end = start + ld.raw.ev_dur_ps[ev]
+    events, b, st = lines.events, lines.builder, lines.events.stats
+    start = events.start_ps[ev]
+    end = start + events.duration_ps[ev]
     g = np.where(has_group[ev], group[ev], -1)
     module = values["module"][ev]
     prog = np.where(has_program[ev], program[ev], -1)
@@ -415,7 +351,7 @@ def _nested(
     The path id at level L includes every shallower part, so a new box at any shallower level
     also starts a new one at L.
     """
-    b, st = lines.ld.builder, lines.ld.stats
+    b, st = lines.builder, lines.events.stats
     member = member_ids >= 0
     if levels:
         member &= levels[0][0] >= 0
@@ -443,13 +379,12 @@ def _framework_lines(
 
     A new outer scope box also starts new op boxes, as in XProf.
     """
-    ld = lines.ld
-    b, st = ld.builder, ld.stats
+    events, b, st = lines.events, lines.builder, lines.events.stats
     ops = tf_op[ev]
     if not ev.shape[0] or not (ops >= 0).any():
         return
-    start = ld.ev_start[ev]
-    end = start + ld.raw.ev_dur_ps[ev]
+    start = events.start_ps[ev]
+    end = start + events.duration_ps[ev]
     g = np.where(has_group[ev], group[ev], -1)
     parsed = {int(u): parse_tf_op(st.names[u]) for u in np.unique(ops[ops >= 0]).tolist()}
 
@@ -482,13 +417,12 @@ def _simple_line(
     parent: np.ndarray | None = None,
 ) -> None:
     """One level of boxes: runs of the same value (and group, and parent), e.g. Source code."""
-    ld = lines.ld
-    b, st = ld.builder, ld.stats
+    events, b, st = lines.events, lines.builder, lines.events.stats
     values = column[ev]
     g = np.where(has_group[ev], group[ev], -1)
-    start = ld.ev_start[ev]
+    start = events.start_ps[ev]
     keys = [values, g] if parent is None else [values, g, parent]
-    runs = _Runs(start, start + ld.raw.ev_dur_ps[ev], values >= 0, keys, values >= 0)
+    runs = _Runs(start, start + events.duration_ps[ev], values >= 0, keys, values >= 0)
     firsts = values[runs.first_item]
     ids = {int(u): b.intern(st.names[u]) for u in np.unique(firsts).tolist()}
     names = np.array([ids[int(u)] for u in firsts.tolist()], dtype=np.int32)
@@ -496,48 +430,53 @@ def _simple_line(
 
 
 def _steps(
-    ld: _Loader, emit: _Emitter, sid: int, mask: np.ndarray, group: np.ndarray, has_group: np.ndarray
+    events: DecodedEvents,
+    b: TraceBuilder,
+    sid: int,
+    mask: np.ndarray,
+    group: np.ndarray,
+    has_group: np.ndarray,
 ) -> None:
     """Steps: runs of device events of the same group id (step), named by the group id."""
     ev = np.flatnonzero(mask & has_group)
     if not ev.shape[0]:
         return
-    ev = ev[np.argsort(ld.ev_start[ev], kind="stable")]
+    ev = ev[np.argsort(events.start_ps[ev], kind="stable")]
     g = group[ev]
-    start = ld.ev_start[ev]
+    start = events.start_ps[ev]
     everything = np.ones(ev.shape[0], dtype=bool)
-    runs = _Runs(start, start + ld.raw.ev_dur_ps[ev], everything, [g], everything)
-    b = ld.builder
+    runs = _Runs(start, start + events.duration_ps[ev], everything, [g], everything)
     steps = g[runs.first_item].tolist()
     names = np.array([b.intern(str(x)) for x in steps], dtype=np.int32)
     args = [b'{"group_id":%d,"events":%d}' % (x, n) for x, n in zip(steps, runs.count.tolist(), strict=True)]
     track = b.track(sid, "Steps", "derived", line_sort_index("Steps"), key=("derived", sid, "Steps"))
-    emit.add(track, runs.start, runs.end - runs.start, names, args)
+    _add_boxes(b, track, runs.start, runs.end - runs.start, names, args)
 
 
-def _launch_stats(ld: _Loader, emit: _Emitter, sid: int, group: np.ndarray, has_group: np.ndarray) -> None:
+def _launch_stats(
+    events: DecodedEvents, b: TraceBuilder, sid: int, group: np.ndarray, has_group: np.ndarray
+) -> None:
     """Per step, the host's kernel launches for this device: span, count, max and mean time."""
-    links = ld.launches
+    links = events.launches
     if not links.shape[0]:
         return
     host, device = links[:, 0], links[:, 1]
-    mine = (ld.ev_section[device] == sid) & has_group[host]
+    mine = (events.section[device] == sid) & has_group[host]
     host = np.unique(host[mine])
     if not host.shape[0]:
         return
     g = group[host]
-    order = np.lexsort((ld.ev_start[host], g))
+    order = np.lexsort((events.start_ps[host], g))
     host, g = host[order], g[order]
     first, stop = _runs([g], np.ones(host.shape[0], dtype=bool))
-    start = ld.ev_start[host]
-    dur = ld.raw.ev_dur_ps[host]
+    start = events.start_ps[host]
+    dur = events.duration_ps[host]
     end = start + dur
     span_start = np.minimum.reduceat(start, first)
     span_end = np.maximum.reduceat(end, first)
     count = stop - first
     max_us = np.maximum.reduceat(dur, first) / 1e6
     avg_us = np.add.reduceat(dur, first) / count / 1e6
-    b = ld.builder
     track = b.track(
         sid, "Launch Stats", "derived", line_sort_index("Launch Stats"), key=("derived", sid, "Launch Stats")
     )
@@ -548,7 +487,7 @@ def _launch_stats(ld: _Loader, emit: _Emitter, sid: int, group: np.ndarray, has_
             g[first].tolist(), count.tolist(), max_us.tolist(), avg_us.tolist(), strict=True
         )
     ]
-    emit.add(track, span_start, span_end - span_start, names, args)
+    _add_boxes(b, track, span_start, span_end - span_start, names, args)
 
 
 def _group_member(group: int) -> bytes:
