@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import pathlib
 
+import msgspec
 import pytest
 
 from profscope.errors import UnreadableProfile
-from profscope.formats import xla_graphs
+from profscope.formats import xla_graph_text, xla_graphs
+from profscope.formats.xla_graph_text import Node
 from profscope.tools.xla import graph_diff as xla_graph_diff
 
 DATA = pathlib.Path(__file__).parent / "data" / "xla"
 RUN = DATA / "pytorch_xla_cpu_recompile"
+
+
+def compare(a: list[Node], b: list[Node]) -> dict:
+    """The comparison as the builtins of its JSON."""
+    return msgspec.to_builtins(xla_graph_diff.compare(a, b))
 
 
 def test_real_text_dump() -> None:
@@ -33,7 +40,7 @@ def test_real_text_dump() -> None:
     body = parsed.body(parsed.records[2])
     assert body.startswith("IR {") and body.endswith("}")
     assert "aten::eq(%12, %0)" in body
-    nodes = xla_graph_diff.parse_nodes("text", body)
+    nodes = xla_graph_text.parse_nodes("text", body)
     assert len(nodes) == 14 == parsed.records[2].num_nodes
     eq = nodes[13]
     assert (eq.op, eq.shape, eq.operands) == ("aten::eq", "pred[8]{0}", (12, 0))
@@ -60,9 +67,9 @@ def test_x10_swift_frames_and_graph_changes() -> None:
     assert [f.function for f in change.current_trace] == ["$s6Models10DataLoader4nextyyF", "main"]
     assert len(change.previous_trace) == 2
     assert first.step is None  # Swift frames name no mark_step: steps are unknown
-    compared = xla_graph_diff.compare(
-        xla_graph_diff.parse_nodes("text", parsed.body(first)),
-        xla_graph_diff.parse_nodes("text", parsed.body(second)),
+    compared = compare(
+        xla_graph_text.parse_nodes("text", parsed.body(first)),
+        xla_graph_text.parse_nodes("text", parsed.body(second)),
     )
     assert compared["same_structure"]
     assert [(c["shape_a"], c["shape_b"], c["origin"]) for c in compared["shape_changes"]] == [
@@ -123,7 +130,7 @@ def test_2019_records_without_markers_in_three_formats() -> None:
     assert [r.step for r in parsed.records] == [0, 0, 1]  # the mark_step record ends step 0
     assert parsed.body(dot).startswith("digraph G {") and parsed.body(dot).endswith("}")
 
-    dot_nodes = xla_graph_diff.parse_nodes("dot", parsed.body(dot))
+    dot_nodes = xla_graph_text.parse_nodes("dot", parsed.body(dot))
     assert [(n.op, n.shape) for n in dot_nodes] == [
         ("prim::Constant", "f32[]"),
         ("xla::device_data", "f32[3]"),
@@ -132,13 +139,13 @@ def test_2019_records_without_markers_in_three_formats() -> None:
     assert dot_nodes[2].operands == (1, 0)
     assert dot_nodes[0].attrs == "value=1"
 
-    hlo_nodes = xla_graph_diff.parse_nodes("hlo", parsed.body(hlo))
+    hlo_nodes = xla_graph_text.parse_nodes("hlo", parsed.body(hlo))
     assert [n.op for n in hlo_nodes] == ["parameter", "constant", "broadcast", "add", "tuple"]
     assert hlo_nodes[3].operands == (0, 2)
     assert hlo_nodes[3].location is not None and hlo_nodes[3].location.line == 45
     assert hlo_nodes[4].shape == "(f32[3]{0})"
     # the same computation in IR text and dot form has the same structure
-    text_nodes = xla_graph_diff.parse_nodes("text", parsed.body(text))
+    text_nodes = xla_graph_text.parse_nodes("text", parsed.body(text))
     assert xla_graph_diff.structure_key(text_nodes) == xla_graph_diff.structure_key(dot_nodes)
 
 
@@ -190,7 +197,7 @@ def test_dynamo_stablehlo_sharding_and_truncation() -> None:
     assert dynamo.header == "dynamo" and dynamo.format == "stablehlo"
     assert dynamo.graph_hash == "5e5e" and dynamo.root_hashes == ["aa11"]
     assert dynamo.output_sharding == ["f32[4] {replicated}"]
-    nodes = xla_graph_diff.parse_nodes("stablehlo", parsed.body(dynamo))
+    nodes = xla_graph_text.parse_nodes("stablehlo", parsed.body(dynamo))
     assert [n.op for n in nodes] == ["stablehlo.constant", "stablehlo.multiply", "stablehlo.tuple"]
     assert nodes[1].operands == (-1, 0) and nodes[1].shape == "tensor<4xf32>"
     assert not truncated.complete and truncated.num_nodes == 1
@@ -203,14 +210,14 @@ def test_no_record_is_unreadable() -> None:
 
 
 def test_compare_reports_added_and_removed_nodes() -> None:
-    a = xla_graph_diff.parse_nodes(
+    a = xla_graph_text.parse_nodes(
         "text", "IR {\n  %0 = f32[2] xla::device_data()\n  %1 = f32[2] aten::neg(%0), ROOT=0\n}"
     )
-    b = xla_graph_diff.parse_nodes(
+    b = xla_graph_text.parse_nodes(
         "text",
         "IR {\n  %0 = f32[2] xla::device_data()\n  %1 = f32[2] aten::neg(%0)\n  %2 = f32[2] aten::exp(%1), ROOT=0\n}",
     )
-    result = xla_graph_diff.compare(a, b)
+    result = compare(a, b)
     assert not result["same_structure"]
     assert [n["op"] for n in result["added"]] == ["aten::exp"]
     assert result["removed"] == []
@@ -219,9 +226,9 @@ def test_compare_reports_added_and_removed_nodes() -> None:
 
 def test_compare_folds_long_identical_runs() -> None:
     body = "IR {\n" + "".join(f"  %{i} = f32[2] aten::neg(%{i - 1})\n" for i in range(1, 40)) + "}"
-    a = xla_graph_diff.parse_nodes("text", "IR {\n  %0 = f32[2] xla::device_data()\n" + body[5:])
-    b = xla_graph_diff.parse_nodes("text", "IR {\n  %0 = f32[3] xla::device_data()\n" + body[5:])
-    rows = xla_graph_diff.compare(a, b)["rows"]
+    a = xla_graph_text.parse_nodes("text", "IR {\n  %0 = f32[2] xla::device_data()\n" + body[5:])
+    b = xla_graph_text.parse_nodes("text", "IR {\n  %0 = f32[3] xla::device_data()\n" + body[5:])
+    rows = compare(a, b)["rows"]
     assert rows[0]["kind"] == "changed"
     assert rows[-1] == {"kind": "same", "count": 39 - 3} or rows[4] == {"kind": "same", "count": 39 - 3}
     assert sum(r.get("count", 1) for r in rows) == 40

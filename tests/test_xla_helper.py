@@ -10,6 +10,7 @@ import pathlib
 import sys
 import types
 
+import msgspec
 import pytest
 
 from profscope import xla
@@ -63,7 +64,10 @@ def test_log_metrics_writes_a_per_step_series(
     assert name_match is not None and name_match.format == detect.XLA_METRICS
     head = (run / "xla.xla_metrics.txt").read_bytes()[:4096]
     assert detect.sniff("xla.xla_metrics.txt", head, name_match).format == detect.XLA_METRICS
-    series = xla_report.build_report([XlaFile(f"{run}/xla.xla_metrics.txt", "xla_metrics")])["series"]
+    report = msgspec.to_builtins(
+        xla_report.build_report([XlaFile(f"{run}/xla.xla_metrics.txt", "xla_metrics")])
+    )
+    series = report["series"]
     assert series["steps"] == [0, 1, 2]
 
 

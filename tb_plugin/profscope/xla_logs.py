@@ -64,44 +64,6 @@ class Loaded:
     ordinals: list[int | None]
     ordinal: int | None
 
-    def sources(self) -> list[dict[str, Any]]:
-        """Per file: what was read and what was skipped, for the view's provenance line."""
-        out: list[dict[str, Any]] = []
-        for file, parsed in self.metrics:
-            out.append(
-                _source(
-                    file, parsed.skipped, parsed.warnings, reports=len(parsed.reports), steps=_steps(parsed)
-                )
-            )
-        for file, parsed in self.debug:
-            out.append(
-                _source(
-                    file,
-                    parsed.skipped,
-                    parsed.warnings,
-                    analyses=len(parsed.analyses),
-                    messages=len(parsed.messages),
-                )
-            )
-        for file, parsed in self.graphs:
-            out.append(_source(file, parsed.skipped, parsed.warnings, graphs=len(parsed.records)))
-        return out
-
-
-def _steps(parsed: xla_metrics.MetricsFile) -> int:
-    return sum(1 for r in parsed.reports if r.step is not None)
-
-
-def _source(file: XlaFile, skipped: dict[str, int], warnings: list[str], **counts: int) -> dict[str, Any]:
-    return {
-        "path": file.label,
-        "format": file.format,
-        "ordinal": file.ordinal,
-        "skipped": dict(skipped),
-        "warnings": list(warnings[:20]),
-        **counts,
-    }
-
 
 class _ParseCache:
     def __init__(self, entries: int) -> None:

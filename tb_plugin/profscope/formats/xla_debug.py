@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections import Counter as Tally
 
 import fsspec
 
-from profscope.errors import UnreadableProfile
-from profscope.formats import registry
-from profscope.formats.xla_metrics import iter_text_lines, parse_time_ns
+from profscope.formats.xla_metrics import parse_time_ns
+from profscope.formats.xla_text import Frame, LineParser, number_steps
 
 _GIB = 1024.0**3
 _ANALYSIS = re.compile(
@@ -27,7 +25,6 @@ _ANALYSIS = re.compile(
 )
 _PROFILER = re.compile(r"pt-xla-profiler:?\s+(?P<body>.*)$")
 _COMPUTATION_HASH = re.compile(r"Computation hash: *([0-9a-fA-F]+)")
-_FRAME = re.compile(r"^(?P<function>.+?) \((?P<file>.*):(?P<line>-?\d+)\)$")
 _TOO_FREQUENT = re.compile(
     r"(?P<metric>\w+) too frequent:? (?P<count>\d+)(?: counts)? (?:during|in) (?P<steps>\d+) steps"
 )
@@ -46,25 +43,6 @@ STEP_END_CAUSES = (
     re.compile(r"^(?:mark_step|torch_xla\.sync) in parallel loader at step end$"),
     re.compile(r"^(?:mark_step|torch_xla\.sync) when exiting a profiler StepTrace region$"),
 )
-
-
-@dataclasses.dataclass(frozen=True)
-class Frame:
-    """One stack frame as PyTorch/XLA prints it: `function (file:line)`; Swift frames have no file."""
-
-    function: str
-    file: str | None = None
-    line: int | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> Frame:
-        m = _FRAME.match(text.strip())
-        if m:
-            return cls(m.group("function"), m.group("file"), int(m.group("line")))
-        return cls(text.strip())
-
-    def label(self) -> str:
-        return f"{self.function} ({self.file}:{self.line})" if self.file is not None else self.function
 
 
 @dataclasses.dataclass
@@ -166,19 +144,18 @@ def parse_profiler_message(number: int, body: str) -> ProfilerMessage:
     return ProfilerMessage(number, "other", body)
 
 
-class _Parser:
+class _Parser(LineParser[DebugFile]):
+    NOTHING_FOUND = "no PyTorch/XLA debug output (no `Compilation Analysis` or `pt-xla-profiler` lines) found"
+
     def __init__(self, path: str) -> None:
-        self.path = path
+        super().__init__(path)
         self.analyses: list[Analysis] = []
         self.messages: list[ProfilerMessage] = []
-        self.skipped: Tally[str] = Tally()
-        self.warnings: list[str] = []
         self.current: Analysis | None = None
         self.section = ""
         self.saw_dashes = False
         self.post: PostCompilation | None = None
         self.pending_hash: str | None = None
-        self.bad_utf8_lines = 0
 
     def _close(self) -> None:
         if self.current is not None:
@@ -302,26 +279,24 @@ class _Parser:
         if m and m.group("gb") != "Unknown":
             setattr(self.post, _SIZE_FIELDS[m.group("what")], float(m.group("gb")) * _GIB)
 
-    def finish(self) -> DebugFile:
+    def close(self, last_line: int) -> None:
         self._close()
         self._close_post()
-        if self.bad_utf8_lines:
-            self.skipped["lines with invalid UTF-8 (replaced)"] += self.bad_utf8_lines
-        step = 0
-        any_boundary = any(a.ends_step for a in self.analyses)
-        for analysis in self.analyses:
-            if any_boundary:
-                analysis.step = step
-            if analysis.ends_step:
-                step += 1
+
+    def result(self) -> DebugFile:
+        number_steps(self.analyses)
         return DebugFile(
             path=self.path,
-            ordinal=registry.ordinal_of(self.path),
+            ordinal=self.ordinal,
             analyses=self.analyses,
             messages=self.messages,
             skipped=dict(self.skipped),
             warnings=self.warnings,
         )
+
+    @staticmethod
+    def found(parsed: DebugFile) -> bool:
+        return bool(parsed.analyses or parsed.messages)
 
 
 def read(path: str, fs: fsspec.AbstractFileSystem | None = None, text: str | None = None) -> DebugFile:
@@ -330,14 +305,4 @@ def read(path: str, fs: fsspec.AbstractFileSystem | None = None, text: str | Non
     Raises `UnreadableProfile` only when the file cannot be opened or holds neither analyses nor
     `pt-xla-profiler` lines.
     """
-    parser = _Parser(path)
-    for number, line, bad in iter_text_lines(path, fs, text):
-        if bad:
-            parser.bad_utf8_lines += 1
-        parser.feed(number, line)
-    result = parser.finish()
-    if not result.analyses and not result.messages:
-        raise UnreadableProfile(
-            path, "no PyTorch/XLA debug output (no `Compilation Analysis` or `pt-xla-profiler` lines) found"
-        )
-    return result
+    return _Parser.read(path, fs, text)

@@ -29,23 +29,16 @@ import dataclasses
 import hashlib
 import re
 import zlib
-from collections import Counter as Tally
 
 import fsspec
 
-from profscope.errors import UnreadableProfile
-from profscope.formats import registry
-from profscope.formats.xla_debug import Frame
-from profscope.formats.xla_metrics import iter_text_lines
+from profscope.formats.xla_graph_text import graph_format, is_node_line
+from profscope.formats.xla_text import Frame, LineParser, number_steps
 
 _HEADER = re.compile(r"^\[(?P<name>[A-Za-z_][\w .:-]*)\]\s*$")
 _HASHES = re.compile(r"^(?P<kind>Root Hashes|Hashes): *\((?P<list>[^)]*)\)")
 _GRAPH_HASH = re.compile(r"^Graph Hash: *(?P<hash>[0-9a-fA-F]+)")
 _SHAPE_CHANGE = re.compile(r"^Found different shape: (?P<current>.*) vs (?P<previous>.*) for:\s*$")
-_IR_NODE = re.compile(r"^\s*%\d+ = ")
-_DOT_NODE = re.compile(r"^\s*node\d+ \[")
-_HLO_INSTR = re.compile(r"^\s*(?:ROOT )?%?[\w.-]+ = \S")
-_STABLEHLO_OP = re.compile(r"^\s*(?:%[\w#:]+(?:, *%[\w#:]+)* = )?\"?(?:stablehlo|mhlo|chlo)\.")
 _FRAME_KIND = {"Swift Frames:": "swift", "Python Frames:": "python", "Frames:": "python"}
 
 
@@ -119,45 +112,18 @@ def _is_step_sync(frame: Frame) -> bool:
     return frame.function == "next" and file.endswith("parallel_loader.py")
 
 
-def graph_format(first_line: str) -> str:
-    """Which `XLA_SAVE_TENSORS_FMT` produced a body, from its first line."""
-    s = first_line.strip()
-    if s.startswith("IR {"):
-        return "text"
-    if s.startswith(("digraph", "graph ")):
-        return "dot"
-    if s.startswith("HloModule"):
-        return "hlo"
-    if s.startswith(("module", "func.func", '"builtin.module"')):
-        return "stablehlo"
-    return "unknown"
+class _Parser(LineParser[GraphsFile]):
+    NOTHING_FOUND = "no PyTorch/XLA graph record (`[…]` header then `TensorsGraphInfo:`) found"
 
-
-def _is_node_line(fmt: str, line: str) -> bool:
-    if fmt == "text":
-        return _IR_NODE.match(line) is not None
-    if fmt == "dot":
-        return _DOT_NODE.match(line) is not None
-    if fmt == "hlo":
-        return _HLO_INSTR.match(line) is not None
-    if fmt == "stablehlo":
-        return _STABLEHLO_OP.match(line) is not None
-    return False
-
-
-class _Parser:
     def __init__(self, path: str) -> None:
-        self.path = path
+        super().__init__(path)
         self.records: list[GraphRecord] = []
         self.bodies: dict[str, bytes] = {}
-        self.skipped: Tally[str] = Tally()
-        self.warnings: list[str] = []
         self.record: GraphRecord | None = None
         self.state = "idle"  # idle, frames, preamble, body, unmarked_body, after, change, sharding
         self.body: list[str] = []
         self.body_start = 0
         self.change_target = ""  # which trace of a shape change is being read
-        self.bad_utf8_lines = 0
 
     def _finish_body(self, number: int) -> None:
         record = self.record
@@ -169,7 +135,7 @@ class _Parser:
             lines.pop(0)
         text = "\n".join(lines)
         record.format = graph_format(lines[0]) if lines else "unknown"
-        record.num_nodes = sum(1 for line in lines if _is_node_line(record.format, line))
+        record.num_nodes = sum(1 for line in lines if is_node_line(record.format, line))
         record.digest = hashlib.sha1(text.encode("utf-8")).hexdigest()
         if record.digest not in self.bodies:
             self.bodies[record.digest] = zlib.compress(text.encode("utf-8"), 6)
@@ -312,25 +278,23 @@ class _Parser:
         if stripped:
             self.skipped["unexpected line after a graph"] += 1
 
-    def finish(self, last_line: int) -> GraphsFile:
+    def close(self, last_line: int) -> None:
         self._close(last_line + 1)
-        if self.bad_utf8_lines:
-            self.skipped["lines with invalid UTF-8 (replaced)"] += self.bad_utf8_lines
-        any_boundary = any(r.ends_step for r in self.records)
-        step = 0
-        for record in self.records:
-            if any_boundary:
-                record.step = step
-            if record.ends_step:
-                step += 1
+
+    def result(self) -> GraphsFile:
+        number_steps(self.records)
         return GraphsFile(
             path=self.path,
-            ordinal=registry.ordinal_of(self.path),
+            ordinal=self.ordinal,
             records=self.records,
             bodies=self.bodies,
             skipped=dict(self.skipped),
             warnings=self.warnings,
         )
+
+    @staticmethod
+    def found(parsed: GraphsFile) -> bool:
+        return bool(parsed.records)
 
 
 def read(path: str, fs: fsspec.AbstractFileSystem | None = None, text: str | None = None) -> GraphsFile:
@@ -338,16 +302,4 @@ def read(path: str, fs: fsspec.AbstractFileSystem | None = None, text: str | Non
 
     Raises `UnreadableProfile` only when the file cannot be opened or holds no graph record.
     """
-    parser = _Parser(path)
-    last = 0
-    for number, line, bad in iter_text_lines(path, fs, text):
-        if bad:
-            parser.bad_utf8_lines += 1
-        parser.feed(number, line)
-        last = number
-    result = parser.finish(last)
-    if not result.records:
-        raise UnreadableProfile(
-            path, "no PyTorch/XLA graph record (`[…]` header then `TensorsGraphInfo:`) found"
-        )
-    return result
+    return _Parser.read(path, fs, text)

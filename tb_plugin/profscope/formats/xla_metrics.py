@@ -16,15 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import gzip
 import re
-from collections import Counter as Tally
-from collections.abc import Iterator
 
 import fsspec
 
-from profscope.errors import UnreadableProfile
-from profscope.formats import registry
+from profscope.formats.xla_text import LineParser
 
 UNIT_TIME = "ns"
 UNIT_BYTES = "B"
@@ -130,39 +126,6 @@ class MetricsFile:
     warnings: list[str]
 
 
-def iter_text_lines(
-    path: str, fs: fsspec.AbstractFileSystem | None = None, text: str | None = None
-) -> Iterator[tuple[int, str, bool]]:
-    """Yield (1-based line number, line without its end, had invalid UTF-8) for a text log.
-
-    Reads through `fs` one line at a time so big logs are never held whole; `.gz` is inferred from the
-    name. A carriage return inside a line (progress bars) also ends a line, keeping the line number.
-    """
-    if text is not None:
-        for number, line in enumerate(text.splitlines(), 1):
-            for piece in line.split("\r"):
-                yield number, piece, False
-        return
-    filesystem = fs if fs is not None else fsspec.filesystem("file")
-    try:
-        with filesystem.open(path, "rb") as raw_handle:
-            handle = gzip.GzipFile(fileobj=raw_handle) if path.endswith(".gz") else raw_handle
-            for number, raw in enumerate(handle, 1):
-                try:
-                    line = raw.decode("utf-8")
-                    bad = False
-                except UnicodeDecodeError:
-                    line = raw.decode("utf-8", errors="replace")
-                    bad = True
-                line = line.rstrip("\n").rstrip("\r")
-                for piece in line.split("\r"):
-                    yield number, piece, bad
-    except FileNotFoundError as exc:
-        raise UnreadableProfile(path, "file not found") from exc
-    except (OSError, EOFError) as exc:
-        raise UnreadableProfile(path, f"cannot read it: {exc}") from exc
-
-
 def parse_time_ns(text: str) -> tuple[float, float, bool]:
     """`02h42m54s489ms109.977us` → (nanoseconds, resolution ns, whether a rounded part was corrected).
 
@@ -256,17 +219,16 @@ def _parse_percentiles(text: str) -> tuple[list[tuple[float, Value]], int]:
     return out, bad
 
 
-class _Parser:
+class _Parser(LineParser[MetricsFile]):
     """Line-driven state machine; see the module docstring for what it accepts."""
 
+    NOTHING_FOUND = "no PyTorch/XLA metrics report (no `Metric:` or `Counter:` blocks) found"
+
     def __init__(self, path: str) -> None:
-        self.path = path
+        super().__init__(path)
         self.reports: list[Report] = []
-        self.skipped: Tally[str] = Tally()
-        self.warnings: list[str] = []
         self.report: Report | None = None
         self.block: Metric | CounterValue | None = None
-        self.bad_utf8_lines = 0
         self.last_metric_line = 0
 
     # -- blocks -----------------------------------------------------------------------------
@@ -401,10 +363,10 @@ class _Parser:
             self.skipped[f"unreadable {field}"] += 1
             self.warnings.append(f"{self.path}:{line}: unreadable {field} {text.strip()!r} in {block.name}")
 
-    def finish(self) -> MetricsFile:
+    def close(self, last_line: int) -> None:
         self._close_report()
-        if self.bad_utf8_lines:
-            self.skipped["lines with invalid UTF-8 (replaced)"] += self.bad_utf8_lines
+
+    def result(self) -> MetricsFile:
         for report in self.reports:
             for metric in report.metrics.values():
                 units = {
@@ -423,11 +385,15 @@ class _Parser:
                     )
         return MetricsFile(
             path=self.path,
-            ordinal=registry.ordinal_of(self.path),
+            ordinal=self.ordinal,
             reports=self.reports,
             skipped=dict(self.skipped),
             warnings=self.warnings,
         )
+
+    @staticmethod
+    def found(parsed: MetricsFile) -> bool:
+        return bool(parsed.reports)
 
 
 _RATE_FIELDS = {"ValueRate": "value_rate", "Rate": "rate"}
@@ -438,14 +404,4 @@ def read(path: str, fs: fsspec.AbstractFileSystem | None = None, text: str | Non
 
     Raises `UnreadableProfile` only when the file cannot be opened or holds no report at all.
     """
-    parser = _Parser(path)
-    for number, line, bad in iter_text_lines(path, fs, text):
-        if bad:
-            parser.bad_utf8_lines += 1
-        parser.feed(number, line)
-    result = parser.finish()
-    if not result.reports:
-        raise UnreadableProfile(
-            path, "no PyTorch/XLA metrics report (no `Metric:` or `Counter:` blocks) found"
-        )
-    return result
+    return _Parser.read(path, fs, text)

@@ -11,13 +11,29 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections import Counter as Tally
-from typing import Any
 
+import msgspec
 from tensorboard import errors as tb_errors
 
-from profscope.formats.xla_debug import Analysis, Frame
+from profscope.formats.xla_debug import Analysis
+from profscope.formats.xla_graph_text import Node, parse_nodes
 from profscope.formats.xla_graphs import GraphRecord, GraphsFile
-from profscope.tools.xla import graph_diff
+from profscope.formats.xla_text import Frame
+from profscope.tools.xla import graph_diff, provenance
+from profscope.tools.xla.answers import (
+    XlaAnalysis,
+    XlaDiff,
+    XlaFrameCount,
+    XlaGraph,
+    XlaGraphChange,
+    XlaGraphGroup,
+    XlaGraphList,
+    XlaGraphRecord,
+    XlaOpCount,
+    XlaPostCompilation,
+    stack_frame,
+    stack_frames,
+)
 from profscope.xla_logs import Loaded
 
 # Graphviz in the browser lays out a few thousand nodes in seconds; beyond this the view shows text.
@@ -34,16 +50,16 @@ class Entry:
     record: GraphRecord
     label: str  # the file as the UI names it (relative to the logdir)
 
-    def nodes(self) -> list[graph_diff.Node]:
+    def nodes(self) -> list[Node]:
         return _nodes(self.file, self.record.digest, self.record.format)
 
 
 @functools.lru_cache(maxsize=256)
-def _cached_nodes(body: str, fmt: str) -> tuple[graph_diff.Node, ...]:
-    return tuple(graph_diff.parse_nodes(fmt, body))
+def _cached_nodes(body: str, fmt: str) -> tuple[Node, ...]:
+    return tuple(parse_nodes(fmt, body))
 
 
-def _nodes(file: GraphsFile, digest: str, fmt: str) -> list[graph_diff.Node]:
+def _nodes(file: GraphsFile, digest: str, fmt: str) -> list[Node]:
     for record in file.records:
         if record.digest == digest:
             return list(_cached_nodes(file.body(record), fmt))
@@ -71,10 +87,6 @@ def user_frame(frames: list[Frame]) -> Frame | None:
     return frames[0] if frames else None
 
 
-def frames_json(frames: list[Frame]) -> list[dict[str, Any]]:
-    return [graph_diff.frame_json(f) for f in frames if f is not None]
-
-
 def compile_info(loaded: Loaded) -> dict[str, Analysis]:
     """The PT_XLA_DEBUG compilation analysis of each graph hash (first compilation wins)."""
     out: dict[str, Analysis] = {}
@@ -85,113 +97,125 @@ def compile_info(loaded: Loaded) -> dict[str, Analysis]:
     return out
 
 
-def analysis_json(analysis: Analysis) -> dict[str, Any]:
+def analysis_info(analysis: Analysis) -> XlaAnalysis:
     post = analysis.post
-    return {
-        "kind": analysis.kind,
-        "cause": analysis.cause,
-        "step": analysis.step,
-        "line": analysis.line,
-        "graph_hash": analysis.graph_hash,
-        "graph_name": analysis.graph_name,
-        "num_inputs": analysis.num_inputs,
-        "num_outputs": analysis.num_outputs,
-        "frames": frames_json(analysis.frames),
-        "user_frame": graph_diff.frame_json(user_frame(analysis.frames)),
-        "post": None
+    return XlaAnalysis(
+        kind=analysis.kind,
+        cause=analysis.cause,
+        step=analysis.step,
+        line=analysis.line,
+        graph_hash=analysis.graph_hash,
+        graph_name=analysis.graph_name,
+        num_inputs=analysis.num_inputs,
+        num_outputs=analysis.num_outputs,
+        frames=stack_frames(analysis.frames),
+        user_frame=stack_frame(user_frame(analysis.frames)),
+        post=None
         if post is None
-        else {
-            "computation_hash": post.computation_hash,
-            "input_bytes": post.input_bytes,
-            "output_bytes": post.output_bytes,
-            "aliased_input_bytes": post.aliased_input_bytes,
-            "intermediate_bytes": post.intermediate_bytes,
-            "program_bytes": post.program_bytes,
-        },
-    }
+        else XlaPostCompilation(
+            computation_hash=post.computation_hash,
+            input_bytes=post.input_bytes,
+            output_bytes=post.output_bytes,
+            aliased_input_bytes=post.aliased_input_bytes,
+            intermediate_bytes=post.intermediate_bytes,
+            program_bytes=post.program_bytes,
+        ),
+    )
 
 
-def _record_json(entry: Entry) -> dict[str, Any]:
+def record_info(entry: Entry) -> XlaGraphRecord:
     r = entry.record
-    return {
-        "index": entry.index,
-        "file": entry.label,
-        "line": r.line,
-        "step": r.step,
-        "key": r.key,
-        "graph_hash": r.graph_hash,
-        "header": r.header,
-        "format": r.format,
-        "num_nodes": r.num_nodes,
-        "complete": r.complete,
-        "ends_step": r.ends_step,
-        "user_frame": graph_diff.frame_json(user_frame(r.frames)),
-    }
+    return XlaGraphRecord(
+        index=entry.index,
+        file=entry.label,
+        line=r.line,
+        step=r.step,
+        key=r.key,
+        graph_hash=r.graph_hash,
+        header=r.header,
+        format=r.format,
+        num_nodes=r.num_nodes,
+        complete=r.complete,
+        ends_step=r.ends_step,
+        user_frame=stack_frame(user_frame(r.frames)),
+    )
 
 
-def _change_json(record: GraphRecord) -> dict[str, Any] | None:
+def _change_info(record: GraphRecord, index: int | None = None) -> XlaGraphChange | None:
+    """X10's change note of `record`; `index` given for the group's list of changes."""
     change = record.change
     if change is None:
         return None
-    return {
-        "kind": change.kind,
-        "line": change.line,
-        "current_shape": change.current_shape,
-        "previous_shape": change.previous_shape,
-        "node": change.node,
-        "current_trace": frames_json(change.current_trace),
-        "previous_trace": frames_json(change.previous_trace),
-    }
+    return XlaGraphChange(
+        index=msgspec.UNSET if index is None else index,
+        kind=change.kind,
+        line=change.line,
+        current_shape=change.current_shape,
+        previous_shape=change.previous_shape,
+        node=change.node,
+        current_trace=stack_frames(change.current_trace),
+        previous_trace=stack_frames(change.previous_trace),
+    )
 
 
-def graphs(loaded: Loaded) -> dict[str, Any]:
+@dataclasses.dataclass
+class _Group:
+    """A graph hash's records while the list is built."""
+
+    first: Entry
+    compiled: Analysis | None
+    indices: list[int] = dataclasses.field(default_factory=list)
+    steps: list[int] = dataclasses.field(default_factory=list)
+    headers: list[str] = dataclasses.field(default_factory=list)
+    changes: list[XlaGraphChange] = dataclasses.field(default_factory=list)
+    frames: Tally[tuple[str, ...]] = dataclasses.field(default_factory=Tally)
+
+    def answer(self) -> XlaGraphGroup:
+        r = self.first.record
+        return XlaGraphGroup(
+            key=r.key,
+            graph_hash=r.graph_hash,
+            first_index=self.first.index,
+            indices=self.indices,
+            steps=self.steps,
+            format=r.format,
+            num_nodes=r.num_nodes,
+            headers=self.headers,
+            compile=analysis_info(self.compiled) if self.compiled is not None else None,
+            changes=self.changes,
+            count=len(self.indices),
+            frames=[XlaFrameCount(frames=list(labels), count=n) for labels, n in self.frames.most_common()],
+            user_frame=stack_frame(user_frame(r.frames)),
+        )
+
+
+def graphs(loaded: Loaded) -> XlaGraphList:
     """The graph list: records in order and groups by graph hash with counts, steps and frames."""
     all_entries = entries(loaded)
     compiled = compile_info(loaded)
-    groups: dict[str, dict[str, Any]] = {}
-    frame_counts: dict[str, Tally[tuple[str, ...]]] = {}
+    groups: dict[str, _Group] = {}
     for entry in all_entries:
         r = entry.record
         group = groups.get(r.key)
         if group is None:
-            analysis = compiled.get(r.graph_hash or "")
-            group = groups[r.key] = {
-                "key": r.key,
-                "graph_hash": r.graph_hash,
-                "first_index": entry.index,
-                "indices": [],
-                "steps": [],
-                "format": r.format,
-                "num_nodes": r.num_nodes,
-                "headers": [],
-                "compile": analysis_json(analysis) if analysis is not None else None,
-                "changes": [],
-            }
-            frame_counts[r.key] = Tally()
-        group["indices"].append(entry.index)
-        if r.step is not None and r.step not in group["steps"]:
-            group["steps"].append(r.step)
-        if r.header not in group["headers"]:
-            group["headers"].append(r.header)
-        change = _change_json(r)
+            group = groups[r.key] = _Group(entry, compiled.get(r.graph_hash or ""))
+        group.indices.append(entry.index)
+        if r.step is not None and r.step not in group.steps:
+            group.steps.append(r.step)
+        if r.header not in group.headers:
+            group.headers.append(r.header)
+        change = _change_info(r, entry.index)
         if change is not None:
-            group["changes"].append({"index": entry.index, **change})
-        frame_counts[r.key][tuple(f.label() for f in r.frames)] += 1
-    for key, group in groups.items():
-        group["count"] = len(group["indices"])
-        group["frames"] = [
-            {"frames": list(labels), "count": n} for labels, n in frame_counts[key].most_common()
-        ]
-        first = all_entries[group["first_index"]].record
-        group["user_frame"] = graph_diff.frame_json(user_frame(first.frames))
-    return {
-        "ordinal": loaded.ordinal,
-        "ordinals": loaded.ordinals,
-        "records": [_record_json(e) for e in all_entries],
-        "groups": sorted(groups.values(), key=lambda g: g["first_index"]),
-        "sources": loaded.sources(),
-        "errors": loaded.errors,
-    }
+            group.changes.append(change)
+        group.frames[tuple(f.label() for f in r.frames)] += 1
+    return XlaGraphList(
+        ordinal=loaded.ordinal,
+        ordinals=loaded.ordinals,
+        records=[record_info(e) for e in all_entries],
+        groups=[g.answer() for g in sorted(groups.values(), key=lambda g: g.first.index)],
+        sources=provenance.sources(loaded),
+        errors=provenance.errors(loaded),
+    )
 
 
 def _entry(loaded: Loaded, index: int) -> Entry:
@@ -205,7 +229,7 @@ def _entry(loaded: Loaded, index: int) -> Entry:
     return all_entries[index]
 
 
-def graph(loaded: Loaded, index: int) -> dict[str, Any]:
+def graph(loaded: Loaded, index: int) -> XlaGraph:
     """One graph: its record, the text as dumped and a DOT rendering when small enough."""
     entry = _entry(loaded, index)
     r = entry.record
@@ -222,25 +246,25 @@ def graph(loaded: Loaded, index: int) -> dict[str, Any]:
         )
     else:
         dot = to_dot(nodes)
-    return {
-        **_record_json(entry),
-        "frames": frames_json(r.frames),
-        "frame_kind": r.frame_kind,
-        "root_hashes": r.root_hashes,
-        "change": _change_json(r),
-        "output_sharding": r.output_sharding,
-        "text": text,
-        "dot": dot,
-        "dot_note": dot_note,
-        "ops": [{"op": op, "count": n} for op, n in Tally(n.op for n in nodes).most_common()],
-    }
+    return XlaGraph(
+        **msgspec.structs.asdict(record_info(entry)),
+        frames=stack_frames(r.frames),
+        frame_kind=r.frame_kind,
+        root_hashes=r.root_hashes,
+        change=_change_info(r),
+        output_sharding=r.output_sharding,
+        text=text,
+        dot=dot,
+        dot_note=dot_note,
+        ops=[XlaOpCount(op=op, count=n) for op, n in Tally(n.op for n in nodes).most_common()],
+    )
 
 
 def _dot_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def to_dot(nodes: list[graph_diff.Node]) -> str:
+def to_dot(nodes: list[Node]) -> str:
     """A Graphviz digraph of `nodes` (op, shape and source line in each box; edges operand → user)."""
     lines = ["digraph G {", '  node [shape=box, fontsize=10, fontname="sans-serif"];']
     for node in nodes:
@@ -257,10 +281,21 @@ def to_dot(nodes: list[graph_diff.Node]) -> str:
     return "\n".join(lines)
 
 
-def diff(loaded: Loaded, a: int, b: int) -> dict[str, Any]:
+def diff(loaded: Loaded, a: int, b: int) -> XlaDiff:
     """Compare graphs `a` and `b` node by node (see `graph_diff.compare`)."""
     entry_a, entry_b = _entry(loaded, a), _entry(loaded, b)
-    result = graph_diff.compare(entry_a.nodes(), entry_b.nodes())
-    if not entry_a.nodes() and not entry_b.nodes():
-        result["reason"] = f"no nodes could be read from the {entry_a.record.format} format"
-    return {"a": _record_json(entry_a), "b": _record_json(entry_b), **result}
+    nodes_a, nodes_b = entry_a.nodes(), entry_b.nodes()
+    records = {"a": record_info(entry_a), "b": record_info(entry_b)}
+    result = graph_diff.compare(nodes_a, nodes_b)
+    if result is None:
+        return XlaDiff(
+            **records,
+            aligned=False,
+            reason=f"graphs larger than {graph_diff.MAX_ALIGN_NODES} nodes are not aligned",
+            nodes_a=len(nodes_a),
+            nodes_b=len(nodes_b),
+        )
+    answer = XlaDiff(**records, aligned=True, **msgspec.structs.asdict(result))
+    if not nodes_a and not nodes_b:
+        answer.reason = f"no nodes could be read from the {entry_a.record.format} format"
+    return answer

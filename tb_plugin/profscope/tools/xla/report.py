@@ -12,12 +12,30 @@ from __future__ import annotations
 import math
 from collections import Counter as Tally
 from collections.abc import Sequence
-from typing import Any
 
 from tensorboard import errors as tb_errors
 
 from profscope.formats.xla_metrics import Metric, MetricsFile, Report, Value
-from profscope.tools.xla import findings, graph_list
+from profscope.tools.xla import graph_list, provenance, rules
+from profscope.tools.xla.answers import (
+    XlaCauseCount,
+    XlaCounter,
+    XlaDebugDigest,
+    XlaDiff,
+    XlaFallbackOp,
+    XlaGraph,
+    XlaGraphCounts,
+    XlaGraphList,
+    XlaMessageCount,
+    XlaMetric,
+    XlaPercentile,
+    XlaReport,
+    XlaSnapshot,
+    XlaSummary,
+    XlaTransfer,
+    XlaValue,
+)
+from profscope.tools.xla.rules.context import TRANSFER_FROM_DEVICE, TRANSFER_TO_DEVICE, WARMUP_STEPS
 from profscope.tools.xla.series import Series, series_of
 from profscope.xla_logs import Loaded, XlaFile, load
 
@@ -45,37 +63,47 @@ COUNTER_DESCRIPTIONS = {
 }
 
 
-def _value_json(value: Value | None) -> dict[str, Any] | None:
+def _printed(value: Value | None) -> XlaValue | None:
     """JSON cannot hold NaN: a `nan` in the report becomes value null with its text kept."""
     if value is None:
         return None
-    finite = math.isfinite(value.value)
-    return {
-        "value": value.value if finite else None,
-        "text": value.text,
-        "resolution": value.resolution,
-        "corrected": value.corrected,
-        "unit": value.unit,
-    }
+    return XlaValue(
+        value=value.value if math.isfinite(value.value) else None,
+        text=value.text,
+        resolution=value.resolution,
+        corrected=value.corrected,
+        unit=value.unit,
+    )
 
 
-def metric_json(metric: Metric) -> dict[str, Any]:
-    return {
-        "name": metric.name,
-        "unit": metric.unit,
-        "description": METRIC_DESCRIPTIONS.get(metric.name),
-        "line": metric.line,
-        "total_samples": metric.total_samples,
-        "accumulator": _value_json(metric.accumulator),
-        "value_rate": _value_json(metric.value_rate),
-        "rate": _value_json(metric.rate),
-        "mean": _value_json(metric.mean),
-        "stddev": _value_json(metric.stddev),
-        "percentiles": [{"p": p, **(_value_json(v) or {})} for p, v in metric.percentiles],
-        "corrected": any(v.corrected for _, v in metric.percentiles)
+def _percentile(p: float, value: Value) -> XlaPercentile:
+    return XlaPercentile(
+        p=p,
+        value=value.value if math.isfinite(value.value) else None,
+        text=value.text,
+        resolution=value.resolution,
+        corrected=value.corrected,
+        unit=value.unit,
+    )
+
+
+def metric_row(metric: Metric) -> XlaMetric:
+    return XlaMetric(
+        name=metric.name,
+        unit=metric.unit,
+        description=METRIC_DESCRIPTIONS.get(metric.name),
+        line=metric.line,
+        total_samples=metric.total_samples,
+        accumulator=_printed(metric.accumulator),
+        value_rate=_printed(metric.value_rate),
+        rate=_printed(metric.rate),
+        mean=_printed(metric.mean),
+        stddev=_printed(metric.stddev),
+        percentiles=[_percentile(p, v) for p, v in metric.percentiles],
+        corrected=any(v.corrected for _, v in metric.percentiles)
         or any(v is not None and v.corrected for v in (metric.accumulator, metric.value_rate, metric.mean)),
-        "legacy_counter_field": metric.legacy_counter_field,
-    }
+        legacy_counter_field=metric.legacy_counter_field,
+    )
 
 
 def counter_category(name: str) -> str:
@@ -122,18 +150,17 @@ def _acc(metric: Metric | None) -> float | None:
     return metric.accumulator.value
 
 
-def _transfer(report: Report, time_names: Sequence[str], bytes_name: str) -> dict[str, Any]:
+def _transfer(report: Report, time_names: Sequence[str], bytes_name: str) -> XlaTransfer:
     metric = _first(report, time_names)
-    data = report.metrics.get(bytes_name)
-    return {
-        "metric": metric.name if metric else None,
-        "transfers": metric.total_samples if metric else None,
-        "time_ns": _acc(metric),
-        "bytes": _acc(data),
-    }
+    return XlaTransfer(
+        metric=metric.name if metric else None,
+        transfers=metric.total_samples if metric else None,
+        time_ns=_acc(metric),
+        bytes=_acc(report.metrics.get(bytes_name)),
+    )
 
 
-def summary_cards(report: Report | None) -> dict[str, Any] | None:
+def summary_cards(report: Report | None) -> XlaSummary | None:
     """The numbers on top of the view; None entries are shown as "not observed"."""
     if report is None:
         return None
@@ -141,45 +168,47 @@ def summary_cards(report: Report | None) -> dict[str, Any] | None:
     compile_metric = report.metrics.get("CompileTime")
     execute_metric = report.metrics.get("ExecuteTime")
     fallbacks = sorted(
-        ({"name": n, "value": c.value} for n, c in counters.items() if n.startswith("aten::")),
-        key=lambda item: -(item["value"] or 0),
+        (XlaFallbackOp(name=n, value=c.value) for n, c in counters.items() if n.startswith("aten::")),
+        key=lambda op: -(op.value or 0),
     )
-    return {
-        "uncached_compiles": counters["UncachedCompile"].value if "UncachedCompile" in counters else None,
-        "cached_compiles": counters["CachedCompile"].value if "CachedCompile" in counters else None,
-        "compilations": compile_metric.total_samples if compile_metric else None,
-        "compile_time_ns": _acc(compile_metric),
-        "executions": execute_metric.total_samples if execute_metric else None,
-        "execute_time_ns": _acc(execute_metric),
-        "to_device": _transfer(report, findings.TRANSFER_TO_DEVICE, "OutboundData"),
-        "from_device": _transfer(report, findings.TRANSFER_FROM_DEVICE, "InboundData"),
-        "cpu_fallback_calls": sum(f["value"] or 0 for f in fallbacks) if fallbacks else None,
-        "cpu_fallback_ops": fallbacks,
-        "steps": counters["MarkStep"].value if "MarkStep" in counters else None,
-    }
+    return XlaSummary(
+        uncached_compiles=counters["UncachedCompile"].value if "UncachedCompile" in counters else None,
+        cached_compiles=counters["CachedCompile"].value if "CachedCompile" in counters else None,
+        compilations=compile_metric.total_samples if compile_metric else None,
+        compile_time_ns=_acc(compile_metric),
+        executions=execute_metric.total_samples if execute_metric else None,
+        execute_time_ns=_acc(execute_metric),
+        to_device=_transfer(report, TRANSFER_TO_DEVICE, "OutboundData"),
+        from_device=_transfer(report, TRANSFER_FROM_DEVICE, "InboundData"),
+        cpu_fallback_calls=sum(op.value or 0 for op in fallbacks) if fallbacks else None,
+        cpu_fallback_ops=fallbacks,
+        steps=counters["MarkStep"].value if "MarkStep" in counters else None,
+    )
 
 
-def _debug_digest(loaded: Loaded) -> dict[str, Any] | None:
+def _debug_digest(loaded: Loaded) -> XlaDebugDigest | None:
     if not loaded.debug:
         return None
     analyses = [a for _, parsed in loaded.debug for a in parsed.analyses]
     messages = [m for _, parsed in loaded.debug for m in parsed.messages]
     causes = Tally((a.kind, a.cause) for a in analyses)
-    distinct: dict[str, dict[str, Any]] = {}
+    distinct: dict[str, XlaMessageCount] = {}
     for m in messages:
-        item = distinct.setdefault(m.text, {"text": m.text, "kind": m.kind, "count": 0, "first_line": m.line})
-        item["count"] += 1
-        item["last_line"] = m.line
-    return {
-        "compilations": [graph_list.analysis_json(a) for a in analyses if a.kind == "compilation"],
-        "executions": sum(1 for a in analyses if a.kind == "execution"),
-        "unexpected_executions": sum(1 for a in analyses if a.kind == "unexpected_execution"),
-        "causes": [{"kind": k, "cause": c, "count": n} for (k, c), n in causes.most_common()],
-        "messages": list(distinct.values()),
-    }
+        item = distinct.setdefault(
+            m.text, XlaMessageCount(text=m.text, kind=m.kind, count=0, first_line=m.line, last_line=m.line)
+        )
+        item.count += 1
+        item.last_line = m.line
+    return XlaDebugDigest(
+        compilations=[graph_list.analysis_info(a) for a in analyses if a.kind == "compilation"],
+        executions=sum(1 for a in analyses if a.kind == "execution"),
+        unexpected_executions=sum(1 for a in analyses if a.kind == "unexpected_execution"),
+        causes=[XlaCauseCount(kind=k, cause=c, count=n) for (k, c), n in causes.most_common()],
+        messages=list(distinct.values()),
+    )
 
 
-def build_report(files: Sequence[XlaFile], ordinal: int | None = None) -> dict[str, Any]:
+def build_report(files: Sequence[XlaFile], ordinal: int | None = None) -> XlaReport:
     """Everything the XLA view shows for one host's XLA logs (see the module docstring)."""
     if not files:
         raise tb_errors.NotFoundError(
@@ -192,63 +221,63 @@ def build_report(files: Sequence[XlaFile], ordinal: int | None = None) -> dict[s
     return report_of(loaded)
 
 
-def report_of(loaded: Loaded) -> dict[str, Any]:
+def report_of(loaded: Loaded) -> XlaReport:
     chosen = choose_snapshot(loaded.metrics)
     snapshot = chosen[1] if chosen else None
     series: Series | None = series_of([parsed for _, parsed in loaded.metrics])
     if series is not None:
         series.source = next((f.label for f, p in loaded.metrics if p.path == series.source), series.source)
     graph_entries = graph_list.entries(loaded)
-    return {
-        "ordinal": loaded.ordinal,
-        "ordinals": loaded.ordinals,
-        "snapshot": None
+    return XlaReport(
+        ordinal=loaded.ordinal,
+        ordinals=loaded.ordinals,
+        snapshot=None
         if chosen is None
-        else {
-            "path": chosen[0].label,
-            "step": chosen[1].step,
-            "first_line": chosen[1].first_line,
-            "last_line": chosen[1].last_line,
-        },
-        "summary": summary_cards(snapshot),
-        "metrics": [metric_json(m) for m in sorted(snapshot.metrics.values(), key=lambda m: m.name)]
+        else XlaSnapshot(
+            path=chosen[0].label,
+            step=chosen[1].step,
+            first_line=chosen[1].first_line,
+            last_line=chosen[1].last_line,
+        ),
+        summary=summary_cards(snapshot),
+        metrics=[metric_row(m) for m in sorted(snapshot.metrics.values(), key=lambda m: m.name)]
         if snapshot
         else [],
-        "counters": [
-            {
-                "name": c.name,
-                "value": c.value,
-                "category": counter_category(c.name),
-                "description": counter_description(c.name),
-            }
+        counters=[
+            XlaCounter(
+                name=c.name,
+                value=c.value,
+                category=counter_category(c.name),
+                description=counter_description(c.name),
+            )
             for c in sorted(snapshot.counters.values(), key=lambda c: c.name)
         ]
         if snapshot
         else [],
-        "series": series.to_json() if series is not None else None,
-        "warmup_steps": findings.WARMUP_STEPS,
-        "debug": _debug_digest(loaded),
-        "graphs": {"records": len(graph_entries), "unique": len({e.record.key for e in graph_entries})}
+        series=series.answer() if series is not None else None,
+        warmup_steps=WARMUP_STEPS,
+        debug=_debug_digest(loaded),
+        graphs=XlaGraphCounts(records=len(graph_entries), unique=len({e.record.key for e in graph_entries}))
         if loaded.graphs
         else None,
-        "findings": findings.find(loaded, snapshot, series),
-        "sources": loaded.sources(),
-        "errors": loaded.errors,
-    }
+        findings=rules.find(loaded, snapshot, series),
+        sources=provenance.sources(loaded),
+        errors=provenance.errors(loaded),
+    )
 
 
-def graphs(files: Sequence[XlaFile], ordinal: int | None = None) -> dict[str, Any]:
+def graphs(files: Sequence[XlaFile], ordinal: int | None = None) -> XlaGraphList:
     """The graph list of one host (see `graph_list.graphs`)."""
     return graph_list.graphs(_loaded_graphs(files, ordinal))
 
 
-def graph(files: Sequence[XlaFile], index: int, ordinal: int | None = None) -> dict[str, Any]:
+def graph(files: Sequence[XlaFile], index: int, ordinal: int | None = None) -> XlaGraph:
     """One graph's text and drawing (see `graph_list.graph`)."""
     return graph_list.graph(_loaded_graphs(files, ordinal), index)
 
 
-def diff(files: Sequence[XlaFile], a: int, b: int, ordinal: int | None = None) -> dict[str, Any]:
-    """Node-by-node comparison of graphs `a` and `b` (see `xla_graph_diff.compare`)."""
+def diff(files: Sequence[XlaFile], a: int, b: int, ordinal: int | None = None) -> XlaDiff:
+    """Node-by-node comparison of graphs `a` and `b` (see `graph_diff.compare`)."""
     return graph_list.diff(_loaded_graphs(files, ordinal), a, b)
 
 

@@ -10,9 +10,9 @@ that step's difference is then the new value itself and the step is listed in `r
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from profscope.formats.xla_metrics import MetricsFile, Report
+from profscope.tools.xla.answers import XlaSeries, XlaSeriesCounter, XlaSeriesMetric
 
 
 @dataclasses.dataclass
@@ -68,30 +68,30 @@ class Series:
     def counter_names(self) -> list[str]:
         return sorted({n for r in self.reports for n in r.counters})
 
-    def to_json(self) -> dict[str, Any]:
+    def answer(self) -> XlaSeries:
         """Everything the per-step charts need: cumulative values and per-step differences."""
         metrics = {}
         for name in self.metric_names():
             unit = next((r.metrics[name].unit for r in self.reports if name in r.metrics), None)
-            metrics[name] = {
-                "unit": unit,
-                "samples": self.metric_samples(name),
-                "accumulator": self.metric_accumulator(name),
-                "delta_samples": self.delta_samples(name),
-                "delta_accumulator": self.delta_accumulator(name),
-            }
+            metrics[name] = XlaSeriesMetric(
+                unit=unit,
+                samples=self.metric_samples(name),
+                accumulator=self.metric_accumulator(name),
+                delta_samples=self.delta_samples(name),
+                delta_accumulator=self.delta_accumulator(name),
+            )
         counters = {
-            name: {"values": self.counter_values(name), "deltas": self.delta_counter(name)}
+            name: XlaSeriesCounter(values=self.counter_values(name), deltas=self.delta_counter(name))
             for name in self.counter_names()
         }
-        return {
-            "source": self.source,
-            "x_label": self.x_label,
-            "steps": self.steps,
-            "resets": self.resets(),
-            "metrics": metrics,
-            "counters": counters,
-        }
+        return XlaSeries(
+            source=self.source,
+            x_label=self.x_label,
+            steps=self.steps,
+            resets=self.resets(),
+            metrics=metrics,
+            counters=counters,
+        )
 
 
 def _reset_positions(values: list[int | None] | list[float | None]) -> list[int]:

@@ -1,0 +1,42 @@
+"""More time compiling than executing (info): normal in a short run, a sign of changing graphs in a
+long one. Read from the CompileTime and ExecuteTime accumulators of the report."""
+
+from __future__ import annotations
+
+from profscope.tools.xla.answers import XlaEvidence, XlaFinding
+from profscope.tools.xla.rules.context import Context, Rule
+from profscope.tools.xla.rules.evidence import plural
+from profscope.units import format_duration
+
+
+def check(ctx: Context) -> XlaFinding | None:
+    if ctx.snapshot is None:
+        return None
+    compile_metric = ctx.snapshot.metrics.get("CompileTime")
+    execute_metric = ctx.snapshot.metrics.get("ExecuteTime")
+    if compile_metric is None or execute_metric is None:
+        return None
+    if compile_metric.accumulator is None or execute_metric.accumulator is None:
+        return None
+    compile_ns, execute_ns = compile_metric.accumulator.value, execute_metric.accumulator.value
+    if not compile_ns > execute_ns:
+        return None
+    return XlaFinding(
+        id=RULE.id,
+        severity="info",
+        title="More time compiling than executing",
+        summary=(
+            f"Compilation took {format_duration(compile_ns)} ({plural(compile_metric.total_samples or 0, 'compilation')}), "
+            f"execution {format_duration(execute_ns)} ({plural(execute_metric.total_samples or 0, 'execution')}). "
+            "Normal for a short run; in a long run it means graphs keep changing."
+        ),
+        evidence=[
+            XlaEvidence(label="CompileTime", value=format_duration(compile_ns)),
+            XlaEvidence(label="ExecuteTime", value=format_duration(execute_ns)),
+        ],
+        fix="If the run is long, look at the recompilation and dynamic-shape findings; otherwise nothing to do.",
+        sources=ctx.sources("metrics"),
+    )
+
+
+RULE = Rule("compile_share", check)
