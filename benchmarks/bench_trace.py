@@ -294,7 +294,7 @@ def engine_only(
     search_s = {}
     for q in QUERIES:
         t0 = time.perf_counter()
-        total = timeline.search(q, 100)["total"]
+        total = timeline.search(q, 100).total
         search_s[q] = {"seconds": time.perf_counter() - t0, "total": total}
     trace_service.manager.close()
     return {

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from profscope.columns import TraceBuilder
 from profscope.formats import chrome_json
 from profscope.trace import ingest, lod, query, store
+from profscope.trace.answers import FlowLink
 from profscope.trace.timeline import HostTrace, Timeline
 
 DATA = pathlib.Path(__file__).parent / "data" / "trace" / "logdir"
@@ -32,7 +33,7 @@ def test_self_time_subtracts_direct_children_only():
     b.add_event(other, 0, 100, n[4])
     t = b.finalize()
     tl = timeline_of(t)
-    selfs = {e["name"]: e["self_ns"] * 1000 for e in (tl.event(i) for i in range(t.num_events))}
+    selfs = {e.name: e.self_ns * 1000 for e in (tl.event(i) for i in range(t.num_events))}
     assert selfs == {"root": 60, "child": 10, "grandchild": 20, "child2": 10, "elsewhere": 100}
 
 
@@ -75,14 +76,12 @@ def test_event_details_args_and_flows():
     b.add_flow(launch, kernel, b.intern("ac2g"))
     tl = timeline_of(b.finalize())
     ev = tl.event(0)
-    assert ev["name"] == "launch" and ev["category"] == "cuda_runtime"
-    assert ev["args"] == {"correlation": 7, "x": [1, 2]}
-    assert ev["flows_out"] == [
-        {"id": 1, "name": "kernel", "flow": "ac2g", "start_ns": 0.02, "dur_ns": 0.005, "track": 1}
-    ]
-    assert ev["flows_in"] == []
+    assert ev.name == "launch" and ev.category == "cuda_runtime"
+    assert ev.args == {"correlation": 7, "x": [1, 2]}
+    assert ev.flows_out == [FlowLink(id=1, name="kernel", flow="ac2g", start_ns=0.02, dur_ns=0.005, track=1)]
+    assert ev.flows_in == []
     k = tl.event(1)
-    assert k["flows_in"][0]["id"] == 0 and k["args"] == {} and "not valid JSON" in k["args_error"]
+    assert k.flows_in[0].id == 0 and k.args == {} and "not valid JSON" in k.args_error
     with pytest.raises(KeyError):
         tl.event(2)
 
@@ -171,12 +170,12 @@ def test_search_folds_case_and_reports_total_and_first_matches():
     b.add_events(track, list(range(n, 0, -1)), [1] * n, names, args=args)
     tl = timeline_of(b.finalize())
     r = tl.search("conv2d", limit=10)
-    assert r["total"] == 100 and len(r["matches"]) == 10 and r["truncated"]
-    starts = [m["start_ns"] for m in r["matches"]]
+    assert r.total == 100 and len(r.matches) == 10 and r.truncated
+    starts = [m.start_ns for m in r.matches]
     assert starts == sorted(starts)
-    assert tl.search("encoder", limit=0)["total"] == 60
-    assert tl.search("layer")["total"] == 0, "keys are not searched"
-    assert tl.search("zzz")["total"] == 0
+    assert tl.search("encoder", limit=0).total == 60
+    assert tl.search("layer").total == 0, "keys are not searched"
+    assert tl.search("zzz").total == 0
 
 
 def test_search_folds_ascii_letters_only():

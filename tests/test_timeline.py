@@ -36,15 +36,15 @@ def test_hosts_align_on_clock_origins():
     # b's first event is at absolute 1_000_000_000 ns + 1 µs, a's at +5 µs: the session starts at b's.
     assert tl.offsets_ps == [4_000_000, -1_000_000]
     meta = tl.meta()
-    assert meta["span_ns"] == [0.0, 4002.5]
-    assert [h["offset_ns"] for h in meta["hosts"]] == [4000.0, -1000.0]
-    assert not meta["warnings"]
-    assert [t["id"] for t in meta["tracks"]] == [0, 1] and [t["host"] for t in meta["tracks"]] == [0, 1]
-    assert [s["id"] for s in meta["sections"]] == [0, 1]
-    assert meta["num_events"] == 3
+    assert meta.span_ns == (0.0, 4002.5)
+    assert [h.offset_ns for h in meta.hosts] == [4000.0, -1000.0]
+    assert not meta.warnings
+    assert [t.id for t in meta.tracks] == [0, 1] and [t.host for t in meta.tracks] == [0, 1]
+    assert [s.id for s in meta.sections] == [0, 1]
+    assert meta.num_events == 3
     ev = tl.event((1 << HOST_SHIFT) + 0)
-    assert ev["start_ns"] == 0.0 and ev["track"] == 1 and ev["section"] == 1 and ev["host"] == 1
-    assert tl.event(1)["start_ns"] == 4002.0
+    assert ev.start_ns == 0.0 and ev.track == 1 and ev.section == 1 and ev.host == 1
+    assert tl.event(1).start_ns == 4002.0
 
 
 def test_hosts_without_origin_start_at_zero_with_a_warning():
@@ -52,9 +52,9 @@ def test_hosts_without_origin_start_at_zero_with_a_warning():
     b = host_trace("b", None, [(700, 10, "x")])
     tl = Timeline([a, b])
     assert tl.offsets_ps == [-100, -700]
-    assert any("no clock origin for b" in w for w in tl.meta()["warnings"])
+    assert any("no clock origin for b" in w for w in tl.meta().warnings)
     single = Timeline([host_trace("c", None, [(700, 10, "x")])])
-    assert single.offsets_ps == [-700] and not single.meta()["warnings"]
+    assert single.offsets_ps == [-700] and not single.meta().warnings
 
 
 def test_tiles_carry_global_track_ids_and_local_event_ids():
@@ -77,21 +77,21 @@ def test_search_and_summary_merge_hosts_by_time_and_name():
     b = host_trace("b", 1_000, [(200, 300, "AllReduce_ring"), (900, 50, "matmul")])
     tl = Timeline([a, b])
     r = tl.search("allreduce")
-    assert r["total"] == 2
-    assert [(m["id"] >> HOST_SHIFT, m["name"]) for m in r["matches"]] == [
+    assert r.total == 2
+    assert [(m.id >> HOST_SHIFT, m.name) for m in r.matches] == [
         (0, "allreduce"),
         (1, "AllReduce_ring"),
     ]
     s = tl.summary()
-    rows = {row["name"]: row for row in s["rows"]}
-    assert rows["matmul"]["count"] == 2 and rows["matmul"]["total_ns"] == 0.15
-    assert rows["matmul"]["min_ns"] == 0.05 and rows["matmul"]["max_ns"] == 0.1
-    assert s["num_events"] == 4
+    rows = {row.name: row for row in s.rows}
+    assert rows["matmul"].count == 2 and rows["matmul"].total_ns == 0.15
+    assert rows["matmul"].min_ns == 0.05 and rows["matmul"].max_ns == 0.1
+    assert s.num_events == 4
     # A range on host b's track only.
     only_b = tl.summary(0.0, 0.3, tracks=[1])
-    assert [r["name"] for r in only_b["rows"]] == ["AllReduce_ring"]
+    assert [r.name for r in only_b.rows] == ["AllReduce_ring"]
     by_ids = tl.summary(ids=[0, (1 << HOST_SHIFT) + 1])
-    assert {r["name"]: r["count"] for r in by_ids["rows"]} == {"allreduce": 1, "matmul": 1}
+    assert {r.name: r.count for r in by_ids.rows} == {"allreduce": 1, "matmul": 1}
     with pytest.raises(KeyError):
         tl.summary(tracks=[7])
     with pytest.raises(KeyError):
@@ -128,11 +128,11 @@ def test_search_pages_through_every_match_in_time_order_across_hosts():
     b = host_trace("b", 0, [(t, 5, f"step{t}") for t in range(10, 200, 20)])
     tl = Timeline([a, b])
     whole = tl.search("step", limit=100)
-    assert whole["total"] == 20 and not whole["truncated"]
-    starts = [m["start_ns"] for m in whole["matches"]]
+    assert whole.total == 20 and not whole.truncated
+    starts = [m.start_ns for m in whole.matches]
     assert starts == sorted(starts)
     pages = [tl.search("step", limit=3, offset=o) for o in range(0, 24, 3)]
-    assert [p["offset"] for p in pages] == list(range(0, 24, 3))
-    assert [m["id"] for p in pages for m in p["matches"]] == [m["id"] for m in whole["matches"]]
-    assert [p["truncated"] for p in pages] == [True] * 6 + [False, False]
-    assert pages[-1]["matches"] == []
+    assert [p.offset for p in pages] == list(range(0, 24, 3))
+    assert [m.id for p in pages for m in p.matches] == [m.id for m in whole.matches]
+    assert [p.truncated for p in pages] == [True] * 6 + [False, False]
+    assert pages[-1].matches == []

@@ -209,7 +209,9 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             try:
                 answer = handler(self.subject(request), Params(request.args))
             except StillIngesting as waiting:
-                return http_util.Respond(request, waiting.progress.to_json(), "application/json", code=202)
+                return http_util.Respond(
+                    request, answers.encode(waiting.progress), "application/json", code=202
+                )
             except UnreadableProfile as e:
                 raise UnprocessableProfileError(e) from e
             if isinstance(answer, tools.Binary):

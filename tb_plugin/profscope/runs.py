@@ -12,6 +12,9 @@ from profscope.formats import registry
 
 
 class FileEntry(answers.Answer):
+    """One profile file of a host: `format` (and its label for people) is null when no reader knows the
+    file; `error` says why a known file cannot be read."""
+
     name: str
     path: str
     format: str | None
@@ -22,23 +25,32 @@ class FileEntry(answers.Answer):
 
 
 class HostEntry(answers.Answer):
+    """One host of a session: its files and the ids of the tools that apply to it, in tab order."""
+
     name: str
     files: list[FileEntry]
     tools: list[str]
 
 
 class SessionEntry(answers.Answer):
+    """One capture: `name` identifies it in requests and links, `label` is what the picker shows."""
+
     name: str
     label: str
     hosts: list[HostEntry]
 
 
 class RunEntry(answers.Answer):
+    """One run (a folder of the logdir) and its sessions."""
+
     name: str
     sessions: list[SessionEntry]
 
 
 class RunsAnswer(answers.Answer):
+    """`/runs`: the logdir's runs; `errors` are logdir-level problems (a file's own sit on the file),
+    `empty_message` says why nothing was found."""
+
     logdir: str
     runs: list[RunEntry]
     errors: list[str]

@@ -19,6 +19,7 @@ from typing import Any
 from tensorboard import errors
 
 from profscope.trace import ingest, tiles
+from profscope.trace.answers import Ingesting, IngestingFile
 from profscope.trace.timeline import HostTrace, Timeline
 
 # Seconds a resolved timeline is reused before its sources are looked at again.
@@ -32,25 +33,6 @@ class HostSource:
     name: str
     source: ingest.SourceFile
     label: str  # what messages show for the file (its path relative to the logdir)
-
-
-@dataclasses.dataclass(frozen=True)
-class Ingesting:
-    """At least one host is still being ingested: answered with HTTP 202 so the view polls."""
-
-    bytes_done: int
-    bytes_total: int
-    stage: str
-    files: list[dict[str, Any]]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "state": "ingesting",
-            "bytes_done": self.bytes_done,
-            "bytes_total": self.bytes_total,
-            "stage": self.stage,
-            "files": self.files,
-        }
 
 
 class TraceService:
@@ -102,17 +84,12 @@ class TraceService:
             (opened if isinstance(got, ingest.OpenedTrace) else pending).append((h, got))
         if pending:
             files = [
-                {
-                    "path": h.label,
-                    "bytes_done": p.bytes_done,
-                    "bytes_total": p.bytes_total,
-                    "stage": p.stage,
-                }
+                IngestingFile(path=h.label, bytes_done=p.bytes_done, bytes_total=p.bytes_total, stage=p.stage)
                 for h, p in pending
             ]
             return Ingesting(
-                bytes_done=sum(f["bytes_done"] for f in files),
-                bytes_total=sum(f["bytes_total"] for f in files),
+                bytes_done=sum(f.bytes_done for f in files),
+                bytes_total=sum(f.bytes_total for f in files),
                 stage=pending[0][1].stage,
                 files=files,
             )

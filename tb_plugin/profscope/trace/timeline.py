@@ -15,8 +15,22 @@ from typing import Any
 
 import numpy as np
 
+from profscope.answers import UNSET
 from profscope.columns import Trace
 from profscope.trace import lod, query, tiles
+from profscope.trace.answers import (
+    FlowLink,
+    SearchMatch,
+    SummaryRow,
+    TileScheme,
+    TraceEvent,
+    TraceHost,
+    TraceMeta,
+    TraceSearch,
+    TraceSection,
+    TraceSummary,
+    TraceTrack,
+)
 from profscope.trace.lod import LodIndex
 
 HOST_SHIFT = 32
@@ -104,57 +118,51 @@ class Timeline:
         return (ps + self.offsets_ps[h]) / 1000
 
     # -- meta -------------------------------------------------------------------------------
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> TraceMeta:
         sections, tracks, hosts = [], [], []
         for h, host in enumerate(self.hosts):
             trace = host.trace
             sbase, tbase = int(self.section_base[h]), int(self.track_base[h])
-            for s in trace.sections:
-                sections.append(
-                    {
-                        "id": sbase + s.id,
-                        "name": s.name,
-                        "kind": s.kind,
-                        "sort_index": s.sort_index,
-                        "host": h,
-                    }
-                )
-            for t in trace.tracks:
-                tracks.append(
-                    {
-                        "id": tbase + t.id,
-                        "section": sbase + t.section,
-                        "name": t.name,
-                        "kind": t.kind,
-                        "sort_index": t.sort_index,
-                        "max_depth": t.max_depth,
-                        "host": h,
-                    }
-                )
-            hosts.append(
-                {
-                    "name": host.name,
-                    "source": trace.source,
-                    "format": trace.format,
-                    "offset_ns": self.offsets_ps[h] / 1000,
-                    "clock_origin_ns": trace.clock_origin_ns,
-                    "num_events": trace.num_events,
-                    "num_flows": int(trace.flow_src.shape[0]),
-                    "num_counter_samples": int(trace.ctr_time_ps.shape[0]),
-                    "warnings": list(trace.warnings),
-                    "skipped": dict(trace.skipped),
-                }
+            sections.extend(
+                TraceSection(id=sbase + s.id, name=s.name, kind=s.kind, sort_index=s.sort_index, host=h)
+                for s in trace.sections
             )
-        return {
-            "span_ns": [0.0, self.span_ps / 1000],
-            "hosts": hosts,
-            "sections": sections,
-            "tracks": tracks,
-            "num_events": sum(h.trace.num_events for h in self.hosts),
-            "num_flows": sum(int(h.trace.flow_src.shape[0]) for h in self.hosts),
-            "warnings": list(self.warnings),
-            "tile": {"base_ns": lod.BASE_PS / 1000, "tile_px": lod.TILE_PX, "max_level": self.max_level},
-        }
+            tracks.extend(
+                TraceTrack(
+                    id=tbase + t.id,
+                    section=sbase + t.section,
+                    name=t.name,
+                    kind=t.kind,
+                    sort_index=t.sort_index,
+                    max_depth=t.max_depth,
+                    host=h,
+                )
+                for t in trace.tracks
+            )
+            hosts.append(
+                TraceHost(
+                    name=host.name,
+                    source=trace.source,
+                    format=trace.format,
+                    offset_ns=self.offsets_ps[h] / 1000,
+                    clock_origin_ns=trace.clock_origin_ns,
+                    num_events=trace.num_events,
+                    num_flows=int(trace.flow_src.shape[0]),
+                    num_counter_samples=int(trace.ctr_time_ps.shape[0]),
+                    warnings=list(trace.warnings),
+                    skipped=dict(trace.skipped),
+                )
+            )
+        return TraceMeta(
+            span_ns=(0.0, self.span_ps / 1000),
+            hosts=hosts,
+            sections=sections,
+            tracks=tracks,
+            num_events=sum(h.trace.num_events for h in self.hosts),
+            num_flows=sum(int(h.trace.flow_src.shape[0]) for h in self.hosts),
+            warnings=list(self.warnings),
+            tile=TileScheme(base_ns=lod.BASE_PS / 1000, tile_px=lod.TILE_PX, max_level=self.max_level),
+        )
 
     # -- tiles ------------------------------------------------------------------------------
     def check_tile(self, level: int, index: int) -> None:
@@ -248,42 +256,43 @@ class Timeline:
         return out
 
     # -- details, search, summary -------------------------------------------------------------
-    def event(self, event_id: int) -> dict[str, Any]:
+    def event(self, event_id: int) -> TraceEvent:
         """Details of one event with session times (ns) and global ids."""
         h, i = self.split_event_id(event_id)
         host = self.hosts[h]
         d = query.event_details(host.trace, host.index, i)
-        base = h << HOST_SHIFT
-        out = {
-            "id": base + i,
-            "name": d["name"],
-            "category": d["category"],
-            "track": d["track"] + int(self.track_base[h]),
-            "section": d["section"] + int(self.section_base[h]),
-            "host": h,
-            "start_ns": self._ns(h, d["start_ps"]),
-            "dur_ns": d["dur_ps"] / 1000,
-            "self_ns": d["self_ps"] / 1000,
-            "depth": d["depth"],
-            "args": d["args"],
-        }
-        if "args_error" in d:
-            out["args_error"] = d["args_error"]
-        for key in ("flows_out", "flows_in"):
-            out[key] = [
-                {
-                    "id": base + f["index"],
-                    "name": f["name"],
-                    "flow": f["flow"],
-                    "start_ns": self._ns(h, f["start_ps"]),
-                    "dur_ns": f["dur_ps"] / 1000,
-                    "track": f["track"] + int(self.track_base[h]),
-                }
-                for f in d[key]
-            ]
-        return out
+        return TraceEvent(
+            id=(h << HOST_SHIFT) + i,
+            name=d["name"],
+            category=d["category"],
+            track=d["track"] + int(self.track_base[h]),
+            section=d["section"] + int(self.section_base[h]),
+            host=h,
+            start_ns=self._ns(h, d["start_ps"]),
+            dur_ns=d["dur_ps"] / 1000,
+            self_ns=d["self_ps"] / 1000,
+            depth=d["depth"],
+            args=d["args"],
+            args_error=d.get("args_error", UNSET),
+            flows_out=self._flow_links(h, d["flows_out"]),
+            flows_in=self._flow_links(h, d["flows_in"]),
+        )
 
-    def search(self, q: str, limit: int = DEFAULT_SEARCH_LIMIT, offset: int = 0) -> dict[str, Any]:
+    def _flow_links(self, h: int, linked: list[dict[str, Any]]) -> list[FlowLink]:
+        """Host `h`'s linked events (`query.event_details`) with session times and global ids."""
+        return [
+            FlowLink(
+                id=(h << HOST_SHIFT) + f["index"],
+                name=f["name"],
+                flow=f["flow"],
+                start_ns=self._ns(h, f["start_ps"]),
+                dur_ns=f["dur_ps"] / 1000,
+                track=f["track"] + int(self.track_base[h]),
+            )
+            for f in linked
+        ]
+
+    def search(self, q: str, limit: int = DEFAULT_SEARCH_LIMIT, offset: int = 0) -> TraceSearch:
         """All events of all hosts matching `q`: total count and `limit` matches in time order from the
         `offset`-th, so a client can page through every match of a big trace."""
         total = 0
@@ -309,21 +318,17 @@ class Timeline:
         for start, h, i in zip(start_col[page].tolist(), host_col[page].tolist(), index_col[page].tolist()):
             trace = self.hosts[h].trace
             matches.append(
-                {
-                    "id": (h << HOST_SHIFT) + i,
-                    "name": trace.strings[int(trace.ev_name[i])],
-                    "start_ns": start / 1000,
-                    "dur_ns": int(trace.ev_dur_ps[i]) / 1000,
-                    "track": int(trace.ev_track[i]) + int(self.track_base[h]),
-                }
+                SearchMatch(
+                    id=(h << HOST_SHIFT) + i,
+                    name=trace.strings[int(trace.ev_name[i])],
+                    start_ns=start / 1000,
+                    dur_ns=int(trace.ev_dur_ps[i]) / 1000,
+                    track=int(trace.ev_track[i]) + int(self.track_base[h]),
+                )
             )
-        return {
-            "query": q,
-            "total": total,
-            "offset": offset,
-            "matches": matches,
-            "truncated": total > offset + len(matches),
-        }
+        return TraceSearch(
+            query=q, total=total, offset=offset, matches=matches, truncated=total > offset + len(matches)
+        )
 
     def summary(
         self,
@@ -332,7 +337,7 @@ class Timeline:
         tracks: Sequence[int] | None = None,
         ids: Sequence[int] | None = None,
         limit: int = 1000,
-    ) -> dict[str, Any]:
+    ) -> TraceSummary:
         """Per-name statistics over a time range (events overlapping it, optionally on some tracks)
         or over an explicit set of event ids; rows sorted by total time, at most `limit`."""
         per_host: list[np.ndarray] = []
@@ -369,23 +374,23 @@ class Timeline:
                     into["min_ps"] = min(into["min_ps"], row["min_ps"])
                     into["max_ps"] = max(into["max_ps"], row["max_ps"])
         rows = sorted(merged.values(), key=lambda r: (-r["total_ps"], r["name"]))
-        return {
-            "rows": [
-                {
-                    "name": r["name"],
-                    "count": r["count"],
-                    "total_ns": r["total_ps"] / 1000,
-                    "self_ns": r["self_ps"] / 1000,
-                    "avg_ns": r["total_ps"] / r["count"] / 1000,
-                    "min_ns": r["min_ps"] / 1000,
-                    "max_ns": r["max_ps"] / 1000,
-                }
+        return TraceSummary(
+            rows=[
+                SummaryRow(
+                    name=r["name"],
+                    count=r["count"],
+                    total_ns=r["total_ps"] / 1000,
+                    self_ns=r["self_ps"] / 1000,
+                    avg_ns=r["total_ps"] / r["count"] / 1000,
+                    min_ns=r["min_ps"] / 1000,
+                    max_ns=r["max_ps"] / 1000,
+                )
                 for r in rows[:limit]
             ],
-            "num_names": len(rows),
-            "num_events": int(sum(e.shape[0] for e in per_host)),
-            "truncated": len(rows) > limit,
-        }
+            num_names=len(rows),
+            num_events=int(sum(e.shape[0] for e in per_host)),
+            truncated=len(rows) > limit,
+        )
 
 
 def _concat(

@@ -6,10 +6,17 @@ from profscope.formats import registry
 from profscope.logdir import Host
 from profscope.tools import Tool
 from profscope.tools.trace import routes
+from profscope.trace import answers
 
 
 def applies(host: Host) -> bool:
     return bool(host.files_of(*registry.TRACE_FORMATS))
 
 
-TOOL = Tool(id="trace", order=1, applies=applies, routes=routes.ROUTES)
+TOOL = Tool(
+    id="trace",
+    order=1,
+    applies=applies,
+    routes=routes.ROUTES,
+    answers=(answers.TraceMeta, answers.TraceEvent, answers.TraceSearch, answers.TraceSummary),
+)

@@ -7,13 +7,12 @@ in their errors. While a host is ingested `ctx.timeline()` raises and the plugin
 
 from __future__ import annotations
 
-from typing import Any
-
 from tensorboard import errors
 
 from profscope.context import HostContext
 from profscope.params import Params
 from profscope.tools import Binary, Handler
+from profscope.trace.answers import TraceEvent, TraceMeta, TraceSearch, TraceSummary
 from profscope.trace.timeline import DEFAULT_SEARCH_LIMIT
 
 # How long trace/meta waits for a running ingest before answering 202 with progress: small files
@@ -24,7 +23,7 @@ TILE_MAX_AGE_S = 24 * 3600
 MAX_SEARCH_LIMIT = 10_000
 
 
-def meta(ctx: HostContext, params: Params) -> dict[str, Any]:
+def meta(ctx: HostContext, params: Params) -> TraceMeta:
     """`trace/meta`: sections, tracks, span, counts, warnings and the tile scheme."""
     return ctx.timeline(META_WAIT_S).meta()
 
@@ -36,7 +35,7 @@ def tile(ctx: HostContext, params: Params) -> Binary:
     return Binary(data, content_encoding="gzip", etag=etag, max_age_s=TILE_MAX_AGE_S)
 
 
-def event(ctx: HostContext, params: Params) -> dict[str, Any]:
+def event(ctx: HostContext, params: Params) -> TraceEvent:
     """`trace/event?id=`: everything about one event (global id)."""
     event_id = params.int("id")
     timeline = ctx.timeline()
@@ -46,7 +45,7 @@ def event(ctx: HostContext, params: Params) -> dict[str, Any]:
         raise errors.NotFoundError(f"{timeline.subject}: no event with id {event_id}") from e
 
 
-def search(ctx: HostContext, params: Params) -> dict[str, Any]:
+def search(ctx: HostContext, params: Params) -> TraceSearch:
     """`trace/search?q=&limit=&offset=`: case-insensitive substring over names and argument values
     of all events; matches in time order, `limit` of them from the `offset`-th."""
     q = params.text("q", "") or ""
@@ -60,7 +59,7 @@ def search(ctx: HostContext, params: Params) -> dict[str, Any]:
     return timeline.search(q, limit, offset)
 
 
-def summary(ctx: HostContext, params: Params) -> dict[str, Any]:
+def summary(ctx: HostContext, params: Params) -> TraceSummary:
     """`trace/summary?start=&end=&tracks=` or `?ids=`: per-name statistics of a range (on some
     tracks) or of given events."""
     start, end = params.float("start"), params.float("end")

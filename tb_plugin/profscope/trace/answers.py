@@ -1,0 +1,164 @@
+"""The JSON answers of the trace engine, as `msgspec.Struct`s: `trace/*` routes and the 202 progress.
+
+They are declared here, next to the code that builds them (`timeline.py`, `service.py`), not in
+`profscope.tools.trace`: the engine cannot import the tool package, whose routes import the engine.
+Times are ns from the session start; ids are the timeline's (global) ids. The row Structs a search or
+summary answers thousands of (`SearchMatch`, `SummaryRow`) hold only scalars, so they can never be in
+a reference cycle and are kept out of the garbage collector (`gc=False`): cheaper to make.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from profscope.answers import UNSET, Answer, UnsetType
+
+
+class IngestingFile(Answer):
+    """One host's trace file still being read into the cache."""
+
+    path: str
+    bytes_done: int
+    bytes_total: int
+    stage: str
+
+
+class Ingesting(Answer, tag_field="state", tag="ingesting"):
+    """HTTP 202 of any route that needs a timeline while a host's trace is still being ingested: the
+    view shows the progress and asks again."""
+
+    bytes_done: int
+    bytes_total: int
+    stage: str
+    files: list[IngestingFile]
+
+
+class TraceSection(Answer):
+    """A group of tracks (a process, a device); `host` indexes `TraceMeta.hosts`."""
+
+    id: int
+    name: str
+    kind: str
+    sort_index: int
+    host: int
+
+
+class TraceTrack(Answer):
+    """One row of the timeline (a thread, a stream, a counter) in `section`."""
+
+    id: int
+    section: int
+    name: str
+    kind: str
+    sort_index: int
+    max_depth: int
+    host: int
+
+
+class TraceHost(Answer):
+    """One host's trace: where it came from, how it is placed on the session clock, what was skipped."""
+
+    name: str
+    source: str
+    format: str
+    offset_ns: float
+    clock_origin_ns: int | None
+    num_events: int
+    num_flows: int
+    num_counter_samples: int
+    warnings: list[str]
+    skipped: dict[str, int]
+
+
+class TileScheme(Answer):
+    """How the timeline is cut into tiles (docs/ARCHITECTURE.md, Tiles)."""
+
+    base_ns: float
+    tile_px: int
+    max_level: int
+
+
+class TraceMeta(Answer):
+    """`trace/meta`: everything a view needs before asking for tiles."""
+
+    span_ns: tuple[float, float]
+    hosts: list[TraceHost]
+    sections: list[TraceSection]
+    tracks: list[TraceTrack]
+    num_events: int
+    num_flows: int
+    warnings: list[str]
+    tile: TileScheme
+
+
+class FlowLink(Answer):
+    """The event at the other end of a flow arrow, and the flow's name."""
+
+    id: int
+    name: str
+    flow: str
+    start_ns: float
+    dur_ns: float
+    track: int
+
+
+class TraceEvent(Answer, kw_only=True):
+    """`trace/event`: one event; `args` as recorded, `args_error` when they could not be read."""
+
+    id: int
+    name: str
+    category: str
+    track: int
+    section: int
+    host: int
+    start_ns: float
+    dur_ns: float
+    self_ns: float
+    depth: int
+    args: dict[str, Any]
+    args_error: str | UnsetType = UNSET
+    flows_out: list[FlowLink]
+    flows_in: list[FlowLink]
+
+
+class SearchMatch(Answer, gc=False):
+    """One event matching a search."""
+
+    id: int
+    name: str
+    start_ns: float
+    dur_ns: float
+    track: int
+
+
+class TraceSearch(Answer):
+    """`trace/search`: `total` matches of `query` in all; `matches` is the page of them (in time order)
+    that starts at the `offset`-th, and `truncated` says more follow it."""
+
+    query: str
+    total: int
+    offset: int
+    matches: list[SearchMatch]
+    truncated: bool
+
+
+class SummaryRow(Answer, gc=False):
+    """Statistics of the events of one name."""
+
+    name: str
+    count: int
+    total_ns: float
+    self_ns: float
+    avg_ns: float
+    min_ns: float
+    max_ns: float
+
+
+class TraceSummary(Answer):
+    """`trace/summary`: rows by total time, at most a limit of them (`truncated` when `num_names` is
+    more); `num_events` counts the events summarized."""
+
+    rows: list[SummaryRow]
+    num_names: int
+    num_events: int
+    truncated: bool
