@@ -8,20 +8,14 @@
 // every other file under /data/plugin/profscope/static/; keeping all chunks next to app.js lets
 // their relative imports resolve without any server-side rewriting.
 import { build } from "esbuild";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { toolsDefine } from "./scripts/views.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const outdir = resolve(here, "../tb_plugin/profscope/static");
 const target = ["chrome110", "firefox115", "safari16"];
-
-// Views are discovered, not listed: a folder src/views/<tool>/ with an index.ts becomes that tool's
-// tab (own chunk); the shell shows "planned" text for tools without one.
-const views = readdirSync(resolve(here, "src/views"), { withFileTypes: true })
-  .filter((d) => d.isDirectory() && existsSync(resolve(here, "src/views", d.name, "index.ts")))
-  .map((d) => d.name)
-  .sort();
 
 const common = {
   absWorkingDir: here,
@@ -32,7 +26,9 @@ const common = {
   legalComments: "none",
   charset: "utf8",
   loader: { ".css": "text" },
-  define: { __PROFSCOPE_VIEWS__: JSON.stringify(views) },
+  // Tools are discovered, not listed: each src/views/<tool>/tool.json is a tab, its index.ts (if any)
+  // the view's own chunk (scripts/views.mjs).
+  define: toolsDefine(),
   write: false,
   logLevel: "warning",
 };

@@ -1,15 +1,11 @@
-import { existsSync, readdirSync } from "node:fs";
 import { defineConfig } from "vitest/config";
-
-const views = readdirSync("src/views", { withFileTypes: true })
-  .filter((d) => d.isDirectory() && existsSync(`src/views/${d.name}/index.ts`))
-  .map((d) => d.name)
-  .sort();
+import { toolsDefine } from "./scripts/views.mjs";
 
 export default defineConfig({
-  define: { __PROFSCOPE_VIEWS__: JSON.stringify(views) },
+  // The same discovered tools as the bundle (build.mjs), so the registry under test is the shipped one.
+  define: toolsDefine(),
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     environment: "node",
   },
 });

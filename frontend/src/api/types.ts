@@ -1,38 +1,35 @@
-/** JSON shapes of the profscope HTTP API, as documented in docs/ARCHITECTURE.md. */
+/** JSON shapes of the profscope HTTP API. The answers are generated from the server's msgspec Structs
+ * (answers.gen.ts, from answers.schema.json: see scripts/gen-answer-types.mjs); this module gives them
+ * the names the views use and adds the request-side types. */
 
-export type ToolId = "trace" | "roofline" | "xla" | "overview";
+import type {
+  FileEntry,
+  HostEntry,
+  Ingesting,
+  RunEntry,
+  RunsAnswer,
+  SessionEntry,
+  TileScheme,
+  TraceEvent,
+  TraceHost,
+  TraceSearch,
+  TraceSection,
+  TraceSummary,
+  TraceTrack,
+} from "./answers.gen.ts";
 
-export interface RunsFile {
-  name?: string;
-  path: string;
-  format: string;
-  size: number;
-  error?: string;
-}
+export type { FlowLink, SearchMatch, SummaryRow, TraceMeta } from "./answers.gen.ts";
 
-export interface RunsHost {
-  name: string;
-  files: RunsFile[];
-  tools: string[];
-}
+/** A tool's id: the name of its folder `src/views/<tool>/`. Tools are discovered from those folders, so
+ * this is checked at run time against the registry (`isToolId` in src/views/registry.ts). */
+export type ToolId = string;
 
-export interface RunsSession {
-  name: string;
-  hosts: RunsHost[];
-}
-
-export interface RunsRun {
-  name: string;
-  sessions: RunsSession[];
-}
-
-export interface RunsResponse {
-  logdir: string;
-  runs: RunsRun[];
-  /** Logdir-level problems (unreadable folders…); file problems sit on the files. */
-  errors?: string[];
-  empty_message?: string;
-}
+/** `/runs`: the logdir's runs, sessions and hosts, with each host's files and tools. */
+export type RunsResponse = RunsAnswer;
+export type RunsRun = RunEntry;
+export type RunsSession = SessionEntry;
+export type RunsHost = HostEntry;
+export type RunsFile = FileEntry;
 
 /** What every data route is about: one session of one run, one or more hosts merged. */
 export interface Subject {
@@ -42,110 +39,13 @@ export interface Subject {
   hosts: string[];
 }
 
-export interface IngestProgress {
-  state: "ingesting";
-  bytes_done: number;
-  bytes_total: number;
-  /** What the ingest is doing now (reading, indexing…), when the server says. */
-  stage?: string;
-  files?: unknown;
-}
+/** The 202 answer of a route that needs a trace still being ingested. */
+export type IngestProgress = Ingesting;
 
-export interface MetaHost {
-  name: string;
-  offset_ns: number;
-  num_events: number;
-  warnings: string[];
-  skipped: Record<string, number>;
-}
-
-export interface MetaSection {
-  id: number;
-  name: string;
-  kind: string;
-  sort_index: number;
-  /** Index into `hosts` (a host name is accepted too). */
-  host: number | string;
-}
-
-export interface MetaTrack {
-  id: number;
-  section: number;
-  name: string;
-  kind: string;
-  sort_index: number;
-  max_depth: number;
-  host: number | string;
-}
-
-export interface TileParams {
-  base_ns: number;
-  tile_px: number;
-  max_level: number;
-}
-
-export interface TraceMeta {
-  span_ns: [number, number];
-  hosts: MetaHost[];
-  sections: MetaSection[];
-  tracks: MetaTrack[];
-  num_events: number;
-  num_flows: number;
-  /** Timeline-level problems (e.g. hosts without a clock origin, so not aligned). */
-  warnings?: string[];
-  tile: TileParams;
-}
-
-export interface FlowLink {
-  id: number;
-  name: string;
-  start_ns: number;
-  track: number;
-}
-
-export interface EventDetails {
-  id: number;
-  name: string;
-  category: string;
-  track: number;
-  section: number;
-  start_ns: number;
-  dur_ns: number;
-  self_ns: number;
-  depth: number;
-  args: Record<string, unknown>;
-  flows_out: FlowLink[];
-  flows_in: FlowLink[];
-}
-
-export interface SearchMatch {
-  id: number;
-  name: string;
-  start_ns: number;
-  dur_ns: number;
-  track: number;
-}
-
-export interface SearchResponse {
-  query: string;
-  total: number;
-  /** Index (in time order among all matches) of `matches[0]`. */
-  offset: number;
-  matches: SearchMatch[];
-  truncated: boolean;
-}
-
-export interface SummaryRow {
-  name: string;
-  count: number;
-  total_ns: number;
-  self_ns: number;
-  avg_ns: number;
-  min_ns: number;
-  max_ns: number;
-}
-
-export interface SummaryResponse {
-  rows: SummaryRow[];
-  num_events: number;
-}
+export type MetaHost = TraceHost;
+export type MetaSection = TraceSection;
+export type MetaTrack = TraceTrack;
+export type TileParams = TileScheme;
+export type EventDetails = TraceEvent;
+export type SearchResponse = TraceSearch;
+export type SummaryResponse = TraceSummary;

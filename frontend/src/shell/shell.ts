@@ -5,10 +5,10 @@
 import { ApiError, type ProfscopeClient } from "../api/client.ts";
 import type { RunsHost, RunsResponse, RunsRun, RunsSession, Subject, ToolId } from "../api/types.ts";
 import { clear, h, isAbort, messageOf } from "../dom.ts";
-import { hasView, loadView, TOOLS } from "../views/registry.ts";
+import { isToolId, loadView, TOOLS, toolInfo } from "../views/registry.ts";
 import type { ViewInstance } from "../views/view.ts";
 import type { FragmentStore } from "./link.ts";
-import { runLabel } from "./labels.ts";
+import { runLabel, sessionLabel } from "./labels.ts";
 
 const SHELL_KEYS = new Set(["run", "session", "host", "tool"]);
 
@@ -26,14 +26,10 @@ interface MountedView {
   abort: AbortController;
 }
 
-function isTool(x: string | null): x is ToolId {
-  return TOOLS.some((t) => t.id === x);
-}
-
-/** Tools that apply to the chosen hosts: those `/runs` lists for any of them. */
+/** Tools that apply to the chosen hosts: those `/runs` lists for any of them that this build has. */
 export function toolsFor(hosts: RunsHost[]): Set<ToolId> {
   const out = new Set<ToolId>();
-  for (const host of hosts) for (const t of host.tools) if (isTool(t)) out.add(t);
+  for (const host of hosts) for (const t of host.tools) if (isToolId(t)) out.add(t);
   return out;
 }
 
@@ -137,12 +133,13 @@ export class Shell {
     for (const [k, v] of p) if (!SHELL_KEYS.has(k)) view.set(k, v);
     this.viewParams = view;
     const hosts = p.get("host");
+    const tool = p.get("tool");
     this.select(
       {
         run: p.get("run") ?? "",
         session: p.get("session") ?? "",
         hosts: hosts ? hosts.split(",") : [],
-        tool: isTool(p.get("tool")) ? (p.get("tool") as ToolId) : "trace",
+        tool: isToolId(tool) ? tool : "trace",
       },
       true,
     );
@@ -196,7 +193,7 @@ export class Shell {
     );
     options(
       this.sessionSelect,
-      run.sessions.map((s) => ({ value: s.name, text: s.name })),
+      run.sessions.map((s) => ({ value: s.name, text: sessionLabel(s) })),
       sel.session,
     );
     const hosts = session ? session.hosts : [];
@@ -344,14 +341,14 @@ export class Shell {
     const mounted: MountedView = { tool: sel.tool, container, instance: null, abort: new AbortController() };
     this.views.set(sel.tool, mounted);
     this.main.append(container);
-    const info = TOOLS.find((t) => t.id === sel.tool);
+    const info = toolInfo(sel.tool);
     if (!available.has(sel.tool)) {
-      container.append(h("div", { class: "ps-empty" }, `${info?.title ?? sel.tool}: the selected host has no data for this tool.`));
+      container.append(h("div", { class: "ps-empty" }, `${info.title}: the selected host has no data for this tool.`));
       return;
     }
-    if (!hasView(sel.tool)) {
+    if (!info.hasView) {
       container.append(
-        h("div", { class: "ps-planned", "data-testid": "planned" }, h("h2", {}, info?.title ?? sel.tool), h("p", {}, info?.planned ?? "")),
+        h("div", { class: "ps-planned", "data-testid": "planned" }, h("h2", {}, info.title), h("p", {}, info.planned)),
       );
       return;
     }
@@ -375,7 +372,8 @@ export class Shell {
             }
             this.writeFragment();
           },
-          navigate: (tool, params) => this.switchTool(tool, params),
+          // An unknown id throws here: a view linking to a tool this build lacks is a bug to surface.
+          navigate: (tool, params) => this.switchTool(toolInfo(tool).id, params),
         });
       },
       (e) => {

@@ -1,52 +1,40 @@
-/** The tools of the profscope tab and where their views come from. A tool whose folder
- * `src/views/<tool>/index.ts` exists is loaded from it (own chunk); one without says what is planned. */
+/** The tools of the profscope tab, built from their folders: nothing here names a tool. Each
+ * `src/views/<tool>/` declares itself in a `tool.json` ({id, title, order}, and `planned` text while
+ * it has no view); a folder that also holds `index.ts` has a view, loaded as its own chunk the first
+ * time its tab opens. `scripts/views.mjs` finds and checks the declarations at build (and test) time
+ * and injects them here through `define`.
+ *
+ * Why `tool.json` and not a `tool.ts`: the declaration is data the build needs before bundling
+ * anything (which folders are tools, which have views, the tab order), and Node reads JSON as it is,
+ * without compiling TypeScript first; keeping it out of the view module also means the shell can draw
+ * every tab without loading a single view chunk. */
 
+import type { DiscoveredTool } from "../../scripts/views.mjs";
 import type { ToolId } from "../api/types.ts";
 import type { ViewModule } from "./view.ts";
 
-/** Folders under src/views/ that have an index.ts, found by build.mjs / vitest.config.ts. */
-declare const __PROFSCOPE_VIEWS__: string[];
+/** Replaced by the build (build.mjs / vitest.config.ts via scripts/views.mjs) with the discovered tools. */
+declare const __PROFSCOPE_TOOLS__: DiscoveredTool[];
 
-export interface ToolInfo {
-  id: ToolId;
-  title: string;
-  /** What the tool will show, for tools whose view is not built yet (absent once it is). */
-  planned?: string;
+export type ToolInfo = DiscoveredTool;
+
+/** Every tool, in tab order. */
+export const TOOLS: readonly ToolInfo[] = __PROFSCOPE_TOOLS__;
+
+/** Whether `id` names a tool of this build (ids come from `/runs`, deep links and views). */
+export function isToolId(id: string | null | undefined): id is ToolId {
+  return TOOLS.some((t) => t.id === id);
 }
 
-export const TOOLS: ToolInfo[] = [
-  {
-    id: "trace",
-    title: "Trace",
-  },
-  {
-    id: "overview",
-    title: "Overview",
-    planned:
-      "Planned: a one-page summary of the selected host — step time and its breakdown (compute, " +
-      "communication, input, idle), device busy time, and the operations with the most self time, each " +
-      "linking into the Trace tab at the matching time range.",
-  },
-  {
-    id: "roofline",
-    title: "Roofline",
-    planned:
-      "Planned: every XLA or GPU operation placed by its arithmetic intensity (FLOPs per byte accessed) " +
-      "against its achieved FLOP/s, under the device's compute and memory-bandwidth roofs, from the cost " +
-      "statistics recorded in the profile; operations without such statistics will be listed as not observed.",
-  },
-  {
-    id: "xla",
-    title: "XLA",
-  },
-];
-
-export function hasView(tool: ToolId): boolean {
-  return __PROFSCOPE_VIEWS__.includes(tool);
+/** The tool named `id`; an unknown id is a programming error (validate outside input with isToolId). */
+export function toolInfo(id: ToolId): ToolInfo {
+  const tool = TOOLS.find((t) => t.id === id);
+  if (!tool) throw new Error(`unknown tool "${id}"; the tools are ${TOOLS.map((t) => t.id).join(", ")}`);
+  return tool;
 }
 
 /** The view module of `tool`, or null when it is not built yet. */
 export async function loadView(tool: ToolId): Promise<ViewModule | null> {
-  if (!hasView(tool)) return null;
+  if (!toolInfo(tool).hasView) return null;
   return (await import(`./${tool}/index.ts`)) as ViewModule;
 }

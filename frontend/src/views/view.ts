@@ -1,6 +1,7 @@
-/** The contract between the shell and a view. A view lives in `src/views/<tool>/index.ts` and exports
- * `mount`; the build discovers the folder, bundles it as its own chunk and the shell loads it the
- * first time its tab opens. Heavy libraries belong in the view's own dynamic imports. */
+/** The contract between the shell and a view. A view lives in `src/views/<tool>/index.ts` (beside the
+ * folder's `tool.json`, see registry.ts) and exports `mount`; the build discovers the folder, bundles it
+ * as its own chunk and the shell loads it the first time its tab opens. Heavy libraries belong in the
+ * view's own dynamic imports. */
 
 import type { ProfscopeClient } from "../api/client.ts";
 import type { RunsHost, Subject, ToolId } from "../api/types.ts";
@@ -14,7 +15,8 @@ export interface ViewContext {
   params: URLSearchParams;
   /** Replace the view's keys in the deep link (undefined removes a key). */
   setParams(params: Record<string, string | undefined>): void;
-  /** Open another tool with link keys, e.g. the trace at a range: `navigate("trace", traceRange(a, b))`. */
+  /** Open another tool with link keys, e.g. the trace at a range: `navigate("trace", traceRange(a, b))`.
+   * Throws for an id that is not a tool of this build. */
   navigate(tool: ToolId, params: Record<string, string>): void;
   /** Aborted when the view is unmounted (subject changed): pass it to every request. */
   signal: AbortSignal;

@@ -12,6 +12,8 @@ export interface MockOptions {
   runs?: RunsResponse;
 }
 
+/** `/runs` as the backend sends it: every file with its `format_label`, every session with its `label`
+ * (the name itself, except PyTorch sessions named by a timestamp, which read as a local date-time). */
 export const DEFAULT_RUNS: RunsResponse = {
   logdir: "/logs",
   runs: [
@@ -20,9 +22,18 @@ export const DEFAULT_RUNS: RunsResponse = {
       sessions: [
         {
           name: "2024_01_01_00_00_00",
+          label: "2024_01_01_00_00_00",
           hosts: [
-            { name: "worker0", files: [{ path: "worker0.pt.trace.json.gz", format: "chrome_trace", size: 1 }], tools: ["trace", "overview"] },
-            { name: "worker1", files: [{ path: "worker1.pt.trace.json.gz", format: "chrome_trace", size: 1 }], tools: ["trace", "overview"] },
+            {
+              name: "worker0",
+              files: [{ name: "worker0.pt.trace.json.gz", path: "worker0.pt.trace.json.gz", format: "chrome_trace", format_label: "Chrome trace", size: 1, mtime: null }],
+              tools: ["trace", "overview"],
+            },
+            {
+              name: "worker1",
+              files: [{ name: "worker1.pt.trace.json.gz", path: "worker1.pt.trace.json.gz", format: "chrome_trace", format_label: "Chrome trace", size: 1, mtime: null }],
+              tools: ["trace", "overview"],
+            },
           ],
         },
       ],
@@ -30,10 +41,21 @@ export const DEFAULT_RUNS: RunsResponse = {
     {
       name: "xla_run",
       sessions: [
-        { name: "s1", hosts: [{ name: "cpu", files: [{ path: "xla_metrics.txt", format: "xla_metrics", size: 1 }], tools: ["xla"] }] },
+        {
+          name: "s1",
+          label: "s1",
+          hosts: [
+            {
+              name: "cpu",
+              files: [{ name: "xla_metrics.txt", path: "xla_metrics.txt", format: "xla_metrics", format_label: "XLA logs", size: 1, mtime: null }],
+              tools: ["xla"],
+            },
+          ],
+        },
       ],
     },
   ],
+  errors: [],
 };
 
 export class MockApi {

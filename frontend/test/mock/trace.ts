@@ -123,11 +123,12 @@ export function makeTrace(steps = 20, kernelsPerStep = 30, seed = 1): MockTrace 
     counters,
     meta: {
       span_ns: [0, end],
-      hosts: [{ name: "worker0", offset_ns: 0, num_events: events.length, warnings: [], skipped: {} }],
+      hosts: [{ name: "worker0", source: "mock", format: "chrome_trace", offset_ns: 0, clock_origin_ns: null, num_events: events.length, num_flows: flows.length, num_counter_samples: 0, warnings: [], skipped: {} }],
       sections,
       tracks,
       num_events: events.length,
       num_flows: flows.length,
+      warnings: [],
       tile: { base_ns: BASE_NS, tile_px: TILE_PX, max_level: maxLevelFor(end) },
     },
   };
@@ -258,13 +259,14 @@ export function eventDetails(trace: MockTrace, id: number): EventDetails {
   const children = trace.events.filter(
     (c) => c.track === e.track && c.depth === e.depth + 1 && c.start >= e.start && c.start + c.dur <= e.start + e.dur,
   );
-  const link = (other: MockEvent, name: string) => ({ id: other.id, name, start_ns: other.start, track: other.track });
+  const link = (other: MockEvent, flow: string) => ({ id: other.id, name: other.name, flow, start_ns: other.start, dur_ns: other.dur, track: other.track });
   return {
     id: e.id,
     name: e.name,
     category: e.category,
     track: e.track,
     section: trace.meta.tracks[e.track].section,
+    host: 0,
     start_ns: e.start,
     dur_ns: e.dur,
     self_ns: e.dur - children.reduce((s, c) => s + c.dur, 0),
@@ -293,6 +295,8 @@ export function summarize(trace: MockTrace, events: MockEvent[]): SummaryRespons
     rows: [...rows.values()]
       .map((r) => ({ ...r, avg_ns: r.total_ns / r.count }))
       .sort((a, b) => b.total_ns - a.total_ns),
+    num_names: rows.size,
+    truncated: false,
   };
 }
 
@@ -322,11 +326,12 @@ export function makeDenseTrace(nTracks = 64, perTrack = 4000, seed = 7): MockTra
     counters: [],
     meta: {
       span_ns: [0, end],
-      hosts: [{ name: "dense", offset_ns: 0, num_events: events.length, warnings: [], skipped: {} }],
+      hosts: [{ name: "dense", source: "mock", format: "chrome_trace", offset_ns: 0, clock_origin_ns: null, num_events: events.length, num_flows: 0, num_counter_samples: 0, warnings: [], skipped: {} }],
       sections,
       tracks,
       num_events: events.length,
       num_flows: 0,
+      warnings: [],
       tile: { base_ns: BASE_NS, tile_px: TILE_PX, max_level: maxLevelFor(end) },
     },
   };

@@ -1,7 +1,12 @@
-/** Time-axis ticks: a 1-2-5 step chosen so labels sit at least `minSpacingPx` apart, in a unit
- * that follows the zoom (s, ms, µs, ns). */
+/** How the trace writes time: axis ticks with a 1-2-5 step chosen so labels sit at least
+ * `minSpacingPx` apart, in a unit that follows the zoom (s, ms, µs, ns); the instants printed on the
+ * timeline, formatted alike; and the precision of its durations. */
 
-import { formatTimestamp } from "./format.ts";
+import { timeUnit } from "../../shared/units.ts";
+
+/** Durations in the trace carry 4 significant digits, one more than the shared default: events and
+ * measurements on one timeline are compared against each other, often to within a per mille. */
+export const DURATION_DIGITS = 4;
 
 export interface Tick {
   ns: number;
@@ -11,6 +16,22 @@ export interface Tick {
 export interface Ticks {
   stepNs: number;
   ticks: Tick[];
+}
+
+/** A point in time relative to the trace start, with enough decimals to tell apart ticks `stepNs`
+ * apart. The unit follows the larger of the step and `magnitudeNs` (the axis' far end), so deep in a
+ * long trace ticks read "131.32 ms" rather than "131320 µs"; it stops at seconds, a timeline position
+ * with decimals of minutes would not read. */
+export function formatTimestamp(ns: number, stepNs: number, magnitudeNs = 0): string {
+  const { symbol, scale } = timeUnit(Math.max(Math.abs(stepNs) * 10, Math.abs(magnitudeNs), 1e-3), "s");
+  const stepInUnit = stepNs / scale;
+  const decimals = Math.max(0, Math.min(9, Math.ceil(-Math.log10(stepInUnit) - 1e-9)));
+  return `${(ns / scale).toFixed(decimals)} ${symbol}`;
+}
+
+/** An instant on the session timeline to the nanosecond, in the unit of its magnitude. */
+export function formatInstant(ns: number): string {
+  return formatTimestamp(ns, 1, ns);
 }
 
 /** Smallest 1·10^k, 2·10^k or 5·10^k that is ≥ `x`. */

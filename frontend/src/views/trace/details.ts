@@ -1,9 +1,11 @@
 /** The details panel under the timeline: one event (every field and arg, its flows as links that
- * jump to the linked event) or a per-name summary table of several events or a range. */
+ * jump to the linked event) or a per-name summary table of several events or a range; and the
+ * splitter that resizes it. */
 
 import type { EventDetails, FlowLink, SummaryResponse, SummaryRow } from "../../api/types.ts";
 import { clear, h } from "../../dom.ts";
-import { formatCount, formatDuration } from "./format.ts";
+import { formatCount, formatDuration } from "../../shared/units.ts";
+import { DURATION_DIGITS, formatInstant } from "./axis.ts";
 
 export interface DetailsHost {
   /** "section / track" for a track id. */
@@ -68,16 +70,16 @@ export class DetailsPanel {
     this.el.append(h("p", { class: "ps-error", role: "alert" }, text));
   }
 
-  showEvent(d: EventDetails, timeOf: (ns: number) => string): void {
+  showEvent(d: EventDetails): void {
     this.lastSummary = null;
     clear(this.el);
     const rows: [string, Node | string][] = [
       ["Name", h("span", { "data-testid": "details-name" }, d.name)],
       ["Category", d.category || "—"],
       ["Track", this.host.trackLabel(d.track)],
-      ["Start", timeOf(d.start_ns)],
-      ["Duration", h("span", { "data-testid": "details-duration" }, d.dur_ns === 0 ? "instant" : formatDuration(d.dur_ns))],
-      ["Self time", d.dur_ns === 0 ? "—" : formatDuration(d.self_ns)],
+      ["Start", formatInstant(d.start_ns)],
+      ["Duration", h("span", { "data-testid": "details-duration" }, d.dur_ns === 0 ? "instant" : formatDuration(d.dur_ns, DURATION_DIGITS))],
+      ["Self time", d.dur_ns === 0 ? "—" : formatDuration(d.self_ns, DURATION_DIGITS)],
       ["Depth", String(d.depth)],
       ["Event id", h("span", { "data-testid": "details-id" }, String(d.id))],
     ];
@@ -94,7 +96,7 @@ export class DetailsPanel {
         const a = h(
           "a",
           { href: "#", "data-flow-id": String(f.id), title: `Jump to event ${f.id}` },
-          `${arrow} ${f.name || "flow"} · ${this.host.trackLabel(f.track)} at ${timeOf(f.start_ns)}`,
+          `${arrow} ${f.name || "flow"} · ${this.host.trackLabel(f.track)} at ${formatInstant(f.start_ns)}`,
         );
         a.addEventListener("click", (ev) => {
           ev.preventDefault();
@@ -144,7 +146,7 @@ export class DetailsPanel {
       const tr = h("tr", {});
       for (const col of COLUMNS) {
         const v = r[col.key];
-        const text = col.key === "name" ? String(v) : col.time ? formatDuration(v as number) : formatCount(v as number);
+        const text = col.key === "name" ? String(v) : col.time ? formatDuration(v as number, DURATION_DIGITS) : formatCount(v as number);
         tr.append(h("td", { class: col.key === "name" ? "" : "num" }, text));
       }
       body.append(tr);
@@ -157,4 +159,25 @@ export class DetailsPanel {
         : h("p", { class: "tv-hint" }, "No events in this selection."),
     );
   }
+}
+
+/** The handle between the timeline and the details panel: dragging it resizes the panel. */
+export function detailsSplitter(panel: HTMLElement): HTMLElement {
+  const s = h("div", { class: "tv-splitter", title: "Drag to resize the details panel" });
+  s.addEventListener("pointerdown", (e) => {
+    const startY = e.clientY;
+    const startH = panel.getBoundingClientRect().height;
+    s.setPointerCapture(e.pointerId);
+    const move = (ev: PointerEvent) => {
+      const hgt = Math.max(60, Math.min(window.innerHeight - 160, startH - (ev.clientY - startY)));
+      panel.style.height = `${hgt}px`;
+    };
+    const up = () => {
+      s.removeEventListener("pointermove", move);
+      s.removeEventListener("pointerup", up);
+    };
+    s.addEventListener("pointermove", move);
+    s.addEventListener("pointerup", up);
+  });
+  return s;
 }

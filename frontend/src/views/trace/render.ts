@@ -3,9 +3,9 @@
  * enough, counters, selection, flows, marks, the track labels and the cursor. A pure function of the
  * state it is given. */
 
-import { computeTicks } from "./axis.ts";
+import { formatDuration } from "../../shared/units.ts";
+import { computeTicks, DURATION_DIGITS, formatTimestamp } from "./axis.ts";
 import { textColorOn } from "./colors.ts";
-import { formatDuration, formatTimestamp } from "./format.ts";
 import { type Layout, ROW_HEIGHT, SECTION_HEIGHT, TRACK_PAD } from "./layout.ts";
 import {
   type Band,
@@ -486,7 +486,7 @@ export function drawAxis(
     ctx.globalAlpha = 0.25;
     ctx.fillRect(x0, 0, Math.max(1, x1 - x0), height);
     ctx.globalAlpha = 1;
-    const label = formatDuration(m.end - m.start);
+    const label = formatDuration(m.end - m.start, DURATION_DIGITS);
     const w = textWidth(ctx, label) + 8;
     const cx = Math.min(Math.max((x0 + x1) / 2, LABEL_WIDTH + w / 2), width - w / 2);
     ctx.fillStyle = "#ffffff";

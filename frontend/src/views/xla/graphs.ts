@@ -4,7 +4,8 @@
 import type { Subject } from "../../api/types.ts";
 import type { XlaApi, XlaDiff, XlaDiffRow, XlaGraph, XlaGraphList, XlaGraphRecord } from "../../api/xla.ts";
 import { append, clear, h, isAbort, messageOf } from "../../dom.ts";
-import { formatCount, shortHash } from "./format.ts";
+import { formatCount } from "../../shared/units.ts";
+import { shortHash } from "./format.ts";
 import { renderDot } from "./graphviz.ts";
 
 /** Graphs up to this many nodes are drawn as soon as they are opened; bigger ones on request. */

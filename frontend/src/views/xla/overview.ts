@@ -3,8 +3,8 @@
 
 import type { XlaFinding, XlaReport, XlaSeries, XlaSummary } from "../../api/xla.ts";
 import { type Child, h } from "../../dom.ts";
+import { formatBytes, formatCount, formatDuration, NOT_OBSERVED } from "../../shared/units.ts";
 import { barChart } from "./charts.ts";
-import { formatBytes, formatCount, formatNs, NOT_OBSERVED } from "./format.ts";
 
 const TRANSFER_FROM = ["TransferFromDeviceTime", "TransferFromServerTime"];
 
@@ -37,10 +37,10 @@ export function summaryCards(summary: XlaSummary | null): HTMLElement {
     "div",
     { class: "xv-cards" },
     card("Compilations", compiles, s.cached_compiles === null ? "cache hits not observed" : `${formatCount(s.cached_compiles)} served from the cache`, "compilations"),
-    card("Compile time", formatNs(s.compile_time_ns), s.compilations === null ? "" : `in ${formatCount(s.compilations)} compilations`, "compile-time"),
-    card("Execute time", formatNs(s.execute_time_ns), s.executions === null ? "" : `in ${formatCount(s.executions)} executions`, "execute-time"),
-    card("Host → device", formatNs(s.to_device.time_ns), transferDetail(s.to_device), "to-device"),
-    card("Device → host", formatNs(s.from_device.time_ns), transferDetail(s.from_device), "from-device"),
+    card("Compile time", formatDuration(s.compile_time_ns), s.compilations === null ? "" : `in ${formatCount(s.compilations)} compilations`, "compile-time"),
+    card("Execute time", formatDuration(s.execute_time_ns), s.executions === null ? "" : `in ${formatCount(s.executions)} executions`, "execute-time"),
+    card("Host → device", formatDuration(s.to_device.time_ns), transferDetail(s.to_device), "to-device"),
+    card("Device → host", formatDuration(s.from_device.time_ns), transferDetail(s.from_device), "from-device"),
     card("CPU fallbacks", s.cpu_fallback_calls === null ? NOT_OBSERVED : `${formatCount(s.cpu_fallback_calls)} calls`, fallbackOps || "no aten:: counter", "cpu-fallback"),
     card("Steps", s.steps === null ? NOT_OBSERVED : formatCount(s.steps), "MarkStep counter", "steps"),
   );

@@ -2,8 +2,9 @@
 
 import type { XlaMetric, XlaReport, XlaValue } from "../../api/xla.ts";
 import { clear, h } from "../../dom.ts";
+import { formatCount, NOT_OBSERVED } from "../../shared/units.ts";
 import { percentilePlot } from "./charts.ts";
-import { formatCount, formatExact, formatRate, formatValue, NOT_OBSERVED } from "./format.ts";
+import { formatExact, formatRate, formatValue } from "./format.ts";
 
 const UNIT_NAMES: Record<string, string> = { ns: "time", B: "bytes", "": "number" };
 

@@ -4,6 +4,7 @@
 
 import { XlaApi, type XlaReport } from "../../api/xla.ts";
 import { clear, h, isAbort, messageOf } from "../../dom.ts";
+import { ensureStyle } from "../../shared/style.ts";
 import type { ViewContext } from "../view.ts";
 import { GraphsPanel } from "./graphs.ts";
 import { debugDigest, findingsList, stepCharts, summaryCards } from "./overview.ts";
@@ -23,14 +24,6 @@ function isTab(x: string | null): x is TabId {
   return TABS.some((t) => t.id === x);
 }
 
-function ensureStyle(): void {
-  if (document.getElementById("xv-style")) return;
-  const style = document.createElement("style");
-  style.id = "xv-style";
-  style.textContent = css;
-  document.head.append(style);
-}
-
 export class XlaView {
   readonly el = h("div", { class: "xv", "data-testid": "xla-view" });
   private readonly api: XlaApi;
@@ -42,7 +35,7 @@ export class XlaView {
   private params: URLSearchParams;
 
   constructor(private readonly ctx: ViewContext) {
-    ensureStyle();
+    ensureStyle("xv-style", css);
     this.api = new XlaApi(ctx.client);
     this.params = new URLSearchParams(ctx.params);
     this.el.append(this.tabsEl, this.body);

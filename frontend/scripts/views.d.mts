@@ -1,0 +1,26 @@
+/** Types of views.mjs, for vitest.config.ts and for the registry that receives the discovered tools. */
+
+/** What every `src/views/<tool>/tool.json` declares. */
+interface ToolDeclaration {
+  /** The folder's name; used in deep links (`tool=`), test ids and the view's chunk path. */
+  id: string;
+  /** The tab's text. */
+  title: string;
+  /** Tab position: lower first, ties by id. */
+  order: number;
+}
+
+/** A tool found in its folder: with a view (`index.ts` exporting `mount`), or with the `planned` text
+ * its declaration must carry until it has one. */
+export type DiscoveredTool =
+  | (ToolDeclaration & { hasView: true })
+  | (ToolDeclaration & { hasView: false; planned: string });
+
+/** `frontend/src/views/`. */
+export const VIEWS_DIR: string;
+
+/** The tools declared under `viewsDir`, in tab order; throws naming the file on a bad declaration. */
+export function discoverTools(viewsDir?: string): DiscoveredTool[];
+
+/** esbuild / vitest `define` entries that hand the discovered tools to the registry. */
+export function toolsDefine(viewsDir?: string): Record<string, string>;

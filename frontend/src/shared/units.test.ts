@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { formatBytes, formatCount, formatDuration, NOT_OBSERVED, timeUnit } from "./units.ts";
+
+describe("units", () => {
+  it("writes durations from ns in the unit that fits, to 3 significant digits", () => {
+    expect(formatDuration(850)).toBe("850 ns");
+    expect(formatDuration(0.5)).toBe("0.5 ns");
+    expect(formatDuration(0)).toBe("0 ns");
+    expect(formatDuration(1234)).toBe("1.23 µs");
+    expect(formatDuration(12_345_678)).toBe("12.3 ms");
+    expect(formatDuration(2.5e9)).toBe("2.5 s");
+    expect(formatDuration(90e9)).toBe("1.5 min");
+    expect(formatDuration(4.5 * 3600e9)).toBe("4.5 h");
+    expect(formatDuration(-3e6)).toBe("-3 ms");
+  });
+
+  it("gives durations more digits when asked", () => {
+    expect(formatDuration(12_345_678, 4)).toBe("12.35 ms");
+    expect(formatDuration(5_008_965_807, 4)).toBe("5.009 s");
+  });
+
+  it("moves to the next unit when rounding reaches it", () => {
+    expect(formatDuration(999_700)).toBe("1 ms");
+    expect(formatDuration(59.99e9)).toBe("1 min");
+  });
+
+  it("writes sizes in binary units, bytes under 1 KiB exactly", () => {
+    expect(formatBytes(52)).toBe("52 B");
+    expect(formatBytes(1000)).toBe("1000 B");
+    expect(formatBytes(9799.68)).toBe("9.57 KiB");
+    expect(formatBytes(12.5 * 1024 ** 2)).toBe("12.5 MiB");
+    expect(formatBytes(3 * 1024 ** 3)).toBe("3 GiB");
+    expect(formatBytes(2 * 1024 ** 4)).toBe("2 TiB");
+  });
+
+  it("writes counts with thousands separators, other numbers to 4 digits", () => {
+    expect(formatCount(1_234_567)).toBe("1,234,567");
+    expect(formatCount(7.09983)).toBe("7.1");
+    expect(formatCount(12_345.6)).toBe("12,350");
+  });
+
+  it("says not observed for absent values, never 0", () => {
+    for (const absent of [null, undefined, NaN, Infinity]) {
+      expect(formatDuration(absent)).toBe(NOT_OBSERVED);
+      expect(formatBytes(absent)).toBe(NOT_OBSERVED);
+      expect(formatCount(absent)).toBe(NOT_OBSERVED);
+    }
+    expect(NOT_OBSERVED).toBe("not observed");
+  });
+
+  it("stops time units at seconds for values read with all their decimals", () => {
+    expect(timeUnit(90e9).symbol).toBe("min");
+    expect(timeUnit(90e9, "s").symbol).toBe("s");
+    expect(timeUnit(0.2, "s").symbol).toBe("ns");
+  });
+});

@@ -1,0 +1,280 @@
+/** What is selected and what the details panel shows about it: clicked events (their details, or a
+ * per-name summary of several), a dragged range on tracks (its summary), the flows of the selected
+ * event drawn in bold, and the measured marks. Every request goes through one abort controller, so a
+ * newer selection always wins over a slower answer to an older one. */
+
+import type { EventDetails } from "../../api/types.ts";
+import { isAbort, messageOf } from "../../dom.ts";
+import { formatDuration } from "../../shared/units.ts";
+import type { ViewContext } from "../view.ts";
+import { DURATION_DIGITS, formatTimestamp } from "./axis.ts";
+import { DetailsPanel } from "./details.ts";
+import { type ColoredRange, MARK_COLOR, type Mark, MAX_MARKS, RANGE_COLOR } from "./measure.ts";
+import type { FlowArrow, SelectedBox } from "./render.ts";
+import type { EventHit, Piece } from "./scene.ts";
+import type { Timeline } from "./timeline.ts";
+import { fitRange, type Range } from "./viewport.ts";
+
+export type Selection =
+  | { kind: "none" }
+  | { kind: "events"; events: SelectedBox[] }
+  | { kind: "range"; start: number; end: number; tracks: number[] };
+
+/** A flow of the selected event: `otherId` is its other end, whose depth row is found lazily. */
+export interface PinnedFlow extends FlowArrow {
+  otherId: number;
+  otherEnd: "src" | "dst";
+  resolved: boolean;
+}
+
+/** Deep links select at most this many events by id (each is fetched). */
+const MAX_LINKED_EVENTS = 200;
+
+/** The arrows of an event's flows out and in; the other ends' rows are not known yet (row 0). */
+export function pinnedFlowsOf(d: EventDetails): PinnedFlow[] {
+  const arrows: PinnedFlow[] = [];
+  for (const f of d.flows_out ?? []) {
+    arrows.push({ srcTrack: d.track, srcDepth: d.depth, srcNs: d.start_ns, dstTrack: f.track, dstDepth: 0, dstNs: f.start_ns, otherId: f.id, otherEnd: "dst", resolved: false });
+  }
+  for (const f of d.flows_in ?? []) {
+    arrows.push({ srcTrack: f.track, srcDepth: 0, srcNs: f.start_ns, dstTrack: d.track, dstDepth: d.depth, dstNs: d.start_ns, otherId: f.id, otherEnd: "src", resolved: false });
+  }
+  return arrows;
+}
+
+/** Finds the depth row of each unresolved flow's other end in the tiles drawn, as soon as one of
+ * them shows that event (tiles hold host-local ids, the low 32 bits of the global id). */
+export function resolvePinnedFlows(flows: PinnedFlow[], pieces: Piece[]): void {
+  const pending = flows.filter((f) => !f.resolved);
+  if (!pending.length) return;
+  for (const p of pieces) {
+    const ev = p.tile.events;
+    for (const f of pending) {
+      const track = f.otherEnd === "dst" ? f.dstTrack : f.srcTrack;
+      const local = f.otherId % 2 ** 32;
+      for (let i = 0; i < ev.n && !f.resolved; i++) {
+        if (ev.id[i] !== local || ev.track[i] !== track) continue;
+        if (f.otherEnd === "dst") f.dstDepth = ev.depth[i];
+        else f.srcDepth = ev.depth[i];
+        f.resolved = true;
+      }
+    }
+  }
+}
+
+function boxOf(d: EventDetails): SelectedBox {
+  return { id: d.id, track: d.track, depth: d.depth, startNs: d.start_ns, durNs: d.dur_ns };
+}
+
+function boxOfHit(hit: EventHit): SelectedBox {
+  return { id: hit.id, track: hit.track, depth: hit.depth, startNs: hit.startNs, durNs: hit.durNs };
+}
+
+export interface SelectionView {
+  redraw(): void;
+  /** Scroll (expanding its section if needed) so that row `depth` of `track` is on screen. */
+  revealTrack(track: number, depth: number): void;
+}
+
+export class SelectionManager {
+  selection: Selection = { kind: "none" };
+  marks: Mark[] = [];
+  pinnedFlows: PinnedFlow[] = [];
+  readonly details: DetailsPanel;
+  private detailsAbort: AbortController | null = null;
+
+  constructor(
+    private readonly ctx: ViewContext,
+    private readonly timeline: Timeline,
+    private readonly view: SelectionView,
+  ) {
+    this.details = new DetailsPanel({
+      trackLabel: (t) => timeline.trackLabel(t),
+      jumpTo: (id) => void this.jumpTo(id, { select: true, zoom: true }),
+    });
+  }
+
+  selectedBoxes(): SelectedBox[] {
+    return this.selection.kind === "events" ? this.selection.events : [];
+  }
+
+  /** The time span of the selection: the range, or from the first event's start to the last end. */
+  span(): Range | null {
+    const s = this.selection;
+    if (s.kind === "range") return { start: s.start, end: s.end };
+    if (s.kind === "events" && s.events.length) {
+      let a = Infinity;
+      let b = -Infinity;
+      for (const e of s.events) {
+        a = Math.min(a, e.startNs);
+        b = Math.max(b, e.startNs + e.durNs);
+      }
+      return { start: a, end: b };
+    }
+    return null;
+  }
+
+  /** Called each frame with the tiles drawn: the selected event's flows find their other ends' rows. */
+  resolveFlows(pieces: Piece[]): void {
+    resolvePinnedFlows(this.pinnedFlows, pieces);
+  }
+
+  lastMark(): Mark | null {
+    return this.marks[this.marks.length - 1] ?? null;
+  }
+
+  addMark(mark: Mark): void {
+    this.marks = [...this.marks.slice(-(MAX_MARKS - 1)), mark];
+  }
+
+  /** M: marks the selection's span, exact to the nanosecond. */
+  markSelection(): void {
+    const span = this.span();
+    if (!span) return;
+    this.addMark({ ...span, stepNs: 1 });
+    this.view.redraw();
+  }
+
+  /** The marks and the selected range, as drawn on the timeline. */
+  coloredRanges(): ColoredRange[] {
+    const out = this.marks.map((m) => ({ start: m.start, end: m.end, color: MARK_COLOR }));
+    if (this.selection.kind === "range") out.push({ start: this.selection.start, end: this.selection.end, color: RANGE_COLOR });
+    return out;
+  }
+
+  /** F: fits the window to the selection, else to the latest mark. */
+  zoomToSelection(): void {
+    const span = this.span() ?? this.lastMark();
+    if (span) this.timeline.setRange(fitRange(span.start, span.end, this.timeline.limits));
+  }
+
+  clear(): void {
+    this.selection = { kind: "none" };
+    this.pinnedFlows = [];
+    this.detailsAbort?.abort();
+    this.details.hint();
+    this.view.redraw();
+  }
+
+  /** Esc: no marks, no selection. */
+  clearAll(): void {
+    this.marks = [];
+    this.clear();
+  }
+
+  /** A click on `hit` (or on nothing): selects it alone, or with `additive` (Ctrl/⌘) adds it to the
+   * selection or takes it out. */
+  click(hit: EventHit | null, additive: boolean): void {
+    if (!additive) {
+      if (!hit) {
+        this.clear();
+        return;
+      }
+      this.selection = { kind: "events", events: [boxOfHit(hit)] };
+      this.view.redraw();
+      void this.jumpTo(hit.id, { select: true, zoom: false });
+      return;
+    }
+    if (!hit) return;
+    const current = this.selectedBoxes();
+    const without = current.filter((e) => e.id !== hit.id);
+    const events = without.length < current.length ? without : [...current, boxOfHit(hit)];
+    this.selection = events.length ? { kind: "events", events } : { kind: "none" };
+    this.pinnedFlows = [];
+    this.view.redraw();
+    if (events.length === 1) void this.jumpTo(events[0].id, { select: true, zoom: false });
+    else if (events.length) void this.showSelectionSummary();
+    else this.details.hint();
+  }
+
+  /** Fetches an event's details, optionally zooms to it, selects it and fills the details panel. */
+  async jumpTo(id: number, opts: { select: boolean; zoom: boolean }): Promise<void> {
+    const abort = this.newDetailsAbort();
+    this.details.loading(`Loading event ${id}…`);
+    try {
+      const d = await this.ctx.client.event(this.ctx.subject, id, abort.signal);
+      if (abort.signal.aborted) return;
+      if (opts.zoom) {
+        const range = this.timeline.range;
+        const pad = Math.max(d.dur_ns, 1000);
+        const inView = d.start_ns >= range.start && d.start_ns + d.dur_ns <= range.end;
+        const w = range.end - range.start;
+        if (!inView || w > 50 * pad || w < d.dur_ns) this.timeline.setRange(fitRange(d.start_ns, d.start_ns + d.dur_ns, this.timeline.limits, 1));
+      }
+      if (opts.select) {
+        this.selection = { kind: "events", events: [boxOf(d)] };
+        this.view.revealTrack(d.track, d.depth);
+        this.details.showEvent(d);
+        this.pinnedFlows = pinnedFlowsOf(d);
+      }
+      this.view.redraw();
+    } catch (e) {
+      if (isAbort(e)) return;
+      this.details.error(messageOf(e));
+    }
+  }
+
+  /** Selects events by global id (deep link): fetches each so their boxes and details are known. */
+  async selectByIds(ids: number[], zoom: boolean): Promise<void> {
+    if (ids.length === 1) {
+      await this.jumpTo(ids[0], { select: true, zoom });
+      return;
+    }
+    const abort = this.newDetailsAbort();
+    try {
+      const all = await Promise.all(ids.slice(0, MAX_LINKED_EVENTS).map((id) => this.ctx.client.event(this.ctx.subject, id, abort.signal)));
+      this.selection = { kind: "events", events: all.map(boxOf) };
+      if (zoom) this.zoomToSelection();
+      await this.showSelectionSummary();
+    } catch (e) {
+      if (!isAbort(e)) this.details.error(messageOf(e));
+    }
+  }
+
+  /** Selects a time range on tracks and shows their summary; `stepNs` is how exact the range's ends
+   * are (a pixel when dragged), so its start is not shown with digits it does not have. */
+  async selectRange(start: number, end: number, tracks: number[], stepNs = 1): Promise<void> {
+    this.selection = { kind: "range", start, end, tracks };
+    this.pinnedFlows = [];
+    this.view.redraw();
+    const abort = this.newDetailsAbort();
+    this.details.loading("Summarizing the range…");
+    try {
+      const resp = await this.ctx.client.summaryRange(this.ctx.subject, start, end, tracks, abort.signal);
+      if (abort.signal.aborted) return;
+      this.details.showSummary(
+        "Range selection",
+        `${formatDuration(end - start, DURATION_DIGITS)} from ${formatTimestamp(start, stepNs, start)} on ${tracks.length} track${tracks.length === 1 ? "" : "s"}`,
+        resp,
+      );
+    } catch (e) {
+      if (!isAbort(e)) this.details.error(messageOf(e));
+    }
+  }
+
+  stop(): void {
+    this.detailsAbort?.abort();
+  }
+
+  private async showSelectionSummary(): Promise<void> {
+    const s = this.selection;
+    if (s.kind !== "events") return;
+    const abort = this.newDetailsAbort();
+    this.details.loading(`Summarizing ${s.events.length} events…`);
+    try {
+      const resp = await this.ctx.client.summaryIds(this.ctx.subject, s.events.map((e) => e.id), abort.signal);
+      if (abort.signal.aborted) return;
+      const span = this.span();
+      this.details.showSummary(`${s.events.length} selected events`, span ? `spanning ${formatDuration(span.end - span.start, DURATION_DIGITS)}` : "", resp);
+    } catch (e) {
+      if (!isAbort(e)) this.details.error(messageOf(e));
+    }
+  }
+
+  private newDetailsAbort(): AbortController {
+    this.detailsAbort?.abort();
+    this.detailsAbort = new AbortController();
+    this.ctx.signal.addEventListener("abort", () => this.detailsAbort?.abort(), { once: true });
+    return this.detailsAbort;
+  }
+}
