@@ -220,7 +220,7 @@ function zoomable(svgEl: SVGSVGElement): HTMLElement {
   return h("div", {}, h("div", { class: "xv-row-tools" }, button("−", 0.8), button("+", 1.25), button("Fit", 0)), box);
 }
 
-function side(cell: { line: number; text: string } | null): HTMLElement[] {
+function side(cell: XlaDiffRow["a"]): HTMLElement[] {
   return cell ? [h("td", { class: "xv-ln" }, String(cell.line)), h("td", {}, h("code", {}, cell.text))] : [h("td", { class: "xv-ln" }), h("td")];
 }
 

@@ -53,7 +53,7 @@ export interface FindingActions {
 function findingCard(f: XlaFinding, actions: FindingActions): HTMLElement {
   const evidence = h("dl", { class: "xv-evidence" });
   for (const e of f.evidence) evidence.append(h("dt", {}, e.label), h("dd", {}, e.value));
-  const locations: Child = f.locations.length
+  const locations: Child = f.locations?.length
     ? h(
         "div",
         { class: "xv-locations" },
@@ -73,7 +73,7 @@ function findingCard(f: XlaFinding, actions: FindingActions): HTMLElement {
         ),
       )
     : null;
-  const diffs: Child = f.diffs.length
+  const diffs: Child = f.diffs?.length
     ? h(
         "div",
         { class: "xv-diffs" },

@@ -177,7 +177,7 @@ export function sourcesList(report: Pick<XlaReport, "sources" | "errors" | "ordi
   const described = (s: XlaReport["sources"][number]): string => {
     const parts = [];
     if (s.reports !== undefined) parts.push(`${s.reports} reports` + (s.steps ? ` (${s.steps} with step=N)` : ""));
-    if (s.analyses !== undefined) parts.push(`${s.analyses} analyses, ${s.messages ?? 0} pt-xla-profiler lines`);
+    if (s.analyses !== undefined) parts.push(`${s.analyses} analyses, ${s.messages ?? NOT_OBSERVED} pt-xla-profiler lines`);
     if (s.graphs !== undefined) parts.push(`${s.graphs} graphs`);
     return parts.join(", ");
   };

@@ -70,7 +70,7 @@ function report(overrides: Partial<XlaReport> = {}): XlaReport {
           },
         ],
         steps: [4, 5],
-        diffs: [{ a: 1, b: 4, summary: "same graph, 16 nodes changed shape", same_structure: true }],
+        diffs: [{ a: 1, b: 4, summary: "same graph, 16 nodes changed shape", same_structure: true, origins: [] }],
         fix: "Pad the batch.",
         sources: ["job/xla_metrics_per_step.txt"],
       },
