@@ -1,4 +1,5 @@
-"""The answers of the `xla/*` routes, declared once (`frontend/src/api/xla.ts` is the TypeScript side).
+"""The answers of the `xla/*` routes, declared once (the TypeScript types are generated from them:
+`frontend/src/api/answers.gen.ts`).
 
 `XlaReport` (`xla/report`), `XlaGraphList` (`xla/graphs`), `XlaGraph` (`xla/graph`) and
 `XlaDiff` (`xla/diff`), with the records inside them. Values are in the units
