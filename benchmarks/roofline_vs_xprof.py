@@ -1,0 +1,233 @@
+"""profscope's roofline next to XProf's roofline_model on the same XPlanes, with relative differences.
+
+Usage:
+    .venv/bin/python benchmarks/roofline_vs_xprof.py [FILE.xplane.pb ...] [--run-xprof] [--ops N]
+
+profscope runs in this process (the reader and `profscope.tools.roofline.analysis`, no server). XProf's
+answer is the saved anchor `/work/notes/xprof_anchor/<name>.roofline.json` (made by
+`benchmarks/xprof_roofline.py`), or with `--run-xprof` a fresh run of that script under
+`/work/venvs/xprof/bin/python`. Default files: the TPU v6e and MI300 XPlanes of tests/data/xplane.
+
+XProf's units are converted to profscope's before comparing: GFLOP/s × 10⁹ → FLOP/s, GiB/s × 2³⁰ → B/s,
+µs × 10³ → ns, fractions stay fractions. Each line prints both values, the relative difference
+(profscope − XProf) / |XProf|, and "ok" within 1 %, else the reason the two differ on purpose
+(docs/ROOFLINE.md, "Differences from XProf"). A figure profscope does not observe prints "n/o".
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import pathlib
+import subprocess
+import tempfile
+from typing import Any
+
+import fsspec
+
+from profscope.formats import xplane
+from profscope.tools.roofline import analysis
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+ANCHORS = pathlib.Path("/work/notes/xprof_anchor")
+XPROF_PYTHON = "/work/venvs/xprof/bin/python"
+
+
+def _sibling(name: str) -> Any:
+    """A script of this folder as a module (its helpers need only the standard library)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+xprof_roofline = _sibling("xprof_roofline")
+DEFAULT_FILES = [
+    REPO / "tests/data/xplane/tpu_v6e_inference.xplane.pb",
+    REPO / "tests/data/xplane/mi300_jax_conv.xplane.pb",
+]
+GIGA, GIB = 1e9, float(2**30)
+TOLERANCE = 0.01
+# Why a figure differs on purpose, by the quirk it comes from (docs/ROOFLINE.md).
+WHY = {
+    "space": "Q3: no breakdown → no level (XProf: all bytes HBM)",
+    "occurrences": "Q6: executions, not kernel launches",
+    "efficiency": "Q1: above the roof → left out",
+    "per_device": "Q4: ÷ active devices, not all planes",
+    "not_observed": "no cost stats; HLO cost model not built",
+    "bound": "bytes not in a level → not HBM-bound",
+    "hbm_peak": "Q5: datasheet HBM replaces the collector's halved figure",
+    "no_vendor": "Q7: no vendor stat; XProf draws 0, profscope the parts table's figure",
+    "cpu_only": "CPU-only: not observed, with the reason (XProf: an empty table of zeros)",
+}
+
+
+def xprof_answer(path: pathlib.Path, run: bool) -> list[dict[str, Any]]:
+    name = path.name.removesuffix(".xplane.pb")
+    anchor = ANCHORS / f"{name}.roofline.json"
+    if not run and anchor.is_file():
+        return json.loads(anchor.read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "answer.json"
+        script = REPO / "benchmarks/xprof_roofline.py"
+        subprocess.run(
+            [XPROF_PYTHON, str(script), str(path), "-o", str(out)], check=True, capture_output=True
+        )
+        return json.loads(out.read_text())
+
+
+def profscope_answer(path: pathlib.Path) -> Any:
+    trace = xplane.read(str(path), fsspec.filesystem("file"))
+    host = analysis.host_devices(path.name, trace)
+    return analysis.answer(path.name, [host], analysis.Options(), None)
+
+
+class Table:
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str, str, str, str]] = []
+
+    def add(self, figure: str, ours: Any, theirs: Any, why: str = "") -> None:
+        if ours is None:
+            verdict = WHY.get(why, why) or ("not observed (XProf: 0)" if theirs == 0 else "not observed")
+            self.lines.append((figure, "n/o", _fmt(theirs), "", verdict))
+            return
+        if isinstance(ours, str) or isinstance(theirs, str):
+            same = str(ours).lower() == str(theirs).lower()
+            self.lines.append(
+                (figure, str(ours), str(theirs), "", "ok" if same else WHY.get(why, why) or "DIFFERS")
+            )
+            return
+        diff = (ours - theirs) / abs(theirs) if theirs else (0.0 if ours == 0 else float("inf"))
+        verdict = "ok" if abs(diff) <= TOLERANCE else (WHY.get(why, why) or "DIFFERS")
+        self.lines.append((figure, _fmt(ours), _fmt(theirs), f"{diff:+.2e}", verdict))
+
+    def print(self, title: str) -> None:
+        print(f"\n### {title}\n")
+        print("| figure | profscope | XProf | rel. diff | verdict |")
+        print("|---|---|---|---|---|")
+        for line in self.lines:
+            print("| " + " | ".join(line) + " |")
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def compare(path: pathlib.Path, run_xprof: bool, op_count: int) -> None:
+    theirs_answer = xprof_answer(path, run_xprof)
+    records = xprof_roofline.table_records(theirs_answer[0])
+    props = theirs_answer[0].get("p", {})
+    ours = profscope_answer(path)
+    table = Table()
+    if not ours.observed:
+        table.add("observed", "no", "empty roofline" if not records else "rows", "cpu_only")
+        table.print(path.name)
+        return
+    device = ours.device
+    roof = device.flops.get(device.roof_precision) if device.roof_precision else None
+    xprof_flops = float(props.get("peak_flop_rate", 0)) * GIGA
+    flop_why = "no_vendor" if roof and not xprof_flops else ""
+    table.add("peak FLOP/s", roof.value if roof else None, xprof_flops, flop_why)
+    hbm_peak = device.bandwidth.get("hbm")
+    hbm_why = "hbm_peak" if hbm_peak and "parts table" in hbm_peak.source else ""
+    table.add(
+        "peak HBM B/s",
+        hbm_peak.value if hbm_peak else None,
+        float(props.get("peak_hbm_bw", 0)) * GIB,
+        hbm_why,
+    )
+    for level, prop in (("vmem_read", "peak_vmem_read_bw"), ("vmem_write", "peak_vmem_write_bw")):
+        if float(props.get(prop, 0) or 0) > 0:
+            mine = device.bandwidth.get(level) or device.bandwidth.get("shm_l1")
+            table.add(f"peak {level} B/s", mine.value if mine else None, float(props[prop]) * GIB)
+    if "hbm" in device.ridge_points:
+        ridge = float(props.get("hbm_ridge_point", 0))
+        table.add("HBM ridge FLOP/B", device.ridge_points["hbm"], ridge, hbm_why or flop_why)
+
+    program = ours.program[0]
+    xp = next(
+        r
+        for r in records
+        if r["category"] == "Program" and r["step"] == "Total" and r["include_infeed_outfeed"]
+    )
+    fig = program.figures
+    table.add("program device time ns", program.device_time_ns, xp["total_time"] * 1e3)
+    table.add(
+        "program time per device ns",
+        program.time_per_device_ns,
+        xp["total_time_per_core"] * 1e3,
+        "per_device",
+    )
+    table.add("program FLOP rate", _get(fig.flop_rate), xp["measured_flop_rate"] * GIGA, "not_observed")
+    table.add(
+        "program model FLOP rate", _get(fig.model_flop_rate), xp["model_flop_rate"] * GIGA, "not_observed"
+    )
+    table.add("program HBM B/s", fig.bandwidth.get("hbm"), xp["hbm_bw"] * GIB, "not_observed")
+    table.add("program HBM FLOP/B", fig.intensity.get("hbm"), xp["hbm_operational_intensity"], "not_observed")
+    table.add("program bound by", _get(fig.bound_by, "unknown"), xp["bound_by"], "not_observed")
+    table.add(
+        "program roofline efficiency",
+        _get(fig.roofline_efficiency),
+        xp["roofline_efficiency"],
+        "not_observed",
+    )
+    table.add(
+        "program FLOP utilization", _get(fig.flop_utilization), xp["compute_efficiency"], "not_observed"
+    )
+
+    xp_ops = [r for r in records if r["category"] != "Program" and r["include_infeed_outfeed"]]
+    xp_ops.sort(key=lambda r: r["rank"])
+    mine = {(row.program, row.name): row for row in ours.ops}
+    for xo in xp_ops[:op_count]:
+        row = mine.get((str(xo.get("hlo_module_id") or ""), xo["operation"]))
+        if row is None:
+            table.add(f"{xo['operation']}", None, "row", "missing in profscope")
+            continue
+        name = xo["operation"]
+        f = row.figures
+        why_occ = "occurrences" if ours.device.kind == "gpu" else ""
+        table.add(f"{name} occurrences", float(row.occurrences), float(xo["occurrences"]), why_occ)
+        table.add(f"{name} total time ns", row.total_time_ns, xo["total_time"] * 1e3)
+        table.add(f"{name} self time ns", row.self_time_ns, xo["total_self_time"] * 1e3)
+        no_level = row.note is not analysis.UNSET and "breakdown" in str(row.note)
+        table.add(f"{name} FLOP rate", _get(f.flop_rate), xo["measured_flop_rate"] * GIGA, "not_observed")
+        table.add(
+            f"{name} HBM B/s",
+            f.bandwidth.get("hbm"),
+            xo["hbm_bw"] * GIB,
+            "space" if no_level else "not_observed",
+        )
+        if xo["hbm_operational_intensity"] or f.intensity.get("hbm"):
+            table.add(
+                f"{name} HBM FLOP/B", f.intensity.get("hbm"), xo["hbm_operational_intensity"], "not_observed"
+            )
+        bound_why = "bound" if no_level else "not_observed"
+        table.add(f"{name} bound by", _get(f.bound_by, "unknown"), xo["bound_by"], bound_why)
+        eff_why = "efficiency" if xo["roofline_efficiency"] > 1 else ("space" if no_level else "not_observed")
+        table.add(
+            f"{name} roofline efficiency", _get(f.roofline_efficiency), xo["roofline_efficiency"], eff_why
+        )
+    table.print(path.name)
+
+
+def _get(value: Any, default: Any = None) -> Any:
+    return default if value is analysis.UNSET else value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*", type=pathlib.Path, default=DEFAULT_FILES)
+    parser.add_argument("--run-xprof", action="store_true", help="run XProf now instead of the saved anchor")
+    parser.add_argument("--ops", type=int, default=20, help="op rows to compare per file (XProf's order)")
+    args = parser.parse_args(argv)
+    for path in args.files:
+        compare(path, args.run_xprof, args.ops)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,322 @@
+"""The roofline answer of a timeline: device peaks, program rows (Total, Average step, each step)
+and op rows, for XPlane hosts (`xplane.py`) and Kineto hosts (`kineto.py`, when built).
+
+Several hosts of one request are summed as XProf sums its devices: op costs per (program, op),
+device times and steps; the peaks are the first host's device (a warning names other devices).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from profscope.answers import UNSET
+from profscope.columns import Trace
+from profscope.formats import registry
+from profscope.tools.roofline import parts, rows, xplane
+from profscope.tools.roofline import peaks as peaks_lib
+from profscope.tools.roofline.answers import RooflineAnswer, RooflineDevice, RooflinePeak, RooflineProgramRow
+from profscope.tools.roofline.model import LEVELS, DevicePeaks, OpCost
+
+NOT_OBSERVED = "no device roofline: device activity not observed"
+KINETO_NOT_BUILT = "roofline for PyTorch traces: not built yet"
+NO_STEPS = "no step marker observed: no per-step rows and no average step"
+UNKNOWN_DEVICE = "unknown device"
+NO_PEAKS = (
+    "the device's peaks are unknown (not in the profile or the parts table): no roof is drawn; "
+    f"give them in {peaks_lib.OVERRIDE_FILE}"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """What a request may change: infeed/outfeed in or out, one step's ops instead of all."""
+
+    include_infeed: bool = True
+    step: int | None = None
+
+
+@dataclasses.dataclass
+class HostDevices:
+    """One host's device ops, ready for any Options: an XPlane's executions, or a Kineto trace's
+    op costs (no per-execution detail: Total only)."""
+
+    name: str
+    peaks: DevicePeaks | None
+    devices: int
+    device_planes: int
+    device_time_ps: int
+    wall_time_ps: int | None
+    activity: xplane.DeviceActivity | None = None
+    costs: list[OpCost] | None = None
+
+
+class UnknownStep(KeyError):
+    """The requested step is not in the trace."""
+
+
+def host_devices(name: str, trace: Trace) -> HostDevices | str:
+    """A host's device ops, or why the host has none (a sentence for the answer)."""
+    if trace.format == registry.XPLANE:
+        activity = xplane.device_activity(trace)
+        if activity is None:
+            planes = ", ".join(p.get("name", "?") for p in trace.metadata.get("planes", [])) or "none"
+            return f"{NOT_OBSERVED}: {name} has no TPU core or GPU with events (planes: {planes})"
+        first = next(iter(activity.device_stats.values()))
+        device = peaks_lib.tpu_peaks(first) if activity.kind == "tpu" else peaks_lib.gpu_peaks(first)
+        if activity.kind == "gpu":
+            device = peaks_lib.with_parts_table(device, first)
+        return HostDevices(
+            name=name,
+            peaks=device,
+            devices=len(activity.device_time_ps),
+            device_planes=activity.device_planes,
+            device_time_ps=sum(activity.device_time_ps.values()),
+            wall_time_ps=activity.wall_time_ps,
+            activity=activity,
+        )
+    return _kineto_host(name, trace)
+
+
+def answer(
+    subject: str,
+    hosts: Sequence[HostDevices | str],
+    options: Options,
+    override: dict[str, Any] | None,
+    warnings: Sequence[str] = (),
+) -> RooflineAnswer:
+    """The answer for the hosts of one request (their `host_devices`) under `options`; `subject`
+    names them in messages."""
+    notes = list(warnings)
+    ready = [h for h in hosts if isinstance(h, HostDevices)]
+    notes += [h for h in hosts if isinstance(h, str) and not h.startswith(NOT_OBSERVED)]
+    base = RooflineAnswer(
+        subject=subject,
+        observed=False,
+        include_infeed=options.include_infeed,
+        steps=[],
+        program=[],
+        ops=[],
+        ops_total=0,
+        warnings=notes,
+    )
+    if options.step is not None:
+        base.step = options.step
+    if not ready:
+        reasons = [h for h in hosts if isinstance(h, str)]
+        base.reason = next(
+            (r for r in reasons if r.startswith(NOT_OBSERVED)), reasons[0] if reasons else NOT_OBSERVED
+        )
+        if options.step is not None:
+            raise UnknownStep(f"{subject}: no steps (no device activity)")
+        return base
+    device = ready[0].peaks or DevicePeaks(UNKNOWN_DEVICE, notes=(NO_PEAKS,))
+    others = {h.peaks.name for h in ready[1:] if h.peaks is not None} - {device.name}
+    if others:
+        notes.append(
+            f"hosts have different devices ({', '.join(sorted(others))}); peaks are those of {ready[0].name}"
+        )
+    device = peaks_lib.apply_override(device, override)
+    notes += list(device.notes)
+    steps = _merged_steps(ready)
+    if options.step is not None and options.step not in steps:
+        known = ", ".join(str(s) for s in sorted(steps)) or "none"
+        raise UnknownStep(f"{subject}: no step {options.step} (steps: {known})")
+    program = _program_rows(ready, steps, options, device)
+    scope = [_costs(h, options, step=options.step) for h in ready]
+    costs = scope[0] if len(scope) == 1 else _merge(cost for part in scope for cost in part)
+    scope_time = program[0].device_time_ns * 1e3
+    if options.step is not None:
+        scope_time = next(r.device_time_ns for r in program if r.step == str(options.step)) * 1e3
+    base.observed = True
+    base.device = _device(device, ready)
+    base.steps = sorted(steps)
+    base.program = program
+    base.ops = rows.op_rows(costs, scope_time, device)
+    base.ops_total = sum(1 for c in costs if c.occurrences > 0)
+    if base.ops_total > len(base.ops):
+        notes.append(f"{base.ops_total} ops: the {len(base.ops)} with the most self time are listed")
+    if not steps and all(h.activity is not None for h in ready):
+        notes.append(NO_STEPS)
+    if any(r.figures.anomaly is not UNSET for r in base.ops):
+        count = sum(1 for r in base.ops if r.figures.anomaly is not UNSET)
+        notes.append(
+            f"{count} ops measure above a roof; their efficiency is left out (see each op's anomaly)"
+        )
+    return base
+
+
+# -- rows -------------------------------------------------------------------------------------------
+def _program_rows(
+    hosts: list[HostDevices],
+    steps: dict[int, tuple[int, int, bool]],
+    options: Options,
+    device: DevicePeaks,
+) -> list[RooflineProgramRow]:
+    devices = sum(h.devices for h in hosts)
+    counted = [c for h in hosts for c in _costs(h, options, counted_only=True)]
+    excluded = 0 if options.include_infeed else sum(_transfer_time(h, None) for h in hosts)
+    total_time = sum(h.device_time_ps for h in hosts) - excluded
+    walls = [h.wall_time_ps for h in hosts if h.wall_time_ps is not None]
+    out = [rows.program_row("Total", counted, total_time, devices, device, max(walls) if walls else None)]
+    complete = [n for n, (_, _, ok) in sorted(steps.items()) if ok]
+    per_step = {}
+    for number, (time_ps, on_devices, _) in sorted(steps.items()):
+        step_costs = [c for h in hosts for c in _costs(h, options, step=number, counted_only=True)]
+        excluded = 0 if options.include_infeed else sum(_transfer_time(h, number) for h in hosts)
+        per_step[number] = (step_costs, time_ps - excluded, on_devices)
+    if complete:
+        merged = _merge(c for n in complete for c in per_step[n][0])
+        time_ps = sum(per_step[n][1] for n in complete)
+        label = f"Average step ({len(complete)} complete)"
+        on_devices = round(sum(per_step[n][2] for n in complete) / len(complete))
+        out.append(rows.program_row(label, merged, time_ps, on_devices, device, divide_by=len(complete)))
+    for number, (step_costs, time_ps, on_devices) in per_step.items():
+        out.append(rows.program_row(str(number), step_costs, time_ps, on_devices, device))
+    return out
+
+
+def _costs(
+    host: HostDevices, options: Options, step: int | None = None, counted_only: bool = False
+) -> list[OpCost]:
+    if host.activity is None:
+        costs = host.costs or []
+        costs = [c for c in costs if options.include_infeed or not c.transfer]
+        return [c for c in costs if c.in_program] if counted_only else costs
+    activity = host.activity
+    ex = activity.executions
+    mask = np.ones(len(ex), dtype=bool)
+    if step is not None:
+        mask &= activity.step_of == step
+    if not options.include_infeed:
+        transfer = np.array([op.transfer for op in activity.ops], dtype=bool)
+        mask &= ~transfer[ex.op] if len(activity.ops) else mask
+    if counted_only:
+        mask &= ex.counted
+    return xplane.op_costs(activity, mask, all_counted=counted_only)
+
+
+def _transfer_time(host: HostDevices, step: int | None) -> int:
+    if host.activity is None:
+        return sum(c.total_time_ps for c in host.costs or [] if c.transfer) if step is None else 0
+    activity = host.activity
+    ex = activity.executions
+    transfer = np.array([op.transfer for op in activity.ops], dtype=bool)
+    if not transfer.any():
+        return 0
+    mask = transfer[ex.op] & ex.counted
+    if step is not None:
+        mask &= activity.step_of == step
+    return int(ex.time_ps[mask].sum())
+
+
+def _merged_steps(hosts: list[HostDevices]) -> dict[int, tuple[int, int, bool]]:
+    """step → (time summed over devices, devices, complete on every host that has steps)."""
+    merged: dict[int, tuple[int, int, bool]] = {}
+    with_steps = [h for h in hosts if h.activity is not None and h.activity.steps]
+    for host in with_steps:
+        for step in host.activity.steps:  # type: ignore[union-attr]
+            time_ps, devices, complete = merged.get(step.number, (0, 0, True))
+            merged[step.number] = (time_ps + step.time_ps, devices + step.devices, complete and step.complete)
+    hosts_of = {n: sum(1 for h in with_steps if any(s.number == n for s in h.activity.steps)) for n in merged}  # type: ignore[union-attr]
+    return {n: (t, d, ok and hosts_of[n] == len(with_steps)) for n, (t, d, ok) in merged.items()}
+
+
+def _merge(costs: Any) -> list[OpCost]:
+    """Sum OpCosts of the same (program, name, search) (the same op on several hosts or steps)."""
+    merged: dict[tuple[str, str, str], OpCost] = {}
+    for cost in costs:
+        key = (cost.program, cost.name, cost.search)
+        if key not in merged:
+            merged[key] = cost
+            continue
+        old = merged[key]
+        merged[key] = dataclasses.replace(
+            old,
+            occurrences=old.occurrences + cost.occurrences,
+            total_time_ps=old.total_time_ps + cost.total_time_ps,
+            self_time_ps=old.self_time_ps + cost.self_time_ps,
+            flops=_add(old.flops, cost.flops),
+            model_flops=_add(old.model_flops, cost.model_flops),
+            bytes_accessed=_add(old.bytes_accessed, cost.bytes_accessed),
+            bytes_by_level=_add_levels(old.bytes_by_level, cost.bytes_by_level),
+            in_program=old.in_program and cost.in_program,
+            note=old.note or cost.note,
+        )
+    return list(merged.values())
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    return None if a is None and b is None else (a or 0.0) + (b or 0.0)
+
+
+def _add_levels(a: dict[str, float] | None, b: dict[str, float] | None) -> dict[str, float] | None:
+    if a is None and b is None:
+        return None
+    out = dict(a or {})
+    for level, value in (b or {}).items():
+        out[level] = out.get(level, 0.0) + value
+    return out
+
+
+def _device(peaks: DevicePeaks, hosts: list[HostDevices]) -> RooflineDevice:
+    kind = hosts[0].activity.kind if hosts[0].activity is not None else "gpu"
+    devices = sum(h.devices for h in hosts)
+    planes = sum(h.device_planes for h in hosts)
+    roof = peaks.flop_roof()
+    ridges = {}
+    if roof is not None:
+        ridges = {level: roof[1].value / p.value for level, p in peaks.bandwidth.items() if p.value > 0}
+    out = RooflineDevice(
+        name=peaks.name,
+        kind=kind,
+        devices=devices,
+        device_planes=planes,
+        flops={k: RooflinePeak(value=p.value, unit=p.unit, source=p.source) for k, p in peaks.flops.items()},
+        bandwidth={
+            k: RooflinePeak(value=p.value, unit=p.unit, source=p.source) for k, p in peaks.bandwidth.items()
+        },
+        ridge_points=ridges,
+        levels={k: v for k, v in LEVELS.items() if k in peaks.bandwidth},
+        attributes=dict(peaks.attributes),
+    )
+    if roof is not None:
+        out.roof_precision = roof[0]
+    return out
+
+
+# -- Kineto -----------------------------------------------------------------------------------------
+def _kineto_host(name: str, trace: Trace) -> HostDevices | str:
+    """A Chrome/Kineto host through `kineto.op_costs` (when it is built) and `parts.match_part`."""
+    try:
+        kineto = importlib.import_module("profscope.tools.roofline.kineto")
+    except ImportError:
+        return f"{KINETO_NOT_BUILT} ({name})"
+    if not callable(getattr(kineto, "op_costs", None)):
+        return f"{KINETO_NOT_BUILT} ({name})"
+    gpus = [s.id for s in trace.sections if s.kind == "gpu"]
+    spans = []
+    for sid in gpus:
+        tracks = [t.id for t in trace.tracks if t.section == sid]
+        mask = np.isin(trace.ev_track, tracks)
+        if mask.any():
+            spans.append(
+                (int(trace.ev_start_ps[mask].min()), int((trace.ev_start_ps + trace.ev_dur_ps)[mask].max()))
+            )
+    if not spans:
+        return f"{NOT_OBSERVED}: {name} has no GPU events"
+    properties = list(trace.metadata.get("deviceProperties") or [])
+    part = parts.match_part(properties[0]) if properties else None
+    return HostDevices(
+        name=name,
+        peaks=peaks_lib.with_default_roof(part.peaks()) if part is not None else None,
+        devices=len(spans),
+        device_planes=max(len(properties), len(spans)),
+        device_time_ps=sum(b - a for a, b in spans),
+        wall_time_ps=max(b for _, b in spans) - min(a for a, _ in spans),
+        costs=kineto.op_costs(trace),
+    )

@@ -1,0 +1,291 @@
+"""Device peaks of an XPlane's devices, and the user's overrides from `roofline.json`.
+
+TPU: the TensorCore plane's stats, as the profiler wrote them: `peak_teraflops_per_second`,
+`peak_{hbm,cmem_rd,cmem_wr,vmem_rd,vmem_wr,sram_rd,sram_wr}_bw_gigabytes_per_second` (GB/s = 10⁹ B/s),
+`has_megacore`. A level whose peak is 0 does not exist on the chip and gets no roof.
+
+GPU: the plane's stats `clock_rate` [kHz], `core_count` (SMs / CUs), `memory_bandwidth` [B/s],
+`compute_cap_major/minor`, `device_vendor`, `gpu_device_name`, and `peak_teraflops_per_second`
+when present. A missing FLOP peak is computed as XProf computes it:
+    peak FLOP/s = cores × FLOP per core per cycle × clock,
+with the dense fp16 matrix figure per SM/CU per cycle: Nvidia by compute capability (7.x: 1024,
+8.0: 2048, 8.6/8.9: 1024, 9.0: 4096, 10.0: 8192; an unknown capability takes the next lower entry),
+AMD by architecture (gfx908/gfx90a: 1024, gfx942: 2048, gfx950: 4096; from `gpu_device_name` when
+it is gfxNNN, else compute capability 9.4 → gfx942, 9.5 → gfx950). Shared memory / L1 (LDS) =
+cores × bytes per cycle × clock: Nvidia 32 banks × 8 B = 256 (64 before compute capability 3), AMD
+128 (gfx908/90a/942) or 256 (gfx950). Without a vendor stat nothing is computed: the figure is
+unknown, never guessed. The parts table (`parts.match_part`) completes them with datasheet figures (`with_parts_table`).
+
+Overrides: `roofline.json` in the run's folder, read through the logdir's filesystem:
+    {"name": "TPU v6e", "roof_precision": "bf16",
+     "flops": {"bf16": 9.18e14}, "bandwidth": {"hbm": 1.64e12, "vmem_read": 2.3e13}}
+FLOP/s and B/s; bandwidth keys are the memory levels of `model.LEVELS`. Every figure given replaces
+the profile's, with source "user override"; figures not given keep theirs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from typing import Any
+
+import fsspec
+
+from profscope.tools.roofline import parts
+from profscope.tools.roofline.model import (
+    BANDWIDTH_UNIT,
+    FLOP_UNIT,
+    LEVELS,
+    PEAK_FROM_PROFILE,
+    PEAK_USER_OVERRIDE,
+    DevicePeaks,
+    Peak,
+    computed_from_profile,
+)
+
+OVERRIDE_FILE = "roofline.json"
+GIGA = 1e9
+TERA = 1e12
+# Dense fp16 matrix FLOP per SM per cycle by Nvidia compute capability (the larger of the CUDA-core
+# and tensor-core figures, as XProf takes it).
+NVIDIA_FLOPS_PER_SM_CYCLE = {
+    (7, 0): 1024,
+    (8, 0): 2048,
+    (8, 6): 1024,
+    (8, 9): 1024,
+    (9, 0): 4096,
+    (10, 0): 8192,
+}
+AMD_FLOPS_PER_CU_CYCLE = {"gfx908": 1024, "gfx90a": 1024, "gfx942": 2048, "gfx950": 4096}
+AMD_LDS_BYTES_PER_CU_CYCLE = {"gfx908": 128, "gfx90a": 128, "gfx942": 128, "gfx950": 256}
+AMD_ARCH_BY_CAPABILITY = {(9, 4): "gfx942", (9, 5): "gfx950"}
+NVIDIA_SHARED_BYTES_PER_SM_CYCLE = 32 * 8
+TPU_LEVEL_STATS = {
+    "hbm": "peak_hbm_bw_gigabytes_per_second",
+    "cmem_read": "peak_cmem_rd_bw_gigabytes_per_second",
+    "cmem_write": "peak_cmem_wr_bw_gigabytes_per_second",
+    "vmem_read": "peak_vmem_rd_bw_gigabytes_per_second",
+    "vmem_write": "peak_vmem_wr_bw_gigabytes_per_second",
+    "sram_read": "peak_sram_rd_bw_gigabytes_per_second",
+    "sram_write": "peak_sram_wr_bw_gigabytes_per_second",
+}
+# XLA's ROCm collector reports memory_bandwidth as 2 × memory clock × bus width, about half the
+# HBM3 datasheet figure of these parts.
+AMD_HALVED_HBM = frozenset({"gfx942", "gfx950"})
+HALVED_NOTE = "the profile's HBM bandwidth"
+# The compute roof when the profile names no precision: dense 16-bit matrix math first, as XProf.
+ROOF_PRECISIONS = ("fp16", "bf16", "tf32", "fp32")
+_GFX = re.compile(r"^gfx[0-9a-f]+$")
+
+
+class OverrideError(ValueError):
+    """`roofline.json` exists but cannot be used; the message says why."""
+
+
+def tpu_peaks(stats: dict[str, Any]) -> DevicePeaks:
+    """A TensorCore's peaks from its plane stats."""
+    flops: dict[str, Peak] = {}
+    notes: list[str] = []
+    tflops = _number(stats.get("peak_teraflops_per_second"))
+    if tflops:
+        flops["peak"] = Peak(tflops * TERA, FLOP_UNIT, PEAK_FROM_PROFILE)
+    else:
+        notes.append("the profile gives no peak FLOP rate: no compute roof")
+    bandwidth = {}
+    for level, stat in TPU_LEVEL_STATS.items():
+        value = _number(stats.get(stat))
+        if value:
+            bandwidth[level] = Peak(value * GIGA, BANDWIDTH_UNIT, PEAK_FROM_PROFILE)
+    if "hbm" not in bandwidth:
+        notes.append("the profile gives no HBM bandwidth: no HBM roof")
+    attributes = {}
+    if "has_megacore" in stats:
+        attributes["megacore"] = "yes" if stats["has_megacore"] else "no"
+    name = str(stats.get("device_type_string") or "TPU")
+    return DevicePeaks(name, flops, bandwidth, attributes=attributes, notes=tuple(notes))
+
+
+def gpu_peaks(stats: dict[str, Any]) -> DevicePeaks:
+    """A GPU's peaks from its plane stats, computed where the profile gives the parts."""
+    vendor = str(stats.get("device_vendor") or "")
+    cores, clock_khz = _number(stats.get("core_count")), _number(stats.get("clock_rate"))
+    clock_ghz = clock_khz / 1e6 if clock_khz else 0.0
+    capability = (int(_number(stats.get("compute_cap_major"))), int(_number(stats.get("compute_cap_minor"))))
+    arch = _amd_arch(stats, capability) if vendor.lower().startswith("amd") else ""
+    flops: dict[str, Peak] = {}
+    bandwidth: dict[str, Peak] = {}
+    notes: list[str] = []
+    tflops = _number(stats.get("peak_teraflops_per_second"))
+    per_cycle = _flops_per_core_cycle(vendor, capability, arch)
+    if tflops:
+        flops["fp16"] = Peak(tflops * TERA, FLOP_UNIT, PEAK_FROM_PROFILE)
+    elif per_cycle and cores and clock_ghz:
+        how = f"{cores:g} cores × {per_cycle} FLOP/cycle ({_chip(vendor, capability, arch)} dense fp16 matrix) × {clock_ghz:g} GHz"
+        flops["fp16"] = Peak(cores * per_cycle * clock_ghz * GIGA, FLOP_UNIT, computed_from_profile(how))
+    else:
+        notes.append(f"peak FLOP rate unknown: {_why_no_flops(vendor, cores, clock_ghz, capability, arch)}")
+    memory = _number(stats.get("memory_bandwidth"))
+    if memory:
+        bandwidth["hbm"] = Peak(memory, BANDWIDTH_UNIT, PEAK_FROM_PROFILE)
+        if arch in AMD_HALVED_HBM:
+            notes.append(
+                f"{HALVED_NOTE} ({memory / GIGA:g} GB/s) follows XLA's ROCm rule 2 × memory "
+                f"clock × bus width, about half the {arch} datasheet figure; put the datasheet figure "
+                f"in {OVERRIDE_FILE} for a true HBM roof"
+            )
+    else:
+        notes.append("the profile gives no memory bandwidth: no HBM roof")
+    shared = _shared_bytes_per_core_cycle(vendor, capability, arch)
+    if shared and cores and clock_ghz:
+        how = f"{cores:g} cores × {shared} B/cycle × {clock_ghz:g} GHz"
+        bandwidth["shm_l1"] = Peak(
+            cores * shared * clock_ghz * GIGA, BANDWIDTH_UNIT, computed_from_profile(how)
+        )
+    name = str(stats.get("gpu_device_name") or _chip(vendor, capability, arch) or "GPU")
+    attributes = {"vendor": vendor} if vendor else {}
+    if cores:
+        attributes["cores"] = f"{cores:g}"
+    if clock_ghz:
+        attributes["clock"] = f"{clock_ghz:g} GHz"
+    return DevicePeaks(name, flops, bandwidth, attributes=attributes, notes=tuple(notes))
+
+
+def with_parts_table(peaks: DevicePeaks, stats: dict[str, Any]) -> DevicePeaks:
+    """The profile's peaks completed from the parts table when it knows the part: precisions the
+    profile lacks are added, the profile's own figures stay, except an AMD HBM figure that the
+    collector halves (see `gpu_peaks`), which the datasheet replaces. The roof: `with_default_roof`."""
+    part = parts.match_part(stats)
+    if part is None:
+        return peaks
+    table = part.peaks()
+    flops = {**table.flops, **peaks.flops}
+    bandwidth = {**table.bandwidth, **peaks.bandwidth}
+    notes = [n for n in peaks.notes if not (table.flops and n.startswith("peak FLOP rate unknown"))]
+    halved = [n for n in notes if n.startswith(HALVED_NOTE)]
+    if halved and "hbm" in table.bandwidth:
+        bandwidth["hbm"] = table.bandwidth["hbm"]
+        notes = [n for n in notes if not n.startswith(HALVED_NOTE)]
+        notes.append(
+            f"HBM roof from the datasheet: the profile's {peaks.bandwidth['hbm'].value / GIGA:g} GB/s follows "
+            "XLA's ROCm rule 2 × memory clock × bus width, about half the part's bandwidth"
+        )
+    notes += [n for n in table.notes if n not in notes]
+    attributes = {**table.attributes, **peaks.attributes}
+    return with_default_roof(
+        DevicePeaks(table.name, flops, bandwidth, peaks.roof_precision, attributes, tuple(notes))
+    )
+
+
+def with_default_roof(peaks: DevicePeaks) -> DevicePeaks:
+    """The peaks with the compute roof set, when they name none, to the first of `ROOF_PRECISIONS`
+    they know (never simply the largest figure: an fp8 or int8 peak is no roof for 16-bit work)."""
+    if peaks.roof_precision is not None:
+        return peaks
+    roof = next((p for p in ROOF_PRECISIONS if p in peaks.flops), None)
+    return dataclasses.replace(peaks, roof_precision=roof) if roof else peaks
+
+
+def read_override(fs: fsspec.AbstractFileSystem | None, folder: str | None) -> dict[str, Any] | None:
+    """The run's `roofline.json`, None when there is none; raises OverrideError when unusable."""
+    if fs is None or folder is None:
+        return None
+    path = f"{folder.rstrip('/')}/{OVERRIDE_FILE}"
+    try:
+        if not fs.isfile(path):
+            return None
+        with fs.open(path, "rb") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError) as e:
+        raise OverrideError(f"{OVERRIDE_FILE}: cannot read it ({e})") from e
+    if not isinstance(data, dict):
+        raise OverrideError(f"{OVERRIDE_FILE}: expected a JSON object")
+    for key in ("flops", "bandwidth"):
+        table = data.get(key, {})
+        if not isinstance(table, dict) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in table.values()
+        ):
+            raise OverrideError(f"{OVERRIDE_FILE}: {key!r} must map names to positive numbers")
+    unknown = set(data.get("bandwidth", {})) - set(LEVELS)
+    if unknown:
+        raise OverrideError(
+            f"{OVERRIDE_FILE}: unknown memory levels {sorted(unknown)} (known: {list(LEVELS)})"
+        )
+    return data
+
+
+def apply_override(peaks: DevicePeaks, override: dict[str, Any] | None) -> DevicePeaks:
+    """The peaks with the user's figures in place of the profile's."""
+    if not override:
+        return peaks
+    flops = dict(peaks.flops)
+    flops.update(
+        {k: Peak(float(v), FLOP_UNIT, PEAK_USER_OVERRIDE) for k, v in override.get("flops", {}).items()}
+    )
+    bandwidth = dict(peaks.bandwidth)
+    bandwidth.update(
+        {
+            k: Peak(float(v), BANDWIDTH_UNIT, PEAK_USER_OVERRIDE)
+            for k, v in override.get("bandwidth", {}).items()
+        }
+    )
+    overridden = set(override.get("flops", {})) | set(override.get("bandwidth", {}))
+    notes = tuple(
+        n
+        for n in peaks.notes
+        if not (("FLOP" in n and override.get("flops")) or ("hbm" in overridden and "HBM" in n))
+    )
+    roof = override.get("roof_precision") or peaks.roof_precision
+    return DevicePeaks(
+        str(override.get("name") or peaks.name), flops, bandwidth, roof, peaks.attributes, notes
+    )
+
+
+def _number(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return number if number > 0 else 0.0
+
+
+def _amd_arch(stats: dict[str, Any], capability: tuple[int, int]) -> str:
+    name = str(stats.get("gpu_device_name") or "").split(":")[0]
+    return name if _GFX.match(name) else AMD_ARCH_BY_CAPABILITY.get(capability, "")
+
+
+def _flops_per_core_cycle(vendor: str, capability: tuple[int, int], arch: str) -> int:
+    if vendor.lower().startswith("nvidia") and capability >= (7, 0):
+        known = [cc for cc in NVIDIA_FLOPS_PER_SM_CYCLE if cc <= capability]
+        return NVIDIA_FLOPS_PER_SM_CYCLE[max(known)] if known else 0
+    if vendor.lower().startswith("amd"):
+        return AMD_FLOPS_PER_CU_CYCLE.get(arch, 0)
+    return 0
+
+
+def _shared_bytes_per_core_cycle(vendor: str, capability: tuple[int, int], arch: str) -> int:
+    if vendor.lower().startswith("nvidia"):
+        return 64 if capability[0] <= 2 else NVIDIA_SHARED_BYTES_PER_SM_CYCLE
+    if vendor.lower().startswith("amd"):
+        return AMD_LDS_BYTES_PER_CU_CYCLE.get(arch, 0)
+    return 0
+
+
+def _chip(vendor: str, capability: tuple[int, int], arch: str) -> str:
+    if arch:
+        return f"AMD {arch}"
+    if vendor:
+        return f"{vendor} compute capability {capability[0]}.{capability[1]}"
+    return ""
+
+
+def _why_no_flops(vendor: str, cores: float, clock_ghz: float, capability: tuple[int, int], arch: str) -> str:
+    if not vendor:
+        return "the profile names no device vendor, so the FLOP-per-cycle table cannot be chosen"
+    if not cores or not clock_ghz:
+        return "the profile gives no core count or clock"
+    if vendor.lower().startswith("amd"):
+        return f"AMD architecture {arch or 'unknown'} is not in the FLOP-per-cycle table"
+    if vendor.lower().startswith("nvidia"):
+        return f"compute capability {capability[0]}.{capability[1]} is below the table's first entry (7.0)"
+    return f"vendor {vendor!r} has no FLOP-per-cycle table"

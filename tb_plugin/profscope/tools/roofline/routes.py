@@ -1,0 +1,110 @@
+"""The `roofline` route: parameters, the run's peak overrides, and the answer cache.
+
+Per host trace (its cache fingerprint) the device ops are extracted once (`analysis.host_devices`);
+per (timeline, options, overrides) the answer is built once. Each cache slot has its own lock, so
+concurrent requests for one answer compute it once while every other request (other hosts,
+other routes) goes on; while a trace is ingested `ctx.timeline()` raises and the plugin answers 202.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import threading
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+from tensorboard import errors
+
+from profscope.context import HostContext
+from profscope.params import Params
+from profscope.tools import Handler
+from profscope.tools.roofline import analysis, peaks
+from profscope.tools.roofline.answers import RooflineAnswer
+
+T = TypeVar("T")
+HOSTS_CACHED = 16
+ANSWERS_CACHED = 64
+
+
+class _Cache:
+    """A small LRU whose values are computed once per key, under that key's lock only."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.values: collections.OrderedDict[Hashable, Any] = collections.OrderedDict()
+        self.locks: dict[Hashable, threading.Lock] = {}
+        self.lock = threading.Lock()
+
+    def get(self, key: Hashable, compute: Callable[[], T]) -> T:
+        with self.lock:
+            if key in self.values:
+                self.values.move_to_end(key)
+                return self.values[key]
+            slot = self.locks.setdefault(key, threading.Lock())
+        with slot:
+            with self.lock:
+                if key in self.values:
+                    return self.values[key]
+            value = compute()
+            with self.lock:
+                self.values[key] = value
+                self.locks.pop(key, None)
+                while len(self.values) > self.size:
+                    self.values.popitem(last=False)
+            return value
+
+    def clear(self) -> None:
+        with self.lock:
+            self.values.clear()
+
+
+_hosts = _Cache(HOSTS_CACHED)
+_answers = _Cache(ANSWERS_CACHED)
+
+
+def roofline(ctx: HostContext, params: Params) -> RooflineAnswer:
+    """`roofline?run=&session=&host=[&infeed=0|1][&step=N]`: device peaks, program and op rows."""
+    infeed = params.int("infeed", 1)
+    if infeed not in (0, 1):
+        raise errors.InvalidArgumentError(f"query parameter 'infeed' must be 0 or 1, got {infeed}")
+    options = analysis.Options(include_infeed=bool(infeed), step=params.optional_int("step"))
+    timeline = ctx.timeline()
+    warnings: list[str] = []
+    try:
+        override = peaks.read_override(ctx.fs, run_folder(ctx))
+    except peaks.OverrideError as e:
+        override = None
+        warnings.append(f"{e}; the profile's peaks are used")
+    key = (timeline.key, options, json.dumps(override, sort_keys=True), tuple(warnings))
+
+    def build() -> RooflineAnswer:
+        hosts = [
+            _hosts.get(host.key, lambda h=host: analysis.host_devices(h.name, h.trace))
+            for host in timeline.hosts
+        ]
+        return analysis.answer(timeline.subject, hosts, options, override, warnings + list(timeline.warnings))
+
+    try:
+        return _answers.get(key, build)
+    except analysis.UnknownStep as e:
+        raise errors.InvalidArgumentError(e.args[0]) from e
+
+
+def run_folder(ctx: HostContext) -> str | None:
+    """The run's folder on the logdir's filesystem (where `roofline.json` is looked for)."""
+    for host in ctx.hosts:
+        for f in host.files:
+            if f.fs_path.endswith(f.path):
+                root = f.fs_path[: len(f.fs_path) - len(f.path)].rstrip("/")
+                return root if ctx.run.name == "." else f"{root}/{ctx.run.name}"
+    return None
+
+
+def clear_caches() -> None:
+    """Forget every cached answer (tests, benchmarks measuring a cold answer)."""
+    _hosts.clear()
+    _answers.clear()
+
+
+ROUTES: dict[str, Handler] = {"/roofline": roofline}
