@@ -26,7 +26,7 @@ _CHILD = r"""
 import json, resource, sys, time
 import fsspec
 from profscope.formats import chrome_json
-from profscope.trace import model
+from profscope.columns import TraceBuilder
 
 path, sequential = sys.argv[1], sys.argv[2] == "1"
 if sequential:
@@ -42,13 +42,13 @@ def timed(name, fn):
             times[name] = times.get(name, 0.0) + time.perf_counter() - t
     return wrapper
 
-finalize = model.TraceBuilder.finalize
+finalize = TraceBuilder.finalize
 
 def finalize_noting_rss(self):
     times["rss_before_finalize_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return finalize(self)
 
-model.TraceBuilder.finalize = timed("finalize", finalize_noting_rss)
+TraceBuilder.finalize = timed("finalize", finalize_noting_rss)
 chrome_json._assemble = timed("assemble", chrome_json._assemble)
 rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t0 = time.perf_counter()

@@ -33,7 +33,8 @@ from profscope.trace import ingest
 
 _CHILD = r"""
 import json, sys, time
-from profscope.trace import ingest, model, store
+from profscope.columns import TraceBuilder
+from profscope.trace import ingest, store
 from profscope.formats import chrome_json, xplane
 
 stages = {}
@@ -47,7 +48,7 @@ def timed(name, fn):
             stages[name] = stages.get(name, 0.0) + time.time() - t
     return wrapper
 
-model.TraceBuilder.finalize = timed("finalize", model.TraceBuilder.finalize)
+TraceBuilder.finalize = timed("finalize", TraceBuilder.finalize)
 chrome_json._assemble = timed("assemble", chrome_json._assemble)
 chrome_json.read = timed("read", chrome_json.read)
 xplane.read = timed("read", xplane.read)

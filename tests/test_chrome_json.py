@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from profscope.formats import chrome_helper, chrome_json
-from profscope.formats.chrome_scan import BlockReader, EventScanner
+from profscope.formats.chrome_blocks import BlockReader
+from profscope.formats.chrome_scan import EventScanner
 
 DATA = Path(__file__).parent / "data" / "kineto"
 TRACES = sorted(p.name for p in DATA.glob("*.json.gz"))
@@ -384,7 +385,7 @@ def test_a_split_that_is_not_an_event_boundary_is_detected(
     text = plain.read_bytes()
     inside = text.index(b'"args": {', len(text) // 2) + len(b'"args": ')  # an args object, not an event
     monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(chrome_json, "_split_offset", lambda path, start, total: inside)
+    monkeypatch.setattr(chrome_helper, "split_offset", lambda path, start, total: inside)
     used = spy_results(monkeypatch)
     assert_same_trace(read(plain), sequential)
     assert used == []  # the bad split was caught and this process read everything itself
@@ -486,7 +487,7 @@ def test_progress_polls_after_the_helper_finished_first(tmp_path: Path) -> None:
     plain = plain_copy(tmp_path, NS_TRACE)
     text = plain.read_bytes()
     events_start = text.index(b"[", text.index(b'"traceEvents"')) + 1
-    offset = chrome_json._split_offset(str(plain), events_start, len(text))
+    offset = chrome_helper.split_offset(str(plain), events_start, len(text))
     assert offset is not None
     helper = chrome_helper.HelperProcess()
     try:

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from profscope.errors import UnreadableProfile
-from profscope.formats import chrome_columns, chrome_json, chrome_scan
+from profscope.formats import chrome_clock, chrome_flows, chrome_json, chrome_pairing, chrome_scan
 
 DATA = Path(__file__).parent / "data" / "kineto"
 
@@ -560,7 +560,7 @@ def test_small_windows_read_a_real_trace_identically(
 )
 def test_parse_us_matches_decimal_arithmetic(values: list[Any]) -> None:
     texts = [msgspec.Raw(msgspec.json.encode(v) if isinstance(v, int) else str(v).encode()) for v in values]
-    us, frac, ok = chrome_columns.parse_us(texts)
+    us, frac, ok = chrome_clock.parse_us(texts)
     assert ok.all()
     for v, u, f in zip(values, us.tolist(), frac.tolist()):
         exact = (Decimal(v) * 1_000_000).to_integral_value(rounding="ROUND_HALF_UP")
@@ -572,7 +572,7 @@ def test_parse_us_rejects_what_is_not_a_number() -> None:
         msgspec.Raw(t)
         for t in (b"", b'"N/A"', b"null", b"true", b'"1 2"', b'"12.5"', b"1.5e3", b"-0.5", b"7")
     ]
-    us, frac, ok = chrome_columns.parse_us(texts)
+    us, frac, ok = chrome_clock.parse_us(texts)
     assert ok.tolist() == [False, False, False, False, False, True, True, True, True]
     assert (us * 1_000_000 + frac)[5:].tolist() == [12_500_000, 1_500_000_000, -500_000, 7_000_000]
     assert np.asarray(us).dtype == np.int64
@@ -583,7 +583,7 @@ def test_parse_us_rejects_what_is_not_a_number() -> None:
 def test_brackets_match_ends_like_a_stack_per_group(halves: list[tuple[int, bool]]) -> None:
     group = np.array([g for g, _ in halves], dtype=np.int64)
     begin = np.array([b for _, b in halves], dtype=bool)
-    ends, begins, still_open = chrome_json._brackets(group, begin)
+    ends, begins, still_open = chrome_pairing._brackets(group, begin)
     stacks: dict[int, list[int]] = {}
     expected = []
     for i, (g, b) in enumerate(halves):
@@ -611,7 +611,7 @@ def test_flow_ids_against_numeric_ids_compare_as_texts(values: list[bytes], memb
     same answer as comparing it with those texts."""
     as_array = np.array(values, dtype=bytes) if values else np.zeros(0, "S1")
     numbers = np.unique(np.array(members, dtype=np.uint64))
-    got = chrome_json._member(as_array, numbers)
-    assert got.tolist() == chrome_json._member(as_array, numbers.astype(bytes)).tolist()
+    got = chrome_flows._member(as_array, numbers)
+    assert got.tolist() == chrome_flows._member(as_array, numbers.astype(bytes)).tolist()
     texts = {str(m).encode() for m in members}
     assert got.tolist() == [v.rstrip(b"\x00") in texts for v in values]

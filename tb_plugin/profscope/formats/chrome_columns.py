@@ -3,10 +3,10 @@
 `ColumnCollector.add(batch)` turns one batch of `Event` structs into numpy columns: the fields are
 pulled out with C-level `map` calls, names and track keys are interned through dicts whose default
 factory hands out the next id, and times are parsed exactly from their decimal text in bulk
-(`parse_us`). Complete events and instants (nearly everything in Kineto traces) are final columns;
-events that need the whole trace to be resolved (B/E and async pairs, counters, flow points,
-metadata) are kept as their own compact columns until the reader assembles the trace. A collector
-is picklable, so a second process can fill one for the second half of a big file.
+(`chrome_clock.parse_us`). Complete events and instants (nearly everything in Kineto traces) are
+final columns; events that need the whole trace to be resolved (B/E and async pairs, counters,
+flow points, metadata) are kept as their own compact columns until the reader assembles the trace.
+A collector is picklable, so a second process can fill one for the second half of a big file.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import collections
 import itertools
 import operator
 import re
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 import msgspec
 import numpy as np
 
-from profscope.formats.chrome_scan import Damage, Event
+from profscope.formats.chrome_clock import MAX_US, PS_PER_US, parse_us
+from profscope.formats.chrome_decode import Damage, Event, args_blob
 
 # Phase codes.
 UNKNOWN, COMPLETE, BEGIN, END, INSTANT = 0, 1, 2, 3, 4
@@ -72,12 +72,6 @@ _PHASES = _PhaseTable(
 # Track key kinds: the first element of every track key tuple.
 THREAD, PROCESS, GLOBAL, ASYNC, COUNTER_TRACK = 0, 1, 2, 3, 4
 
-PS_PER_US = 1_000_000
-# Durations and distances from the trace's zero stay well inside int64 picoseconds (±106 days).
-MAX_US = 50 * 86_400 * 1_000_000
-# Absolute timestamps: anything a profiler writes (epoch µs are ≈1.7e15).
-MAX_ABS_US = 4 * 10**18
-_POW10 = 10 ** np.arange(19, dtype=np.int64)
 _CORRELATION = re.compile(rb'"correlation":[ \t\r\n]*(\d+)')
 _EXTERNAL_ID = re.compile(rb'"[Ee]xternal id":[ \t\r\n]*(\d+)')
 # Host and device annotations of one range (e.g. ProfilerStep#6) share a Kineto "External id".
@@ -95,7 +89,6 @@ _BIND = operator.attrgetter("bind_id")
 _ID = operator.attrgetter("id")
 _BP = operator.attrgetter("bp")
 _ENCLOSING = frozenset({"e"})
-_REPLACEMENT = "\ufffd".encode()
 _EMPTY_EVENT = Event()
 
 
@@ -128,145 +121,6 @@ class Interner(dict):
                 out[i] = value
                 seen[i] = True
         return out
-
-
-def parse_us(raws: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Exact (whole µs, ps remainder in [0, 10**6), valid) from JSON number texts in µs.
-
-    Kineto writes µs with up to 3 decimals, epoch-based (≈1.7e15), beyond float64's exact range at
-    ns, so the digits are parsed as integers: the texts are joined, the decimal points dropped, and
-    numpy parses the digit strings in one call; the decimal count per field then splits whole µs
-    and fraction. Texts this fast path rejects (exponents, quoted numbers, ≥ 9e18 as digits) go through
-    `Decimal`; what is still not a finite number is returned as invalid.
-    """
-    n = len(raws)
-    us = np.zeros(n, np.int64)
-    frac = np.zeros(n, np.int64)
-    if n == 0:
-        return us, frac, np.zeros(0, bool)
-    joined = b" ".join(raws)
-    a = np.frombuffer(joined, np.uint8)
-    # Index of the separator after each field; a field holding a space itself (a damaged value
-    # such as a quoted string) shifts them, and then lengths are taken one by one.
-    ends = np.append(np.flatnonzero(a == 32), a.shape[0])
-    if ends.shape[0] == n:
-        starts = np.empty(n, np.int64)
-        starts[0] = 0
-        starts[1:] = ends[:-1] + 1
-        lens = ends - starts
-    else:
-        lens = np.fromiter(map(len, raws), np.int64, n)
-        ends = np.cumsum(lens + 1) - 1
-        starts = ends - lens
-    non_digit = np.flatnonzero(((a - np.uint8(48)) > 9) & (a != 32))
-    field = np.searchsorted(ends, non_digit)
-    ch = a[non_digit]
-    is_dot = ch == 46
-    is_minus = (ch == 45) & (non_digit == starts[field])
-    bad = np.zeros(n, bool)
-    bad[field[~(is_dot | is_minus)]] = True
-    bad[np.bincount(field[is_dot], minlength=n) > 1] = True
-    dot_at = np.full(n, -1, np.int64)
-    dot_at[field[is_dot]] = non_digit[is_dot]
-    negative = np.zeros(n, bool)
-    negative[field[is_minus]] = True
-    has_dot = dot_at >= 0
-    digits = lens - has_dot - negative
-    # int64 holds every 19-digit string below 9e18: epoch µs with 3 decimals (≈1.7e18) fit.
-    lead = a[np.minimum(starts + negative, a.shape[0] - 1)]
-    bad |= (digits <= 0) | (digits > 19) | ((digits == 19) & (lead >= ord("9")))
-    decimals = np.where(has_dot, ends - dot_at - 1, 0)
-    if bad.any():
-        joined = b" ".join([b"0" if b else r for r, b in zip(raws, bad.tolist())])
-        decimals[bad] = 0
-    values = np.fromstring(joined.replace(b".", b""), dtype=np.int64, sep=" ")
-    if values.shape[0] != n:  # should not happen once fields are validated; stay exact anyway
-        values = np.zeros(n, np.int64)
-        bad[:] = True
-    magnitude = np.abs(values)
-    scale = _POW10[decimals]
-    whole = magnitude // scale
-    rest = magnitude - whole * scale
-    # Fraction of a µs in ps: pad to 6 decimals, or round digits below 1 ps (half away from zero).
-    up = decimals <= 6
-    rest_ps = np.where(up, rest * _POW10[np.where(up, 6 - decimals, 0)], 0)
-    if not up.all():
-        div = _POW10[np.where(up, 0, decimals - 6)]
-        rounded = (rest + div // 2) // div
-        rest_ps = np.where(up, rest_ps, rounded)
-    carry = rest_ps >= PS_PER_US
-    whole += carry
-    rest_ps -= carry * PS_PER_US
-    borrow = negative & (rest_ps > 0)
-    us[:] = np.where(negative, -whole - borrow, whole)
-    frac[:] = np.where(borrow, PS_PER_US - rest_ps, rest_ps)
-    valid = ~bad
-    for i in np.flatnonzero(bad & (lens > 0)).tolist():
-        parsed = _parse_us_slow(bytes(raws[i]))
-        if parsed is not None:
-            us[i], frac[i] = parsed
-            valid[i] = True
-    valid &= np.abs(us) <= MAX_ABS_US
-    return us, frac, valid
-
-
-def _parse_us_slow(text: bytes) -> tuple[int, int] | None:
-    """Exact µs text → (whole µs, ps remainder) for the forms the fast path skips."""
-    text = text.strip()
-    if text[:1] == b'"' and text[-1:] == b'"':
-        text = text[1:-1].strip()
-    try:
-        value = Decimal(text.decode("ascii"))
-    except (InvalidOperation, UnicodeDecodeError, ValueError):
-        return None
-    if not value.is_finite():
-        return None
-    ps = int((value * PS_PER_US).to_integral_value(ROUND_HALF_UP))
-    return divmod(ps, PS_PER_US)
-
-
-def _ok_args(args: list[Any], damage: Damage) -> tuple[bytes, np.ndarray]:
-    """(blob, lengths) of valid UTF-8 JSON object texts; `null` → empty, other values wrapped."""
-    n = len(args)
-    lens = np.fromiter(map(len, args), np.int64, n)
-    blob = b"".join(args)
-    if n == 0:
-        return blob, lens
-    offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    a = np.frombuffer(blob, np.uint8)
-    present = lens > 0
-    first = np.zeros(n, np.uint8)
-    first[present] = a[offsets[:-1][present]]
-    suspects = set(np.flatnonzero(present & (first != 0x7B)).tolist())
-    if not blob.isascii():
-        high = np.flatnonzero(a >= 0x80)
-        suspects.update(np.unique(np.searchsorted(offsets, high, side="right") - 1).tolist())
-    replaced: dict[int, bytes] = {}
-    for i in sorted(suspects):
-        raw = bytes(args[i])
-        text = raw
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            text = raw.decode("utf-8", "replace").encode("utf-8")
-            damage.repaired["invalid UTF-8 bytes replaced by U+FFFD"] += text.count(_REPLACEMENT) - raw.count(
-                _REPLACEMENT
-            )
-        if text == b"null":
-            text = b""
-        elif text[:1] != b"{":
-            text = b'{"args": ' + text + b"}"
-            damage.repaired['args that are not a JSON object, kept as {"args": …}'] += 1
-        if text != raw:
-            replaced[i] = text
-    if replaced:
-        args = list(args)
-        for i, text in replaced.items():
-            args[i] = text
-        lens = np.fromiter(map(len, args), np.int64, n)
-        blob = b"".join(args)
-    return blob, lens
 
 
 def _ids(events: list[Event]) -> list[bytes]:
@@ -443,7 +297,7 @@ class ColumnCollector:
                     keys[i] = (PROCESS, events[i].pid)
         track = np.fromiter(map(self.keys.__getitem__, keys), np.int32, n)
         args = list(map(_ARGS, events))
-        blob, alen = _ok_args(args, self.damage)
+        blob, alen = args_blob(args, self.damage)
         base = self.num_events
         if b'"correlation"' in blob:
             self._link_ids(blob, alen, base, _CORRELATION, self.corr_event, self.corr_value)
@@ -499,7 +353,7 @@ class ColumnCollector:
             events, us, frac, codes = _take(events, sel), us[sel], frac[sel], codes[sel]
         if not events:
             return
-        blob, alen = _ok_args(list(map(_ARGS, events)), self.damage)
+        blob, alen = args_blob(list(map(_ARGS, events)), self.damage)
         base = self.num_be
         for i, ev in enumerate(events):
             if ev.bind_id:
@@ -520,7 +374,7 @@ class ColumnCollector:
         if not events:
             return
         keys = [(ASYNC, ev.pid, ev.cat or "", i) for ev, i in zip(events, ids)]
-        blob, alen = _ok_args(list(map(_ARGS, events)), self.damage)
+        blob, alen = args_blob(list(map(_ARGS, events)), self.damage)
         cols = self.asy
         cols["track"].append(np.fromiter(map(self.keys.__getitem__, keys), np.int32, len(keys)))
         cols["us"].append(us)

@@ -5,7 +5,7 @@ rather than through `multiprocessing`, so it neither re-imports the caller's `__
 (TensorBoard, a script) nor depends on the caller not being a daemonic process (ingest runs readers
 in one). It starts importing at once and waits for `(path, offset, bare_array)`; progress and the
 result (a finished `ColumnCollector` plus the metadata after the events array) come back over the
-pipe.
+pipe. `split_offset` picks where the helper starts: an event boundary a little past the middle.
 
 The result holds a few hundred MB of arrays. Pushed through the pipe they took 0.4-0.6 s of the
 reading process's time (the pipe itself, then unpickling copies), after its own half was done. So
@@ -25,16 +25,45 @@ import subprocess
 import sys
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from profscope.formats.chrome_blocks import BlockReader
 from profscope.formats.chrome_columns import ColumnCollector
-from profscope.formats.chrome_scan import BlockReader, EventScanner
+from profscope.formats.chrome_scan import EVENT_BOUNDARY, EventScanner
 
+if TYPE_CHECKING:  # the helper process itself never needs fsspec
+    import fsspec
+
+# Share of the events array the reading process decodes itself when a helper takes the rest;
+# measured so both finish together on the benchmark trace (the helper pays ~1 s to start and hand over).
+MAIN_SHARE = 0.53
 PROGRESS_EVERY_BYTES = 32 << 20
 # Alignment of the arrays in the memory file (numpy wants at least their itemsize).
 SPILL_ALIGN = 64
+
+
+def can_read(fs: fsspec.AbstractFileSystem) -> bool:
+    """Whether a helper can read files of `fs` here: local files, a second core, and POSIX (the
+    helper gets its pipe ends as inherited descriptors, `pass_fds`)."""
+    if (os.cpu_count() or 1) < 2 or os.name != "posix":
+        return False
+    proto = fs.protocol
+    return "file" in ((proto,) if isinstance(proto, str) else tuple(proto))
+
+
+def split_offset(path: str, events_start: int, total: int) -> int | None:
+    """An event start a little past the middle of the events array (the first after `}` `,` `{`
+    there): the helper starts late (a fresh interpreter) and hands its columns over at the end."""
+    middle = events_start + int((total - events_start) * MAIN_SHARE)
+    with open(path, "rb") as f:
+        f.seek(middle)
+        window = f.read(1 << 20)
+    for m in EVENT_BOUNDARY.finditer(window):
+        if m.group().endswith(b"{"):
+            return middle + m.end() - 1
+    return None
 
 
 class TailResult:

@@ -9,30 +9,33 @@ inside a string or nested value makes the window fail to decode, so every accept
 Real files are damaged in predictable ways (cut mid-event, bare `N/A` / `NaN`, invalid UTF-8, raw
 control characters, stray text between events). A failing window is first repaired in bulk
 when the damage is of a known kind, then narrowed down with the decoder's error offset; only the
-offending event goes through the slow, string-aware path, and what cannot be read is counted, never
-fatal. Times, ids and args stay as `msgspec.Raw` so their exact text survives until the column stage.
+offending event goes through the slow, string-aware path (`chrome_decode`), and what cannot be
+read is counted, never fatal. The bytes come from `chrome_blocks.BlockReader`.
 """
 
 from __future__ import annotations
 
 import collections
-import queue
 import re
-import threading
-import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
+
+from profscope.formats.chrome_decode import (
+    JSON_STRING,
+    Damage,
+    Event,
+    decode_event_text,
+    decode_value_text,
+    repair_window,
+)
 
 # Window of event text decoded in one msgspec call: large enough to amortize per-call costs, small
 # enough that the window and its decoded objects stay in cache while the columns are pulled out
 # (1 MB measured ~25% less CPU than 8 MB on the benchmark trace).
 WINDOW_BYTES = 1 << 20
 MIN_WINDOW_BYTES = 4096
-READ_BLOCK_BYTES = 8 << 20
-# Compressed bytes inflated per zlib call: damaged data loses at most this much before it.
-INFLATE_STEP_BYTES = 64 << 10
 # A single damaged event is scanned token by token; past this size it is treated as garbage.
 MAX_EVENT_BYTES = 64 << 20
 # Top-level values (other than traceEvents) bigger than this are not kept in the trace metadata.
@@ -40,303 +43,17 @@ MAX_METADATA_VALUE_BYTES = 1 << 20
 # Events decoded on the slow path are handed on in groups, not one batch per event.
 SLOW_FLUSH_EVENTS = 4096
 
-RAW_EMPTY = msgspec.Raw(b"")
-
-
-class Event(msgspec.Struct, gc=False):
-    """One trace event as decoded from JSON; numbers and args kept as their raw text."""
-
-    ph: str | None = None
-    name: str | None = None
-    cat: str | None = None
-    pid: int | float | str | None = None
-    tid: int | float | str | None = None
-    ts: msgspec.Raw = RAW_EMPTY
-    dur: msgspec.Raw = RAW_EMPTY
-    id: msgspec.Raw = RAW_EMPTY
-    id2: msgspec.Raw = RAW_EMPTY
-    bp: str | None = None
-    s: str | None = None
-    args: msgspec.Raw = RAW_EMPTY
-    bind_id: msgspec.Raw = RAW_EMPTY
-    flow_in: bool = False
-    flow_out: bool = False
-
-
 _BATCH_DECODER = msgspec.json.Decoder(list[Event])
-_EVENT_DECODER = msgspec.json.Decoder(Event)
 _RAW_LIST_DECODER = msgspec.json.Decoder(list[msgspec.Raw])
-_ANY_DECODER = msgspec.json.Decoder()
 
 _WS = frozenset(b" \t\r\n")
 # End of one event followed by the start of the next, or by the end of the array.
 EVENT_BOUNDARY = re.compile(rb"\}[ \t\r\n]*(?:,[ \t\r\n]*\{|\])")
-_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
-_STRING_RE = re.compile(_STRING)
+_STRING_RE = re.compile(JSON_STRING)
 # Tokens that matter for finding where a JSON value ends: whole strings, a lone quote (an
 # unterminated string), and brackets.
-_TOKEN = re.compile(_STRING + rb'|"|[\[\]{}]')
-_BARE_LITERAL = rb"(?<![\w.\"])(?:N/A|-?NaN|-?nan|-?Infinity|-?inf)(?![\w.\"])"
-_STRING_OR_BARE = re.compile(_STRING + rb"|" + _BARE_LITERAL)
-# Bulk repair of a window: bare literals in value position only (after `:`, `,` or `[`).
-_BARE_IN_VALUE = re.compile(rb"(?<=[:,\[])([ \t\r\n]*)(N/A|-?NaN|-?nan|-?Infinity|-?inf)(?=[ \t\r\n]*[,}\]])")
-_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_TOKEN = re.compile(JSON_STRING + rb'|"|[\[\]{}]')
 _ERROR_BYTE = re.compile(r"\(byte (\d+)\)")
-_REPLACEMENT = "\ufffd".encode()
-
-
-class Damage:
-    """What the scanner had to skip or repair; the reader turns it into warnings and skip counts."""
-
-    def __init__(self) -> None:
-        self.skipped: collections.Counter[str] = collections.Counter()
-        self.repaired: collections.Counter[str] = collections.Counter()
-        self.warnings: list[str] = []
-
-    def warn(self, message: str) -> None:
-        if message not in self.warnings:
-            self.warnings.append(message)
-
-    def merge(self, other: Damage) -> None:
-        self.skipped.update(other.skipped)
-        self.repaired.update(other.repaired)
-        for w in other.warnings:
-            self.warn(w)
-
-
-# -- byte sources -------------------------------------------------------------------------------
-
-
-class BlockReader:
-    """Decompressed blocks of a file, produced by a background thread.
-
-    File reads and zlib both release the GIL, so reading and inflating the next block overlaps
-    with decoding the current one on the other core. `raw_bytes_read` counts source (compressed)
-    bytes for progress reporting.
-    """
-
-    def __init__(self, fileobj: Any, start: int = 0, gzip: bool = False) -> None:
-        self._file = fileobj
-        self._start = start
-        self._gzip = gzip
-        self.raw_bytes_read = 0
-        self.truncated_stream = False
-        self.corrupt_stream: str | None = None
-        self._inflater: Any = None
-        self._fed = False  # the current gzip member has received input
-        self._queue: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=3)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="profscope-chrome-read", daemon=True)
-        self._thread.start()
-
-    def _blocks(self) -> Iterator[bytes]:
-        if self._start:
-            self._file.seek(self._start)
-        while not self._stop.is_set():
-            block = self._file.read(READ_BLOCK_BYTES)
-            if not block:
-                break
-            self.raw_bytes_read += len(block)
-            if not self._gzip:
-                yield block
-                continue
-            yield from self._inflate(block)
-            if self.corrupt_stream:
-                return
-        self._finish_inflate()
-
-    def _inflate(self, block: bytes) -> Iterator[bytes]:
-        """Inflate one read block in small steps, so damaged data loses little of what precedes it."""
-        if self._inflater is None:
-            self._inflater = zlib.decompressobj(zlib.MAX_WBITS | 32)
-        out: list[bytes] = []
-        size = 0
-        view = memoryview(block)
-        pos = 0
-        while pos < len(view):
-            piece = view[pos : pos + INFLATE_STEP_BYTES]
-            pos += len(piece)
-            self._fed = True
-            try:
-                data = self._inflater.decompress(piece)
-            except zlib.error as exc:
-                self.corrupt_stream = (
-                    f"{exc} (after about {self.raw_bytes_read - len(view) + pos} compressed bytes)"
-                )
-                break
-            out.append(data)
-            size += len(data)
-            if self._inflater.eof:
-                # Concatenated gzip members: what follows starts a new stream (or is padding).
-                rest = self._inflater.unused_data + bytes(view[pos:])
-                self._inflater = zlib.decompressobj(zlib.MAX_WBITS | 32)
-                self._fed = False
-                view, pos = memoryview(rest if rest.strip(b"\x00") else b""), 0
-            if size >= READ_BLOCK_BYTES:
-                yield b"".join(out)
-                out, size = [], 0
-        if out:
-            yield b"".join(out)
-
-    def _finish_inflate(self) -> None:
-        """At the end of the input: a gzip member that did not reach its end was cut off."""
-        if self._gzip and self._inflater is not None and self._fed and not self._inflater.eof:
-            self.truncated_stream = True
-
-    def _run(self) -> None:
-        try:
-            for block in self._blocks():
-                while not self._stop.is_set():
-                    try:
-                        self._queue.put(block, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-            self._put_final(None)
-        except BaseException as exc:  # handed to the consumer thread, which re-raises it
-            self._put_final(exc)
-
-    def _put_final(self, item: BaseException | None) -> None:
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.1)
-                return
-            except queue.Full:
-                continue
-
-    def next_block(self) -> bytes | None:
-        """The next block, or None at the end of the input."""
-        item = self._queue.get()
-        if isinstance(item, BaseException):
-            raise item
-        return item
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-
-# -- repairs ------------------------------------------------------------------------------------
-
-
-def _escape_string_token(token: bytes) -> bytes:
-    """A JSON string token with raw control characters escaped."""
-    body = token[1:-1]
-    body = body.replace(b"\n", b"\\n").replace(b"\r", b"\\r").replace(b"\t", b"\\t")
-    body = _CONTROL.sub(lambda m: b"\\u%04x" % m.group()[0], body)
-    return b'"' + body + b'"'
-
-
-def repair_event_text(text: bytes, damage: Damage) -> bytes:
-    """String-aware repair of one event: invalid UTF-8, control characters, bare N/A / NaN."""
-    try:
-        text.decode("utf-8")
-    except UnicodeDecodeError:
-        fixed = text.decode("utf-8", "replace").encode("utf-8")
-        damage.repaired["invalid UTF-8 bytes replaced by U+FFFD"] += fixed.count(_REPLACEMENT) - text.count(
-            _REPLACEMENT
-        )
-        text = fixed
-
-    def fix(m: re.Match[bytes]) -> bytes:
-        token = m.group()
-        if token[:1] == b'"':
-            if _CONTROL.search(token) or b"\n" in token or b"\r" in token or b"\t" in token:
-                damage.repaired["raw control characters escaped in strings"] += 1
-                return _escape_string_token(token)
-            return token
-        damage.repaired[f"bare {token.decode()} values kept as strings"] += 1
-        return b'"' + token + b'"'
-
-    return _STRING_OR_BARE.sub(fix, text)
-
-
-def _repair_window(window: bytes, error: str) -> tuple[bytes, collections.Counter[str]] | None:
-    """Bulk repair of a whole window for damage that needs no string awareness, with what it
-    repaired; None if no such repair applies."""
-    counts: collections.Counter[str] = collections.Counter()
-    if "UTF-8" in error:
-        fixed = window.decode("utf-8", "replace").encode("utf-8")
-        counts["invalid UTF-8 bytes replaced by U+FFFD"] = fixed.count(_REPLACEMENT) - window.count(
-            _REPLACEMENT
-        )
-        return fixed, counts
-    fixed, count = _BARE_IN_VALUE.subn(rb'\1"\2"', window)
-    if not count:
-        return None
-    for m in _BARE_IN_VALUE.finditer(window):
-        counts[f"bare {m.group(2).decode()} values kept as strings"] += 1
-    return fixed, counts
-
-
-def _coerce_event(obj: Any, damage: Damage) -> Event | None:
-    """Build an Event from a generic JSON value whose field types are off (numbers as names, …)."""
-    if not isinstance(obj, dict):
-        damage.skipped["array element is not an event object"] += 1
-        return None
-
-    def text(v: Any) -> str | None:
-        if v is None or isinstance(v, str):
-            return v
-        if isinstance(v, (int, float, bool)):
-            return str(v)
-        return msgspec.json.encode(v).decode()
-
-    def ident(v: Any) -> int | float | str | None:
-        if isinstance(v, bool):
-            return int(v)
-        if v is None or isinstance(v, (int, float, str)):
-            return v
-        return text(v)
-
-    def raw(key: str) -> msgspec.Raw:
-        return msgspec.Raw(msgspec.json.encode(obj[key])) if key in obj else RAW_EMPTY
-
-    damage.repaired["events with fields of unexpected type (coerced)"] += 1
-    return Event(
-        ph=text(obj.get("ph")),
-        name=text(obj.get("name")),
-        cat=text(obj.get("cat")),
-        pid=ident(obj.get("pid")),
-        tid=ident(obj.get("tid")),
-        ts=raw("ts"),
-        dur=raw("dur"),
-        id=raw("id"),
-        id2=raw("id2"),
-        bp=text(obj.get("bp")),
-        s=text(obj.get("s")),
-        args=raw("args"),
-        bind_id=raw("bind_id"),
-        flow_in=bool(obj.get("flow_in")),
-        flow_out=bool(obj.get("flow_out")),
-    )
-
-
-def decode_event_text(text: bytes, damage: Damage) -> Event | None:
-    """Decode one event's text, repairing it if needed; None (counted as skipped) if impossible."""
-    for attempt in range(2):
-        try:
-            return _EVENT_DECODER.decode(text)
-        except msgspec.ValidationError:
-            try:
-                return _coerce_event(_ANY_DECODER.decode(text), damage)
-            except msgspec.DecodeError:
-                pass
-        except msgspec.DecodeError:
-            pass
-        if attempt == 0:
-            text = repair_event_text(text, damage)
-    damage.skipped["malformed event JSON"] += 1
-    return None
-
-
-def decode_value_text(text: bytes, damage: Damage) -> Any:
-    """Decode a top-level metadata value, repairing it like an event if needed."""
-    try:
-        return _ANY_DECODER.decode(text)
-    except msgspec.DecodeError:
-        return _ANY_DECODER.decode(repair_event_text(text, damage))
-
 
 # -- the scanner ----------------------------------------------------------------------------------
 
@@ -696,7 +413,7 @@ class EventScanner:
                 events = [e for e in decoded if e is not None]
             except msgspec.DecodeError as exc:
                 message = str(exc)
-                repaired = None if repairs is not None else _repair_window(window, message)
+                repaired = None if repairs is not None else repair_window(window, message)
                 if repaired is None:
                     m = _ERROR_BYTE.search(message)
                     # Offsets in a repaired window no longer match _buf: report none then.

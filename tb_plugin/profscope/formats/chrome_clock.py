@@ -1,0 +1,189 @@
+"""Time in Chrome traces: `ts` / `dur` texts parsed exactly, and the time base of the trace.
+
+Kineto writes µs with up to 3 decimals, epoch-based (≈1.7e15), beyond float64's exact range at
+ns, so times are kept as (whole µs, ps remainder) integers from their decimal text (`parse_us`).
+`Clock` then picks the trace's zero (the earliest time of the bulk of the trace, a whole ns, far
+outliers left out) and converts to ps from it; `origin_ns` places that zero in absolute time, from
+`baseTimeNanoseconds` or epoch-based `ts`.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+
+import numpy as np
+
+PS_PER_US = 1_000_000
+# Durations and distances from the trace's zero stay well inside int64 picoseconds (±106 days).
+MAX_US = 50 * 86_400 * 1_000_000
+# Absolute timestamps: anything a profiler writes (epoch µs are ≈1.7e15).
+MAX_ABS_US = 4 * 10**18
+_POW10 = 10 ** np.arange(19, dtype=np.int64)
+# Events further than this from the bulk of the trace are dropped (garbage timestamps).
+OUTLIER_US = 25 * 86_400 * 1_000_000
+# µs since the epoch of 2000-01-01 and 2100-01-01: `ts` in this range is taken as epoch-based.
+_EPOCH_US_LO, _EPOCH_US_HI = 946_684_800 * 10**6, 4_102_444_800 * 10**6
+
+
+def parse_us(raws: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exact (whole µs, ps remainder in [0, 10**6), valid) from JSON number texts in µs.
+
+    Kineto writes µs with up to 3 decimals, epoch-based (≈1.7e15), beyond float64's exact range at
+    ns, so the digits are parsed as integers: the texts are joined, the decimal points dropped, and
+    numpy parses the digit strings in one call; the decimal count per field then splits whole µs
+    and fraction. Texts this fast path rejects (exponents, quoted numbers, ≥ 9e18 as digits) go through
+    `Decimal`; what is still not a finite number is returned as invalid.
+    """
+    n = len(raws)
+    us = np.zeros(n, np.int64)
+    frac = np.zeros(n, np.int64)
+    if n == 0:
+        return us, frac, np.zeros(0, bool)
+    joined = b" ".join(raws)
+    a = np.frombuffer(joined, np.uint8)
+    # Index of the separator after each field; a field holding a space itself (a damaged value
+    # such as a quoted string) shifts them, and then lengths are taken one by one.
+    ends = np.append(np.flatnonzero(a == 32), a.shape[0])
+    if ends.shape[0] == n:
+        starts = np.empty(n, np.int64)
+        starts[0] = 0
+        starts[1:] = ends[:-1] + 1
+        lens = ends - starts
+    else:
+        lens = np.fromiter(map(len, raws), np.int64, n)
+        ends = np.cumsum(lens + 1) - 1
+        starts = ends - lens
+    non_digit = np.flatnonzero(((a - np.uint8(48)) > 9) & (a != 32))
+    field = np.searchsorted(ends, non_digit)
+    ch = a[non_digit]
+    is_dot = ch == 46
+    is_minus = (ch == 45) & (non_digit == starts[field])
+    bad = np.zeros(n, bool)
+    bad[field[~(is_dot | is_minus)]] = True
+    bad[np.bincount(field[is_dot], minlength=n) > 1] = True
+    dot_at = np.full(n, -1, np.int64)
+    dot_at[field[is_dot]] = non_digit[is_dot]
+    negative = np.zeros(n, bool)
+    negative[field[is_minus]] = True
+    has_dot = dot_at >= 0
+    digits = lens - has_dot - negative
+    # int64 holds every 19-digit string below 9e18: epoch µs with 3 decimals (≈1.7e18) fit.
+    lead = a[np.minimum(starts + negative, a.shape[0] - 1)]
+    bad |= (digits <= 0) | (digits > 19) | ((digits == 19) & (lead >= ord("9")))
+    decimals = np.where(has_dot, ends - dot_at - 1, 0)
+    if bad.any():
+        joined = b" ".join([b"0" if b else r for r, b in zip(raws, bad.tolist())])
+        decimals[bad] = 0
+    values = np.fromstring(joined.replace(b".", b""), dtype=np.int64, sep=" ")
+    if values.shape[0] != n:  # should not happen once fields are validated; stay exact anyway
+        values = np.zeros(n, np.int64)
+        bad[:] = True
+    magnitude = np.abs(values)
+    scale = _POW10[decimals]
+    whole = magnitude // scale
+    rest = magnitude - whole * scale
+    # Fraction of a µs in ps: pad to 6 decimals, or round digits below 1 ps (half away from zero).
+    up = decimals <= 6
+    rest_ps = np.where(up, rest * _POW10[np.where(up, 6 - decimals, 0)], 0)
+    if not up.all():
+        div = _POW10[np.where(up, 0, decimals - 6)]
+        rounded = (rest + div // 2) // div
+        rest_ps = np.where(up, rest_ps, rounded)
+    carry = rest_ps >= PS_PER_US
+    whole += carry
+    rest_ps -= carry * PS_PER_US
+    borrow = negative & (rest_ps > 0)
+    us[:] = np.where(negative, -whole - borrow, whole)
+    frac[:] = np.where(borrow, PS_PER_US - rest_ps, rest_ps)
+    valid = ~bad
+    for i in np.flatnonzero(bad & (lens > 0)).tolist():
+        parsed = _parse_us_slow(bytes(raws[i]))
+        if parsed is not None:
+            us[i], frac[i] = parsed
+            valid[i] = True
+    valid &= np.abs(us) <= MAX_ABS_US
+    return us, frac, valid
+
+
+def _parse_us_slow(text: bytes) -> tuple[int, int] | None:
+    """Exact µs text → (whole µs, ps remainder) for the forms the fast path skips."""
+    text = text.strip()
+    if text[:1] == b'"' and text[-1:] == b'"':
+        text = text[1:-1].strip()
+    try:
+        value = Decimal(text.decode("ascii"))
+    except (InvalidOperation, UnicodeDecodeError, ValueError):
+        return None
+    if not value.is_finite():
+        return None
+    ps = int((value * PS_PER_US).to_integral_value(ROUND_HALF_UP))
+    return divmod(ps, PS_PER_US)
+
+
+def _densest(sample: np.ndarray) -> int:
+    """The sampled time with the most others within the outlier window: the bulk of the trace."""
+    if not sample.shape[0]:
+        return 0
+    sample = np.sort(sample)
+    around = np.searchsorted(sample, sample + OUTLIER_US, side="right") - np.searchsorted(
+        sample, sample - OUTLIER_US, side="left"
+    )
+    return int(sample[int(np.argmax(around))])
+
+
+class Clock:
+    """Exact conversion of (whole µs, ps remainder) to ps from the trace's zero.
+
+    `times` are the (whole µs, ps remainder) columns of every table of events in the trace.
+    """
+
+    def __init__(self, times: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        self.reference = (
+            _densest(np.concatenate([us[:: max(1, us.shape[0] // 50_000)] for us, _ in times]))
+            if times
+            else 0
+        )
+        lowest: tuple[int, int] | None = None
+        for us, frac in times:
+            ok = np.abs(us - self.reference) <= OUTLIER_US
+            if not ok.any():
+                continue
+            u = us[ok]
+            low = int(u.min())
+            candidate = (low, int(frac[ok][u == low].min()))
+            lowest = candidate if lowest is None else min(lowest, candidate)
+        zero_ps = 0 if lowest is None else lowest[0] * PS_PER_US + lowest[1]
+        zero_ps -= zero_ps % 1000  # a whole ns, so the absolute origin is an exact integer
+        self.zero_us, self.zero_rem = divmod(zero_ps, PS_PER_US)
+        self.zero_ps = zero_ps
+
+    def to_ps(self, us: np.ndarray, frac: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ps from zero, in-range mask)."""
+        ok = np.abs(us - self.reference) <= OUTLIER_US
+        rel = np.where(ok, us - self.zero_us, 0) * PS_PER_US + (frac.astype(np.int64) - self.zero_rem)
+        return rel, ok
+
+    def latest_ps(self, times: list[tuple[np.ndarray, np.ndarray]]) -> int:
+        """Latest in-range time of `times` in ps from zero (0 if none): unclosed B/E and async
+        slices are drawn up to it."""
+        last = 0
+        for us, frac in times:
+            ts, ok = self.to_ps(us, frac)
+            if ok.any():
+                last = max(last, int(ts[ok].max()))
+        return last
+
+    def origin_ns(self, metadata: dict[str, Any]) -> int | None:
+        """The absolute time of the zero in ns since the epoch, when the trace tells."""
+        base = metadata.get("baseTimeNanoseconds")
+        if isinstance(base, int) and not isinstance(base, bool):
+            return base + self.zero_ps // 1000
+        if _EPOCH_US_LO <= self.zero_us <= _EPOCH_US_HI:
+            return self.zero_ps // 1000
+        return None
+
+    def zero_us_text(self) -> str:
+        """The zero as exact decimal µs text ("1712195495406752.797")."""
+        whole, rest = divmod(self.zero_ps, PS_PER_US)
+        return f"{whole}.{rest:06d}".rstrip("0").rstrip(".")

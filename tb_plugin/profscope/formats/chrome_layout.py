@@ -1,0 +1,260 @@
+"""Sections and tracks of a Chrome trace, named and sorted the way Kineto users expect.
+
+A section per pid: a GPU (or TPU) when Kineto's process name or labels say so, or when device
+work (kernels, copies, …) runs there, with the device name from `deviceProperties`; else a host
+process. A track per track key: threads, and on devices streams labelled with what runs on them;
+async tracks per (pid, category, id); one counter track per series. `M` metadata events give
+names and sort indices; without them Kineto's own order holds (hosts by pid, then devices).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from profscope.columns import TraceBuilder
+from profscope.formats import chrome_columns as cc
+from profscope.formats.chrome_parts import Parts, column, norm_id
+
+# Kineto categories of work that runs on a device (kernels, copies, device-side annotations).
+GPU_CATEGORIES = frozenset(
+    {
+        "kernel",
+        "gpu_memcpy",
+        "gpu_memset",
+        "gpu_user_annotation",
+        "gpu_instant_event",
+        "cuda_sync",
+        "memcpy",
+        "memset",
+        "mtia_ccp_events",
+    }
+)
+_STREAM_NAME = re.compile(r"^stream\s*(\d+)", re.I)
+_CATEGORY_LABELS = {
+    "kernel": "kernels",
+    "gpu_memcpy": "memcpy",
+    "memcpy": "memcpy",
+    "gpu_memset": "memset",
+    "memset": "memset",
+    "gpu_user_annotation": "annotations",
+    "cuda_sync": "sync",
+}
+
+
+class _ProcessInfo:
+    """What metadata (`M`) events say about processes and threads, keyed by normalized pid / tid."""
+
+    def __init__(self, parts: list[cc.ColumnCollector]) -> None:
+        self.names: dict[Any, str] = {}
+        self.labels: dict[Any, str] = {}
+        self.sort: dict[Any, int] = {}
+        self.thread_names: dict[tuple[Any, Any], str] = {}
+        self.thread_sort: dict[tuple[Any, Any], int] = {}
+        for p in parts:
+            for name, pid, tid, args in p.meta:
+                if not isinstance(args, dict):
+                    continue
+                pid, tid = norm_id(pid), norm_id(tid)
+                value, sort = args.get("name"), args.get("sort_index")
+                if name == "process_name" and isinstance(value, str):
+                    self.names[pid] = value
+                elif name == "process_labels" and isinstance(args.get("labels"), str):
+                    self.labels[pid] = args["labels"]
+                elif name == "process_sort_index" and _is_int(sort):
+                    self.sort[pid] = sort
+                elif name == "thread_name" and isinstance(value, str):
+                    self.thread_names[(pid, tid)] = value.strip()  # the last name given wins
+                elif name == "thread_sort_index" and _is_int(sort):
+                    self.thread_sort[(pid, tid)] = sort
+
+
+def _device_categories(ids: Parts) -> dict[int, set[str]]:
+    """Device work categories (kernels, copies, …) seen on each track key."""
+    found: dict[int, set[str]] = {}
+    for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
+        track, cat = column(p.ev, "track", np.int32), column(p.ev, "cat", np.int32)
+        if not track.shape[0]:
+            continue
+        pairs = np.unique(kmap[track].astype(np.int64) << 32 | smap[cat].astype(np.int64))
+        for pair in pairs.tolist():
+            cat_name = ids.strings[pair & 0xFFFFFFFF].lower()
+            if cat_name in GPU_CATEGORIES:
+                found.setdefault(pair >> 32, set()).add(cat_name)
+    return found
+
+
+class Layout:
+    """Sections per pid and tracks per key, named and sorted the way Kineto users expect.
+
+    `track_of_key` maps the reader's track keys to builder tracks; `device_key` marks the keys
+    that are device streams (the device side of launch and annotation flows).
+    """
+
+    def __init__(self, builder: TraceBuilder, ids: Parts, metadata: dict[str, Any]) -> None:
+        keys = ids.keys.values_by_id()
+        info = _ProcessInfo(ids.parts)
+        device_cats = _device_categories(ids)
+        devices = {
+            int(dev["id"]): dev
+            for dev in metadata.get("deviceProperties") or []
+            if isinstance(dev, dict) and _is_int(dev.get("id"))
+        }
+        pids_with_device_work = {keys[k][1] for k in device_cats if keys[k][0] == cc.THREAD}
+
+        sections: dict[Any, tuple[int, str, str]] = {}
+        for key in keys:
+            if key[0] != cc.GLOBAL and key[1] not in sections:
+                pid = key[1]
+                sections[pid] = self._describe_section(
+                    pid,
+                    info.names.get(pid),
+                    info.labels.get(pid),
+                    info.sort.get(pid),
+                    pid in pids_with_device_work,
+                    devices,
+                )
+        section_ids: dict[Any, int] = {}
+        section_kind: dict[Any, str] = {}
+        for pid, (sort, name, kind) in sorted(sections.items(), key=lambda kv: (kv[1][0], kv[1][1])):
+            section_ids[pid] = builder.section(name, kind, sort, key=("pid", pid))
+            section_kind[pid] = kind
+
+        counter_series: dict[tuple[Any, ...], set[Any]] = {}
+        for key in keys:
+            if key[0] == cc.COUNTER_TRACK:
+                counter_series.setdefault(key[1:4], set()).add(key[4])
+        async_names = _first_async_names(ids)
+
+        self.device_key = np.zeros(len(keys), bool)
+        specs = []  # (key index, section, name, kind, sort index)
+        for k, key in enumerate(keys):
+            kind = key[0]
+            if kind == cc.GLOBAL:
+                section = builder.section("Global", "other", 2**31 - 1, key=("global",))
+                specs.append((k, section, "global events", "other", 0))
+                continue
+            pid = key[1]
+            section = section_ids[pid]
+            if kind == cc.THREAD:
+                tid = key[2]
+                spec = self._describe_track(
+                    section_kind[pid],
+                    tid,
+                    info.thread_names.get((pid, tid)),
+                    info.thread_sort.get((pid, tid)),
+                    device_cats.get(k),
+                )
+                self.device_key[k] = section_kind[pid] in ("gpu", "tpu") and spec[1] == "stream"
+                specs.append((k, section, *spec))
+            elif kind == cc.PROCESS:
+                specs.append((k, section, "process events", "other", -(2**31)))
+            elif kind == cc.ASYNC:
+                fallback = f"{key[2] or 'async'} {key[3].decode(errors='replace')}"
+                specs.append((k, section, async_names.get(k) or fallback, "async", 2**30))
+            else:
+                name, ident, series = key[2], key[3], key[4]
+                label = name + (f" {ident.decode(errors='replace')}" if ident else "")
+                if len(counter_series[key[1:4]]) > 1:
+                    label += f" {series}"
+                specs.append((k, section, label or "counter", "counter", 2**30 + 1))
+        self.track_of_key = np.zeros(len(keys), np.int32)
+        for k, section, name, tkind, sort in sorted(specs, key=lambda s: (s[1], s[4], s[2])):
+            self.track_of_key[k] = builder.track(section, name, tkind, sort, key=("key", k))
+
+    @staticmethod
+    def _describe_section(
+        pid: Any,
+        name: str | None,
+        label: str | None,
+        sort: int | None,
+        device_work: bool,
+        devices: dict[int, dict[str, Any]],
+    ) -> tuple[int, str, str]:
+        """(sort index, name, kind) of the section for one pid."""
+        text = f"{label or ''} {name or ''}"
+        if re.search(r"\bTPU\b", text):
+            kind = "tpu"
+        elif (
+            re.search(r"\bGPU\b", label or "") or re.search(r"^GPU\b|/device:GPU", name or "") or device_work
+        ):
+            kind = "gpu"
+        elif isinstance(pid, int) or label == "CPU":
+            kind = "cpu"
+        else:
+            kind = "other"
+        if kind in ("gpu", "tpu"):
+            title = (
+                label
+                if label and re.search(r"\b[GT]PU\b", label)
+                else (name if name and "PU" in name else None)
+            )
+            title = title or f"{kind.upper()} {pid}"
+            device = devices.get(pid) if isinstance(pid, int) else None
+            if device and isinstance(device.get("name"), str):
+                title += f" ({device['name']})"
+        elif kind == "cpu":
+            title = f"{name} (pid {pid})" if name else f"process {pid}"
+        else:
+            title = name or _label(pid, "(no pid)")
+        if sort is None:
+            # Kineto's own order: host processes by pid, then devices, then everything else.
+            number = pid if isinstance(pid, int) and 0 <= pid < 2**24 else 2**24 - 1
+            sort = {"cpu": number, "gpu": 2**24 + number, "tpu": 2**24 + number}.get(kind, 2**31 - 2)
+        return _clamp(sort), title, kind
+
+    @staticmethod
+    def _describe_track(
+        section_kind: str, tid: Any, name: str | None, sort: int | None, device_cats: set[str] | None
+    ) -> tuple[str, str, int]:
+        """(name, kind, sort index) of the track for one tid."""
+        stream = None
+        if isinstance(tid, str):
+            m = _STREAM_NAME.match(tid)
+            stream = int(m.group(1)) if m else None
+        elif name and _STREAM_NAME.match(name):
+            stream = int(_STREAM_NAME.match(name).group(1))
+        elif device_cats and isinstance(tid, int):
+            stream = tid
+        if section_kind in ("gpu", "tpu") and (stream is not None or device_cats):
+            label = f"stream {stream if stream is not None else tid}"
+            if device_cats:
+                shown = sorted({_CATEGORY_LABELS.get(c, c) for c in device_cats})
+                label += f" ({', '.join(shown)})"
+            elif name and name.strip() != label:
+                label = name.strip()
+            order = sort if sort is not None else (stream if stream is not None else 0)
+            return label, "stream", _clamp(order)
+        label = name or (f"thread {tid}" if isinstance(tid, int) else _label(tid, "(no tid)"))
+        if sort is None:
+            sort = tid if isinstance(tid, int) else 2**31 - 2
+        return label, "thread", _clamp(sort)
+
+
+def _label(value: Any, missing: str) -> str:
+    """A pid / tid as text; missing or empty ones say so."""
+    return missing if value is None or value == "" else str(value)
+
+
+def _clamp(value: int) -> int:
+    return max(-(2**31), min(int(value), 2**31 - 1))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _first_async_names(ids: Parts) -> dict[int, str]:
+    """Name of the first event on each async track, to name the track."""
+    names: dict[int, str] = {}
+    for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
+        track = column(p.asy, "track", np.int32)
+        if not track.shape[0]:
+            continue
+        keys, first = np.unique(kmap[track], return_index=True)
+        name = column(p.asy, "name", np.int32)
+        for k, i in zip(keys.tolist(), first.tolist()):
+            names.setdefault(k, ids.strings[smap[name[i]]])
+    return names
