@@ -1,55 +1,23 @@
-// Drives the profscope Trace tab in headless Firefox (ESR, WebDriver BiDi via puppeteer-core) the way
-// tests/e2e/test_firefox.py needs: open the tab, check drawn pixels, zoom with W, click an event,
-// search, open the help, measure with the Timing tool and M, toggle flows and follow a flow link,
-// Ctrl+click two events, pan with A/D. Writes <outdir>/results.json (what it did and saw: positions,
-// links, texts, pixel counts) and screenshots; the Python test computes the expectations and asserts.
+// Drives the profscope UI in headless Firefox (ESR, WebDriver BiDi via puppeteer-core; the browser setup
+// is scripts/firefox-session.mjs) the way tests/e2e/test_firefox.py needs. The Trace tab: open it,
+// check drawn pixels, zoom with W, click an event, search, open the help, measure with the Timing tool
+// and M, toggle flows and follow a flow link, Ctrl+click two events, pan with A/D. Writes
+// <outdir>/results.json (what it did and saw: positions, links, texts, pixel counts) and screenshots;
+// the Python test computes the expectations and asserts.
 //
 //   node scripts/firefox-e2e.mjs <tensorboard url> <outdir> <search term> [firefox path]
 //
-// With "--fps" for the search term it runs the frames-per-second benchmark instead (results.steps.fps).
-import { mkdirSync, writeFileSync } from "node:fs";
+// With "--fps" for the search term it runs the frames-per-second benchmark instead (results.steps.fps);
+// with "--roofline" it opens the Roofline tab of the selected run, hovers a chart point, reads its
+// tooltip, clicks it and follows its card's link into the Trace tab (results.steps.roofline).
 import { join } from "node:path";
-import puppeteer from "puppeteer-core";
+import { runInFirefox, sleep } from "./firefox-session.mjs";
 
-const [url, outdir, term, firefox = "/usr/bin/firefox-esr"] = process.argv.slice(2);
+const [url, outdir, term, firefox] = process.argv.slice(2);
 const LABEL_WIDTH = 260;
-mkdirSync(outdir, { recursive: true });
-const results = { errors: [], steps: {} };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const browser = await puppeteer.launch({
-  browser: "firefox",
-  executablePath: firefox,
-  headless: true,
-  defaultViewport: null,
-  args: ["--width=1400", "--height=900"],
-});
-try {
-  const page = await browser.newPage();
-  const requests = [];
-  page.on("request", (r) => requests.push(r.url()));
-  page.on("pageerror", (e) => results.errors.push(`pageerror: ${e.message}`));
-  page.on("console", (m) => {
-    if (m.type() === "error") results.errors.push(`console.error: ${m.text()}`);
-  });
-  await page.goto(`${url}/#profscope`);
-  const iframe = await page.waitForSelector("iframe[src*='plugin_entry.html?name=profscope']", { timeout: 60000 });
-  const frame = await iframe.contentFrame();
-  await frame.waitForSelector("[data-testid=run-select] option", { timeout: 60000 });
-  // Firefox ESR's BiDi cannot locate elements inside frames for puppeteer's click(): positions come
-  // from the page (iframe) plus the frame (element), and buttons are clicked from inside the frame.
-  const press = (sel) => frame.evaluate((s) => document.querySelector(s).click(), sel);
-  const rectOf = async (sel) => {
-    const outer = await page.evaluate(() => {
-      const r = document.querySelector("iframe[src*='plugin_entry.html?name=profscope']").getBoundingClientRect();
-      return { x: r.x, y: r.y };
-    });
-    const inner = await frame.evaluate((s) => {
-      const r = document.querySelector(s).getBoundingClientRect();
-      return { x: r.x, y: r.y, width: r.width, height: r.height };
-    }, sel);
-    return { x: outer.x + inner.x, y: outer.y + inner.y, width: inner.width, height: inner.height };
-  };
+await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, requests, press, rectOf }) => {
+  if (term === "--roofline") return roofline();
   const tabOpened = Date.now();
   await press("[data-testid=tab-trace]");
   // Drawn (with boxes, unless a zoomed-out dense view shows only density) and no tile loading.
@@ -415,10 +383,36 @@ try {
     report["1800x4200 pan back (A), tiles held"] = await motion("a");
     results.steps.fps = report;
   }
-} catch (e) {
-  results.failure = String(e && e.stack ? e.stack : e);
-  for (const p of await browser.pages()) await p.screenshot({ path: join(outdir, "firefox_failure.png") }).catch(() => {});
-} finally {
-  writeFileSync(join(outdir, "results.json"), JSON.stringify(results, null, 2));
-  await browser.close();
-}
+
+  // The Roofline tab: a chart point's tooltip, its highlighted row, its link into the Trace tab.
+  async function roofline() {
+    await press("[data-testid=tab-roofline]");
+    await frame.waitForSelector("[data-testid=rf-chart] canvas[data-drawn]", { timeout: 120000 });
+    await page.screenshot({ path: join(outdir, "firefox_roofline_opened.png") });
+    const point = "[data-testid=rf-point][data-kind=op][data-x]";
+    await frame.waitForSelector(point, { timeout: 30000 });
+    // The op point farthest from every other point: hovering it can only mean that op.
+    const at = await frame.evaluate((sel) => {
+      const all = Array.from(document.querySelectorAll("[data-testid=rf-point][data-x]")).map((li) => ({ key: li.dataset.key, x: Number(li.dataset.x), y: Number(li.dataset.y) }));
+      const ops = Array.from(document.querySelectorAll(sel)).map((li) => all.find((p) => p.key === li.dataset.key));
+      const room = (p) => Math.min(...all.filter((q) => q !== p).map((q) => Math.hypot(q.x - p.x, q.y - p.y)));
+      document.querySelector(sel).closest("canvas").scrollIntoView({ block: "center" });
+      return ops.reduce((best, p) => (room(p) > room(best) ? p : best));
+    }, point);
+    const canvas = await rectOf("[data-testid=rf-chart] canvas");
+    await page.mouse.move(canvas.x + at.x - 30, canvas.y + at.y - 30);
+    await page.mouse.move(canvas.x + at.x, canvas.y + at.y, { steps: 5 });
+    await frame.waitForSelector("[data-testid=rf-tooltip]:not([hidden])", { timeout: 10000 });
+    const tooltip = await frame.$eval("[data-testid=rf-tooltip]", (e) => e.innerText);
+    await page.screenshot({ path: join(outdir, "firefox_roofline.png") });
+    await page.mouse.click(canvas.x + at.x, canvas.y + at.y);
+    await frame.waitForSelector("[data-testid=rf-op-table] tr.rf-selected", { timeout: 10000 });
+    const selectedRank = await frame.$eval("[data-testid=rf-op-table] tr.rf-selected", (tr) => tr.dataset.rank);
+    const pinned = await frame.$eval("[data-testid=rf-pinned]", (e) => e.innerText);
+    await page.screenshot({ path: join(outdir, "firefox_roofline_selected.png") });
+    await press("[data-testid=rf-pinned-trace]");
+    await page.waitForFunction(() => location.hash.includes("tool=trace") && location.hash.includes("q="), { timeout: 15000 });
+    await frame.waitForSelector("[data-testid=trace-canvas]", { timeout: 60000 });
+    results.steps.roofline = { key: at.key, tooltip, selectedRank, pinned, url: await page.evaluate(() => location.href) };
+  }
+});

@@ -10,11 +10,8 @@ interface ToolDeclaration {
   order: number;
 }
 
-/** A tool found in its folder: with a view (`index.ts` exporting `mount`), or with the `planned` text
- * its declaration must carry until it has one. */
-export type DiscoveredTool =
-  | (ToolDeclaration & { hasView: true })
-  | (ToolDeclaration & { hasView: false; planned: string });
+/** A tool found in its folder: its declaration; the folder's `index.ts` exports the view's `mount`. */
+export type DiscoveredTool = ToolDeclaration;
 
 /** `frontend/src/views/`. */
 export const VIEWS_DIR: string;

@@ -1,6 +1,6 @@
 // The frontend's tools, found from their folders rather than listed anywhere: every
-// `src/views/<tool>/` holding a `tool.json` is a tool, and the ones that also hold an `index.ts` have
-// a view (bundled as its own chunk). build.mjs and vitest.config.ts both take the list from here, so
+// `src/views/<tool>/` holding a `tool.json` is a tool, and its `index.ts` is the view (bundled as its
+// own chunk). build.mjs and vitest.config.ts both take the list from here, so
 // the bundle and the unit tests always see the same registry. Types: views.d.mts.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -13,10 +13,10 @@ const TOOLS_GLOBAL = "__PROFSCOPE_TOOLS__";
 
 /** Ids end up in deep links, test ids and chunk paths: keep them plain. */
 const TOOL_ID = /^[a-z][a-z0-9_-]*$/;
-const DECLARATION_KEYS = new Set(["id", "title", "order", "planned"]);
+const DECLARATION_KEYS = new Set(["id", "title", "order"]);
 
 /** Reads and checks one `tool.json`; every problem names the file and what is wrong with it. */
-function readDeclaration(file, folder, hasView) {
+function readDeclaration(file, folder) {
   let decl;
   try {
     decl = JSON.parse(readFileSync(file, "utf8"));
@@ -24,24 +24,17 @@ function readDeclaration(file, folder, hasView) {
     throw new Error(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
   }
   if (typeof decl !== "object" || decl === null || Array.isArray(decl)) {
-    throw new Error(`${file}: expected an object {id, title, order, planned?}`);
+    throw new Error(`${file}: expected an object {id, title, order}`);
   }
   const unknown = Object.keys(decl).filter((k) => !DECLARATION_KEYS.has(k));
-  if (unknown.length) throw new Error(`${file}: unknown key(s) ${unknown.join(", ")}; allowed: id, title, order, planned`);
+  if (unknown.length) throw new Error(`${file}: unknown key(s) ${unknown.join(", ")}; allowed: id, title, order`);
   if (typeof decl.id !== "string" || !TOOL_ID.test(decl.id)) {
     throw new Error(`${file}: "id" must be a lowercase name matching ${TOOL_ID}`);
   }
   if (decl.id !== folder) throw new Error(`${file}: "id" is "${decl.id}" but the folder is "${folder}"; they must match`);
   if (typeof decl.title !== "string" || !decl.title.trim()) throw new Error(`${file}: "title" must be a non-empty string`);
   if (typeof decl.order !== "number" || !Number.isFinite(decl.order)) throw new Error(`${file}: "order" must be a number`);
-  if (hasView && decl.planned !== undefined) {
-    throw new Error(`${file}: the tool has a view (index.ts), so its "planned" text is stale; remove it`);
-  }
-  if (!hasView && (typeof decl.planned !== "string" || !decl.planned.trim())) {
-    throw new Error(`${file}: the tool has no view (index.ts) yet, so it needs a "planned" text saying what it will show`);
-  }
-  const tool = { id: decl.id, title: decl.title, order: decl.order, hasView };
-  return hasView ? tool : { ...tool, planned: decl.planned };
+  return { id: decl.id, title: decl.title, order: decl.order };
 }
 
 /** The tools declared under `viewsDir`, in tab order (`order`, then id). */
@@ -52,8 +45,10 @@ export function discoverTools(viewsDir = VIEWS_DIR) {
     const folder = join(viewsDir, entry.name);
     const hasView = existsSync(join(folder, "index.ts"));
     const declaration = join(folder, "tool.json");
-    if (existsSync(declaration)) tools.push(readDeclaration(declaration, entry.name, hasView));
-    else if (hasView) throw new Error(`${folder}: has an index.ts but no tool.json declaring the tool {id, title, order}`);
+    if (existsSync(declaration)) {
+      if (!hasView) throw new Error(`${folder}: declares a tool in tool.json but has no index.ts exporting its view`);
+      tools.push(readDeclaration(declaration, entry.name));
+    } else if (hasView) throw new Error(`${folder}: has an index.ts but no tool.json declaring the tool {id, title, order}`);
   }
   return tools.sort((a, b) => a.order - b.order || a.id.localeCompare(b.id));
 }

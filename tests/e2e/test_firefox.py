@@ -7,8 +7,9 @@ panel, search jumping to a kernel, the help overlay, then the interactions of
 test_trace_interactions.py in Firefox: the Timing tool and M measuring, the Flows toggle drawing arrows
 and a flow link jumping to the linked event, Ctrl+click summarizing two events, A/D panning. The script
 only reports positions, links, texts and pixel counts; the expectations are computed here, from the
-drag and the server's own answers. Skips without Firefox, Node or `frontend/node_modules` (run
-`npm --prefix frontend ci`).
+drag and the server's own answers. A second run opens the Roofline tab of the TPU v6e XPlane, hovers a
+chart point, reads its tooltip, clicks it and follows its link into the Trace tab. Skips without
+Firefox, Node or `frontend/node_modules` (run `npm --prefix frontend ci`).
 """
 
 from __future__ import annotations
@@ -171,6 +172,28 @@ def test_trace_view_in_firefox(tensorboard_server, tmp_path) -> None:
         assert math.isclose(pan[k][1] - pan[k][0], width, rel_tol=1e-6), pan
     assert pan["right"][0] > pan["zoomed"][0] + 0.05 * width, pan
     assert pan["left"][0] < pan["right"][0] - 0.05 * width, pan
+    assert results["errors"] == [], results["errors"]
+
+
+def test_roofline_view_in_firefox(tensorboard_server, tmp_path) -> None:
+    """The Roofline tab of the TPU v6e XPlane in Firefox: hovering a chart point shows that op's
+    figures, clicking it highlights its table row, and its card's link opens the Trace tab on it."""
+    firefox = _firefox()
+    session = tmp_path / "logdir" / "tpu_v6e" / "plugins" / "profile" / "session1"
+    session.mkdir(parents=True)
+    shutil.copy(REPO / "tests" / "data" / "xplane" / "tpu_v6e_inference.xplane.pb", session / "tpu.xplane.pb")
+    server = tensorboard_server(tmp_path / "logdir")
+    out = REPO / "test-output" / "e2e" / "firefox_roofline"
+    results = _run_script(server, out, "--roofline", firefox, tmp_path, timeout_s=300)
+    steps = results["steps"]["roofline"]
+    answer = get_json(server, "roofline?run=tpu_v6e&session=session1&host=tpu")
+    kind, rank = steps["key"].split(":")
+    op = next(o for o in answer["ops"] if str(o["rank"]) == rank)
+    assert kind == "op" and steps["tooltip"].startswith(f"{op['name']}\n"), steps
+    assert "FLOP rate: " in steps["tooltip"] and "HBM intensity: " in steps["tooltip"], steps
+    assert steps["selectedRank"] == rank and op["name"] in steps["pinned"], steps
+    link = link_of(steps["url"])
+    assert link["tool"] == "trace" and link["q"] == op["search"], link
     assert results["errors"] == [], results["errors"]
 
 

@@ -2,7 +2,7 @@
 
 `tensorboard --logdir` on a copy of tests/data/xla/pytorch_xla_cpu_recompile (metrics report,
 XLA_METRICS_FILE series, PT_XLA_DEBUG log, graph dump), in headless Chromium: both findings with their
-evidence and code locations, every metric with its unit, the per-step charts, a graph drawn by Graphviz
+evidence and code locations, every metric with its unit, the per-step charts (Chart.js), a graph drawn by Graphviz
 WASM and the diff of the graphs before and after the batch size changed. Screenshots go to
 test-output/e2e/<test>/.
 """
@@ -52,7 +52,7 @@ def test_findings_show_evidence_and_code_locations(
     frame = open_xla(browser_page, server)
     recompile = frame.wait_for_selector("[data-testid=finding-recompilation]", timeout=60_000)
     fallback = frame.wait_for_selector("[data-testid=finding-cpu_fallback]")
-    frame.wait_for_selector("[data-testid=step-charts] svg")
+    frame.wait_for_selector("[data-testid=step-charts] canvas[data-drawn]")
     screenshot(browser_page, "findings")
 
     text = recompile.inner_text()
@@ -90,6 +90,14 @@ def test_findings_show_evidence_and_code_locations(
     screenshot(browser_page, "step-charts")
     hot = frame.eval_on_selector_all(".xv-bar-hot", "els => els.map(e => e.getAttribute('data-step'))")
     assert "7" in hot and "8" in hot and "9" in hot
+    # and the chart library drew them: red (#d93025) pixels on the compilations canvas
+    red = frame.eval_on_selector(
+        "canvas[aria-label='Compilations per step']",
+        """c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0;
+                  for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - 217) < 12 && Math.abs(d[i + 1] - 48) < 12 && Math.abs(d[i + 2] - 37) < 12) n++;
+                  return n; }""",
+    )
+    assert red > 100, red
     assert page_errors == []
 
 
@@ -109,7 +117,7 @@ def test_every_metric_with_its_unit(
     cells = [c.inner_text() for c in compile_row.query_selector_all("td")]
     assert cells[2] == "9" and cells[3] == "5.009 s †" and cells[4] == "643.1 ms"
     compile_row.click()
-    frame.wait_for_selector(".xv-metric-detail svg.xv-pct circle")
+    frame.wait_for_selector(".xv-metric-detail .xv-pct canvas[data-drawn]")
     detail = frame.inner_text(".xv-metric-detail")
     # the 1st percentile printed "149ms817.608us" is 148.817608 ms (the ms part was rounded up)
     assert "148.817608 ms" in detail and "printed 149ms817.608us" in detail

@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { formatBytes, formatCount, formatDuration, NOT_OBSERVED, timeUnit } from "./units.ts";
+import {
+  formatByteRate,
+  formatBytes,
+  formatCount,
+  formatDuration,
+  formatFlopRate,
+  formatFlops,
+  formatPercent,
+  formatSi,
+  NOT_OBSERVED,
+  timeUnit,
+} from "./units.ts";
 
 describe("units", () => {
   it("writes durations from ns in the unit that fits, to 3 significant digits", () => {
@@ -39,11 +50,37 @@ describe("units", () => {
     expect(formatCount(12_345.6)).toBe("12,350");
   });
 
+  it("writes FLOP rates and bandwidths with decimal SI prefixes, as datasheets quote them", () => {
+    expect(formatFlopRate(1.23e13)).toBe("12.3 TFLOP/s");
+    expect(formatFlopRate(9.18e14)).toBe("918 TFLOP/s");
+    expect(formatFlopRate(4_472_328_954)).toBe("4.47 GFLOP/s");
+    expect(formatFlopRate(0)).toBe("0 FLOP/s");
+    expect(formatFlopRate(0.5)).toBe("0.5 FLOP/s");
+    expect(formatByteRate(1.52e12)).toBe("1.52 TB/s");
+    expect(formatByteRate(1_637_993_152_512)).toBe("1.64 TB/s");
+    expect(formatByteRate(2.96e18)).toBe("2.96 EB/s");
+    expect(formatByteRate(999_700)).toBe("1 MB/s");
+    expect(formatFlops(1_626_718_863_360)).toBe("1.63 TFLOP");
+    expect(formatSi(2.5e3, "op/s", 2)).toBe("2.5 kop/s");
+  });
+
+  it("writes fractions as percentages, tiny ones without an exponent", () => {
+    expect(formatPercent(0.04347867965403494)).toBe("4.35%");
+    expect(formatPercent(1)).toBe("100%");
+    expect(formatPercent(0)).toBe("0%");
+    expect(formatPercent(4.87e-6)).toBe("0.000487%");
+    expect(formatPercent(1e-9)).toBe("< 0.0001%");
+    expect(formatPercent(18083.387)).toBe("1,810,000%");
+  });
+
   it("says not observed for absent values, never 0", () => {
     for (const absent of [null, undefined, NaN, Infinity]) {
       expect(formatDuration(absent)).toBe(NOT_OBSERVED);
       expect(formatBytes(absent)).toBe(NOT_OBSERVED);
       expect(formatCount(absent)).toBe(NOT_OBSERVED);
+      expect(formatFlopRate(absent)).toBe(NOT_OBSERVED);
+      expect(formatByteRate(absent)).toBe(NOT_OBSERVED);
+      expect(formatPercent(absent)).toBe(NOT_OBSERVED);
     }
     expect(NOT_OBSERVED).toBe("not observed");
   });

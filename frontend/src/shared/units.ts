@@ -1,6 +1,8 @@
 // One convention for every view: byte sizes in IEC binary units (B, KiB, MiB, GiB, TiB, PiB) and
 // durations from ns in ns, µs, ms, s, min, h, both to 3 significant digits unless the caller asks
-// for more; counts with thousands separators; a value never measured reads "not observed", never 0.
+// for more; counts with thousands separators; rates (FLOP/s, B/s) and FLOP counts in decimal SI
+// prefixes, as datasheets quote them (1.52 TB/s = 1.52e12 B/s); a value never measured reads
+// "not observed", never 0.
 
 /** What a value that was never measured reads: "0" would claim a measurement. */
 export const NOT_OBSERVED = "not observed";
@@ -81,4 +83,48 @@ export function formatBytes(bytes: number | null | undefined, digits = 3): strin
 export function formatCount(n: number | null | undefined): string {
   if (absent(n)) return NOT_OBSERVED;
   return Number.isInteger(n) ? n.toLocaleString("en-US") : n.toLocaleString("en-US", { maximumSignificantDigits: 4 });
+}
+
+/** Decimal SI prefixes, the largest first (rates and FLOP counts, as datasheets quote them). */
+const SI_UNITS: readonly Unit[] = [
+  { symbol: "E", scale: 1e18 },
+  { symbol: "P", scale: 1e15 },
+  { symbol: "T", scale: 1e12 },
+  { symbol: "G", scale: 1e9 },
+  { symbol: "M", scale: 1e6 },
+  { symbol: "k", scale: 1e3 },
+  { symbol: "", scale: 1 },
+];
+
+/** `value` of `unit` with a decimal SI prefix: formatSi(1.23e13, "FLOP/s") = "12.3 TFLOP/s". Values
+ * under 1 keep no prefix ("0.5 FLOP/s"), so a slow rate never reads as milli-FLOPs. */
+export function formatSi(value: number | null | undefined, unit: string, digits = 3): string {
+  if (absent(value)) return NOT_OBSERVED;
+  const shown = inUnits(value, SI_UNITS, digits);
+  const [number, prefix] = shown.split(" ");
+  return `${number} ${prefix}${unit}`;
+}
+
+/** A FLOP rate in FLOP/s: "12.3 TFLOP/s". */
+export function formatFlopRate(flopsPerSecond: number | null | undefined, digits = 3): string {
+  return formatSi(flopsPerSecond, "FLOP/s", digits);
+}
+
+/** A bandwidth in bytes per second, decimal as datasheets quote it: "1.52 TB/s" (1.52e12 B/s). */
+export function formatByteRate(bytesPerSecond: number | null | undefined, digits = 3): string {
+  return formatSi(bytesPerSecond, "B/s", digits);
+}
+
+/** A number of floating-point operations: "1.63 TFLOP". */
+export function formatFlops(flops: number | null | undefined, digits = 3): string {
+  return formatSi(flops, "FLOP", digits);
+}
+
+/** A fraction (0..1) as a percentage to 3 significant digits: 0.04348 → "4.35%"; tiny non-zero
+ * fractions read "< 0.0001%" rather than an exponent. */
+export function formatPercent(fraction: number | null | undefined, digits = 3): string {
+  if (absent(fraction)) return NOT_OBSERVED;
+  const percent = fraction * 100;
+  if (percent !== 0 && Math.abs(percent) < 1e-4) return percent > 0 ? "< 0.0001%" : "> -0.0001%";
+  return `${roundTo(percent, digits).toLocaleString("en-US", { maximumSignificantDigits: digits })}%`;
 }

@@ -66,18 +66,6 @@ describe("shell", () => {
     expect(q("[data-testid=tab-trace]").getAttribute("aria-selected")).toBe("true");
   });
 
-  it("says what a not-yet-built tool will show instead of showing numbers", async () => {
-    const { shell, q } = open();
-    await shell.loadRuns();
-    await settle();
-    q("[data-testid=tab-overview]").click();
-    await settle();
-    const view = q("[data-testid=view-overview]");
-    expect(view.textContent).toMatch(/^OverviewPlanned:/);
-    expect(view.textContent).not.toMatch(/\d+(\.\d+)? ?(ms|µs|%)/);
-    expect((q("[data-testid=view-trace]") as HTMLElement).hidden).toBe(true);
-  });
-
   it("follows a run change: sessions, hosts and tools of the new run", async () => {
     const { shell, q, store } = open();
     await shell.loadRuns();

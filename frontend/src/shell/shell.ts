@@ -346,17 +346,11 @@ export class Shell {
       container.append(h("div", { class: "ps-empty" }, `${info.title}: the selected host has no data for this tool.`));
       return;
     }
-    if (!info.hasView) {
-      container.append(
-        h("div", { class: "ps-planned", "data-testid": "planned" }, h("h2", {}, info.title), h("p", {}, info.planned)),
-      );
-      return;
-    }
     container.append(h("div", { class: "ps-loading" }, "Loading view…"));
     const subject = this.subject();
     loadView(sel.tool).then(
       (module) => {
-        if (mounted.abort.signal.aborted || !module) return;
+        if (mounted.abort.signal.aborted) return;
         clear(container);
         mounted.instance = module.mount(container, {
           client: this.client,

@@ -9,23 +9,18 @@ import { isToolId, loadView, TOOLS, toolInfo } from "./registry.ts";
 describe("registry", () => {
   it("is the tools the folders under src/views/ declare, in tab order", () => {
     expect(TOOLS).toEqual(discoverTools());
-    expect(TOOLS.map((t) => [t.id, t.title, t.hasView])).toEqual([
-      ["trace", "Trace", true],
-      ["overview", "Overview", false],
-      ["roofline", "Roofline", false],
-      ["xla", "XLA", true],
+    expect(TOOLS.map((t) => [t.id, t.title])).toEqual([
+      ["trace", "Trace"],
+      ["overview", "Overview"],
+      ["roofline", "Roofline"],
+      ["xla", "XLA"],
     ]);
     const orders = TOOLS.map((t) => t.order);
     expect(orders).toEqual([...orders].sort((a, b) => a - b));
-    for (const t of TOOLS) if (!t.hasView) expect(t.planned).toMatch(/^Planned: /);
   });
 
-  it("loads the view of a tool whose folder has one, and nothing for a planned tool", async () => {
-    for (const t of TOOLS) {
-      const module = await loadView(t.id);
-      if (t.hasView) expect(typeof module?.mount).toBe("function");
-      else expect(module).toBeNull();
-    }
+  it("loads the view of every tool", async () => {
+    for (const t of TOOLS) expect(typeof (await loadView(t.id)).mount).toBe("function");
   });
 
   it("rejects ids that are not tools of this build", () => {
@@ -61,13 +56,13 @@ describe("discoverTools", () => {
     const dir = viewsDir({
       trace: { decl: { id: "trace", title: "Trace", order: 10 }, view: true },
       memory: { decl: { id: "memory", title: "Memory", order: 15 }, view: true },
-      roofline: { decl: { id: "roofline", title: "Roofline", order: 30, planned: "Planned: roofs." } },
+      roofline: { decl: { id: "roofline", title: "Roofline", order: 30 }, view: true },
       shared: {},
     });
     expect(discoverTools(dir)).toEqual([
-      { id: "trace", title: "Trace", order: 10, hasView: true },
-      { id: "memory", title: "Memory", order: 15, hasView: true },
-      { id: "roofline", title: "Roofline", order: 30, hasView: false, planned: "Planned: roofs." },
+      { id: "trace", title: "Trace", order: 10 },
+      { id: "memory", title: "Memory", order: 15 },
+      { id: "roofline", title: "Roofline", order: 30 },
     ]);
   });
 
@@ -90,9 +85,8 @@ describe("discoverTools", () => {
     ["an id unfit for links", { Memory: { decl: { ...valid, id: "Memory" }, view: true } }, /"id" must be a lowercase name/],
     ["a missing title", memory({ id: "memory", order: 1 }), /"title" must be a non-empty string/],
     ["a missing order", memory({ id: "memory", title: "Memory" }), /"order" must be a number/],
-    ["a misspelt key", memory({ ...valid, plannd: "x" }, false), /unknown key\(s\) plannd/],
-    ["no view and no planned text", memory(valid, false), /needs a "planned" text/],
-    ["planned text beside a view", memory({ ...valid, planned: "Planned: x" }), /"planned" text is stale/],
+    ["a misspelt key", memory({ ...valid, titel: "x" }), /unknown key\(s\) titel/],
+    ["a declaration without a view", memory(valid, false), /declares a tool in tool.json but has no index.ts/],
   ])("refuses %s, naming the file", (_what, tools, message) => {
     expect(() => discoverTools(viewsDir(tools))).toThrow(message);
   });

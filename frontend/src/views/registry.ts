@@ -1,7 +1,6 @@
 /** The tools of the profscope tab, built from their folders: nothing here names a tool. Each
- * `src/views/<tool>/` declares itself in a `tool.json` ({id, title, order}, and `planned` text while
- * it has no view); a folder that also holds `index.ts` has a view, loaded as its own chunk the first
- * time its tab opens. `scripts/views.mjs` finds and checks the declarations at build (and test) time
+ * `src/views/<tool>/` declares itself in a `tool.json` ({id, title, order}) beside its view's
+ * `index.ts`, loaded as its own chunk the first time its tab opens. `scripts/views.mjs` finds and checks the declarations at build (and test) time
  * and injects them here through `define`.
  *
  * Why `tool.json` and not a `tool.ts`: the declaration is data the build needs before bundling
@@ -33,8 +32,8 @@ export function toolInfo(id: ToolId): ToolInfo {
   return tool;
 }
 
-/** The view module of `tool`, or null when it is not built yet. */
-export async function loadView(tool: ToolId): Promise<ViewModule | null> {
-  if (!toolInfo(tool).hasView) return null;
+/** The view module of `tool`. */
+export async function loadView(tool: ToolId): Promise<ViewModule> {
+  toolInfo(tool);
   return (await import(`./${tool}/index.ts`)) as ViewModule;
 }

@@ -7,7 +7,15 @@ describe("deep link", () => {
       range: { start: 100, end: 2500.5 },
       eventIds: [7, 4294967303],
       rangeSelection: null,
+      query: null,
     });
+  });
+
+  it("reads and writes a search query (how other tabs link to an op's events)", () => {
+    expect(readLink(new URLSearchParams("q=%20fusion.3%20")).query).toBe("fusion.3");
+    expect(readLink(new URLSearchParams("q=")).query).toBeNull();
+    expect(linkParams({ start: 0, end: 10 }, { kind: "none" }, " all-reduce ").q).toBe("all-reduce");
+    expect(linkParams({ start: 0, end: 10 }, { kind: "none" }).q).toBeUndefined();
   });
 
   it("ignores a window that is not one", () => {
@@ -24,7 +32,7 @@ describe("deep link", () => {
 
   it("writes what it reads, ns to 3 decimals, without the keys of another kind of selection", () => {
     const range = { start: 1.23456, end: 99.9999 };
-    expect(linkParams(range, { kind: "none" })).toEqual({ start: "1.235", end: "100", sel: undefined, range: undefined, tracks: undefined });
+    expect(linkParams(range, { kind: "none" })).toEqual({ q: undefined, start: "1.235", end: "100", sel: undefined, range: undefined, tracks: undefined });
     const events = [{ id: 7, track: 0, depth: 0, startNs: 0, durNs: 1 }, { id: 9, track: 0, depth: 1, startNs: 0, durNs: 1 }];
     expect(linkParams(range, { kind: "events", events }).sel).toBe("7,9");
     const r = linkParams(range, { kind: "range", start: 10.00049, end: 20, tracks: [1, 2] });

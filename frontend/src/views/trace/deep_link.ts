@@ -1,5 +1,6 @@
 /** The trace's keys of the deep link: `start` / `end` (the visible window, ns), `sel` (selected event
- * ids) or `range` + `tracks` (a selected time range on tracks). */
+ * ids) or `range` + `tracks` (a selected time range on tracks), and `q` (a search: other tabs link to
+ * an op's events by its name, e.g. the roofline's op rows). */
 
 import type { Selection } from "./selection.ts";
 import type { Range } from "./viewport.ts";
@@ -11,6 +12,8 @@ export interface LinkedView {
   eventIds: number[];
   /** A range to select when no events are, on `tracks` (null: every track). */
   rangeSelection: { start: number; end: number; tracks: number[] | null } | null;
+  /** The text of the search box, when the link names one. */
+  query: string | null;
 }
 
 export function readLink(p: URLSearchParams): LinkedView {
@@ -24,7 +27,8 @@ export function readLink(p: URLSearchParams): LinkedView {
     const tracks = (p.get("tracks") ?? "").split(",").filter(Boolean).map(Number);
     rangeSelection = { start: rsel[0], end: rsel[1], tracks: tracks.length ? tracks : null };
   }
-  return { range: hasRange ? { start, end } : null, eventIds, rangeSelection };
+  const query = (p.get("q") ?? "").trim() || null;
+  return { range: hasRange ? { start, end } : null, eventIds, rangeSelection, query };
 }
 
 /** Nanoseconds to 3 decimals: enough to restore a deep zoom, short enough to share. */
@@ -33,8 +37,9 @@ function roundNs(ns: number): string {
 }
 
 /** The link keys of a view (undefined removes a key). */
-export function linkParams(range: Range, s: Selection): Record<string, string | undefined> {
+export function linkParams(range: Range, s: Selection, query = ""): Record<string, string | undefined> {
   return {
+    q: query.trim() || undefined,
     start: roundNs(range.start),
     end: roundNs(range.end),
     sel: s.kind === "events" && s.events.length ? s.events.map((e) => e.id).join(",") : undefined,

@@ -1,6 +1,7 @@
 // @vitest-environment happy-dom
 import { describe, expect, it } from "vitest";
-import { errorOverlay, loadingOverlay, progressText } from "./loading.ts";
+import { progressText } from "../../shared/progress.ts";
+import { errorOverlay, loadingOverlay } from "./loading.ts";
 
 describe("loading overlay", () => {
   it("says how far the server read the profile, sizes in binary units", () => {
@@ -10,7 +11,7 @@ describe("loading overlay", () => {
     const overlay = loadingOverlay();
     overlay.progress(p);
     expect(overlay.el.querySelector("[data-testid=ingest-progress]")?.textContent).toContain("12.5 MiB of 50 MiB");
-    expect((overlay.el.querySelector(".tv-progress-bar") as HTMLElement).style.width).toBe("25.0%");
+    expect((overlay.el.querySelector(".ps-progress-bar") as HTMLElement).style.width).toBe("25.0%");
   });
 
   it("offers a retry when the trace cannot be opened", () => {

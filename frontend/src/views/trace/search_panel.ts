@@ -53,6 +53,23 @@ export class SearchPanel {
     this.el = h("div", { class: "tv-searchbox" }, this.input, this.count, prev, next);
   }
 
+  /** The query in the box. */
+  get query(): string {
+    return this.input.value.trim();
+  }
+
+  /** Puts `query` in the box without searching (the link also names a selection to keep). */
+  fill(query: string): void {
+    this.input.value = query;
+    this.walk = null;
+  }
+
+  /** Puts `query` in the box (from a deep link) and goes to its first match. */
+  async searchFor(query: string): Promise<void> {
+    this.fill(query);
+    await this.step(1);
+  }
+
   /** "/" on the timeline: type a new query. */
   focus(): void {
     this.input.focus();

@@ -169,9 +169,12 @@ export class TraceViewer {
     const link = readLink(p);
     if (link.range) this.timeline.range = clampRange(link.range, this.timeline.limits);
     const r = link.rangeSelection;
+    const newQuery = link.query !== null && link.query !== this.search.query;
     if (link.eventIds.length) void this.selection.selectByIds(link.eventIds, !link.range);
     else if (r) void this.selection.selectRange(r.start, r.end, r.tracks ?? this.timeline.allTracks());
+    else if (newQuery && link.query) void this.search.searchFor(link.query);
     else if (!initial) this.selection.clear();
+    if (newQuery && link.query && (link.eventIds.length || r)) this.search.fill(link.query);
     this.frames.request();
     this.tiles.schedule(true);
   }
@@ -313,6 +316,6 @@ export class TraceViewer {
 
   private writeLink(): void {
     if (this.linkTimer) clearTimeout(this.linkTimer);
-    this.linkTimer = setTimeout(() => this.ctx.setParams(linkParams(this.timeline.range, this.selection.selection)), LINK_DELAY_MS);
+    this.linkTimer = setTimeout(() => this.ctx.setParams(linkParams(this.timeline.range, this.selection.selection, this.search.query)), LINK_DELAY_MS);
   }
 }

@@ -1,37 +1,18 @@
-/** SVG charts of the XLA view, drawn by hand (no chart library): per-step bars and percentile plots.
- * Every axis carries its unit; each bar or point has a native tooltip with the exact value. */
+/** Charts of the XLA view, drawn with the project's charting library (shared/charts.ts): per-step bars
+ * and percentile plots. Every axis carries its unit; each bar or point has a tooltip with the exact
+ * value, and the same text sits in the canvas as its fallback content. */
 
+import type { ChartConfiguration, Plugin, TooltipItem } from "chart.js";
 import type { XlaUnit } from "../../api/xla.ts";
+import { h } from "../../dom.ts";
+import { drawChart } from "../../shared/charts.ts";
 import { formatValue } from "./format.ts";
 
-const NS = "http://www.w3.org/2000/svg";
-
-type SvgAttrs = Record<string, string | number>;
-
-export function svg<K extends keyof SVGElementTagNameMap>(
-  tag: K,
-  attrs: SvgAttrs = {},
-  ...children: (SVGElement | string)[]
-): SVGElementTagNameMap[K] {
-  const el = document.createElementNS(NS, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  for (const c of children) el.append(typeof c === "string" ? document.createTextNode(c) : c);
-  return el;
-}
-
-/** Tick values 0..max at a 1/2/5×10^k step, for `count` ticks or a few more. */
-export function niceTicks(max: number, count = 4): number[] {
-  if (!(max > 0) || !Number.isFinite(max)) return [0];
-  const raw = max / count;
-  const magnitude = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * magnitude).find((s) => s >= raw) ?? raw;
-  const ticks: number[] = [];
-  for (let v = 0; v <= max * (1 + 1e-9) + step * 0.999; v += step) {
-    ticks.push(Number(v.toPrecision(12)));
-    if (v >= max) break;
-  }
-  return ticks;
-}
+export const BAR_COLOR = "#8ab4f8";
+export const HOT_COLOR = "#d93025";
+const WARMUP_COLOR = "#f1f3f4";
+const LINE_COLOR = "#1a73e8";
+const GRID_COLOR = "#eef0f3";
 
 export interface BarChartOptions {
   title: string;
@@ -47,55 +28,103 @@ export interface BarChartOptions {
   warmupEnd?: number;
 }
 
-const W = 560;
-const H = 150;
-const M = { left: 62, right: 8, top: 20, bottom: 30 };
+/** The tooltip of bar `i`: "step 2: 3 compilations", "step 2: 1.2 s". */
+export function barLabel(o: BarChartOptions, i: number): string {
+  const v = o.values[i] ?? 0;
+  return `${o.xLabel} ${o.steps[i]}: ${formatValue(v, o.unit)} ${o.unit === "" ? o.what : ""}`.trim();
+}
 
-/** A bar per step; the y axis labelled in the unit, x with step numbers (thinned when crowded). */
-export function barChart(o: BarChartOptions): SVGSVGElement {
-  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "xv-chart", role: "img", "aria-label": o.title });
-  const plotW = W - M.left - M.right;
-  const plotH = H - M.top - M.bottom;
-  const max = Math.max(0, ...o.values.filter(Number.isFinite));
-  const ticks = niceTicks(max);
-  const top = ticks[ticks.length - 1] || 1;
-  const y = (v: number) => M.top + plotH - (v / top) * plotH;
-  root.append(svg("text", { x: M.left, y: 13, class: "xv-chart-title" }, o.title));
-  for (const t of ticks) {
-    root.append(svg("line", { x1: M.left, x2: W - M.right, y1: y(t), y2: y(t), class: "xv-grid" }));
-    root.append(svg("text", { x: M.left - 4, y: y(t) + 4, class: "xv-tick", "text-anchor": "end" }, formatValue(t, o.unit)));
-  }
-  const n = o.steps.length;
-  const slot = n ? plotW / n : plotW;
-  if (o.warmupEnd !== undefined) {
-    const k = o.steps.findIndex((s) => s >= (o.warmupEnd as number));
-    const width = (k < 0 ? n : k) * slot;
-    if (width > 0) {
-      root.append(svg("rect", { x: M.left, y: M.top, width, height: plotH, class: "xv-warmup" }, svg("title", {}, "warm-up")));
-    }
-  }
-  const labelEvery = Math.max(1, Math.ceil(n / 20));
-  o.steps.forEach((step, i) => {
-    const v = o.values[i] ?? 0;
-    const x = M.left + i * slot + slot * 0.15;
-    const barH = Math.max(0, M.top + plotH - y(v));
-    const cls = o.highlight?.has(step) && v > 0 ? "xv-bar xv-bar-hot" : "xv-bar";
-    root.append(
-      svg(
-        "rect",
-        { x, y: M.top + plotH - barH, width: Math.max(1, slot * 0.7), height: barH, class: cls, "data-step": step },
-        svg("title", {}, `${o.xLabel} ${step}: ${formatValue(v, o.unit)} ${o.unit === "" ? o.what : ""}`.trim()),
-      ),
-    );
-    if (i % labelEvery === 0) {
-      root.append(
-        svg("text", { x: M.left + i * slot + slot / 2, y: H - M.bottom + 13, class: "xv-tick", "text-anchor": "middle" }, String(step)),
-      );
-    }
-  });
-  root.append(svg("line", { x1: M.left, x2: W - M.right, y1: M.top + plotH, y2: M.top + plotH, class: "xv-axis" }));
-  root.append(svg("text", { x: M.left + plotW / 2, y: H - 3, class: "xv-axis-label", "text-anchor": "middle" }, o.xLabel));
-  return root;
+function isHot(o: BarChartOptions, i: number): boolean {
+  return (o.highlight?.has(o.steps[i] as number) ?? false) && (o.values[i] ?? 0) > 0;
+}
+
+/** How many leading bars are warm-up steps (0 when none are shaded). */
+export function warmupBars(o: BarChartOptions): number {
+  if (o.warmupEnd === undefined) return 0;
+  const k = o.steps.findIndex((s) => s >= (o.warmupEnd as number));
+  return k < 0 ? o.steps.length : k;
+}
+
+/** Shades the slots of the first `bars` bars behind the bars. */
+function warmupShade(bars: number): Plugin<"bar"> {
+  return {
+    id: "xlaWarmup",
+    beforeDatasetsDraw(chart) {
+      const { ctx, chartArea, scales } = chart;
+      const n = chart.data.labels?.length ?? 0;
+      if (!bars || !n) return;
+      const x = scales.x;
+      const width = (x.width / n) * bars;
+      ctx.save();
+      ctx.fillStyle = WARMUP_COLOR;
+      ctx.fillRect(x.left, chartArea.top, width, chartArea.bottom - chartArea.top);
+      ctx.restore();
+    },
+  };
+}
+
+/** The Chart.js configuration of a per-step bar chart: one bar per step, hot steps in red, warm-up
+ * shaded, y ticks in the metric's unit, x labelled with step numbers (thinned when crowded). */
+export function barChartConfig(o: BarChartOptions): ChartConfiguration<"bar", number[], string> {
+  return {
+    type: "bar",
+    data: {
+      labels: o.steps.map(String),
+      datasets: [
+        {
+          data: o.values.map((v) => (Number.isFinite(v) ? v : 0)),
+          backgroundColor: o.steps.map((_, i) => (isHot(o, i) ? HOT_COLOR : BAR_COLOR)),
+          categoryPercentage: 1,
+          barPercentage: 0.7,
+        },
+      ],
+    },
+    options: {
+      responsive: true,
+      maintainAspectRatio: false,
+      scales: {
+        x: {
+          grid: { display: false },
+          ticks: { autoSkip: true, maxRotation: 0, autoSkipPadding: 8 },
+          title: { display: true, text: o.xLabel },
+        },
+        y: {
+          beginAtZero: true,
+          grid: { color: GRID_COLOR },
+          // counts get whole-number ticks
+          ticks: { maxTicksLimit: 5, precision: o.unit === "" ? 0 : undefined, callback: (v) => formatValue(Number(v), o.unit) },
+        },
+      },
+      plugins: {
+        tooltip: {
+          displayColors: false,
+          callbacks: { title: () => "", label: (item: TooltipItem<"bar">) => barLabel(o, item.dataIndex) },
+        },
+      },
+    },
+    plugins: [warmupShade(warmupBars(o))],
+  };
+}
+
+/** A bar per step, with a title above; the bars' tooltips are also the canvas's fallback list. */
+export function barChart(o: BarChartOptions): HTMLElement {
+  const bars = o.steps.map((step, i) =>
+    h("li", { class: isHot(o, i) ? "xv-bar xv-bar-hot" : "xv-bar", "data-step": step }, barLabel(o, i)),
+  );
+  const warmup = warmupBars(o);
+  const canvas = h(
+    "canvas",
+    { role: "img", "aria-label": o.title },
+    h("ul", {}, ...bars),
+    warmup ? h("p", { class: "xv-warmup" }, `warm-up: the first ${warmup} ${o.xLabel}s`) : null,
+  );
+  drawChart(canvas, barChartConfig(o));
+  return h(
+    "figure",
+    { class: "xv-chart", "data-chart": o.title },
+    h("figcaption", { class: "xv-chart-title" }, o.title),
+    h("div", { class: "xv-chart-area" }, canvas),
+  );
 }
 
 export interface PercentilePoint {
@@ -104,49 +133,85 @@ export interface PercentilePoint {
   text: string;
 }
 
-/** Value at each printed percentile (x: 0–100 %), as a step line; `small` draws a sparkline. */
-export function percentilePlot(points: PercentilePoint[], unit: XlaUnit | null, small = false): SVGSVGElement {
-  const w = small ? 120 : 420;
-  const h = small ? 28 : 170;
-  const m = small ? { left: 2, right: 2, top: 3, bottom: 3 } : { left: 70, right: 12, top: 12, bottom: 32 };
-  const root = svg("svg", {
-    viewBox: `0 0 ${w} ${h}`,
-    class: small ? "xv-spark" : "xv-chart xv-pct",
-    role: "img",
-    "aria-label": "value by percentile",
-  });
-  const finite = points.filter((p): p is PercentilePoint & { value: number } => p.value !== null && Number.isFinite(p.value));
-  if (!finite.length) return root;
-  const plotW = w - m.left - m.right;
-  const plotH = h - m.top - m.bottom;
-  const max = Math.max(...finite.map((p) => p.value));
-  const ticks = niceTicks(max);
-  const top = ticks[ticks.length - 1] || 1;
-  const x = (p: number) => m.left + (p / 100) * plotW;
-  const y = (v: number) => m.top + plotH - (v / top) * plotH;
-  if (!small) {
-    for (const t of ticks) {
-      root.append(svg("line", { x1: m.left, x2: w - m.right, y1: y(t), y2: y(t), class: "xv-grid" }));
-      root.append(svg("text", { x: m.left - 4, y: y(t) + 4, class: "xv-tick", "text-anchor": "end" }, formatValue(t, unit)));
-    }
-    for (const p of [0, 25, 50, 75, 100]) {
-      root.append(svg("text", { x: x(p), y: h - m.bottom + 13, class: "xv-tick", "text-anchor": "middle" }, `${p}%`));
-    }
-    root.append(svg("text", { x: m.left + plotW / 2, y: h - 3, class: "xv-axis-label", "text-anchor": "middle" }, "percentile of recent samples"));
+type Finite = PercentilePoint & { value: number };
+
+function finitePoints(points: PercentilePoint[]): Finite[] {
+  return points.filter((p): p is Finite => p.value !== null && Number.isFinite(p.value));
+}
+
+/** The tooltip of one percentile: "1%: 149 ms (printed 149ms817.608us)". */
+export function percentileLabel(pt: Finite, unit: XlaUnit | null): string {
+  return `${pt.p}%: ${formatValue(pt.value, unit)} (printed ${pt.text})`;
+}
+
+/** The Chart.js configuration of value by percentile (x: 0–100 %) as a step line; `small` is a
+ * sparkline without axes, points or tooltips. */
+export function percentileConfig(points: PercentilePoint[], unit: XlaUnit | null, small = false): ChartConfiguration<"scatter"> {
+  const finite = finitePoints(points);
+  return {
+    type: "scatter",
+    data: {
+      datasets: [
+        {
+          data: finite.map((pt) => ({ x: pt.p, y: pt.value })),
+          showLine: true,
+          stepped: "after",
+          borderColor: LINE_COLOR,
+          backgroundColor: LINE_COLOR,
+          borderWidth: 1.5,
+          pointRadius: small ? 0 : 3,
+          pointHoverRadius: small ? 0 : 5,
+        },
+      ],
+    },
+    options: {
+      responsive: !small,
+      maintainAspectRatio: false,
+      events: small ? [] : undefined,
+      layout: { padding: small ? 2 : 4 },
+      scales: {
+        x: {
+          type: "linear",
+          display: !small,
+          min: 0,
+          max: 100,
+          grid: { color: GRID_COLOR },
+          ticks: { stepSize: 25, callback: (v) => `${v}%` },
+          title: { display: true, text: "percentile of recent samples" },
+        },
+        y: {
+          display: !small,
+          beginAtZero: true,
+          grid: { color: GRID_COLOR },
+          ticks: { maxTicksLimit: 5, callback: (v) => formatValue(Number(v), unit) },
+        },
+      },
+      plugins: {
+        tooltip: {
+          enabled: !small,
+          displayColors: false,
+          callbacks: {
+            title: () => "",
+            label: (item: TooltipItem<"scatter">) => percentileLabel(finite[item.dataIndex] as Finite, unit),
+          },
+        },
+      },
+    },
+  };
+}
+
+/** Value at each printed percentile as a step line; `small` draws a sparkline for a table cell. */
+export function percentilePlot(points: PercentilePoint[], unit: XlaUnit | null, small = false): HTMLElement {
+  const finite = finitePoints(points);
+  const canvas = h(
+    "canvas",
+    { role: "img", "aria-label": "value by percentile", class: small ? "xv-spark" : undefined },
+    h("ul", {}, ...finite.map((pt) => h("li", { class: "xv-dot" }, percentileLabel(pt, unit)))),
+  );
+  if (small) {
+    canvas.width = 120;
+    canvas.height = 28;
   }
-  let d = "";
-  finite.forEach((pt, i) => {
-    d += `${i ? "L" : "M"}${x(pt.p).toFixed(1)},${y(pt.value).toFixed(1)}`;
-    const next = finite[i + 1];
-    if (next) d += `L${x(next.p).toFixed(1)},${y(pt.value).toFixed(1)}`;
-  });
-  root.append(svg("path", { d, class: "xv-line" }));
-  if (!small) {
-    for (const pt of finite) {
-      root.append(
-        svg("circle", { cx: x(pt.p), cy: y(pt.value), r: 3, class: "xv-dot" }, svg("title", {}, `${pt.p}%: ${formatValue(pt.value, unit)} (printed ${pt.text})`)),
-      );
-    }
-  }
-  return root;
+  if (finite.length) drawChart(canvas, percentileConfig(points, unit, small));
+  return small ? canvas : h("figure", { class: "xv-chart xv-pct" }, h("div", { class: "xv-chart-area" }, canvas));
 }

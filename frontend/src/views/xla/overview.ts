@@ -145,7 +145,7 @@ export function stepCharts(report: XlaReport): HTMLElement | null {
   const x = series.x_label;
   const steps = series.steps;
   const warmupEnd = x === "step" && steps.length > report.warmup_steps ? steps[report.warmup_steps] : undefined;
-  const charts: SVGSVGElement[] = [];
+  const charts: HTMLElement[] = [];
   const compile = seriesMetric(series, ["CompileTime"]);
   if (compile) {
     const hot = new Set(steps.filter((s, i) => warmupEnd !== undefined && s >= warmupEnd && (compile.samples[i] ?? 0) > 0));

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ProfscopeClient } from "../../api/client.ts";
 import { XlaApi, type XlaReport } from "../../api/xla.ts";
 import { formatBytes, formatCount, formatDuration } from "../../shared/units.ts";
-import { barChart, niceTicks, percentilePlot } from "./charts.ts";
+import { BAR_COLOR, barChart, barChartConfig, HOT_COLOR, percentileConfig, percentilePlot, warmupBars } from "./charts.ts";
 import { formatExact, formatRate } from "./format.ts";
 import { sanitizeSvg } from "./graphviz.ts";
 import { debugDigest, findingsList, stepCharts, summaryCards } from "./overview.ts";
@@ -103,42 +103,65 @@ describe("XLA formatting", () => {
 });
 
 describe("XLA charts", () => {
-  it("picks 1/2/5 ticks that cover the maximum", () => {
-    expect(niceTicks(0.97e9)).toEqual([0, 5e8, 1e9]);
-    expect(niceTicks(3)).toEqual([0, 1, 2, 3]);
-    expect(niceTicks(0)).toEqual([0]);
-  });
+  const compilations = {
+    title: "Compilations per step",
+    xLabel: "step",
+    steps: [0, 1, 2],
+    values: [1, 0, 3],
+    unit: "" as const,
+    what: "compilations",
+    highlight: new Set([2]),
+    warmupEnd: 1,
+  };
 
   it("draws one bar per step with the value in its tooltip, hot steps marked", () => {
-    const chart = barChart({
-      title: "Compilations per step",
-      xLabel: "step",
-      steps: [0, 1, 2],
-      values: [1, 0, 3],
-      unit: "",
-      what: "compilations",
-      highlight: new Set([2]),
-      warmupEnd: 1,
-    });
-    const bars = Array.from(chart.querySelectorAll("rect.xv-bar"));
-    expect(bars.length).toBe(3);
-    expect(bars[2]?.getAttribute("class")).toContain("xv-bar-hot");
-    expect(bars[2]?.querySelector("title")?.textContent).toBe("step 2: 3 compilations");
-    expect(chart.querySelector("rect.xv-warmup")).not.toBeNull();
+    const config = barChartConfig(compilations);
+    const [bars] = config.data.datasets;
+    expect(config.data.labels).toEqual(["0", "1", "2"]);
+    expect(bars?.data).toEqual([1, 0, 3]);
+    expect(bars?.backgroundColor).toEqual([BAR_COLOR, BAR_COLOR, HOT_COLOR]);
+    const label = config.options?.plugins?.tooltip?.callbacks?.label as (item: { dataIndex: number }) => string;
+    expect(label({ dataIndex: 2 })).toBe("step 2: 3 compilations");
+    expect(warmupBars(compilations)).toBe(1);
+    expect(warmupBars({ ...compilations, warmupEnd: undefined })).toBe(0);
+    // the canvas holds the same bars as text: what screen readers and the browser tests read
+    const chart = barChart(compilations);
+    const items = Array.from(chart.querySelectorAll("canvas li.xv-bar"));
+    expect(items.length).toBe(3);
+    expect(items[2]?.getAttribute("class")).toContain("xv-bar-hot");
+    expect(items[2]?.textContent).toBe("step 2: 3 compilations");
+    expect(chart.querySelector("canvas .xv-warmup")?.textContent).toBe("warm-up: the first 1 steps");
+  });
+
+  it("labels the y axis in the metric's unit", () => {
+    const config = barChartConfig({ ...compilations, unit: "ns", values: [1e9, 0, 5e8] });
+    const tick = config.options?.scales?.y?.ticks?.callback as (v: number) => string;
+    expect(tick(1e9)).toBe("1 s");
+    expect(tick(5e8)).toBe("500 ms");
   });
 
   it("plots percentiles in the metric's unit", () => {
-    const plot = percentilePlot(
-      [
-        { p: 1, value: 148_817_608, text: "149ms817.608us" },
-        { p: 99, value: 972_593_246, text: "973ms593.246us" },
-      ],
-      "ns",
-    );
-    const ticks = Array.from(plot.querySelectorAll("text.xv-tick")).map((t) => t.textContent);
-    expect(ticks).toContain("1 s");
-    expect(plot.querySelectorAll("circle").length).toBe(2);
-    expect(plot.querySelector("circle title")?.textContent).toBe("1%: 149 ms (printed 149ms817.608us)");
+    const points = [
+      { p: 1, value: 148_817_608, text: "149ms817.608us" },
+      { p: 99, value: 972_593_246, text: "973ms593.246us" },
+    ];
+    const config = percentileConfig(points, "ns");
+    const tick = config.options?.scales?.y?.ticks?.callback as (v: number) => string;
+    expect(tick(1e9)).toBe("1 s");
+    expect(config.data.datasets[0]?.data).toEqual([
+      { x: 1, y: 148_817_608 },
+      { x: 99, y: 972_593_246 },
+    ]);
+    const label = config.options?.plugins?.tooltip?.callbacks?.label as (item: { dataIndex: number }) => string;
+    expect(label({ dataIndex: 0 })).toBe("1%: 149 ms (printed 149ms817.608us)");
+    const plot = percentilePlot(points, "ns");
+    expect(Array.from(plot.querySelectorAll("canvas li.xv-dot")).map((li) => li.textContent)).toEqual([
+      "1%: 149 ms (printed 149ms817.608us)",
+      "99%: 973 ms (printed 973ms593.246us)",
+    ]);
+    // a sparkline has no axes, points nor tooltips
+    const spark = percentileConfig(points, "ns", true);
+    expect([spark.options?.scales?.x?.display, spark.options?.plugins?.tooltip?.enabled, spark.data.datasets[0]?.pointRadius]).toEqual([false, false, 0]);
   });
 });
 
@@ -188,8 +211,8 @@ describe("XLA overview", () => {
   it("charts per step, marking compilations after warm-up", () => {
     const charts = stepCharts(report());
     expect(charts).not.toBeNull();
-    const compilations = charts?.querySelector("svg[aria-label='Compilations per step']");
-    const hot = Array.from(compilations?.querySelectorAll("rect.xv-bar-hot") ?? []).map((r) => r.getAttribute("data-step"));
+    const compilations = charts?.querySelector("canvas[aria-label='Compilations per step']");
+    const hot = Array.from(compilations?.querySelectorAll("li.xv-bar-hot") ?? []).map((r) => r.getAttribute("data-step"));
     expect(hot).toEqual(["4", "5"]);
     expect(charts?.textContent).toContain("CPU fallback calls per step (aten::nonzero)");
     expect(stepCharts(report({ series: null }))).toBeNull();

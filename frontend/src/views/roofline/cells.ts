@@ -1,0 +1,295 @@
+/** The columns of the program and op tables: what each cell shows, how it sorts, what the CSV holds.
+ * A figure the answer leaves out reads "not observed" (with the row's reason as tooltip), never 0; a
+ * figure computed from costs estimated from shapes is marked as such; a percentage of a peak nobody
+ * knows reads "peak unknown". Numbers are shown in SI units (shared/units.ts) and written to the CSV
+ * as plain numbers in the unit its header names. */
+
+import {
+  formatByteRate,
+  formatCount,
+  formatDuration,
+  formatFlopRate,
+  formatFlops,
+  formatPercent,
+  NOT_OBSERVED,
+} from "../../shared/units.ts";
+import type { RooflineAnswer, RooflineDevice, RooflineFigures, RooflineOpRow, RooflineProgramRow } from "./api.ts";
+
+/** The `source` of a row whose FLOPs and bytes were computed from the recorded shapes. */
+export const ESTIMATED = "estimated from shapes";
+const MEASURED_SOURCES = new Set(["profile", ESTIMATED]);
+export const PEAK_UNKNOWN = "peak unknown";
+export const ABOVE_ROOF = "above the roof";
+
+/** What a program row and an op row have in common: the figures and where their costs come from. */
+export interface FigureRow {
+  figures: RooflineFigures;
+  source: string;
+  bytes_by_level: Record<string, number>;
+  note?: string;
+}
+
+export type Cell =
+  | { kind: "number"; value: number; text: string; csv: string; estimated: boolean; anomaly?: string }
+  | { kind: "text"; text: string; title?: string }
+  | { kind: "absent"; text: string; reason: string };
+
+export interface Column<R> {
+  id: string;
+  title: string;
+  /** The CSV header: the title with the unit the column's numbers are written in. */
+  csvTitle: string;
+  numeric: boolean;
+  /** What the column means, as the header's tooltip. */
+  help?: string;
+  cell(row: R): Cell;
+}
+
+/** The device and the memory levels the tables and the chart show. */
+export interface RooflineContext {
+  device: RooflineDevice | null;
+  /** Memory levels with traffic in some row, in the device's order. */
+  levels: string[];
+  /** The compute roof (FLOP/s), null when the device's compute peak is unknown. */
+  computePeak: number | null;
+}
+
+export function levelLabel(ctx: RooflineContext, level: string): string {
+  return ctx.device?.levels[level] ?? level;
+}
+
+/** Memory levels some program or op row moves bytes at: levels without traffic get no columns and no
+ * roof. The device's order first, then any others the rows name. */
+export function trafficLevels(answer: RooflineAnswer): string[] {
+  const order = Object.keys(answer.device?.levels ?? {});
+  const used = new Set<string>();
+  for (const row of [...answer.program, ...answer.ops]) {
+    for (const [level, bytes] of Object.entries(row.bytes_by_level)) if (bytes > 0) used.add(level);
+  }
+  return [...order.filter((l) => used.has(l)), ...[...used].filter((l) => !order.includes(l)).sort()];
+}
+
+/** The compute roof: the peak of the precision the answer names, else unknown. */
+export function computePeak(device: RooflineDevice | null | undefined): number | null {
+  const precision = device?.roof_precision;
+  const peak = precision === undefined ? undefined : device?.flops[precision];
+  return peak && peak.value > 0 ? peak.value : null;
+}
+
+export function rooflineContext(answer: RooflineAnswer): RooflineContext {
+  const device = answer.device ?? null;
+  return { device, levels: trafficLevels(answer), computePeak: computePeak(device) };
+}
+
+/** FLOPs per byte to 3 significant digits: "0.125 FLOP/B", "560 FLOP/B". */
+export function formatIntensity(flopsPerByte: number | null | undefined): string {
+  if (flopsPerByte === null || flopsPerByte === undefined || !Number.isFinite(flopsPerByte)) return NOT_OBSERVED;
+  return `${Number(flopsPerByte.toPrecision(3)).toLocaleString("en-US", { maximumSignificantDigits: 3 })} FLOP/B`;
+}
+
+/** Why a figure of `row` is absent: the row's note, the reason its costs were not observed, or that
+ * the profile has no such figure for it. */
+export function absentReason(row: FigureRow, what: string): string {
+  if (row.note) return row.note;
+  if (!MEASURED_SOURCES.has(row.source)) return row.source;
+  return `the profile records no ${what} for this row`;
+}
+
+function notObserved(row: FigureRow, what: string): Cell {
+  return { kind: "absent", text: NOT_OBSERVED, reason: absentReason(row, what) };
+}
+
+function peakUnknown(what: string): Cell {
+  return { kind: "absent", text: PEAK_UNKNOWN, reason: `the device's ${what} peak is unknown, so there is no roof to compare with` };
+}
+
+function text(value: string, title?: string): Cell {
+  return { kind: "text", text: value, title };
+}
+
+function measured(value: number | undefined, format: (v: number) => string, csv: (v: number) => number, row: FigureRow, what: string, estimated = false): Cell {
+  if (value === undefined || !Number.isFinite(value)) return notObserved(row, what);
+  return { kind: "number", value, text: format(value), csv: String(csv(value)), estimated };
+}
+
+const same = (v: number) => v;
+const percent = (v: number) => v * 100;
+
+/** Utilization of a peak: a percentage; above 100 % the answer's anomaly says why it is not a rate. */
+function utilization(value: number | undefined, row: FigureRow, estimated: boolean, peakKnown: boolean, peakName: string, what: string): Cell {
+  if (value === undefined || !Number.isFinite(value)) return peakKnown ? notObserved(row, what) : peakUnknown(peakName);
+  const cell: Cell = { kind: "number", value, text: formatPercent(value), csv: String(percent(value)), estimated };
+  if (value > 1 && row.figures.anomaly) cell.anomaly = row.figures.anomaly;
+  return cell;
+}
+
+export function boundLabel(ctx: RooflineContext, bound: string): string {
+  return bound === "compute" ? "Compute" : levelLabel(ctx, bound);
+}
+
+/** The columns every row with figures has: rates, intensities and utilizations against the roofs. */
+export function figureColumns<R extends FigureRow>(ctx: RooflineContext): Column<R>[] {
+  const est = (row: R) => row.source === ESTIMATED;
+  const columns: Column<R>[] = [
+    {
+      id: "flop_rate",
+      title: "FLOP rate",
+      csvTitle: "FLOP rate (FLOP/s)",
+      numeric: true,
+      help: "FLOPs ÷ time",
+      cell: (row) => measured(row.figures.flop_rate, (v) => formatFlopRate(v), same, row, "FLOPs", est(row)),
+    },
+  ];
+  for (const level of ctx.levels) {
+    const label = levelLabel(ctx, level);
+    columns.push({
+      id: `bw:${level}`,
+      title: `${label} bandwidth`,
+      csvTitle: `${label} bandwidth (B/s)`,
+      numeric: true,
+      help: `${label} bytes ÷ time`,
+      cell: (row) => measured(row.figures.bandwidth[level], (v) => formatByteRate(v), same, row, `${label} bytes`, est(row)),
+    });
+  }
+  for (const level of ctx.levels) {
+    const label = levelLabel(ctx, level);
+    columns.push({
+      id: `oi:${level}`,
+      title: `${label} intensity`,
+      csvTitle: `${label} operational intensity (FLOP/B)`,
+      numeric: true,
+      help: `operational intensity: FLOPs ÷ ${label} bytes`,
+      cell: (row) => measured(row.figures.intensity[level], formatIntensity, same, row, `FLOPs or ${label} bytes`, est(row)),
+    });
+  }
+  columns.push(
+    {
+      id: "bound",
+      title: "Bound by",
+      csvTitle: "Bound by",
+      numeric: false,
+      help: "the resource (compute or a memory level) this row uses the largest fraction of",
+      cell: (row) => (row.figures.bound_by === undefined ? notObserved(row, "FLOPs or bytes") : text(boundLabel(ctx, row.figures.bound_by))),
+    },
+    {
+      id: "efficiency",
+      title: "Roofline efficiency",
+      csvTitle: "Roofline efficiency (%)",
+      numeric: true,
+      help: "the fraction of its bound resource's peak this row achieves",
+      cell: (row) => {
+        const value = row.figures.roofline_efficiency;
+        if (value === undefined && row.figures.anomaly) return { kind: "absent", text: ABOVE_ROOF, reason: row.figures.anomaly };
+        return measured(value, (v) => formatPercent(v), percent, row, "FLOPs or bytes", est(row));
+      },
+    },
+    {
+      id: "flop_peak",
+      title: "% of peak FLOP rate",
+      csvTitle: "% of peak FLOP rate",
+      numeric: true,
+      help: "FLOP rate ÷ the compute roof",
+      cell: (row) => utilization(row.figures.flop_utilization, row, est(row), ctx.computePeak !== null, "compute", "FLOPs"),
+    },
+  );
+  for (const level of ctx.levels) {
+    const label = levelLabel(ctx, level);
+    const known = Boolean(ctx.device?.bandwidth[level]);
+    columns.push({
+      id: `bw_peak:${level}`,
+      title: `% of peak ${label} bandwidth`,
+      csvTitle: `% of peak ${label} bandwidth`,
+      numeric: true,
+      help: `${label} bandwidth ÷ its roof`,
+      cell: (row) => utilization(row.figures.bandwidth_utilization[level], row, est(row), known, `${label} bandwidth`, `${label} bytes`),
+    });
+  }
+  return columns;
+}
+
+function sourceColumn<R extends FigureRow>(): Column<R> {
+  return {
+    id: "source",
+    title: "Costs",
+    csvTitle: "Costs",
+    numeric: false,
+    help: "where the FLOPs and bytes come from: the profile, estimated from shapes, or why they were not observed",
+    cell: (row) => text(row.source, row.note),
+  };
+}
+
+function count<R>(id: string, title: string, value: (row: R) => number, help?: string): Column<R> {
+  return { id, title, csvTitle: title, numeric: true, help, cell: (row) => ({ kind: "number", value: value(row), text: formatCount(value(row)), csv: String(value(row)), estimated: false }) };
+}
+
+function duration<R>(id: string, title: string, value: (row: R) => number, help?: string): Column<R> {
+  return {
+    id,
+    title,
+    csvTitle: `${title} (ns)`,
+    numeric: true,
+    help,
+    cell: (row) => ({ kind: "number", value: value(row), text: formatDuration(value(row)), csv: String(value(row)), estimated: false }),
+  };
+}
+
+function share<R>(id: string, title: string, value: (row: R) => number, help?: string): Column<R> {
+  return {
+    id,
+    title,
+    csvTitle: title.includes("%") ? title : `${title} (%)`,
+    numeric: true,
+    help,
+    cell: (row) => ({ kind: "number", value: value(row), text: formatPercent(value(row)), csv: String(percent(value(row))), estimated: false }),
+  };
+}
+
+export function opColumns(ctx: RooflineContext): Column<RooflineOpRow>[] {
+  return [
+    count("rank", "#", (r) => r.rank, "rank by self time"),
+    { id: "name", title: "Op", csvTitle: "Op", numeric: false, cell: (r) => text(r.name, r.program ? `${r.name}\nprogram ${r.program}` : r.name) },
+    { id: "category", title: "Category", csvTitle: "Category", numeric: false, cell: (r) => text(r.category) },
+    count("occurrences", "Occurrences", (r) => r.occurrences, "executions of the op"),
+    duration("total_time", "Total time", (r) => r.total_time_ns, "summed over its executions"),
+    duration("avg_time", "Average time", (r) => r.avg_time_ns, "per execution"),
+    duration("self_time", "Self time", (r) => r.self_time_ns, "total time less the ops nested inside"),
+    share("time_share", "% of time", (r) => r.time_fraction, "self time ÷ the program's device time"),
+    share("cumulative_share", "Cumulative %", (r) => r.cumulative_time_fraction, "running sum by rank"),
+    ...figureColumns<RooflineOpRow>(ctx),
+    sourceColumn<RooflineOpRow>(),
+  ];
+}
+
+export function programColumns(ctx: RooflineContext): Column<RooflineProgramRow>[] {
+  return [
+    { id: "step", title: "Program", csvTitle: "Program", numeric: false, cell: (r) => text(/^\d+$/.test(r.step) ? `Step ${r.step}` : r.step) },
+    duration("device_time", "Device time", (r) => r.device_time_ns, "busy span of each device, summed over the devices: the rates' denominator"),
+    duration("time_per_device", "Time per device", (r) => r.time_per_device_ns, "device time ÷ the active devices"),
+    {
+      id: "wall_time",
+      title: "Wall time",
+      csvTitle: "Wall time (ns)",
+      numeric: true,
+      help: "the span over all devices",
+      cell: (r) => measured(r.wall_time_ns, (v) => formatDuration(v), same, r, "wall time"),
+    },
+    count("devices", "Devices", (r) => r.devices, "devices with activity"),
+    {
+      id: "flops",
+      title: "FLOPs",
+      csvTitle: "FLOPs (FLOP)",
+      numeric: true,
+      cell: (r) => measured(r.flops, (v) => formatFlops(v), same, r, "FLOPs", r.source === ESTIMATED),
+    },
+    ...figureColumns<RooflineProgramRow>(ctx),
+    share("coverage", "Cost coverage", (r) => r.coverage, "fraction of the counted ops' time whose costs were observed; below 100 % the figures are lower bounds"),
+    sourceColumn<RooflineProgramRow>(),
+  ];
+}
+
+/** What a cell sorts by: its number or its text; null (absent) sorts last either way. */
+export function sortKey(cell: Cell): number | string | null {
+  if (cell.kind === "number") return cell.value;
+  if (cell.kind === "text") return cell.text.toLowerCase();
+  return null;
+}
