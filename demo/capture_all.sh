@@ -38,6 +38,9 @@ capture pytorch_cpu_training "$py_torch" torch capture_torch.py required
 capture jax_cpu_training "$py_jax" jax capture_jax.py required
 capture pytorch_xla_cpu_recompile "$py_xla" torch_xla capture_xla.py optional
 capture tensorflow_cpu_training "$py_tf" tensorflow capture_tf.py optional
+capture pytorch_cpu_slow_input "$py_torch" torch capture_torch_input.py required
+capture pytorch_cpu_prefetch_input "$py_torch" torch capture_torch_prefetch.py required
+capture pytorch_cpu_repeated_copy "$py_torch" torch capture_torch_copy.py required
 
 echo "== contents"
 python3 "$here/inspect_logdir.py" "$logdir"

@@ -62,6 +62,9 @@ def test_capture_all_writes_exactly_the_committed_runs() -> None:
         "jax_cpu_training",
         "pytorch_xla_cpu_recompile",
         "tensorflow_cpu_training",
+        "pytorch_cpu_slow_input",
+        "pytorch_cpu_prefetch_input",
+        "pytorch_cpu_repeated_copy",
     }
     assert sorted(p.name for p in LOGDIR.iterdir()) == sorted(runs)
     for run, script in runs.items():

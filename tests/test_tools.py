@@ -49,7 +49,7 @@ def test_the_shipped_tools_in_tab_order() -> None:
     assert sorted(tools.routes()) == sorted(
         [f"/trace/{r}" for r in ("meta", "tile", "event", "search", "summary")]
         + [f"/xla/{r}" for r in ("report", "graphs", "graph", "diff")]
-        + ["/roofline"]
+        + ["/roofline", "/overview"]
     )
 
 

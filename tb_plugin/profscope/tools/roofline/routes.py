@@ -8,59 +8,23 @@ other routes) goes on; while a trace is ingested `ctx.timeline()` raises and the
 
 from __future__ import annotations
 
-import collections
 import json
-import threading
-from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
 
 from tensorboard import errors
 
 from profscope.context import HostContext
 from profscope.params import Params
 from profscope.tools import Handler
+from profscope.tools.cache import SingleFlightCache
 from profscope.tools.roofline import analysis, peaks
 from profscope.tools.roofline.answers import RooflineAnswer
 
-T = TypeVar("T")
 HOSTS_CACHED = 16
 ANSWERS_CACHED = 64
 
 
-class _Cache:
-    """A small LRU whose values are computed once per key, under that key's lock only."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.values: collections.OrderedDict[Hashable, Any] = collections.OrderedDict()
-        self.locks: dict[Hashable, threading.Lock] = {}
-        self.lock = threading.Lock()
-
-    def get(self, key: Hashable, compute: Callable[[], T]) -> T:
-        with self.lock:
-            if key in self.values:
-                self.values.move_to_end(key)
-                return self.values[key]
-            slot = self.locks.setdefault(key, threading.Lock())
-        with slot:
-            with self.lock:
-                if key in self.values:
-                    return self.values[key]
-            value = compute()
-            with self.lock:
-                self.values[key] = value
-                self.locks.pop(key, None)
-                while len(self.values) > self.size:
-                    self.values.popitem(last=False)
-            return value
-
-    def clear(self) -> None:
-        with self.lock:
-            self.values.clear()
-
-
-_hosts = _Cache(HOSTS_CACHED)
-_answers = _Cache(ANSWERS_CACHED)
+_hosts = SingleFlightCache(HOSTS_CACHED)
+_answers = SingleFlightCache(ANSWERS_CACHED)
 
 
 def roofline(ctx: HostContext, params: Params) -> RooflineAnswer:
