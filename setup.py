@@ -31,11 +31,14 @@ setup(
         "msgspec>=0.18",
     ],
     extras_require={
-        "gcs": ["gcsfs"],
-        "s3": ["s3fs"],
+        # Lower bounds: without them pip may resolve s3fs 0.4.2 beside boto3, which fsspec itself
+        # warns is "very old and known to cause severe performance issues".
+        "gcs": ["gcsfs>=2023.1"],
+        "s3": ["s3fs>=2023.1"],
         "tensorflow": ["tensorflow"],
         "torch": ["torch"],
-        "test": ["pytest", "hypothesis", "ruff", "playwright"],
+        # moto's S3 API server and s3fs: the s3:// logdir tests run against a real server on loopback.
+        "test": ["pytest", "hypothesis", "ruff", "playwright", "moto[server]>=5.0", "s3fs>=2023.1"],
     },
     entry_points={
         "tensorboard_plugins": ["profscope = profscope.plugin:ProfscopeLoader"],

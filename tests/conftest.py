@@ -1,12 +1,14 @@
-"""Shared fixtures: the real-layout logdir, an in-memory fsspec tree, and the plugin behind
+"""Shared fixtures: the real-layout logdir, an in-memory fsspec tree, the plugin behind
 TensorBoard's own WSGI app (so routes are tested with TensorBoard's routing, error handling and
-security checks, exactly as a browser would reach them)."""
+security checks, exactly as a browser would reach them), and a real S3 API server on loopback."""
 
 from __future__ import annotations
 
 import argparse
 import pathlib
 import shutil
+import threading
+import time
 from collections.abc import Callable, Iterator
 
 import fsspec
@@ -77,3 +79,101 @@ def plugin_client(tmp_path: pathlib.Path) -> PluginFactory:
         return plugin, Client(application.TensorBoardWSGI([plugin]))
 
     return make
+
+
+class S3Server:
+    """A real S3 API server (moto's, as `moto_server` runs it) on a free loopback port, with a log
+    of every request it answered: method, path, Range header and body bytes sent. `slow_keys`
+    delays each GET of those object keys (so a test can watch an ingest that is still reading)."""
+
+    def __init__(self) -> None:
+        from moto.server import DomainDispatcherApplication, create_backend_app
+        from werkzeug.serving import WSGIRequestHandler, make_server
+
+        class QuietHandler(WSGIRequestHandler):
+            def log_request(self, *args: object, **kwargs: object) -> None:
+                pass
+
+        self.requests: list[dict[str, object]] = []
+        self.slow_keys: dict[str, float] = {}
+        self._app = DomainDispatcherApplication(create_backend_app)
+        self._server = make_server(
+            "127.0.0.1", 0, self._counting, threaded=True, request_handler=QuietHandler
+        )
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, name="moto-s3", daemon=True)
+        self._thread.start()
+
+    def _counting(self, environ: dict[str, object], start_response: Callable[..., object]) -> Iterator[bytes]:
+        record: dict[str, object] = {
+            "method": environ["REQUEST_METHOD"],
+            "path": environ.get("PATH_INFO", ""),
+            "range": environ.get("HTTP_RANGE"),
+            "bytes": 0,
+        }
+        self.requests.append(record)  # at once: a test's mark after a call it made is past it
+        delay = self.slow_keys.get(str(record["path"]))
+        if delay and record["method"] == "GET":
+            time.sleep(delay)
+        for chunk in self._app(environ, start_response):
+            record["bytes"] = int(record["bytes"]) + len(chunk)  # type: ignore[call-overload]
+            yield chunk
+
+    def client(self, service: str = "s3") -> object:
+        import boto3
+
+        return boto3.client(
+            service,
+            endpoint_url=self.url,
+            aws_access_key_id="admin",
+            aws_secret_access_key="admin",
+            region_name="us-east-1",
+        )
+
+    def require_auth(self, required: bool) -> None:
+        """From now on, check every request's credentials against the server's IAM users (or not)."""
+        import urllib.request
+
+        count = b"0" if required else b"inf"
+        request = urllib.request.Request(
+            f"{self.url}/moto-api/reset-auth",
+            data=count,
+            headers={"Content-Type": "application/octet-stream"},
+        )
+        urllib.request.urlopen(request).read()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._thread.join(10)
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """One S3 API server on 127.0.0.1 for the test session, stopped at the end (needs the test
+    extras: moto[server], s3fs, boto3)."""
+    pytest.importorskip("moto.server")
+    pytest.importorskip("s3fs")
+    pytest.importorskip("boto3")
+    server = S3Server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_env(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
+    """Credentials and endpoint of `s3_server` in the environment (`AWS_ENDPOINT_URL`, read by
+    botocore here and in the ingest children), fresh s3fs instances, no other AWS configuration."""
+    import s3fs
+
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_server.url)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "admin")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "admin")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    s3fs.S3FileSystem.clear_instance_cache()
+    yield s3_server
+    s3_server.require_auth(False)
+    s3_server.slow_keys.clear()
+    s3fs.S3FileSystem.clear_instance_cache()

@@ -44,6 +44,13 @@ PYTORCH_SESSION_WINDOW_S = 60.0
 MAX_DEPTH = 16
 DEFAULT_TTL_S = 5.0
 
+# Where the credentials of a protocol come from, for a message about a refused request.
+_CREDENTIALS = {
+    "s3": "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or the machine's role",
+    "gs": "GOOGLE_APPLICATION_CREDENTIALS, `gcloud auth application-default login`, or the machine's service account",
+}
+_CREDENTIALS["s3a"] = _CREDENTIALS["s3"]
+_CREDENTIALS["gcs"] = _CREDENTIALS["gs"]
 # setup.py extras that bring the fsspec implementation of a protocol.
 _EXTRAS = {"gs": "gcs", "gcs": "gcs", "s3": "s3", "s3a": "s3"}
 
@@ -150,7 +157,12 @@ def empty_logdir_message(logdir: str, *, cli_hint: bool = True) -> str:
 
 
 class Logdir:
-    """Discovery over one logdir, re-scanned at most every `ttl_s` seconds; safe to share between threads."""
+    """Discovery over one logdir, re-scanned at most every `ttl_s` seconds; safe to share between threads.
+
+    A local file or folder that is a symbolic link resolving outside the logdir is skipped (and
+    counted in the listing's errors) unless `follow_symlinks`: whoever can write a link into a
+    shared logdir must not make the server read, or show the head of, any other file.
+    """
 
     def __init__(
         self,
@@ -158,9 +170,11 @@ class Logdir:
         *,
         ttl_s: float = DEFAULT_TTL_S,
         fs: fsspec.AbstractFileSystem | None = None,
+        follow_symlinks: bool = False,
     ) -> None:
         self.url = url
         self.ttl_s = ttl_s
+        self.follow_symlinks = follow_symlinks
         self._fs = fs
         self._root: str | None = None if fs is None else fs._strip_protocol(url).rstrip("/") or "/"
         self._fs_error: str | None = None
@@ -228,7 +242,9 @@ class Logdir:
                 what = "is not a folder" if fs.exists(root) else "does not exist"
                 return Listing(self.url, [], [f"logdir {self.url} {what}"], now)
         except OSError as e:
-            return Listing(self.url, [], [f"cannot read logdir {self.url}: {e}"], now)
+            return Listing(
+                self.url, [], [f"cannot read logdir {self.url}: {e}{_credentials_hint(self.url, e)}"], now
+            )
 
         errors: list[str] = []
         candidates = list(self._candidates(errors))
@@ -276,9 +292,12 @@ class Logdir:
 
         `os.scandir` directly: several times faster than fsspec's `ls`, which a re-scan of a large
         logdir every few seconds notices. Hidden and `__pycache__` folders are skipped, a symlink
-        back to an ancestor is not followed, and a folder that cannot be listed goes to `errors`.
+        back to an ancestor is not followed, nor (without `follow_symlinks`) one that resolves
+        outside the logdir, and a folder that cannot be listed goes to `errors`.
         """
         assert self._root is not None
+        real_root = os.path.realpath(self._root)
+        outside: list[str] = []
         stack: list[tuple[str, tuple[str, ...]]] = [(self._root, ())]
         while stack:
             folder, rel_parts = stack.pop()
@@ -294,11 +313,18 @@ class Logdir:
                 if entry.name.startswith("."):
                     continue
                 try:
+                    link = entry.is_symlink()
+                    if link and not self.follow_symlinks:
+                        target = os.path.realpath(entry.path)
+                        if not _inside(target, real_root):
+                            if os.path.exists(target):  # a dangling link has nothing to read anyway
+                                outside.append("/".join((*rel_parts, entry.name)))
+                            continue
                     if entry.is_dir():
                         if (
                             len(rel_parts) < MAX_DEPTH
                             and entry.name != "__pycache__"
-                            and not (entry.is_symlink() and _links_to_ancestor(entry.path, folder))
+                            and not (link and _links_to_ancestor(entry.path, folder))
                         ):
                             subfolders.append((entry.path, (*rel_parts, entry.name)))
                         continue
@@ -310,20 +336,24 @@ class Logdir:
                 info = {"name": entry.path, "size": stat.st_size, "mtime": stat.st_mtime, "type": "file"}
                 yield rel_parts, entry.name, info
             stack.extend(reversed(subfolders))
+        if outside and errors is not None:
+            errors.append(_outside_links_message(outside))
 
     def _find(self, errors: list[str] | None) -> Iterator[tuple[tuple[str, ...], str, dict[str, Any]]]:
         """Yield (folder parts, file name, fsspec info) for files of a non-local filesystem.
 
         One recursive `find`: object stores answer it with a flat, paged listing instead of one
-        request per folder.
+        request per folder. The filesystem's listing cache is dropped first (s3fs and gcsfs keep
+        one for the life of the instance), or files written since the first scan would never show.
         """
         fs, root = self._fs, self._root
         assert fs is not None and root is not None
         try:
+            fs.invalidate_cache(root)
             found = fs.find(root, maxdepth=MAX_DEPTH + 1, withdirs=False, detail=True)
         except Exception as e:  # any backend error (HTTP, auth) must not break the plugin
             if errors is not None:
-                errors.append(f"cannot list {self.url}: {e}")
+                errors.append(f"cannot list {self.url}: {e}{_credentials_hint(self.url, e)}")
             return
         prefix = root if root.endswith("/") else root + "/"
         for path in sorted(found):
@@ -512,6 +542,28 @@ def _is_local(fs: fsspec.AbstractFileSystem) -> bool:
     protocol = fs.protocol
     protocols = (protocol,) if isinstance(protocol, str) else tuple(protocol)
     return "file" in protocols or "local" in protocols
+
+
+def _credentials_hint(url: str, error: Exception) -> str:
+    """For a refused request to an object store: which credentials the server used, by source."""
+    where = _CREDENTIALS.get(url.split("://", 1)[0]) if "://" in url else None
+    if where is None or not isinstance(error, PermissionError):
+        return ""
+    return f" (the server's credentials were refused; they come from {where})"
+
+
+def _inside(path: str, real_root: str) -> bool:
+    """Whether a resolved path lies in the (resolved) logdir."""
+    return path == real_root or path.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def _outside_links_message(links: list[str]) -> str:
+    """Names the links (paths inside the logdir), never where they point."""
+    shown = ", ".join(links[:5]) + (f" and {len(links) - 5} more" if len(links) > 5 else "")
+    return (
+        f"skipped {len(links)} symbolic link{'s' if len(links) > 1 else ''} to places outside the logdir "
+        f"({shown}); start TensorBoard with --profscope_follow_symlinks to read them"
+    )
 
 
 def _links_to_ancestor(link: str, parent: str) -> bool:

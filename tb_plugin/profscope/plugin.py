@@ -48,6 +48,10 @@ _CONTENT_TYPES = {
 }
 # One path component of a static file: no leading dot (so no "..", no hidden files), no separators.
 _STATIC_COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+# Longest static path and path component looked up (the build emits short hashed names; NAME_MAX is
+# 255): longer ones are refused before the filesystem sees them (ENAMETOOLONG).
+MAX_STATIC_PATH = 1024
+MAX_STATIC_COMPONENT = 255
 # Percent-encoded dot, slash or backslash in the raw URL: never part of a legitimate asset name.
 _ENCODED_TRICK = re.compile(r"%(?:2e|2f|5c|00)", re.IGNORECASE)
 
@@ -64,6 +68,14 @@ class ProfscopeLoader(base_plugin.TBLoader):
             default=None,
             help="Where profscope keeps decoded traces (the logdir is never written). "
             "Default: $XDG_CACHE_HOME/profscope, else ~/.cache/profscope.",
+        )
+        group.add_argument(
+            "--profscope_follow_symlinks",
+            action="store_true",
+            default=False,
+            help="Also read files and folders of the logdir that are symbolic links to places outside "
+            "it. By default such links are skipped (and listed as skipped), so a link planted in a "
+            "shared logdir cannot make the server read other files.",
         )
 
     def load(self, context: base_plugin.TBContext) -> ProfscopePlugin:
@@ -88,8 +100,11 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         self, context: base_plugin.TBContext, *, static_dir: str | os.PathLike[str] | None = None
     ) -> None:
         self._logdir_url = context.logdir or ""
-        self.logdir = logdir_lib.Logdir(self._logdir_url) if self._logdir_url else None
         flags = context.flags
+        follow = bool(getattr(flags, "profscope_follow_symlinks", False))
+        self.logdir = (
+            logdir_lib.Logdir(self._logdir_url, follow_symlinks=follow) if self._logdir_url else None
+        )
         self.cache_dir = getattr(flags, "profscope_cache_dir", None) or trace_store.default_cache_root()
         self.static_dir = pathlib.Path(static_dir) if static_dir is not None else STATIC_DIR
         self._trace_service: trace_service.TraceService | None = None
@@ -231,18 +246,27 @@ class ProfscopePlugin(base_plugin.TBPlugin):
     def _resolve_static(self, relative: str) -> pathlib.Path:
         """Map a URL tail to a file inside `static_dir`, refusing anything that could escape it."""
         parts = relative.split("/")
+        if len(relative) > MAX_STATIC_PATH or any(len(p) > MAX_STATIC_COMPONENT for p in parts):
+            raise errors.InvalidArgumentError(f"static file path of {len(relative)} characters is too long")
         if not relative or "\\" in relative or not all(_STATIC_COMPONENT.match(p) for p in parts):
             raise errors.InvalidArgumentError(f"invalid static file path {relative!r}")
-        root = self.static_dir.resolve()
-        target = (root / relative).resolve()
-        if not target.is_relative_to(root):
-            raise errors.InvalidArgumentError(f"invalid static file path {relative!r}")
-        if not target.is_file():
-            raise errors.NotFoundError(f"static file {relative!r}")
+        try:
+            root = self.static_dir.resolve()
+            target = (root / relative).resolve()
+            if not target.is_relative_to(root):
+                raise errors.InvalidArgumentError(f"invalid static file path {relative!r}")
+            if not target.is_file():
+                raise errors.NotFoundError(f"static file {relative!r}")
+        except OSError as e:
+            raise errors.NotFoundError(f"static file {relative!r} ({e.strerror or 'cannot be read'})") from e
         return target
 
     def _respond_file(self, request: wrappers.Request, path: pathlib.Path) -> wrappers.Response:
         # No ETag/304: werkzeug drops Content-Type from a 304 and TensorBoard's security validator
         # rejects responses without one. The bundle is small and served from the same machine.
         content_type = _CONTENT_TYPES.get(path.suffix) or mimetypes.guess_type(path.name)[0]
-        return http_util.Respond(request, path.read_bytes(), content_type or "application/octet-stream")
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise errors.NotFoundError(f"static file {path.name!r} ({e.strerror or 'cannot be read'})") from e
+        return http_util.Respond(request, data, content_type or "application/octet-stream")

@@ -157,7 +157,7 @@ def _sniff_xplane(head: bytes, match: NameMatch) -> Detection:
         return Detection(
             XPLANE,
             match.host,
-            error=f"does not start like an XPlane (XSpace protobuf) file: first byte 0x{head[0]:02x}",
+            error=f"does not start like an XPlane (XSpace protobuf) file: it starts with {describe_start(head)}",
         )
     # Cheap rule, documented in the README: every XPlane may carry device planes, so it gets roofline.
     return Detection(XPLANE, match.host, device_data=True)
@@ -169,8 +169,9 @@ def _sniff_chrome(name: str, head: bytes, match: NameMatch) -> Detection:
     looks_json = text[:1] in (b"{", b"[")
     if not looks_json:
         if named_trace:
-            got = text[:16].decode("utf-8", "replace") if text else "nothing"
-            return Detection(CHROME_TRACE, match.host, error=f"not JSON: starts with {got!r}")
+            return Detection(
+                CHROME_TRACE, match.host, error=f"not JSON: it starts with {describe_start(text)}"
+            )
         return Detection(None, match.host)
     if text[:1] == b"[":
         is_trace = named_trace or b'"ph"' in text or text[1:].lstrip()[:1] == b"]"
@@ -179,6 +180,29 @@ def _sniff_chrome(name: str, head: bytes, match: NameMatch) -> Detection:
     if not is_trace:
         return Detection(None, match.host)
     return Detection(CHROME_TRACE, match.host, device_data=_chrome_has_device_data(name, text))
+
+
+def describe_start(head: bytes) -> str:
+    """What kind of byte a file starts with, in words: messages about a file that is not a profile
+    describe it and never quote it (it may be any file, e.g. one a link points to)."""
+    if not head:
+        return "nothing (only whitespace)"
+    first = head[:1]
+    if head[:2] == b"\x1f\x8b":
+        what = "gzip data (a .gz name is missing?)"
+    elif first.isalpha():
+        what = "a letter"
+    elif first.isdigit():
+        what = "a digit"
+    elif first == b"<":
+        what = "markup (an HTML or XML page?)"
+    elif first[0] < 0x20 or first[0] == 0x7F:
+        what = "a control byte"
+    elif first[0] >= 0x80:
+        what = "a non-ASCII byte"
+    else:
+        what = "a punctuation mark"
+    return f"{what}; the content is not shown"
 
 
 def _chrome_has_device_data(name: str, text: bytes) -> bool:

@@ -7,6 +7,15 @@ entry. One ingest per fingerprint per server process (a table under a lock), and
 processes (the child holds an exclusive lock file in the cache directory while it works; a second
 child waits for it and then finds the entry). Progress (bytes done / total) travels through a small
 JSON file the child rewrites; a failure comes back as a readable message naming the file.
+
+Hygiene: every child watches its parent and exits within `ORPHAN_CHECK_S` when the server is gone
+(it polls its parent pid: `PR_SET_PDEATHSIG` would fire when the *thread* that started the child
+ends, and requests start children from short-lived threads). A child holds a lock on its log file
+and the per-fingerprint lock while it works, so a starting manager removes the temporary entries,
+progress, error and log files that no live child holds. A cache directory that cannot be written
+(or is full) is replaced by a temporary one for the server's run, with a warning the trace view
+shows; the job spec travels on the child's stdin, never on its command line (it may name storage
+options).
 """
 
 from __future__ import annotations
@@ -14,10 +23,16 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import errno
+import hashlib
 import json
+import logging
 import os
+import queue
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -47,15 +62,35 @@ SPARE_FLAG = "--job-from-stdin"
 RETRY_FAILED_AFTER_S = 60.0
 # Seconds between two progress file updates by the child.
 PROGRESS_EVERY_S = 0.1
+# Bytes of the head and of the tail of a source hashed into its fingerprint.
+SAMPLE_BYTES = 64 << 10
+# Seconds between two checks by a child that its parent (the server) still runs.
+ORPHAN_CHECK_S = 0.5
+# Environment variable that tells a child the pid of the server that started it.
+PARENT_ENV = "PROFSCOPE_INGEST_PARENT"
+# Exit codes of a child: its parent is gone; the cache directory cannot be written.
+EXIT_ORPHANED = 70
+EXIT_CACHE_UNUSABLE = 73
+# Prefix of children's log files in `progress/` (each child holds a lock on its own).
+CHILD_LOG_PREFIX = "child-"
+_CACHE_FULL = (errno.ENOSPC, errno.EDQUOT)
+NEARLY_FULL_BYTES = 64 << 20
+_log = logging.getLogger(__name__)
 
 
 class IngestError(Exception):
-    """Ingest of a source failed; the message names the file and says what is wrong."""
+    """Ingest of a source failed; the message names the file and says what is wrong.
+    `cache_problem`: the cache directory, not the file, was at fault (not writable, full)."""
 
-    def __init__(self, url: str, message: str, unreadable: bool = False) -> None:
+    def __init__(self, url: str, message: str, unreadable: bool = False, cache_problem: bool = False) -> None:
         super().__init__(message)
         self.url = url
         self.unreadable = unreadable
+        self.cache_problem = cache_problem
+
+
+class CacheUnusable(Exception):
+    """The cache directory cannot take an entry; the message says which and why (for the child)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,20 +134,67 @@ def open_entry(path: str, key: str) -> OpenedTrace:
 
 
 def source_key(source: SourceFile) -> tuple[str, int]:
-    """(fingerprint, size) of the current version of `source`; OSError when it cannot be stat'ed."""
+    """(fingerprint, size) of the current version of `source`; OSError when it cannot be stat'ed
+    or read. The fingerprint covers a hash of the file's first and last `SAMPLE_BYTES` (two ranged
+    reads), so a replacement of the same size that kept the mtime is noticed."""
     if source.size is not None and source.version is not None:
         size, tag = source.size, source.version
     else:
         info = source.fs.info(source.url)
         size = int(info.get("size") or 0)
         tag = next((str(info[k]) for k in _VERSION_KEYS if info.get(k) is not None), "")
-    return store.fingerprint(source.fs.unstrip_protocol(source.url), size, tag), size
+    return store.fingerprint(
+        source.fs.unstrip_protocol(source.url), size, tag, content_tag(source, size)
+    ), size
+
+
+def content_tag(source: SourceFile, size: int) -> str:
+    """Hash of the head and tail of `source` (the whole file when it is small)."""
+    digest = hashlib.blake2b(digest_size=16)
+    if size <= 2 * SAMPLE_BYTES:
+        digest.update(source.fs.cat_file(source.url))
+    else:
+        digest.update(source.fs.cat_file(source.url, start=0, end=SAMPLE_BYTES))
+        digest.update(source.fs.cat_file(source.url, start=size - SAMPLE_BYTES, end=size))
+    return digest.hexdigest()
+
+
+def describe_cache_problem(root: str, error: OSError) -> str:
+    """'cache directory X is full (N MB free)' or '… is not writable (reason)'. A write that
+    failed without an errno (numpy reports a short write that way) counts as full when less than
+    `NEARLY_FULL_BYTES` are left."""
+    try:
+        free: int | None = shutil.disk_usage(root).free
+    except OSError:
+        free = None
+    nearly_full = error.errno is None and free is not None and free < NEARLY_FULL_BYTES
+    if error.errno in _CACHE_FULL or nearly_full:
+        shown = "free space unknown" if free is None else f"{free / 1e6:.1f} MB free"
+        return f"cache directory {root} is full ({shown})"
+    return f"cache directory {root} is not writable ({error.strerror or error})"
+
+
+def cache_problem(root: str) -> str | None:
+    """Why entries cannot be written under `root` (tried for real: a small file is written and
+    removed), or None when they can."""
+    probe = os.path.join(root, store.TMP_DIR, f"probe-{uuid.uuid4().hex}")
+    try:
+        os.makedirs(os.path.dirname(probe), exist_ok=True)
+        with open(probe, "wb") as f:
+            f.write(b"\0" * 4096)
+            f.flush()
+            os.fsync(f.fileno())
+        os.remove(probe)
+    except OSError as e:
+        return describe_cache_problem(root, e)
+    return None
 
 
 @dataclasses.dataclass
 class _Job:
     url: str
     size: int
+    cache_root: str
     process: subprocess.Popen[bytes] | None = None
     log_path: str | None = None
     returncode: int | None = None
@@ -135,7 +217,12 @@ class IngestManager:
         in_process: bool = False,
         prewarm: bool = True,
     ) -> None:
-        self.cache_root = os.path.abspath(cache_root or store.default_cache_root())
+        self.requested_cache_root = os.path.abspath(cache_root or store.default_cache_root())
+        self.cache_root = self.requested_cache_root
+        # Set when entries go to a temporary directory instead: what the trace view warns about.
+        self.cache_warning: str | None = None
+        # Set when no cache directory at all can be written: every ingest fails with it.
+        self.cache_error: str | None = None
         self.readers = dict(READERS if readers is None else readers)
         self.in_process = in_process
         self._lock = threading.Lock()
@@ -143,11 +230,17 @@ class IngestManager:
         self._failed: dict[str, tuple[IngestError, float]] = {}
         self._opened: collections.OrderedDict[str, OpenedTrace] = collections.OrderedDict()
         self._max_open = max_open
-        os.makedirs(self.cache_root, exist_ok=True)
-        store.clean_tmp(self.cache_root)
+        self._written: set[str] = set()
+        self._to_verify: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
+        self._verifier: threading.Thread | None = None
+        problem = cache_problem(self.cache_root)
+        if problem is not None:
+            self._fall_back(problem)
+        else:
+            remove_stale_files(self.cache_root)
         self.prewarm = prewarm and not in_process
         self._spare: tuple[subprocess.Popen[bytes], str] | None = None
-        if self.prewarm:
+        if self.prewarm and self.cache_error is None:
             self._start_spare()
 
     def ensure(self, source: SourceFile, wait_s: float = 0.0) -> OpenedTrace | Progress:
@@ -188,18 +281,31 @@ class IngestManager:
             if job is not None:
                 del self._jobs[key]
                 failure = self._failure(key, job)
-                if failure is not None:
+                if failure is not None and failure.cache_problem and self.cache_warning is None:
+                    self._fall_back(str(failure))  # and build it again in the temporary cache
+                elif failure is not None:
                     self._failed[key] = (failure, time.monotonic())
                     raise failure
-            path = store.lookup(self.cache_root, key)
+                else:
+                    self._written.add(key)
+            if self.cache_error is not None:
+                raise IngestError(
+                    source.url, f"cannot cache {source.url}: {self.cache_error}", cache_problem=True
+                )
+            path = self._lookup(key)
             if path is not None:
                 try:
-                    return self._remember(key, open_entry(path, key))
-                except (store.CacheError, KeyError, ValueError, OSError):
-                    store.discard(path)  # damaged or incomplete derived data: build it again
-            job = _Job(source.url, size)
-            self._jobs[key] = job
+                    opened = self._remember(key, open_entry(path, key))
+                except (store.CacheError, KeyError, ValueError, OSError) as e:
+                    _log.warning("profscope: cache entry %s is damaged (%s); it is built again", path, e)
+                    store.discard(path)
+                else:
+                    if key not in self._written and store.mapped_arrays(path):
+                        self._verify_later(key, path)
+                    return opened
+            job = _Job(source.url, size, self.cache_root)
             self._start(source, key, size, job)
+            self._jobs[key] = job
             return job
 
     def wait(self, source: SourceFile, timeout_s: float = 600.0) -> OpenedTrace:
@@ -213,6 +319,55 @@ class IngestManager:
                 raise TimeoutError(f"ingest of {source.url} still running after {timeout_s} s")
 
     # -- internals -------------------------------------------------------------------------------
+    def _lookup(self, key: str) -> str | None:
+        """The entry for `key`: in the cache written to, else (after a fallback) in the requested
+        one, which may still hold entries it can serve read-only."""
+        found = store.lookup(self.cache_root, key)
+        if found is None and self.cache_root != self.requested_cache_root:
+            found = store.lookup(self.requested_cache_root, key)
+        return found
+
+    def _fall_back(self, problem: str) -> None:
+        """Write entries to a temporary directory for this server run from now on."""
+        try:
+            fallback = tempfile.mkdtemp(prefix="profscope-cache-")
+        except OSError as e:
+            self.cache_error = f"{problem}, and no temporary directory could be made ({e.strerror or e})"
+            _log.error("profscope: %s", self.cache_error)
+            return
+        fallback_problem = cache_problem(fallback)
+        if fallback_problem is not None:
+            self.cache_error = f"{problem}, and {fallback_problem}"
+            _log.error("profscope: %s", self.cache_error)
+            return
+        self.cache_root = fallback
+        self.cache_warning = (
+            f"{problem}: traces are cached in {fallback} for this server run only "
+            "(set --profscope_cache_dir to a writable directory with room)"
+        )
+        _log.warning("profscope: %s", self.cache_warning)
+
+    def _verify_later(self, key: str, path: str) -> None:
+        """Check every block of an entry's mapped arrays in a background thread; a damaged entry
+        is discarded and forgotten, so the next request builds it again."""
+        self._to_verify.put((key, path))
+        if self._verifier is None:
+            self._verifier = threading.Thread(target=self._verify_loop, name="profscope-verify", daemon=True)
+            self._verifier.start()
+
+    def _verify_loop(self) -> None:
+        while True:
+            key, path = self._to_verify.get()
+            problems = store.verify(path)
+            if problems:
+                _log.warning(
+                    "profscope: cache entry %s is damaged (%s); it is built again", path, problems[0]
+                )
+                with self._lock:
+                    if key in self._opened and self._opened[key].path == path:
+                        del self._opened[key]
+                store.discard(path)
+
     def _remember(self, key: str, opened: OpenedTrace) -> OpenedTrace:
         self._opened[key] = opened
         while len(self._opened) > self._max_open:
@@ -242,16 +397,16 @@ class IngestManager:
             return
         spare, self._spare = self._spare, None
         process = None
-        if spare is not None and spare[0].poll() is None and spare[0].stdin is not None:
-            try:
-                spare[0].stdin.write(json.dumps(spec).encode("utf-8") + b"\n")
-                spare[0].stdin.close()
+        line = json.dumps(spec).encode("utf-8") + b"\n"
+        for attempt in range(2):
+            if spare is None or attempt:
+                spare = self._spawn_child()
+            if spare is not None and _hand_over(spare[0], line):
                 process, job.log_path = spare
-            except OSError:
-                process = None
+                break
+            spare = None
         if process is None:
-            job.log_path = _progress_file(self.cache_root, key, ".log")
-            process = self._spawn([json.dumps(spec)], job.log_path, subprocess.DEVNULL)
+            raise IngestError(source.url, f"could not start an ingest process for {source.url}")
         job.process = process
         if self.prewarm:
             self._start_spare()
@@ -263,38 +418,46 @@ class IngestManager:
 
         threading.Thread(target=reap, name=f"profscope-ingest-wait-{key[:8]}", daemon=True).start()
 
-    def _spawn(self, args: list[str], log_path: str, stdin: Any) -> subprocess.Popen[bytes]:
+    def _spawn_child(self) -> tuple[subprocess.Popen[bytes], str] | None:
+        """Start a child that imports everything, then waits for its job on stdin (it exits on
+        EOF, and when this process ends). None when no process can be started."""
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        with open(log_path, "wb") as log:
-            return subprocess.Popen(
-                [sys.executable, "-m", "profscope.trace.ingest", *args],
-                stdin=stdin,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                close_fds=True,
-            )
+        env[PARENT_ENV] = str(os.getpid())
+        log_path = ""
+        try:
+            log_path = _progress_file(self.cache_root, f"{CHILD_LOG_PREFIX}{uuid.uuid4().hex}", ".log")
+            with open(log_path, "wb") as log:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "profscope.trace.ingest", SPARE_FLAG],
+                    stdin=subprocess.PIPE,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    close_fds=True,
+                )
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.remove(log_path)
+            return None
+        return process, log_path
 
     def _start_spare(self) -> None:
-        """Start a child that imports everything now and waits for its job on stdin, so the next
-        ingest does not pay the interpreter start. It exits on EOF (when this process ends)."""
-        log_path = _progress_file(self.cache_root, f"spare-{uuid.uuid4().hex}", ".log")
-        try:
-            self._spare = (self._spawn([SPARE_FLAG], log_path, subprocess.PIPE), log_path)
-        except OSError:
-            self._spare = None
+        """Keep a child started ahead of need, so the next ingest does not pay the interpreter start."""
+        self._spare = self._spawn_child()
 
     def close(self) -> None:
-        """Let the spare child go (it exits when its stdin closes)."""
+        """Let the spare child go (it exits when its stdin closes) and remove its log."""
         spare, self._spare = self._spare, None
         if spare is not None and spare[0].stdin is not None:
             with contextlib.suppress(OSError):
                 spare[0].stdin.close()
             spare[0].wait()
+            with contextlib.suppress(OSError):
+                os.remove(spare[1])
 
     def _progress(self, key: str, job: _Job) -> Progress:
-        state = _read_json(_progress_file(self.cache_root, key, ".json")) or {}
+        state = _read_json(_progress_file(job.cache_root, key, ".json", create=False)) or {}
         return Progress(
             url=job.url,
             bytes_done=int(state.get("bytes_done", 0)),
@@ -303,21 +466,89 @@ class IngestManager:
         )
 
     def _failure(self, key: str, job: _Job) -> IngestError | None:
+        log_tail = ""
+        if job.log_path:
+            with contextlib.suppress(OSError), open(job.log_path, "rb") as f:
+                log_tail = f.read()[-2000:].decode("utf-8", errors="replace").strip()
+            with contextlib.suppress(OSError):
+                os.remove(job.log_path)
         if job.returncode == 0:
-            if job.log_path:
-                with contextlib.suppress(OSError):
-                    os.remove(job.log_path)
-            if store.lookup(self.cache_root, key) is not None:
+            if store.lookup(job.cache_root, key) is not None:
                 return None
             return IngestError(job.url, f"ingest of {job.url} finished without writing a cache entry")
-        error = _read_json(_progress_file(self.cache_root, key, ".error"))
+        error_path = _progress_file(job.cache_root, key, ".error", create=False)
+        error = _read_json(error_path)
+        with contextlib.suppress(OSError):
+            os.remove(error_path)  # remembered in `_failed` from now on
         if error:
-            return IngestError(job.url, str(error.get("message")), bool(error.get("unreadable")))
-        tail = ""
-        with contextlib.suppress(OSError, TypeError), open(job.log_path, "rb") as f:
-            tail = f.read()[-2000:].decode("utf-8", errors="replace").strip()
-        detail = f": {tail.splitlines()[-1]}" if tail else ""
+            return IngestError(
+                job.url, str(error.get("message")), bool(error.get("unreadable")), bool(error.get("cache"))
+            )
+        if job.returncode == EXIT_CACHE_UNUSABLE:
+            problem = (
+                cache_problem(job.cache_root) or f"cache directory {job.cache_root} could not be written"
+            )
+            return IngestError(job.url, problem, cache_problem=True)
+        detail = f": {log_tail.splitlines()[-1]}" if log_tail else ""
         return IngestError(job.url, f"ingest of {job.url} stopped (exit code {job.returncode}){detail}")
+
+
+def _hand_over(process: subprocess.Popen[bytes], line: bytes) -> bool:
+    """Send a waiting child its job; False when it is gone."""
+    if process.poll() is not None or process.stdin is None:
+        return False
+    try:
+        process.stdin.write(line)
+        process.stdin.close()
+    except OSError:
+        return False
+    return True
+
+
+def remove_stale_files(cache_root: str) -> int:
+    """Remove what dead ingests left in the cache directory: temporary entries, progress, error
+    and log files that no live child holds (by its fingerprint lock or its log lock). Returns how
+    many were removed."""
+    removed = store.clean_tmp(cache_root, in_use=lambda prefix: _held(_lock_file(cache_root, prefix)))
+    folder = os.path.join(cache_root, PROGRESS_DIR)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(folder, name)
+        if name.startswith((CHILD_LOG_PREFIX, "spare-")):
+            in_use = _held(path)
+        else:
+            in_use = _held(_lock_file(cache_root, name.split(".", 1)[0]))
+        if not in_use:
+            with contextlib.suppress(OSError):
+                os.remove(path)
+                removed += 1
+    return removed
+
+
+def _lock_file(cache_root: str, key: str) -> str:
+    return os.path.join(cache_root, LOCK_DIR, key[:32] + ".lock")
+
+
+def _held(path: str) -> bool:
+    """Whether a live process holds the lock on `path` (False when nobody does or it is absent).
+    Without `fcntl` (Windows) every file counts as held: only the age rule of `clean_tmp` applies."""
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    try:
+        with open(path, "rb") as f:
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+            return False
+    except OSError:
+        return False
 
 
 def _protocols(fs: fsspec.AbstractFileSystem) -> tuple[str, ...]:
@@ -325,9 +556,10 @@ def _protocols(fs: fsspec.AbstractFileSystem) -> tuple[str, ...]:
     return (proto,) if isinstance(proto, str) else tuple(proto)
 
 
-def _progress_file(cache_root: str, key: str, suffix: str) -> str:
+def _progress_file(cache_root: str, key: str, suffix: str, create: bool = True) -> str:
     folder = os.path.join(cache_root, PROGRESS_DIR)
-    os.makedirs(folder, exist_ok=True)
+    if create:
+        os.makedirs(folder, exist_ok=True)
     return os.path.join(folder, key[:32] + suffix)
 
 
@@ -363,9 +595,11 @@ class _ProgressWriter:
         now = time.monotonic()
         if force or now - self._last >= PROGRESS_EVERY_S:
             self._last = now
-            _write_json(
-                self.path, {"bytes_done": int(done), "bytes_total": int(total or self.total), "stage": stage}
-            )
+            with contextlib.suppress(OSError):  # progress is best effort; a full cache shows at the write
+                _write_json(
+                    self.path,
+                    {"bytes_done": int(done), "bytes_total": int(total or self.total), "stage": stage},
+                )
 
 
 @contextlib.contextmanager
@@ -404,39 +638,93 @@ def build_extras(trace: Trace) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
 
 def run_ingest(spec: Mapping[str, Any], fs: fsspec.AbstractFileSystem | None = None) -> int:
     """Read, index and store one source (the body of the child process). Exit code: 0 ok,
-    2 unreadable file, 1 other failure; failures leave `<key>.error` with the message."""
+    2 unreadable file, `EXIT_CACHE_UNUSABLE` the cache directory cannot take the entry, 1 other
+    failure; failures leave `<key>.error` with the message (where the cache still takes a file)."""
     root, key, url = spec["cache_root"], spec["key"], spec["url"]
-    error_path = _progress_file(root, key, ".error")
-    progress_path = _progress_file(root, key, ".json")
-    lock_dir = os.path.join(root, LOCK_DIR)
-    os.makedirs(lock_dir, exist_ok=True)
-    with _exclusive(os.path.join(lock_dir, key[:32] + ".lock")):
-        if store.lookup(root, key) is not None:
-            return 0
-        with contextlib.suppress(OSError):
-            os.remove(error_path)
-        progress = _ProgressWriter(progress_path, int(spec.get("size", 0)))
-        try:
-            if fs is None:
-                fs = fsspec.AbstractFileSystem.from_json(spec["fs"])
-            trace = registry.import_reader(spec["reader"])(url, fs, progress=progress)
-            progress.update(progress.total, progress.total, "indexing", force=True)
-            store.write(trace, root, key, compute_extra=lambda: build_extras(trace))
-            return 0
-        except Exception as e:  # every failure must reach the server as a message
-            unreadable = isinstance(e, UnreadableProfile)
-            message = str(e) if unreadable else f"ingest of {url} failed: {type(e).__name__}: {e}"
-            _write_json(
-                error_path,
-                {"message": message, "unreadable": unreadable, "traceback": traceback.format_exc()},
-            )
-            return 2 if unreadable else 1
-        finally:
+    try:
+        with _cache_writes(root):
+            error_path = _progress_file(root, key, ".error")
+            progress_path = _progress_file(root, key, ".json")
+            os.makedirs(os.path.join(root, LOCK_DIR), exist_ok=True)
+        with _exclusive(_lock_file(root, key)):
+            if store.lookup(root, key) is not None:
+                return 0
             with contextlib.suppress(OSError):
-                os.remove(progress_path)
+                os.remove(error_path)
+            try:
+                return _ingest_locked(spec, fs, progress_path)
+            except Exception as e:  # every failure must reach the server as a message
+                unreadable = isinstance(e, UnreadableProfile)
+                unusable = isinstance(e, CacheUnusable)
+                if unreadable or unusable:
+                    message = str(e)
+                else:
+                    message = f"ingest of {url} failed: {type(e).__name__}: {e}"
+                print(message, file=sys.stderr)
+                with contextlib.suppress(OSError):
+                    _write_json(
+                        error_path,
+                        {
+                            "message": message,
+                            "unreadable": unreadable,
+                            "cache": unusable,
+                            "traceback": traceback.format_exc(),
+                        },
+                    )
+                return 2 if unreadable else EXIT_CACHE_UNUSABLE if unusable else 1
+            finally:
+                with contextlib.suppress(OSError):
+                    os.remove(progress_path)
+    except CacheUnusable as e:
+        print(e, file=sys.stderr)
+        return EXIT_CACHE_UNUSABLE
+
+
+def _ingest_locked(spec: Mapping[str, Any], fs: fsspec.AbstractFileSystem | None, progress_path: str) -> int:
+    progress = _ProgressWriter(progress_path, int(spec.get("size", 0)))
+    if fs is None:
+        fs = fsspec.AbstractFileSystem.from_json(spec["fs"])
+    trace = registry.import_reader(spec["reader"])(spec["url"], fs, progress=progress)
+    progress.update(progress.total, progress.total, "indexing", force=True)
+    with _cache_writes(spec["cache_root"]):
+        store.write(trace, spec["cache_root"], spec["key"], compute_extra=lambda: build_extras(trace))
+    return 0
+
+
+@contextlib.contextmanager
+def _cache_writes(root: str) -> Iterator[None]:
+    """Turn an OSError of writing into the cache into `CacheUnusable` naming the directory."""
+    try:
+        yield
+    except CacheUnusable:
+        raise
+    except OSError as e:
+        raise CacheUnusable(describe_cache_problem(root, e)) from e
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    """Watch the server that started this child; end the child when it is gone (the child is
+    then reparented, so its parent pid changes)."""
+    while True:
+        if os.getppid() != parent:
+            os._exit(EXIT_ORPHANED)
+        time.sleep(ORPHAN_CHECK_S)
+
+
+def _hold_log_lock() -> None:
+    """Lock this child's log (its stdout) for as long as it lives: a starting manager removes
+    only logs nobody holds."""
+    with contextlib.suppress(ImportError, OSError, ValueError):
+        import fcntl
+
+        fcntl.flock(sys.stdout.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
 def main(argv: list[str]) -> int:
+    parent = os.environ.get(PARENT_ENV)
+    if parent and parent.isdigit():
+        threading.Thread(target=_exit_when_orphaned, args=(int(parent),), daemon=True).start()
+    _hold_log_lock()
     if argv == [SPARE_FLAG]:
         for reader in READERS.values():  # imported while waiting, not after the job arrives
             with contextlib.suppress(ImportError):

@@ -2,7 +2,8 @@
 progress) and encode tiles, with TensorBoard errors that name the subject.
 
 The server process keeps bounded caches only: opened entries (memory-mapped, see `ingest`),
-assembled timelines, and encoded tiles by size. Tiles are immutable for a given set of cache
+assembled timelines, and encoded tiles by size. When the cache directory cannot be written and
+the engine fell back to a temporary one, every timeline's warnings say so (the view shows them). Tiles are immutable for a given set of cache
 entries, so they carry an ETag derived from the entries' fingerprints and a long max-age.
 """
 
@@ -102,6 +103,8 @@ class TraceService:
                 timeline = Timeline(
                     [HostTrace(h.name, o.trace, o.index, o.key, o.searcher) for h, o in opened], subject
                 )
+                if self.manager.cache_warning is not None:
+                    timeline.warnings.append(self.manager.cache_warning)
             self._timelines[wanted] = (timeline, now)
             self._timelines.move_to_end(wanted)
             while len(self._timelines) > self._max_timelines:

@@ -1,10 +1,21 @@
 """The on-disk cache of ingested traces: one directory of memory-mappable `.npy` columns per source.
 
-A source file is parsed once; the server then only memory-maps the columns, so reopening is fast
-and its memory stays small whatever the trace size. Entries are keyed by a fingerprint of the
-source (canonical URL, size, mtime or etag) and the cache format version, written into a temporary
-directory and renamed into place: a directory under `v<FORMAT_VERSION>/` is complete or absent,
-never half-written. `meta.json` is written last and checked on open.
+A source file is parsed once; the server then only opens the columns, so reopening is fast and its
+memory stays small whatever the trace size. Entries are keyed by a fingerprint of the source
+(canonical URL, size, mtime or etag, a hash of its head and tail) and the cache format version,
+written into a temporary directory and renamed into place: a directory under `v<FORMAT_VERSION>/`
+is complete or absent, never half-written. `meta.json` is written last and checked on open.
+
+Integrity: `meta.json` carries its own CRC-32 and, for every array file, its size, dtype, shape,
+header length and one CRC-32 per block of `CHECK_BLOCK_BYTES`. Opening an entry checks the sizes, the
+`.npy` headers and the invariants between columns and metadata before anything is mapped. Arrays
+up to `COPY_MAX_BYTES` are read whole, checked whole and served from a sealed anonymous memory file
+(Linux `memfd`: nobody can shrink it, so no truncation of the cache can fault on them); larger
+ones, and the args blob (search streams it from its file), are memory-mapped from the cache file
+after their first and last blocks are checked, and `verify` checks all their blocks later (the
+engine does it in the background). What remains: a large array truncated in place *while it is
+mapped* can still end the server with SIGBUS, and a same-size change to one is noticed only when
+`verify` runs; any damage found makes the entry unusable (`CacheError`), and it is rebuilt.
 """
 
 from __future__ import annotations
@@ -12,12 +23,16 @@ from __future__ import annotations
 import builtins
 import concurrent.futures
 import hashlib
+import io
 import json
+import math
 import os
 import shutil
+import sys
 import time
 import uuid
-from collections.abc import Callable, Mapping
+import zlib
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -26,11 +41,21 @@ import numpy as np
 from profscope.columns import Section, Trace, Track
 
 # Bump whenever the layout of an entry or the meaning of a column changes: old entries are ignored.
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 META_FILE = "meta.json"
 EXTRA_DIR = "lod"
 TMP_DIR = "tmp"
+# Arrays are checksummed per block of this many bytes of their `.npy` file (each record keeps its
+# own block size): opening checks two blocks of a mapped array, so smaller blocks open faster.
+CHECK_BLOCK_BYTES = 1 << 20
+# Arrays up to this size are copied into memory when an entry is opened (and checked whole).
+COPY_MAX_BYTES = 4 << 20
+# Arrays read through their file by search (`query._windows`): always mapped from the cache file.
+STREAMED = frozenset({"args_blob"})
+# `meta.json` ends with this member: the CRC-32 of the document without it.
+_META_CRC = b',"meta_crc":"%08x"}'
+_META_CRC_LEN = len(_META_CRC % 0)
 
 # Trace columns stored one `.npy` each, with the dtype every reader of the cache can rely on.
 COLUMNS: dict[str, type] = {
@@ -63,9 +88,11 @@ def default_cache_root() -> str:
     return os.path.join(base, "profscope")
 
 
-def fingerprint(url: str, size: int, version_tag: str) -> str:
-    """Hex key of one version of one source: a changed size, mtime or etag gives a new entry."""
-    payload = json.dumps([url, int(size), str(version_tag), FORMAT_VERSION])
+def fingerprint(url: str, size: int, version_tag: str, content_tag: str = "") -> str:
+    """Hex key of one version of one source: a changed size, mtime, etag or content tag (a hash
+    of the file's head and tail, which notices a same-size replacement that kept the mtime) gives
+    a new entry."""
+    payload = json.dumps([url, int(size), str(version_tag), str(content_tag), FORMAT_VERSION])
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -78,7 +105,11 @@ def read_meta(path: str) -> dict[str, Any] | None:
     """The entry's metadata when `path` is a complete entry of this format version, else None."""
     try:
         with builtins.open(os.path.join(path, META_FILE), "rb") as f:
-            meta = msgspec.json.decode(f.read())
+            raw = f.read()
+        body = raw[:-_META_CRC_LEN] + b"}"
+        if raw[-_META_CRC_LEN:] != _META_CRC % zlib.crc32(body):
+            return None  # edited or damaged: the entry cannot be trusted
+        meta = msgspec.json.decode(raw)
     except (OSError, msgspec.DecodeError):
         return None
     if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
@@ -113,12 +144,15 @@ def write(
     final = entry_dir(cache_root, key)
     if lookup(cache_root, key) is not None:
         return final
-    tmp = os.path.join(cache_root, TMP_DIR, uuid.uuid4().hex)
+    tmp = os.path.join(cache_root, TMP_DIR, tmp_name(key))
     os.makedirs(os.path.join(tmp, EXTRA_DIR))
+    arrays: dict[str, dict[str, Any]] = {}
 
     def write_columns() -> None:
         for name, dtype in COLUMNS.items():
-            _save(os.path.join(tmp, name + ".npy"), np.asarray(getattr(trace, name), dtype=dtype))
+            arrays[name] = _save(
+                os.path.join(tmp, name + ".npy"), np.asarray(getattr(trace, name), dtype=dtype)
+            )
 
     try:
         if compute_extra is None:
@@ -131,8 +165,11 @@ def write(
                 finally:
                     columns.result()
         for name, array in (extra or {}).items():
-            _save(os.path.join(tmp, EXTRA_DIR, name + ".npy"), np.asarray(array))
-        _write_file(os.path.join(tmp, "strings.json"), msgspec.json.encode(trace.strings))
+            arrays[f"{EXTRA_DIR}/{name}"] = _save(
+                os.path.join(tmp, EXTRA_DIR, name + ".npy"), np.asarray(array)
+            )
+        strings = msgspec.json.encode(trace.strings)
+        _write_file(os.path.join(tmp, "strings.json"), strings)
         meta = {
             "format_version": FORMAT_VERSION,
             "fingerprint": key,
@@ -148,8 +185,11 @@ def write(
             "extra": sorted((extra or {}).keys()),
             "extra_meta": dict(extra_meta or {}),
             "written_at": time.time(),
+            "arrays": arrays,
+            "strings_crc": zlib.crc32(strings),
         }
-        _write_file(os.path.join(tmp, META_FILE), msgspec.json.encode(meta, enc_hook=str))
+        body = msgspec.json.encode(meta, enc_hook=str)
+        _write_file(os.path.join(tmp, META_FILE), body[:-1] + _META_CRC % zlib.crc32(body))
         os.makedirs(os.path.dirname(final), exist_ok=True)
         _move_into_place(tmp, final, key)
     finally:
@@ -158,16 +198,45 @@ def write(
 
 
 def open(path: str) -> Trace:
-    """Memory-map the entry at `path` as a `Trace` (columns are read-only `np.memmap`s)."""
+    """The entry at `path` as a `Trace` (columns are read-only `np.memmap`s, see the module doc);
+    CacheError when it is incomplete, damaged or inconsistent."""
     return _open_trace(path, _complete_meta(path))
 
 
 def open_with_extra(path: str) -> tuple[Trace, dict[str, np.ndarray], dict[str, Any]]:
-    """The entry's trace, its derived arrays (memory-mapped) and their metadata, as `write` got
-    them as `extra` and `extra_meta`: what the server needs to serve an entry, one meta read."""
+    """The entry's trace, its derived arrays and their metadata, as `write` got them as `extra`
+    and `extra_meta`: what the server needs to serve an entry, one meta read."""
     meta = _complete_meta(path)
-    extra = {name: load_array(path, name) for name in meta["extra"]}
+    extra = {name: _load(path, f"{EXTRA_DIR}/{name}", meta) for name in meta["extra"]}
     return _open_trace(path, meta), extra, dict(meta["extra_meta"])
+
+
+def load_array(path: str, name: str) -> np.ndarray:
+    """One stored column (`name`) or derived array (`lod/<name>`), checked and opened read-only."""
+    return _load(path, name if name in COLUMNS else f"{EXTRA_DIR}/{name}", _complete_meta(path))
+
+
+def verify(path: str) -> list[str]:
+    """Check every block of every array of the entry at `path` against its CRCs, reading through
+    the files (nothing is mapped, so a truncation ends a read, not the process). Returns what is
+    wrong, one line per damaged array; empty when the entry is intact."""
+    meta = read_meta(path)
+    if meta is None:
+        return [f"{META_FILE} is missing, damaged or from another format version"]
+    damaged = []
+    for rel, record in meta["arrays"].items():
+        try:
+            with builtins.open(_array_file(path, rel), "rb", buffering=0) as f:
+                _check_blocks(f, rel, record, range(len(record["crc"])))
+        except (OSError, CacheError, KeyError, TypeError, ValueError) as e:
+            damaged.append(f"array {rel}: {e}" if not isinstance(e, CacheError) else str(e))
+    return damaged
+
+
+def mapped_arrays(path: str) -> list[str]:
+    """The arrays of an entry that `open` maps from their files (so only `verify` checks whole)."""
+    meta = read_meta(path) or {}
+    return [rel for rel, record in meta.get("arrays", {}).items() if not _copied(rel, record)]
 
 
 def _complete_meta(path: str) -> dict[str, Any]:
@@ -178,35 +247,161 @@ def _complete_meta(path: str) -> dict[str, Any]:
 
 
 def _open_trace(path: str, meta: dict[str, Any]) -> Trace:
-    columns = {name: load_array(path, name) for name in COLUMNS}
+    columns = {name: _load(path, name, meta) for name in COLUMNS}
     try:
         with builtins.open(os.path.join(path, "strings.json"), "rb") as f:
-            strings = msgspec.json.decode(f.read(), type=list[str])
+            raw = f.read()
+        if zlib.crc32(raw) != meta["strings_crc"]:
+            raise CacheError(f"{path}: string table damaged (checksum mismatch)")
+        strings = msgspec.json.decode(raw, type=list[str])
     except (OSError, msgspec.DecodeError) as e:
         raise CacheError(f"{path}: string table unreadable ({e})") from e
-    return Trace(
-        source=meta["source"],
-        format=meta["format"],
-        clock_origin_ns=meta["clock_origin_ns"],
-        sections=[Section(**s) for s in meta["sections"]],
-        tracks=[Track(**t) for t in meta["tracks"]],
-        strings=strings,
-        warnings=list(meta["warnings"]),
-        skipped=dict(meta["skipped"]),
-        metadata=dict(meta["metadata"]),
-        **columns,
-    )
-
-
-def load_array(path: str, name: str) -> np.ndarray:
-    """One stored column (`name`) or derived array (`lod/<name>`), memory-mapped read-only."""
-    file = (
-        os.path.join(path, name + ".npy") if name in COLUMNS else os.path.join(path, EXTRA_DIR, name + ".npy")
-    )
     try:
-        return np.load(file, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise CacheError(f"{path}: array {name} unreadable ({e})") from e
+        trace = Trace(
+            source=meta["source"],
+            format=meta["format"],
+            clock_origin_ns=meta["clock_origin_ns"],
+            sections=[Section(**s) for s in meta["sections"]],
+            tracks=[Track(**t) for t in meta["tracks"]],
+            strings=strings,
+            warnings=list(meta["warnings"]),
+            skipped=dict(meta["skipped"]),
+            metadata=dict(meta["metadata"]),
+            **columns,
+        )
+    except (KeyError, TypeError) as e:
+        raise CacheError(f"{path}: metadata does not describe a trace ({e})") from e
+    _check_consistency(path, meta, trace)
+    return trace
+
+
+def _check_consistency(path: str, meta: dict[str, Any], trace: Trace) -> None:
+    """Invariants between columns and metadata that cost O(1): lengths, ends, id ranges of the
+    sorted track column. A violated one means the entry was edited or damaged."""
+    n = int(meta.get("num_events", -1))
+    problems = []
+    if any(getattr(trace, name).shape != (n,) for name in COLUMNS if name.startswith("ev_")):
+        problems.append(f"event columns do not all hold num_events={n} values")
+    records = trace.args_event.shape[0]
+    if trace.args_off.shape != (records + 1,) or (int(trace.args_off[-1]) != trace.args_blob.shape[0]):
+        problems.append("args offsets do not match the args records and blob")
+    if not trace.flow_src.shape == trace.flow_dst.shape == trace.flow_name.shape:
+        problems.append("flow columns differ in length")
+    if not trace.ctr_track.shape == trace.ctr_time_ps.shape == trace.ctr_value.shape:
+        problems.append("counter columns differ in length")
+    if n > 0 and not 0 <= int(trace.ev_track[0]) <= int(trace.ev_track[-1]) < len(trace.tracks):
+        problems.append(f"events refer to tracks beyond the {len(trace.tracks)} in the metadata")
+    if any(not 0 <= t.section < len(trace.sections) for t in trace.tracks):
+        problems.append("tracks refer to sections beyond those in the metadata")
+    if not trace.strings:
+        problems.append("the string table is empty")
+    if problems:
+        raise CacheError(f"{path}: inconsistent entry: {'; '.join(problems)}")
+
+
+def _array_file(path: str, rel: str) -> str:
+    return os.path.join(path, *rel.split("/")) + ".npy"
+
+
+def _copied(rel: str, record: Mapping[str, Any]) -> bool:
+    return rel not in STREAMED and int(record["bytes"]) <= COPY_MAX_BYTES
+
+
+def _load(path: str, rel: str, meta: Mapping[str, Any]) -> np.ndarray:
+    """Open one array after checking it against its record in `meta` (see the module doc)."""
+    record = meta.get("arrays", {}).get(rel)
+    if record is None:
+        raise CacheError(f"{path}: no record of array {rel} in {META_FILE}")
+    file = _array_file(path, rel)
+    try:
+        dtype, shape, offset, size = (
+            np.dtype(record["dtype"]),
+            tuple(int(d) for d in record["shape"]),
+            int(record["offset"]),
+            int(record["bytes"]),
+        )
+        on_disk = os.stat(file).st_size
+        if on_disk != size:
+            raise CacheError(
+                f"{path}: array {rel} is {on_disk} bytes, {size} expected (truncated or rewritten)"
+            )
+        if offset + dtype.itemsize * math.prod(shape) != size:
+            raise CacheError(f"{path}: array {rel}: its record is inconsistent")
+        with builtins.open(file, "rb", buffering=0) as f:
+            if _copied(rel, record):
+                data = f.read()
+                _check_crcs(data, 0, rel, record, range(len(record["crc"])))
+                _check_header(io.BytesIO(data), rel, dtype, shape, offset)
+                sealed = _sealed_map(data, dtype, shape, offset)
+                if sealed is not None:
+                    return sealed
+                return np.frombuffer(data, dtype, math.prod(shape), offset).reshape(shape)
+            last = max(0, len(record["crc"]) - 1)
+            _check_blocks(f, rel, record, sorted({0, last}))
+            f.seek(0)
+            _check_header(f, rel, dtype, shape, offset)
+        return np.memmap(file, dtype=dtype, mode="r", offset=offset, shape=shape)
+    except CacheError:
+        raise
+    except (OSError, ValueError, TypeError, KeyError, EOFError) as e:
+        raise CacheError(f"{path}: array {rel} unreadable ({e})") from e
+
+
+def _check_header(f: Any, rel: str, dtype: np.dtype, shape: tuple[int, ...], offset: int) -> None:
+    version = np.lib.format.read_magic(f)
+    read_header = (
+        np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    )
+    got_shape, fortran, got_dtype = read_header(f)
+    if tuple(got_shape) != shape or fortran or got_dtype != dtype or f.tell() != offset:
+        raise CacheError(f"array {rel}: its .npy header does not match {META_FILE}")
+
+
+def _check_blocks(f: Any, rel: str, record: Mapping[str, Any], blocks: Iterable[int]) -> None:
+    """Read the given blocks of an array file and compare their CRCs with the record."""
+    size = int(record["block"])
+    buffer = bytearray(size)
+    for block in blocks:
+        f.seek(block * size)
+        got = f.readinto(buffer)
+        _check_crcs(memoryview(buffer)[:got], block, rel, record, [block])
+
+
+def _check_crcs(data: Any, first: int, rel: str, record: Mapping[str, Any], blocks: Iterable[int]) -> None:
+    """`data` holds the file from block `first` on; compare the CRCs of `blocks` of it."""
+    expected, size = record["crc"], int(record["block"])
+    view = memoryview(data)
+    for block in blocks:
+        lo = (block - first) * size
+        piece = view[lo : lo + size]
+        if not 0 <= block < len(expected) or zlib.crc32(piece) != expected[block]:
+            raise CacheError(f"array {rel}: block {block} is damaged (checksum mismatch)")
+
+
+def _sealed_map(data: bytes, dtype: np.dtype, shape: tuple[int, ...], offset: int) -> np.ndarray | None:
+    """`data` (a whole `.npy` file) in an anonymous memory file sealed against any change of size
+    or content, mapped read-only as the array: a copy nobody can truncate under the server. None
+    where the OS has no sealable memory files (the caller keeps a plain copy)."""
+    create = getattr(os, "memfd_create", None)
+    seals = getattr(os, "MFD_ALLOW_SEALING", None)
+    if create is None or seals is None or sys.platform != "linux":
+        return None
+    import fcntl
+
+    fd = create("profscope-array", os.MFD_CLOEXEC | seals)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        fcntl.fcntl(
+            fd,
+            fcntl.F_ADD_SEALS,
+            fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL,
+        )
+        with builtins.open(fd, "rb", closefd=False) as f:
+            return np.memmap(f, dtype=dtype, mode="r", offset=offset, shape=shape)
+    finally:
+        os.close(fd)
 
 
 def discard(path: str) -> None:
@@ -220,8 +415,18 @@ def discard(path: str) -> None:
     shutil.rmtree(doomed, ignore_errors=True)
 
 
-def clean_tmp(cache_root: str, older_than_s: float = 3600.0) -> int:
-    """Remove temporary directories left by crashed writers; returns how many were removed."""
+def tmp_name(key: str) -> str:
+    """A writer's temporary directory under `tmp/`: named by the key's prefix, so that a cleanup
+    can tell whose it is (`clean_tmp(in_use=...)`)."""
+    return f"{key[:32]}.{uuid.uuid4().hex}"
+
+
+def clean_tmp(
+    cache_root: str, older_than_s: float = 3600.0, in_use: Callable[[str], bool] | None = None
+) -> int:
+    """Remove temporary directories left by crashed writers: those older than `older_than_s`, and
+    with `in_use` (key prefix → whether a live ingest holds it) every one nobody holds. Returns how
+    many were removed."""
     root = os.path.join(cache_root, TMP_DIR)
     removed = 0
     try:
@@ -232,7 +437,8 @@ def clean_tmp(cache_root: str, older_than_s: float = 3600.0) -> int:
     for name in names:
         path = os.path.join(root, name)
         try:
-            if os.stat(path).st_mtime < cutoff:
+            abandoned = in_use is not None and not in_use(name.split(".", 1)[0])
+            if abandoned or os.stat(path).st_mtime < cutoff:
                 shutil.rmtree(path)
                 removed += 1
         except OSError:
@@ -240,9 +446,44 @@ def clean_tmp(cache_root: str, older_than_s: float = 3600.0) -> int:
     return removed
 
 
-def _save(file: str, array: np.ndarray) -> None:
+def _save(file: str, array: np.ndarray) -> dict[str, Any]:
+    """Write `array` as a `.npy` file; returns its record for `meta.json` (size, layout, CRCs).
+
+    The CRCs are computed over the header and the array's own memory, not read back from disk."""
+    array = np.ascontiguousarray(array)
     with builtins.open(file, "wb") as f:
-        np.lib.format.write_array(f, np.ascontiguousarray(array), allow_pickle=False)
+        np.lib.format.write_array(f, array, allow_pickle=False)
+        size = f.tell()
+    offset = size - array.nbytes
+    with builtins.open(file, "rb") as f:
+        header = f.read(offset)
+    return {
+        "bytes": size,
+        "offset": offset,
+        "dtype": array.dtype.str,
+        "shape": list(array.shape),
+        "block": CHECK_BLOCK_BYTES,
+        "crc": _block_crcs((header, array.reshape(-1).view(np.uint8))),
+    }
+
+
+def _block_crcs(pieces: Iterable[Any]) -> list[int]:
+    """CRC-32 of each CHECK_BLOCK_BYTES block of the concatenation of `pieces` (buffers)."""
+    crcs: list[int] = []
+    crc, filled = 0, 0
+    for piece in pieces:
+        view = memoryview(piece)
+        while view:
+            take = min(len(view), CHECK_BLOCK_BYTES - filled)
+            crc = zlib.crc32(view[:take], crc)
+            filled += take
+            view = view[take:]
+            if filled == CHECK_BLOCK_BYTES:
+                crcs.append(crc)
+                crc, filled = 0, 0
+    if filled or not crcs:
+        crcs.append(crc)
+    return crcs
 
 
 def _write_file(file: str, data: bytes) -> None:
