@@ -1,0 +1,274 @@
+/** The Overview tab: findings first, then (several hosts) the ranks side by side, then per host the
+ * steps, where their time goes and the device activity, then the host op, device kernel and HLO op
+ * tables (the `overview` route, docs/OVERVIEW.md). Deep-link keys: `step_name`, `batch_size`,
+ * `group_by` (api.ts); changing one refetches. While the server reads the profile the view shows its
+ * progress. Every figure leads to its events in the Trace tab (links.ts). Hosts with PyTorch/XLA logs
+ * only (no trace) get the findings their logs support, and nothing else. */
+
+import type { OverviewAnswer, OverviewHloRow, OverviewHost, OverviewKernelRow, OverviewLink, OverviewOpRow } from "../../api/answers.gen.ts";
+import { ApiError } from "../../api/client.ts";
+import { clear, h, isAbort, messageOf } from "../../dom.ts";
+import { ingestProgress } from "../../shared/progress.ts";
+import { ensureStyle } from "../../shared/style.ts";
+import { NOT_OBSERVED } from "../../shared/units.ts";
+import type { ViewContext } from "../view.ts";
+import { fetchOverview, type GroupBy, optionParams, type OverviewOptions, parseBatchSize, readOptions, sameOptions } from "./api.ts";
+import type { ChartFrame } from "./chart_frame.ts";
+import { devicesSection } from "./devices.ts";
+import { findingsSection } from "./findings.ts";
+import { matchParams, pickMatch, rangeParams } from "./links.ts";
+import { hloColumns, hostOpColumns, kernelColumns } from "./op_columns.ts";
+import css from "./overview.css";
+import { ranksSection } from "./ranks.ts";
+import { stepsSection } from "./steps_section.ts";
+import { csvFileName, DataTable } from "./table.ts";
+
+/** How many matches of a row's search text to look through for one named exactly so. */
+const SEARCH_LIMIT = 50;
+
+export class OverviewView {
+  readonly el = h("div", { class: "ov", "data-testid": "overview-view" });
+  private readonly stepInput = h("input", {
+    type: "text",
+    class: "ov-input",
+    placeholder: "annotation name",
+    list: "ov-annotations",
+    "aria-label": "Step marker",
+    "data-testid": "ov-step-name",
+    title: "The annotation that wraps each step, when the profile has no step markers (or to use another one)",
+  });
+  private readonly annotations = h("datalist", { id: "ov-annotations" });
+  private readonly batchInput = h("input", { type: "number", min: 1, step: 1, class: "ov-input ov-batch", placeholder: "examples", "aria-label": "Batch size", "data-testid": "ov-batch-size", title: "Examples per step, for examples/s" });
+  private readonly status = h("span", { class: "ov-hint", "data-testid": "ov-status", role: "status" });
+  private readonly toolbar = h(
+    "div",
+    { class: "ov-toolbar" },
+    h("label", {}, "Step marker ", this.stepInput, this.annotations),
+    h("label", {}, "Batch size ", this.batchInput),
+    this.status,
+  );
+  private readonly groupSelect = h(
+    "select",
+    { "aria-label": "Group host ops by", "data-testid": "ov-group-by" },
+    h("option", { value: "name" }, "name"),
+    h("option", { value: "shapes" }, "name + input shapes"),
+  );
+  private readonly body = h("div", { class: "ov-body" });
+  private readonly hostOps: DataTable<OverviewOpRow>;
+  private readonly kernels: DataTable<OverviewKernelRow>;
+  private readonly hloOps: DataTable<OverviewHloRow>;
+  private options: OverviewOptions;
+  private answer: OverviewAnswer | null = null;
+  private frames: ChartFrame[] = [];
+  private loading: AbortController | null = null;
+
+  constructor(private readonly ctx: ViewContext) {
+    ensureStyle("ov-style", css);
+    this.options = readOptions(ctx.params);
+    const openRow = (row: { search: string }) => this.openLink({ search: row.search });
+    const linkTitle = (row: { search: string }) => `Find “${row.search}” in the Trace tab`;
+    this.hostOps = new DataTable<OverviewOpRow>({
+      title: "Host ops",
+      what: "host ops",
+      testId: "ov-host-ops",
+      sort: { column: "total", descending: true },
+      openTrace: openRow,
+      linkTitle,
+      controls: [h("label", { class: "ov-hint" }, "Group by ", this.groupSelect)],
+    });
+    this.kernels = new DataTable<OverviewKernelRow>({ title: "Device kernels", what: "kernels", testId: "ov-kernels", sort: { column: "total", descending: true }, openTrace: openRow, linkTitle });
+    this.hloOps = new DataTable<OverviewHloRow>({ title: "HLO ops", what: "HLO ops", testId: "ov-hlo-ops", sort: { column: "self", descending: true }, openTrace: openRow, linkTitle });
+    this.stepInput.addEventListener("change", () => this.setOptions({ ...this.options, stepName: this.stepInput.value.trim() }));
+    this.batchInput.addEventListener("change", () => this.batchChanged());
+    this.groupSelect.addEventListener("change", () => this.setOptions({ ...this.options, groupBy: this.groupSelect.value as GroupBy }));
+    this.showOptions();
+    this.el.append(this.toolbar, this.body);
+  }
+
+  /** Waits for the trace to be read (showing the progress), then asks for the overview. Hosts with
+   * PyTorch/XLA logs only have no trace to wait for. */
+  async start(): Promise<void> {
+    const { client, subject, signal } = this.ctx;
+    if (this.ctx.hosts.length && !this.ctx.hosts.some((host) => host.tools.includes("trace"))) {
+      await this.load();
+      return;
+    }
+    const waiting = ingestProgress("Reading the profile…");
+    this.body.append(waiting.el);
+    try {
+      await client.waitForTraceMeta(subject, (p) => waiting.progress(p), signal);
+    } catch (e) {
+      // 404: no trace among the hosts (logs only, e.g. a mixed selection); the route answers from the logs.
+      if (!(e instanceof ApiError && e.status === 404)) {
+        if (!isAbort(e)) this.showError(messageOf(e));
+        return;
+      }
+    }
+    await this.load();
+  }
+
+  applyParams(params: URLSearchParams): void {
+    const next = readOptions(params);
+    if (sameOptions(next, this.options)) return;
+    this.options = next;
+    this.showOptions();
+    void this.load();
+  }
+
+  destroy(): void {
+    this.loading?.abort();
+    this.destroyCharts();
+    this.hostOps.destroy();
+    this.kernels.destroy();
+    this.hloOps.destroy();
+  }
+
+  private showOptions(): void {
+    this.stepInput.value = this.options.stepName;
+    this.batchInput.value = this.options.batchSize === null ? "" : String(this.options.batchSize);
+    this.batchInput.removeAttribute("aria-invalid");
+    this.groupSelect.value = this.options.groupBy;
+  }
+
+  private batchChanged(): void {
+    const typed = this.batchInput.value.trim();
+    const batchSize = parseBatchSize(typed);
+    if (typed && batchSize === null) {
+      this.batchInput.setAttribute("aria-invalid", "true");
+      this.status.textContent = "The batch size is a whole number of examples per step, 1 or more.";
+      return;
+    }
+    this.batchInput.removeAttribute("aria-invalid");
+    this.setOptions({ ...this.options, batchSize });
+  }
+
+  private setOptions(next: OverviewOptions): void {
+    if (sameOptions(next, this.options)) return;
+    this.options = next;
+    this.ctx.setParams(optionParams(next));
+    void this.load();
+  }
+
+  private async load(): Promise<void> {
+    this.loading?.abort();
+    const loading = new AbortController();
+    this.loading = loading;
+    const abort = () => loading.abort();
+    this.ctx.signal.addEventListener("abort", abort, { once: true });
+    this.status.textContent = "Loading…";
+    if (!this.answer) {
+      clear(this.body);
+      this.body.append(h("p", { class: "ps-loading" }, "Computing the overview…"));
+    }
+    try {
+      const answer = await fetchOverview(this.ctx.client, this.ctx.subject, this.options, loading.signal);
+      if (loading.signal.aborted) return;
+      this.render(answer);
+      this.status.textContent = "";
+    } catch (e) {
+      if (isAbort(e) || loading.signal.aborted) return;
+      this.status.textContent = "";
+      this.showError(messageOf(e));
+    } finally {
+      this.ctx.signal.removeEventListener("abort", abort);
+    }
+  }
+
+  private showError(message: string): void {
+    this.answer = null;
+    this.destroyCharts();
+    clear(this.body);
+    this.body.append(h("div", { class: "ps-error", role: "alert", "data-testid": "ov-error" }, `Could not compute the overview: ${message}`));
+  }
+
+  private destroyCharts(): void {
+    for (const frame of this.frames) frame.destroy();
+    this.frames = [];
+  }
+
+  private render(answer: OverviewAnswer): void {
+    this.answer = answer;
+    this.destroyCharts();
+    clear(this.body);
+    const multiHost = answer.hosts.length > 1;
+    const events = { openLink: (link: OverviewLink) => void this.openLink(link) };
+    this.fillAnnotations(answer);
+    const noMarkers = answer.per_host.some((p) => p.steps.source_kind === "none");
+    this.stepInput.classList.toggle("ov-attention", noMarkers);
+    if (answer.warnings.length) this.body.append(h("ul", { class: "ov-warnings", "data-testid": "ov-warnings" }, ...answer.warnings.map((w) => h("li", {}, w))));
+    const traced = new Set(answer.per_host.map((p) => p.host));
+    this.body.append(findingsSection(answer.findings, multiHost, (host) => traced.has(host), events));
+    if (!answer.per_host.length) return;
+    if (multiHost) this.body.append(ranksSection(answer, events));
+    answer.per_host.forEach((host, i) => this.body.append(this.hostSection(host, answer, multiHost, i === 0)));
+    this.body.append(this.tablesSection(answer));
+  }
+
+  private hostSection(host: OverviewHost, answer: OverviewAnswer, multiHost: boolean, open: boolean): HTMLElement {
+    const events = { openLink: (link: OverviewLink) => void this.openLink(link) };
+    const steps = stepsSection(host, answer.categories, answer.batch_size, events);
+    const devices = devicesSection(host);
+    this.frames.push(...steps.frames, ...devices.frames);
+    const title = `${multiHost ? host.host : "Steps and devices"} · ${host.format.replace(/_/g, " ")}`;
+    if (!multiHost) return h("section", { class: "ov-host", "data-testid": "ov-host", "data-host": host.host }, h("h2", {}, title), steps.el, devices.el);
+    return h("details", { class: "ov-host", "data-testid": "ov-host", "data-host": host.host, open }, h("summary", {}, h("h2", {}, title)), steps.el, devices.el);
+  }
+
+  private tablesSection(answer: OverviewAnswer): HTMLElement {
+    const t = answer.tables;
+    const { run, session } = this.ctx.subject;
+    const el = h("section", { class: "ov-tables", "data-testid": "ov-tables" }, h("h2", {}, `Ops and kernels (${t.scope})`));
+    this.groupSelect.value = t.group_by;
+    this.hostOps.setRows(hostOpColumns(t.group_by === "shapes"), t.host_ops, t.host_ops_total, csvFileName("host_ops", run, session));
+    el.append(this.hostOps.el);
+    if (t.kernels_reason && !t.kernels.length) {
+      el.append(
+        h(
+          "section",
+          { class: "ov-table-section", "data-testid": "ov-kernels" },
+          h("h3", {}, "Device kernels"),
+          h("p", {}, h("span", { class: "ov-absent", title: t.kernels_reason, "data-absent": "1", "data-testid": "ov-kernels-absent" }, NOT_OBSERVED), h("span", { class: "ov-hint" }, ` — ${t.kernels_reason}`)),
+        ),
+      );
+    } else {
+      this.kernels.setRows(kernelColumns(), t.kernels, t.kernels_total, csvFileName("kernels", run, session));
+      el.append(this.kernels.el);
+    }
+    if (t.hlo_ops_total > 0) {
+      this.hloOps.setRows(hloColumns(), t.hlo_ops, t.hlo_ops_total, csvFileName("hlo_ops", run, session));
+      el.append(this.hloOps.el);
+    }
+    return el;
+  }
+
+  /** The host op names offered by the step-marker field (annotations are among them). */
+  private fillAnnotations(answer: OverviewAnswer): void {
+    const names = [...new Set(answer.tables.host_ops.map((r) => r.name))].sort((a, b) => a.localeCompare(b));
+    this.annotations.replaceChildren(...names.map((n) => h("option", { value: n })));
+  }
+
+  /** Opens the events behind `link` in the Trace tab: its time range, or the first event its search
+   * text names (the trace's link takes no search text). */
+  private async openLink(link: OverviewLink): Promise<void> {
+    const range = rangeParams(link);
+    if (range) {
+      this.ctx.navigate("trace", range);
+      return;
+    }
+    const search = link.search;
+    if (!search) return;
+    this.status.textContent = `Finding “${search}” in the trace…`;
+    try {
+      const found = await this.ctx.client.search(this.ctx.subject, search, SEARCH_LIMIT, 0, this.ctx.signal);
+      const match = pickMatch(found.matches, search);
+      if (!match) {
+        this.status.textContent = `No event in the trace matches “${search}”.`;
+        return;
+      }
+      this.status.textContent = "";
+      this.ctx.navigate("trace", { ...matchParams(match), q: search });
+    } catch (e) {
+      if (!isAbort(e)) this.status.textContent = `Could not search the trace for “${search}”: ${messageOf(e)}`;
+    }
+  }
+}
