@@ -127,7 +127,7 @@ describe("OverviewView", () => {
     const row = Array.from(h.view.el.querySelectorAll("[data-testid=ov-host-ops-row]")).find((r) => r.textContent?.startsWith("batch_read"));
     row?.querySelector<HTMLButtonElement>("[data-testid=ov-open-trace]")?.click();
     await until(() => h.navigations.length > 0);
-    expect(h.navigations[0]).toEqual(["trace", { start: "15000", end: "30000", sel: "42" }]);
+    expect(h.navigations[0]).toEqual(["trace", { start: "15000", end: "30000", sel: "42", q: "batch_read" }]);
     expect(h.requests.find((u) => u.pathname.endsWith("/trace/search"))?.searchParams.get("q")).toBe("batch_read");
   });
 
