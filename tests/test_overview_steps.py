@@ -69,8 +69,10 @@ def test_a_named_annotation_is_used_when_asked() -> None:
     trains = sum(1 for e in raw_kineto(SLOW_INPUT) if e.get("ph") == "X" and e.get("name") == "train")
     found = host_result(SLOW_INPUT, step_name="train").steps
     assert found.kind == "user_annotation" and len(found) == trains == 6
-    # A name that is not in the trace falls back to the trace's own markers, and says nothing is lost.
-    assert host_result(SLOW_INPUT, step_name="no_such_label").steps.kind == "profiler_step"
+    # A name that is not in the trace falls back to the trace's own markers, and the source says so.
+    fallback = host_result(SLOW_INPUT, step_name="no_such_label").steps
+    assert fallback.kind == "profiler_step"
+    assert fallback.source.startswith("no slice named 'no_such_label' on a host thread, so ProfilerStep#N")
 
 
 @pytest.mark.parametrize("path", [A100, TPU], ids=["a100", "tpu"])

@@ -74,12 +74,23 @@ class Steps:
 
 
 def find(events: HostEvents, step_name: str | None) -> Steps:
-    """The host's steps from the first source that has any (module docstring)."""
-    trace = events.trace
+    """The host's steps from the first source that has any (module docstring). A `step_name` that
+    names no slice falls back to the other sources, and their `source` text says so."""
     if step_name:
         found = _named(events, step_name)
         if found is not None:
             return found
+        fallback = _unnamed(events, step_name)
+        if fallback.kind != "none":
+            missing = f"no slice named {step_name!r} on a host thread, so "
+            return dataclasses.replace(fallback, source=missing + fallback.source)
+        return fallback
+    return _unnamed(events, None)
+
+
+def _unnamed(events: HostEvents, step_name: str | None) -> Steps:
+    """Steps from the sources that need no name: ProfilerStep#N, the Steps line, step annotations."""
+    trace = events.trace
     pattern_ids = [i for i, s in enumerate(trace.strings) if PROFILER_STEP.match(s)]
     if pattern_ids:
         markers = _host_events_named(events, pattern_ids)
