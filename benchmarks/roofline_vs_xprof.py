@@ -12,6 +12,13 @@ XProf's units are converted to profscope's before comparing: GFLOP/s × 10⁹ �
 µs × 10³ → ns, fractions stay fractions. Each line prints both values, the relative difference
 (profscope − XProf) / |XProf|, and "ok" within 1 %, else the reason the two differ on purpose
 (docs/ROOFLINE.md, "Differences from XProf"). A figure profscope does not observe prints "n/o".
+
+On a GPU XPlane XProf's op and program figures are also shown corrected for the quirks where XProf
+is wrong, computed from XProf's own rows: Q6, the cost of one execution charged per kernel launch
+(its totals × profscope's executions ÷ XProf's occurrences); Q3 for custom calls, whose HBM bytes
+count the operands only (their Memory BW, which holds all of `bytes_accessed`, instead); Q5, the
+halved AMD HBM peak (utilization, efficiency and bound-by against profscope's peaks). The relative
+difference is then to the corrected figure, and the verdict names the corrections.
 """
 
 from __future__ import annotations
@@ -56,7 +63,7 @@ WHY = {
     "occurrences": "Q6: executions, not kernel launches",
     "efficiency": "Q1: above the roof → left out",
     "per_device": "Q4: ÷ active devices, not all planes",
-    "not_observed": "no cost stats; HLO cost model not built",
+    "not_observed": "not observed",
     "bound": "bytes not in a level → not HBM-bound",
     "hbm_peak": "Q5: datasheet HBM replaces the collector's halved figure",
     "no_vendor": "Q7: no vendor stat; XProf draws 0, profscope the parts table's figure",
@@ -86,29 +93,86 @@ def profscope_answer(path: pathlib.Path) -> Any:
 
 class Table:
     def __init__(self) -> None:
-        self.lines: list[tuple[str, str, str, str, str]] = []
+        self.lines: list[tuple[str, str, str, str, str, str]] = []
 
-    def add(self, figure: str, ours: Any, theirs: Any, why: str = "") -> None:
+    def add(
+        self, figure: str, ours: Any, theirs: Any, why: str = "", corrected: Any = None, corrections: str = ""
+    ) -> None:
+        """One line; with `corrected` (XProf's figure after `corrections`) the difference and the
+        verdict are to the corrected figure."""
+        shown = "" if corrected is None else _fmt(corrected)
+        if corrected is not None and _agree(ours, theirs):
+            corrected = None
+        reference = theirs if corrected is None else corrected
+        agree = "ok" if corrected is None or not corrections else f"ok (XProf corrected: {corrections})"
         if ours is None:
             verdict = WHY.get(why, why) or ("not observed (XProf: 0)" if theirs == 0 else "not observed")
-            self.lines.append((figure, "n/o", _fmt(theirs), "", verdict))
+            self.lines.append((figure, "n/o", _fmt(theirs), shown, "", verdict))
             return
-        if isinstance(ours, str) or isinstance(theirs, str):
-            same = str(ours).lower() == str(theirs).lower()
-            self.lines.append(
-                (figure, str(ours), str(theirs), "", "ok" if same else WHY.get(why, why) or "DIFFERS")
-            )
+        if isinstance(ours, str) or isinstance(reference, str):
+            same = str(ours).lower() == str(reference).lower()
+            verdict = agree if same else WHY.get(why, why) or "DIFFERS"
+            self.lines.append((figure, str(ours), str(theirs), shown, "", verdict))
             return
-        diff = (ours - theirs) / abs(theirs) if theirs else (0.0 if ours == 0 else float("inf"))
-        verdict = "ok" if abs(diff) <= TOLERANCE else (WHY.get(why, why) or "DIFFERS")
-        self.lines.append((figure, _fmt(ours), _fmt(theirs), f"{diff:+.2e}", verdict))
+        diff = (ours - reference) / abs(reference) if reference else (0.0 if ours == 0 else float("inf"))
+        verdict = agree if abs(diff) <= TOLERANCE else (WHY.get(why, why) or "DIFFERS")
+        self.lines.append((figure, _fmt(ours), _fmt(theirs), shown, f"{diff:+.2e}", verdict))
 
     def print(self, title: str) -> None:
         print(f"\n### {title}\n")
-        print("| figure | profscope | XProf | rel. diff | verdict |")
-        print("|---|---|---|---|---|")
+        print("| figure | profscope | XProf | XProf corrected | rel. diff | verdict |")
+        print("|---|---|---|---|---|---|")
         for line in self.lines:
             print("| " + " | ".join(line) + " |")
+
+
+class Corrected:
+    """XProf's figures of one row (an op, or the program as the sum of its op rows) corrected for
+    Q6, Q3 (custom calls) and Q5; `labels` names the corrections that changed a figure."""
+
+    def __init__(self, flops: float, hbm: float, seconds: float, flop_peak: float, hbm_peak: float) -> None:
+        self.flop_rate = flops / seconds
+        self.hbm_bw = hbm / seconds
+        self.intensity = flops / hbm if hbm else None
+        flop_util = self.flop_rate / flop_peak if flop_peak else 0.0
+        hbm_util = self.hbm_bw / hbm_peak if hbm_peak else 0.0
+        self.flop_utilization = flop_util
+        self.bound_by = "compute" if flop_util >= hbm_util else "hbm"
+        self.efficiency = max(flop_util, hbm_util)
+
+
+def _launch_ratio(xo: dict[str, Any], executions: int | None) -> float:
+    """profscope's executions ÷ XProf's occurrences (kernel launches) of one op row (Q6)."""
+    return executions / xo["occurrences"] if executions is not None and xo["occurrences"] else 1.0
+
+
+def _op_totals(xo: dict[str, Any], executions: int | None) -> tuple[float, float]:
+    """(FLOPs, HBM bytes) of an XProf op row, corrected for Q6 and, for a custom call, Q3."""
+    ratio = _launch_ratio(xo, executions)
+    seconds = xo["total_time"] * 1e-6
+    hbm_rate = xo["measured_memory_bw"] if xo["category"] == "custom-call" else xo["hbm_bw"]
+    return xo["measured_flop_rate"] * GIGA * seconds * ratio, hbm_rate * GIB * seconds * ratio
+
+
+def _labels(
+    xo_rows: list[dict[str, Any]], executions: dict[str, int], hbm_peak_differs: bool
+) -> dict[str, str]:
+    """The corrections (by figure kind: rate, hbm, util) that change the given XProf op rows."""
+    q6 = any(_launch_ratio(xo, executions.get(xo["operation"])) != 1 for xo in xo_rows)
+    q3 = any(xo["category"] == "custom-call" and xo["measured_memory_bw"] != xo["hbm_bw"] for xo in xo_rows)
+    rate = ["Q6"] if q6 else []
+    hbm = rate + (["Q3 custom call"] if q3 else [])
+    util = hbm + (["Q5"] if hbm_peak_differs else [])
+    return {"rate": ", ".join(rate), "hbm": ", ".join(hbm), "util": ", ".join(util)}
+
+
+def _agree(ours: Any, theirs: Any) -> bool:
+    """Whether two figures are the same (names case-insensitively, numbers within TOLERANCE)."""
+    if ours is None or theirs is None:
+        return False
+    if isinstance(ours, str) or isinstance(theirs, str):
+        return str(ours).lower() == str(theirs).lower()
+    return abs(ours - theirs) <= TOLERANCE * abs(theirs) if theirs else ours == 0
 
 
 def _fmt(value: Any) -> str:
@@ -134,12 +198,8 @@ def compare(path: pathlib.Path, run_xprof: bool, op_count: int) -> None:
     table.add("peak FLOP/s", roof.value if roof else None, xprof_flops, flop_why)
     hbm_peak = device.bandwidth.get("hbm")
     hbm_why = "hbm_peak" if hbm_peak and "parts table" in hbm_peak.source else ""
-    table.add(
-        "peak HBM B/s",
-        hbm_peak.value if hbm_peak else None,
-        float(props.get("peak_hbm_bw", 0)) * GIB,
-        hbm_why,
-    )
+    xprof_hbm_peak = float(props.get("peak_hbm_bw", 0)) * GIB
+    table.add("peak HBM B/s", hbm_peak.value if hbm_peak else None, xprof_hbm_peak, hbm_why)
     for level, prop in (("vmem_read", "peak_vmem_read_bw"), ("vmem_write", "peak_vmem_write_bw")):
         if float(props.get(prop, 0) or 0) > 0:
             mine = device.bandwidth.get(level) or device.bandwidth.get("shm_l1")
@@ -148,13 +208,20 @@ def compare(path: pathlib.Path, run_xprof: bool, op_count: int) -> None:
         ridge = float(props.get("hbm_ridge_point", 0))
         table.add("HBM ridge FLOP/B", device.ridge_points["hbm"], ridge, hbm_why or flop_why)
 
+    xp_ops = [r for r in records if r["category"] != "Program" and r["include_infeed_outfeed"]]
+    xp_ops.sort(key=lambda r: r["rank"])
+    mine = {(row.program, row.name): row for row in ours.ops}
+    executions = {name: row.occurrences for (_, name), row in mine.items()}
+    gpu = device.kind == "gpu"
+    peaks = (roof.value if roof else 0.0, hbm_peak.value if hbm_peak else 0.0)
+    labels = _labels(xp_ops, executions, bool(hbm_peak) and abs(peaks[1] - xprof_hbm_peak) > 1)
+
     program = ours.program[0]
     xp = next(
         r
         for r in records
         if r["category"] == "Program" and r["step"] == "Total" and r["include_infeed_outfeed"]
     )
-    fig = program.figures
     table.add("program device time ns", program.device_time_ns, xp["total_time"] * 1e3)
     table.add(
         "program time per device ns",
@@ -162,56 +229,82 @@ def compare(path: pathlib.Path, run_xprof: bool, op_count: int) -> None:
         xp["total_time_per_core"] * 1e3,
         "per_device",
     )
-    table.add("program FLOP rate", _get(fig.flop_rate), xp["measured_flop_rate"] * GIGA, "not_observed")
-    table.add(
-        "program model FLOP rate", _get(fig.model_flop_rate), xp["model_flop_rate"] * GIGA, "not_observed"
-    )
-    table.add("program HBM B/s", fig.bandwidth.get("hbm"), xp["hbm_bw"] * GIB, "not_observed")
-    table.add("program HBM FLOP/B", fig.intensity.get("hbm"), xp["hbm_operational_intensity"], "not_observed")
-    table.add("program bound by", _get(fig.bound_by, "unknown"), xp["bound_by"], "not_observed")
-    table.add(
-        "program roofline efficiency",
-        _get(fig.roofline_efficiency),
-        xp["roofline_efficiency"],
-        "not_observed",
-    )
-    table.add(
-        "program FLOP utilization", _get(fig.flop_utilization), xp["compute_efficiency"], "not_observed"
-    )
-
-    xp_ops = [r for r in records if r["category"] != "Program" and r["include_infeed_outfeed"]]
-    xp_ops.sort(key=lambda r: r["rank"])
-    mine = {(row.program, row.name): row for row in ours.ops}
+    fixed = None
+    if gpu and xp_ops:
+        totals = [_op_totals(xo, executions.get(xo["operation"])) for xo in xp_ops]
+        fixed = Corrected(
+            sum(f for f, _ in totals), sum(b for _, b in totals), xp["total_time"] * 1e-6, *peaks
+        )
+    _figure_lines(table, "program", program, xp, fixed, labels)
     for xo in xp_ops[:op_count]:
         row = mine.get((str(xo.get("hlo_module_id") or ""), xo["operation"]))
         if row is None:
             table.add(f"{xo['operation']}", None, "row", "missing in profscope")
             continue
         name = xo["operation"]
-        f = row.figures
-        why_occ = "occurrences" if ours.device.kind == "gpu" else ""
+        why_occ = "occurrences" if gpu else ""
         table.add(f"{name} occurrences", float(row.occurrences), float(xo["occurrences"]), why_occ)
         table.add(f"{name} total time ns", row.total_time_ns, xo["total_time"] * 1e3)
         table.add(f"{name} self time ns", row.self_time_ns, xo["total_self_time"] * 1e3)
-        no_level = row.note is not analysis.UNSET and "breakdown" in str(row.note)
-        table.add(f"{name} FLOP rate", _get(f.flop_rate), xo["measured_flop_rate"] * GIGA, "not_observed")
-        table.add(
-            f"{name} HBM B/s",
-            f.bandwidth.get("hbm"),
-            xo["hbm_bw"] * GIB,
-            "space" if no_level else "not_observed",
-        )
-        if xo["hbm_operational_intensity"] or f.intensity.get("hbm"):
-            table.add(
-                f"{name} HBM FLOP/B", f.intensity.get("hbm"), xo["hbm_operational_intensity"], "not_observed"
-            )
-        bound_why = "bound" if no_level else "not_observed"
-        table.add(f"{name} bound by", _get(f.bound_by, "unknown"), xo["bound_by"], bound_why)
-        eff_why = "efficiency" if xo["roofline_efficiency"] > 1 else ("space" if no_level else "not_observed")
-        table.add(
-            f"{name} roofline efficiency", _get(f.roofline_efficiency), xo["roofline_efficiency"], eff_why
-        )
+        fixed = None
+        if gpu:
+            fixed = Corrected(*_op_totals(xo, row.occurrences), xo["total_time"] * 1e-6, *peaks)
+        _figure_lines(table, name, row, xo, fixed, _labels([xo], executions, labels["util"].endswith("Q5")))
     table.print(path.name)
+
+
+def _figure_lines(
+    table: Table, name: str, row: Any, xo: dict[str, Any], fixed: Corrected | None, labels: dict[str, str]
+) -> None:
+    """The rate, bandwidth, intensity, bound-by and efficiency lines of one program or op row."""
+    f = row.figures
+    no_level = getattr(row, "note", analysis.UNSET) is not analysis.UNSET and "breakdown" in str(row.note)
+    space = "space" if no_level else "not_observed"
+
+    def add(label: str, ours: Any, theirs: Any, why: str, value: str, kind: str) -> None:
+        corrected = getattr(fixed, value) if fixed is not None else None
+        table.add(f"{name} {label}", ours, theirs, why, corrected, labels[kind] if fixed is not None else "")
+
+    add("FLOP rate", _get(f.flop_rate), xo["measured_flop_rate"] * GIGA, "not_observed", "flop_rate", "rate")
+    if name == "program":  # XProf's GPU model FLOPs are its FLOPs (no 8- or 4-bit operands here)
+        add(
+            "model FLOP rate",
+            _get(f.model_flop_rate),
+            xo["model_flop_rate"] * GIGA,
+            "not_observed",
+            "flop_rate",
+            "rate",
+        )
+    add("HBM B/s", f.bandwidth.get("hbm"), xo["hbm_bw"] * GIB, space, "hbm_bw", "hbm")
+    if name == "program" or xo["hbm_operational_intensity"] or f.intensity.get("hbm"):
+        add(
+            "HBM FLOP/B",
+            f.intensity.get("hbm"),
+            xo["hbm_operational_intensity"],
+            "not_observed",
+            "intensity",
+            "hbm",
+        )
+    bound_why = "bound" if no_level else "not_observed"
+    add("bound by", _get(f.bound_by, "unknown"), xo["bound_by"], bound_why, "bound_by", "util")
+    eff_why = "efficiency" if xo["roofline_efficiency"] > 1 else space
+    add(
+        "roofline efficiency",
+        _get(f.roofline_efficiency),
+        xo["roofline_efficiency"],
+        eff_why,
+        "efficiency",
+        "util",
+    )
+    if name == "program":
+        add(
+            "FLOP utilization",
+            _get(f.flop_utilization),
+            xo["compute_efficiency"],
+            "not_observed",
+            "flop_utilization",
+            "util",
+        )
 
 
 def _get(value: Any, default: Any = None) -> Any:

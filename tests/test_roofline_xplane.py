@@ -4,6 +4,7 @@ against XProf's own answers, device peaks and their sources, the not-observed an
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import json
@@ -41,6 +42,17 @@ XPROF_TPU = {
     "peak_hbm_gbs": 1637.993152512,
 }
 XPROF_MI300 = {"total_time_us": 832149.873, "peak_flop_rate_gflops": 1307443.2, "shm_gbs": 81715.2}
+XPROF_MI300.update(measured_flop_rate_gflops=3105.846925725602, hbm_bw_gibs=52.4552928498772, bound_by="HBM")
+# Its op rows (same file, same row set): (occurrences, total time µs, GFLOP/s, Memory BW GiB/s, HBM GiB/s,
+# bound by). Occurrences are kernel launches, and the cost of one execution is charged per launch (Q6);
+# the HBM bytes of a custom call are its operands only, its Memory BW holds all its bytes (Q3).
+XPROF_MI300_OPS = {
+    "input_transpose_fusion": (40, 14344.14, 0.0, 2971.2010431067147, 2971.2010431067147, "HBM"),
+    "cudnn-conv.1": (79, 12531.616, 206240.7693309466, 3399.7948268037426, 41.362667388876666, "Compute"),
+    "input_transpose_fusion.1": (39, 481.4, 0.0, 964.213467555567, 964.213467555567, "HBM"),
+    "loop_transpose_fusion": (40, 193.52, 0.0, 252.31565212897888, 252.31565212897888, "HBM"),
+}
+MI300_HBM_PEAK = 5.3e12  # the parts table's MI300X figure (Q5: the collector's is 2662.4 GB/s)
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +185,7 @@ def test_tpu_op_rows(tpu_trace):
     )
 
 
-def test_mi300_peaks_computed_and_costs_not_observed(mi300_trace):
+def test_mi300_peaks_computed(mi300_trace):
     answer = roofline_of(mi300_trace)
     device = answer.device
     assert device.kind == "gpu" and device.devices == 8 and device.device_planes == 8
@@ -188,17 +200,130 @@ def test_mi300_peaks_computed_and_costs_not_observed(mi300_trace):
     assert device.roof_precision == "fp16"
     # The collector's 2662.4 GB/s is half the MI300X datasheet; the parts table's figure is used.
     assert device.bandwidth["hbm"].source.startswith("from the parts table")
+    assert device.bandwidth["hbm"].value == MI300_HBM_PEAK
     assert any("2662.4 GB/s" in w for w in answer.warnings)
-    total = answer.program[0]
-    assert total.device_time_ns == pytest.approx(XPROF_MI300["total_time_us"] * 1e3, rel=1e-9)
-    assert total.flops is analysis.UNSET and total.figures.flop_rate is analysis.UNSET
-    assert (
-        total.source == "no cost stats in this profile; HLO cost model not built yet" and total.coverage == 0
-    )
-    conv = next(op for op in answer.ops if op.name == "cudnn-conv.1")
+
+
+def _xprof_mi300_op(name: str, executions: int) -> tuple[float, float]:
+    """(FLOPs, HBM bytes) of XProf's op row over all executions, corrected for Q6 (its totals ×
+    executions ÷ launches) and, for the custom call, Q3 (all its bytes, from its Memory BW)."""
+    launches, time_us, gflops, memory_bw, hbm_bw, _ = XPROF_MI300_OPS[name]
+    seconds, ratio = time_us * 1e-6, executions / launches
+    hbm = memory_bw if name.startswith("cudnn") else hbm_bw
+    return gflops * 1e9 * seconds * ratio, hbm * GIB * seconds * ratio
+
+
+def test_mi300_costs_from_the_hlo_cost_model_match_xprof(mi300_trace):
+    answer = roofline_of(mi300_trace)
+    ops = {op.name: op for op in answer.ops}
+    assert set(XPROF_MI300_OPS) <= set(ops)
+    for name, (_, time_us, _, _, hbm_bw, bound) in XPROF_MI300_OPS.items():
+        op = ops[name]
+        assert op.source == "HLO cost model (profscope)" and op.program == "15", name
+        assert op.total_time_ns == pytest.approx(time_us * 1e3, rel=1e-9), name
+        flops, hbm = _xprof_mi300_op(name, op.occurrences)
+        seconds = time_us * 1e-6
+        assert op.figures.flop_rate == pytest.approx(flops / seconds, rel=1e-9, abs=0), name
+        assert op.figures.bandwidth["hbm"] == pytest.approx(hbm / seconds, rel=1e-9), name
+        assert op.figures.bound_by == "hbm", name
+        assert op.figures.roofline_efficiency == pytest.approx(hbm / seconds / MI300_HBM_PEAK, rel=1e-9)
+        if not name.startswith("cudnn"):  # no FLOPs, one kernel per execution: as XProf
+            assert op.figures.bandwidth["hbm"] == pytest.approx(hbm_bw * GIB, rel=1e-9) and bound == "HBM"
+    conv = ops["cudnn-conv.1"]
     assert conv.occurrences == 40, "executions of the HLO op, not its 79 kernel launches (XProf)"
-    assert conv.flops is analysis.UNSET and conv.figures.bound_by is analysis.UNSET
-    assert conv.source == "no cost stats in this profile; HLO cost model not built yet"
+    # One execution: 2 × 1·16·5120 × 34·31·53 × 2·2 (valid window positions) FLOPs; XProf charges it
+    # 79 times. Its HBM bytes: operands 7 045 120 + result 572 026 880; XProf's HBM counts the operands
+    # only (41.36 GiB/s over 79 launches), so it finds the conv compute-bound.
+    assert conv.flops == 40 * 32715571200
+    assert conv.bytes_by_level == {"hbm": 40 * 579072000.0}
+    assert XPROF_MI300_OPS["cudnn-conv.1"][4] * GIB * 12531.616e-6 / 79 == pytest.approx(7045120, rel=1e-6)
+    assert conv.figures.intensity["hbm"] == pytest.approx(32715571200 / 579072000)
+    # input_transpose_fusion at 3.19 TB/s: 60 % of the datasheet HBM, "119.8 %" of XProf's halved peak.
+    fusion = ops["input_transpose_fusion"]
+    assert fusion.figures.roofline_efficiency == pytest.approx(0.601944, rel=1e-5)
+
+    total = answer.program[0]
+    assert total.source == "HLO cost model (profscope)"
+    # Kernels that name no HLO op (a ROCm buffer copy, one conv and one fusion kernel XProf does not
+    # attribute either) have no cost: the program figures are lower bounds by their time.
+    unattributed = [op for op in answer.ops if op.source.startswith("not an XLA op")]
+    assert sorted(op.name for op in unattributed) == [
+        "Im3d2Col.kd",
+        "__amd_rocclr_copyBuffer.kd",
+        "input_transpose_fusion_1.kd",
+    ]
+    modeled_ns = sum(ops[name].total_time_ns for name in XPROF_MI300_OPS)
+    unattributed_ns = sum(op.total_time_ns for op in unattributed)
+    assert total.coverage == pytest.approx(modeled_ns / (modeled_ns + unattributed_ns), rel=1e-12)
+    assert total.device_time_ns == pytest.approx(XPROF_MI300["total_time_us"] * 1e3, rel=1e-9)
+    seconds = XPROF_MI300["total_time_us"] * 1e-6
+    flops = sum(_xprof_mi300_op(name, ops[name].occurrences)[0] for name in XPROF_MI300_OPS)
+    hbm = sum(_xprof_mi300_op(name, ops[name].occurrences)[1] for name in XPROF_MI300_OPS)
+    # XProf's program FLOP rate counts the conv 79 times: ours is 40/79 of it.
+    assert flops / seconds == pytest.approx(
+        XPROF_MI300["measured_flop_rate_gflops"] * 1e9 * 40 / 79, rel=1e-9
+    )
+    assert total.figures.flop_rate == pytest.approx(flops / seconds, rel=1e-9)
+    assert total.figures.bandwidth["hbm"] == pytest.approx(hbm / seconds, rel=1e-9)
+    assert total.figures.intensity["hbm"] == pytest.approx(flops / hbm, rel=1e-9)
+    assert total.figures.bound_by == "hbm" and XPROF_MI300["bound_by"] == "HBM"
+    assert total.figures.roofline_efficiency == pytest.approx(hbm / seconds / MI300_HBM_PEAK, rel=1e-9)
+
+
+def synthetic_gpu(kernels: list[tuple[str, str | None, int | None, int, dict]]):
+    """A one-GPU trace on one stream: (kernel, hlo_op, program id, duration ps, other stats), back
+    to back, with the MI300 XPlane's HloProto of program 15 attached."""
+    b = TraceBuilder("synthetic", xplane.FORMAT)
+    sid = b.section("/device:GPU:0", "gpu")
+    track = b.track(sid, "Stream #1(Compute)", "stream")
+    starts = np.cumsum([0] + [k[3] for k in kernels[:-1]]).tolist()
+    args = []
+    for _, hlo_op, program, _, stats in kernels:
+        record = dict(stats, group_id=0)
+        if hlo_op is not None:
+            record.update(hlo_op=hlo_op, program_id=program)
+        args.append(json.dumps(record).encode())
+    b.add_events(track, starts, [k[3] for k in kernels], [b.intern(k[0]) for k in kernels], args=args)
+    b.metadata["devices"] = {str(sid): {"stats": {}}}
+    b.metadata["planes"] = [{"name": "/device:GPU:0"}]
+    mi300 = xplane.read(str(DATA / "mi300_jax_conv.xplane.pb"), fsspec.filesystem("file"))
+    b.attach("hlo/15.pb", mi300.attachments["hlo/15.pb"])
+    return b.finalize()
+
+
+def test_gpu_costs_are_per_execution_stats_first_and_say_why_when_unknown():
+    trace = synthetic_gpu(
+        [
+            ("Im3d2Col", "cudnn-conv.1", 15, 1_000_000, {}),
+            ("Cijk_gemm", "cudnn-conv.1", 15, 3_000_000, {}),  # the same execution
+            ("transpose_kernel", "loop_transpose_fusion", 15, 1_000_000, {}),
+            ("Im3d2Col", "cudnn-conv.1", 15, 2_000_000, {}),  # the next execution
+            ("stat_kernel", "input_transpose_fusion", 15, 1_000_000, {"flops": 7.0, "bytes_accessed": 9.0}),
+            ("other", "fusion.3", 2**64 - 5, 1_000_000, {}),
+            ("missing", "no-such-op", 15, 1_000_000, {}),
+        ]
+    )
+    answer = roofline_of(trace)
+    ops = {op.name: op for op in answer.ops}
+    conv = ops["cudnn-conv.1"]
+    assert conv.occurrences == 2 and conv.total_time_ns == 6000.0
+    assert conv.flops == 2 * 32715571200 and conv.bytes_by_level == {"hbm": 2 * 579072000.0}
+    assert conv.source == "HLO cost model (profscope)"
+    assert ops["loop_transpose_fusion"].bytes_by_level == {"hbm": 1310720.0}
+    stats = ops["input_transpose_fusion"]
+    assert stats.flops == 7.0 and stats.bytes_by_level == {"hbm": 9.0} and stats.source == "profile"
+    assert ops["fusion.3"].source == "no HloProto of program -5 in this profile"
+    assert ops["fusion.3"].flops is analysis.UNSET
+    assert ops["no-such-op"].source == "no-such-op is not an instruction of the HloProto of program 15"
+    total = answer.program[0]
+    assert total.flops == 2 * 32715571200 + 7.0
+    assert total.coverage == pytest.approx(8 / 10)  # 2 of the 10 µs have no cost
+
+    bare = dataclasses.replace(trace, attachments={})
+    answer = roofline_of(bare)
+    sources = {op.name: op.source for op in answer.ops}
+    assert sources.pop("input_transpose_fusion") == "profile"
+    assert set(sources.values()) == {"no cost stats and no HloProto in this profile"}
 
 
 def test_cpu_only_capture_is_not_observed():
@@ -291,7 +416,12 @@ def test_infeed_excluded_with_its_time_and_wrappers_not_double_counted():
 @pytest.fixture
 def logdir(tmp_path):
     root = tmp_path / "logdir"
-    for run, source in (("tpu", DATA / "tpu_v6e_inference.xplane.pb"), ("cpu", CPU_XPLANE)):
+    runs = {
+        "tpu": DATA / "tpu_v6e_inference.xplane.pb",
+        "cpu": CPU_XPLANE,
+        "mi300": DATA / "mi300_jax_conv.xplane.pb",
+    }
+    for run, source in runs.items():
         folder = root / run / "plugins" / "profile" / "session"
         folder.mkdir(parents=True)
         shutil.copy(source, folder / "host.xplane.pb")
@@ -339,6 +469,16 @@ def test_route_answers_202_then_the_roofline(plugin_client, logdir):
         "no device roofline: device activity not observed"
     )
     assert "device" not in body and body["program"] == []
+
+
+def test_route_costs_gpu_ops_from_the_hloprotos_of_the_cache_entry(plugin_client, logdir):
+    _, client = plugin_client(logdir)
+    res, _ = ready(client, run="mi300", session="session", host="host")
+    assert res.status_code == 200
+    body = res.get_json()
+    conv = next(op for op in body["ops"] if op["name"] == "cudnn-conv.1")
+    assert conv["source"] == "HLO cost model (profscope)" and conv["flops"] == 40 * 32715571200
+    assert body["program"][0]["figures"]["bound_by"] == "hbm"
 
 
 @pytest.mark.parametrize(

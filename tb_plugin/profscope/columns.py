@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,9 @@ SECTION_KINDS = ("cpu", "gpu", "tpu", "other")
 TRACK_KINDS = ("thread", "stream", "line", "derived", "async", "counter", "other")
 FLOW_BINDINGS = ("enclosing", "next")
 FLOW_PHASES = ("s", "t", "f")
+# An attachment name: "/"-separated segments of letters, digits, "_", "-" and inner dots, so that
+# the cache can store each attachment as a file under its name.
+_ATTACHMENT_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*")
 
 
 @dataclasses.dataclass
@@ -53,6 +57,11 @@ class Trace:
     Args stay where readers put them: `args_blob` holds one record per event in the order events
     were added (sorting them into event order would copy the whole blob piece by piece, the
     slowest step of a big ingest). `ev_args` leads from an event to its record, `args_event` back.
+
+    `attachments` are named byte strings a reader keeps beside the columns for analyses that need
+    the source's own records (XPlanes: each program's serialized HloProto as "hlo/<program id>",
+    see `formats.xplane_hlo`). From the cache they are a mapping that reads one file per lookup,
+    so serving an entry never loads them all.
     """
 
     source: str
@@ -80,6 +89,7 @@ class Trace:
     warnings: list[str] = dataclasses.field(default_factory=list)
     skipped: dict[str, int] = dataclasses.field(default_factory=dict)
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
+    attachments: Mapping[str, bytes] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     @property
     def num_events(self) -> int:
@@ -127,6 +137,7 @@ class TraceBuilder:
         self._flow_points: list[tuple[Any, int, str, int, int, str]] = []
         self._point_chunks: list[tuple[np.ndarray, ...]] = []
         self._ctr_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._attachments: dict[str, bytes] = {}
 
     # -- vocabulary -------------------------------------------------------------------------
     def intern(self, text: str) -> int:
@@ -331,6 +342,13 @@ class TraceBuilder:
         """Record input that could not be loaded; shown to the user as 'skipped N: reason'."""
         self.skipped[reason] += count
 
+    def attach(self, name: str, data: bytes) -> None:
+        """Keep `data` with the trace as `Trace.attachments[name]` (the last one of a name wins).
+        `name` is "/"-separated segments of letters, digits, "_", "-" and inner dots."""
+        if not _ATTACHMENT_NAME.fullmatch(name):
+            raise ValueError(f"bad attachment name {name!r}")
+        self._attachments[name] = bytes(data)
+
     # -- finalize -----------------------------------------------------------------------------
     def finalize(self) -> Trace:
         if self._ev_chunks:
@@ -395,6 +413,7 @@ class TraceBuilder:
             warnings=list(self.warnings),
             skipped=dict(self.skipped),
             metadata=dict(self.metadata),
+            attachments=dict(self._attachments),
         )
 
     def _resolved_flows(

@@ -34,7 +34,7 @@ from profscope.formats.xplane_decode import (
     decode_space,
 )
 from profscope.formats.xplane_events import DecodedEvents
-from profscope.formats.xplane_hlo import hlo_protos
+from profscope.formats.xplane_hlo import attachment_name, hlo_protos
 from profscope.formats.xplane_layout import line_sort_index, plane_kind, stream_sort_index
 from profscope.formats.xplane_stats import StatTable, json_value
 
@@ -110,6 +110,7 @@ class _Loader:
         self.builder_index = np.full(n, -1, dtype=np.int64)
         self.sections: dict[int, int] = {}  # plane index → section id
         self.meta_keys: list[tuple[int, int]] = []  # (plane, event metadata id)
+        self.hlo_protos = hlo_protos(raw)
 
     # -- orchestration ----------------------------------------------------------------------------
     def load(self) -> None:
@@ -139,6 +140,8 @@ class _Loader:
         self._flows()
         xplane_derived.add_derived_lines(self._decoded_events(), b)
         self._metadata()
+        for program_id, proto in self.hlo_protos.items():
+            b.attach(attachment_name(program_id), proto)
         if b.num_events == 0 and not self.num_counter_samples:
             b.warn("the XSpace holds no timed events")
 
@@ -536,7 +539,7 @@ class _Loader:
             sections=self.sections,
             streams=self.streams,
             launches=self.launches,
-            hlo_protos=hlo_protos(raw),
+            hlo_protos=self.hlo_protos,
         )
 
     # -- metadata -----------------------------------------------------------------------------------

@@ -5,9 +5,16 @@ produced it; like XProf, we look the instruction up in the module's HloProto (st
 "Hlo Proto" stat of the /host:metadata plane's event metadata, keyed by program id) and read its
 OpMetadata. Only the few fields needed are decoded, with the bulk scanner
 (field numbers from xla/service/hlo.proto and xla/xla_data.proto).
+
+Program ids: the metadata plane keys each HloProto by its event metadata id, a signed int64, and
+that is the key everywhere here (`hlo_protos`, the trace attachments "hlo/<id>.pb", `HloModules`).
+Events carry the id as the unsigned `program_id` stat, so ids from 2**63 up (TPU programs are
+keyed by a fingerprint) go through `signed_program_id` before a lookup.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
@@ -16,6 +23,40 @@ from profscope.formats.xplane_decode import BYTES, RawSpace, text
 
 METADATA_PLANE = "/host:metadata"
 HLO_PROTO_STAT = "Hlo Proto"
+# The trace attachment holding one program's serialized HloProto: "hlo/<signed program id>.pb".
+ATTACHMENT_PREFIX, ATTACHMENT_SUFFIX = "hlo/", ".pb"
+
+
+def signed_program_id(program_id: int) -> int:
+    """A program id as the signed int64 the HloProtos are keyed by (events say it unsigned)."""
+    return program_id - (1 << 64) if program_id >= 1 << 63 else program_id
+
+
+def attachment_name(program_id: int) -> str:
+    """The trace attachment that holds the HloProto of `program_id` (signed or unsigned)."""
+    return f"{ATTACHMENT_PREFIX}{signed_program_id(program_id)}{ATTACHMENT_SUFFIX}"
+
+
+class AttachedProtos(Mapping[int, bytes]):
+    """The HloProtos among a trace's attachments, by signed program id; each one is read from
+    the attachments when looked up, so a lazily read cache entry stays unread until needed."""
+
+    def __init__(self, attachments: Mapping[str, bytes]) -> None:
+        self._attachments = attachments
+        self._names = {
+            int(name[len(ATTACHMENT_PREFIX) : -len(ATTACHMENT_SUFFIX)]): name
+            for name in attachments
+            if name.startswith(ATTACHMENT_PREFIX) and name.endswith(ATTACHMENT_SUFFIX)
+        }
+
+    def __getitem__(self, program_id: int) -> bytes:
+        return self._attachments[self._names[program_id]]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def hlo_protos(raw: RawSpace) -> dict[int, bytes]:

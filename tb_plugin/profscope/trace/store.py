@@ -16,6 +16,9 @@ after their first and last blocks are checked, and `verify` checks all their blo
 engine does it in the background). What remains: a large array truncated in place *while it is
 mapped* can still end the server with SIGBUS, and a same-size change to one is noticed only when
 `verify` runs; any damage found makes the entry unusable (`CacheError`), and it is rebuilt.
+`Trace.attachments` (an XPlane's HloProtos) are files `attachments/<name>` with one size and CRC-32
+each in `meta.json`: none is read at open, each is read whole and checked when looked up, and
+`verify` checks them all.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import sys
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import msgspec
@@ -41,10 +44,12 @@ import numpy as np
 from profscope.columns import Section, Trace, Track
 
 # Bump whenever the layout of an entry or the meaning of a column changes: old entries are ignored.
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 
 META_FILE = "meta.json"
 EXTRA_DIR = "lod"
+# `Trace.attachments` are stored as the files `attachments/<name>`, checksummed like the arrays.
+ATTACHMENTS_DIR = "attachments"
 TMP_DIR = "tmp"
 # Arrays are checksummed per block of this many bytes of their `.npy` file (each record keeps its
 # own block size): opening checks two blocks of a mapped array, so smaller blocks open faster.
@@ -170,6 +175,7 @@ def write(
             )
         strings = msgspec.json.encode(trace.strings)
         _write_file(os.path.join(tmp, "strings.json"), strings)
+        attachments = _save_attachments(tmp, trace.attachments)
         meta = {
             "format_version": FORMAT_VERSION,
             "fingerprint": key,
@@ -187,6 +193,7 @@ def write(
             "written_at": time.time(),
             "arrays": arrays,
             "strings_crc": zlib.crc32(strings),
+            "attachments": attachments,
         }
         body = msgspec.json.encode(meta, enc_hook=str)
         _write_file(os.path.join(tmp, META_FILE), body[:-1] + _META_CRC % zlib.crc32(body))
@@ -230,6 +237,11 @@ def verify(path: str) -> list[str]:
                 _check_blocks(f, rel, record, range(len(record["crc"])))
         except (OSError, CacheError, KeyError, TypeError, ValueError) as e:
             damaged.append(f"array {rel}: {e}" if not isinstance(e, CacheError) else str(e))
+    for name in meta.get("attachments", {}):
+        try:
+            read_attachment(path, name, meta)
+        except CacheError as e:
+            damaged.append(str(e))
     return damaged
 
 
@@ -237,6 +249,42 @@ def mapped_arrays(path: str) -> list[str]:
     """The arrays of an entry that `open` maps from their files (so only `verify` checks whole)."""
     meta = read_meta(path) or {}
     return [rel for rel, record in meta.get("arrays", {}).items() if not _copied(rel, record)]
+
+
+def read_attachment(path: str, name: str, meta: Mapping[str, Any] | None = None) -> bytes:
+    """One attachment of the entry at `path` (`Trace.attachments[name]` as written), read whole
+    and checked against its size and CRC-32; CacheError when it is missing or damaged."""
+    record = (meta or _complete_meta(path)).get("attachments", {}).get(name)
+    if record is None:
+        raise CacheError(f"{path}: no record of attachment {name} in {META_FILE}")
+    try:
+        with builtins.open(os.path.join(path, ATTACHMENTS_DIR, *name.split("/")), "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise CacheError(f"{path}: attachment {name} unreadable ({e})") from e
+    if len(data) != int(record["bytes"]) or zlib.crc32(data) != int(record["crc"]):
+        raise CacheError(f"{path}: attachment {name} damaged (size or checksum mismatch)")
+    return data
+
+
+class EntryAttachments(Mapping[str, bytes]):
+    """`Trace.attachments` of an opened entry: names from its metadata, each file read (and
+    checked) when looked up, so opening an entry reads none of them."""
+
+    def __init__(self, path: str, records: Mapping[str, Any]) -> None:
+        self._path = path
+        self._meta = {"attachments": dict(records)}
+
+    def __getitem__(self, name: str) -> bytes:
+        if name not in self._meta["attachments"]:
+            raise KeyError(name)
+        return read_attachment(self._path, name, self._meta)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._meta["attachments"])
+
+    def __len__(self) -> int:
+        return len(self._meta["attachments"])
 
 
 def _complete_meta(path: str) -> dict[str, Any]:
@@ -267,6 +315,7 @@ def _open_trace(path: str, meta: dict[str, Any]) -> Trace:
             warnings=list(meta["warnings"]),
             skipped=dict(meta["skipped"]),
             metadata=dict(meta["metadata"]),
+            attachments=EntryAttachments(path, meta["attachments"]),
             **columns,
         )
     except (KeyError, TypeError) as e:
@@ -484,6 +533,17 @@ def _block_crcs(pieces: Iterable[Any]) -> list[int]:
     if filled or not crcs:
         crcs.append(crc)
     return crcs
+
+
+def _save_attachments(tmp: str, attachments: Mapping[str, bytes]) -> dict[str, dict[str, int]]:
+    """Write each attachment as `attachments/<name>`; returns their records (size, CRC-32)."""
+    records = {}
+    for name, data in attachments.items():
+        file = os.path.join(tmp, ATTACHMENTS_DIR, *name.split("/"))
+        os.makedirs(os.path.dirname(file), exist_ok=True)
+        _write_file(file, data)
+        records[name] = {"bytes": len(data), "crc": zlib.crc32(data)}
+    return records
 
 
 def _write_file(file: str, data: bytes) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ import numpy as np
 from profscope.answers import UNSET
 from profscope.columns import Trace
 from profscope.formats import registry
+from profscope.formats.hlo_proto import HloModule
 from profscope.tools.roofline import parts, rows, xplane
 from profscope.tools.roofline import peaks as peaks_lib
 from profscope.tools.roofline.answers import RooflineAnswer, RooflineDevice, RooflinePeak, RooflineProgramRow
@@ -59,10 +60,14 @@ class UnknownStep(KeyError):
     """The requested step is not in the trace."""
 
 
-def host_devices(name: str, trace: Trace) -> HostDevices | str:
-    """A host's device ops, or why the host has none (a sentence for the answer)."""
+def host_devices(
+    name: str, trace: Trace, hlo_modules: Mapping[int, HloModule] | None = None
+) -> HostDevices | str:
+    """A host's device ops, or why the host has none (a sentence for the answer). `hlo_modules`
+    (the host's programs, `HostContext.hlo_modules`) cost GPU ops whose kernels have no cost stats;
+    without them they are decoded from the trace's attachments."""
     if trace.format == registry.XPLANE:
-        activity = xplane.device_activity(trace)
+        activity = xplane.device_activity(trace, hlo_modules)
         if activity is None:
             planes = ", ".join(p.get("name", "?") for p in trace.metadata.get("planes", [])) or "none"
             return f"{NOT_OBSERVED}: {name} has no TPU core or GPU with events (planes: {planes})"

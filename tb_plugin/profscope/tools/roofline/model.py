@@ -30,6 +30,7 @@ LEVELS: dict[str, str] = {
 # the op's FLOPs and bytes were not observed.
 COST_FROM_PROFILE = "profile"
 COST_FROM_SHAPES = "estimated from shapes"
+COST_FROM_HLO_MODEL = "HLO cost model (profscope)"
 
 # `Peak.source` values (the parts table adds the datasheet it quotes, see `from_parts_table`).
 PEAK_FROM_PROFILE = "from the profile"

@@ -1,7 +1,8 @@
 """The `roofline` route: parameters, the run's peak overrides, and the answer cache.
 
-Per host trace (its cache fingerprint) the device ops are extracted once (`analysis.host_devices`);
-per (timeline, options, overrides) the answer is built once. Each cache slot has its own lock, so
+Per host trace (its cache fingerprint) the device ops are extracted once (`analysis.host_devices`,
+with the host's HLO modules from `ctx.hlo_modules`, shared with other tools); per (timeline,
+options, overrides) the answer is built once. Each cache slot has its own lock, so
 concurrent requests for one answer compute it once while every other request (other hosts,
 other routes) goes on; while a trace is ingested `ctx.timeline()` raises and the plugin answers 202.
 """
@@ -44,8 +45,10 @@ def roofline(ctx: HostContext, params: Params) -> RooflineAnswer:
 
     def build() -> RooflineAnswer:
         hosts = [
-            _hosts.get(host.key, lambda h=host: analysis.host_devices(h.name, h.trace))
-            for host in timeline.hosts
+            _hosts.get(
+                host.key, lambda h=host, i=i: analysis.host_devices(h.name, h.trace, ctx.hlo_modules(i))
+            )
+            for i, host in enumerate(timeline.hosts)
         ]
         return analysis.answer(timeline.subject, hosts, options, override, warnings + list(timeline.warnings))
 

@@ -22,9 +22,10 @@ GPU (`/device:GPU:N` planes, every stream): kernels that name an HLO op (`hlo_op
 and follow each other on one stream with the same op and group are one execution (XLA runs one HLO
 op as several kernels); time = Σ kernel durations, self = time. Other kernels and memcpys are one
 execution each, named by the event. Costs come from the kernels' `flops` / `bytes_accessed` stats
-when the profile has them (the same value on every kernel of an execution counts once; a GPU's
-`bytes_accessed` is device-memory traffic, so it is the HBM level), else they are not observed. MemcpyH2D/D2H are host↔device transfers. Per-GPU time = last end − first start
-over the GPU's streams.
+when the profile has them (the same value on every kernel of an execution counts once), else from
+the HLO cost model over the program's HloProto, once per execution (`gpu_costs`); a GPU's
+`bytes_accessed` is device-memory traffic, so it is the HBM level. MemcpyH2D/D2H are host↔device
+transfers. Per-GPU time = last end − first start over the GPU's streams.
 
 Ops count in the program unless they are wrappers whose inner ops are listed themselves (while,
 call, conditional, megacore fusion) or an execution has ops nested inside it (only the innermost
@@ -36,12 +37,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 
 import msgspec
 import numpy as np
 
 from profscope.columns import Trace
-from profscope.tools.roofline.model import COST_FROM_PROFILE, OpCost
+from profscope.formats.hlo_proto import HloModule, HloModules
+from profscope.formats.xplane_hlo import AttachedProtos
+from profscope.tools.roofline.gpu_costs import ProgramCosts
+from profscope.tools.roofline.hlo_cost import Cost
+from profscope.tools.roofline.model import COST_FROM_HLO_MODEL, COST_FROM_PROFILE, OpCost
 
 TPU_OPS_LINE = "XLA Ops"
 STEPS_LINE = "Steps"
@@ -54,7 +60,7 @@ HOST_COPIES = ("MemcpyH2D", "MemcpyD2H")
 LEVEL_COLUMNS = ("hbm", "cmem_read", "cmem_write", "vmem_read", "vmem_write")
 _HBM, _CMEM, _VMEM = 1, 2, 3
 _READ, _WRITE = 1, 2
-NO_COST_STATS = "no cost stats in this profile; HLO cost model not built yet"
+NO_COST_STATS = "no cost stats in this profile"
 NOT_XLA = "not an XLA op: the profile has no cost stats for it"
 HOST_COPY = "host↔device copy: PCIe traffic, not attributed to a device memory level"
 SPACE_NOT_RECORDED = (
@@ -92,6 +98,7 @@ class Op:
     search: str
     transfer: bool
     missing_reason: str
+    cost_source: str = COST_FROM_PROFILE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,8 +146,12 @@ class DeviceActivity:
     wall_time_ps: int  # first to last device op over all devices
 
 
-def device_activity(trace: Trace) -> DeviceActivity | None:
-    """The XPlane's device ops, None when it has no TPU core or GPU with events."""
+def device_activity(
+    trace: Trace, hlo_modules: Mapping[int, HloModule] | None = None
+) -> DeviceActivity | None:
+    """The XPlane's device ops, None when it has no TPU core or GPU with events. GPU ops without
+    cost stats are costed over `hlo_modules` (by signed program id; default: decoded from the
+    trace's attachments)."""
     devices = trace.metadata.get("devices", {})
     tpu = [s.id for s in trace.sections if s.kind == "tpu" and TPU_CORE.match(s.name)]
     gpu = [s.id for s in trace.sections if s.kind == "gpu" and GPU_DEVICE.match(s.name)]
@@ -149,7 +160,10 @@ def device_activity(trace: Trace) -> DeviceActivity | None:
         parts = [_tpu_core(trace, sid) for sid in tpu]
     elif gpu:
         kind, pattern = "gpu", GPU_DEVICE
-        parts = [_gpu_device(trace, sid) for sid in gpu]
+        if hlo_modules is None:
+            hlo_modules = HloModules(AttachedProtos(trace.attachments))
+        costs = ProgramCosts(hlo_modules)
+        parts = [_gpu_device(trace, sid, costs) for sid in gpu]
     else:
         return None
     builder = _Builder()
@@ -225,7 +239,7 @@ def op_costs(activity: DeviceActivity, mask: np.ndarray, all_counted: bool = Fal
                 self_time_ps=int(self_ps[k]),
                 flops=float(flops[k]) if has_flops[k] else None,
                 bytes_by_level=by_level,
-                source=COST_FROM_PROFILE if observed else op.missing_reason,
+                source=op.cost_source if observed else op.missing_reason,
                 search=op.search,
                 model_flops=float(model_flops[k]) if has_flops[k] else None,
                 bytes_accessed=float(accessed[k]) if has_bytes[k] else None,
@@ -338,7 +352,7 @@ def _tpu_core(trace: Trace, sid: int) -> _Part | None:
     )
 
 
-def _gpu_device(trace: Trace, sid: int) -> _Part | None:
+def _gpu_device(trace: Trace, sid: int, costs: ProgramCosts) -> _Part | None:
     tracks = [t.id for t in trace.tracks if t.section == sid and t.kind == "stream"]
     events = _events(trace, tracks)
     if not events.shape[0]:
@@ -367,6 +381,7 @@ def _gpu_device(trace: Trace, sid: int) -> _Part | None:
     keys: list[int] = []
     info: dict[tuple, Op] = {}
     position: dict[tuple, int] = {}
+    modeled: dict[tuple, Cost] = {}
     for i in first.tolist():
         s = stats[i]
         if s.hlo_op is not None:
@@ -375,7 +390,10 @@ def _gpu_device(trace: Trace, sid: int) -> _Part | None:
             if key not in info:
                 category = _category_from_name(s.hlo_op)
                 transfer = any(word in category for word in TRANSFER_WORDS)
-                info[key] = Op(s.hlo_op, category, program, s.hlo_op, transfer, NO_COST_STATS)
+                modeled[key] = cost = costs.of(s.program_id, s.hlo_op)
+                known = cost.flops is not None and cost.bytes_accessed is not None
+                reason = NO_COST_STATS if known else cost.note
+                info[key] = Op(s.hlo_op, category, program, s.hlo_op, transfer, reason)
         else:
             key = (None, names[i])
             if key not in info:
@@ -383,23 +401,55 @@ def _gpu_device(trace: Trace, sid: int) -> _Part | None:
                 category = "host-device copy" if copy else "kernel"
                 info[key] = Op(names[i], category, None, names[i], copy, HOST_COPY if copy else NOT_XLA)
         keys.append(position.setdefault(key, len(position)))
+    key_index = np.array(keys, dtype=np.int64)
+    flops = _once_per_execution(_floats([s.flops for s in stats]), first)
+    model_flops = _once_per_execution(_floats([s.model_flops for s in stats]), first)
+    accessed = _once_per_execution(_floats([s.bytes_accessed for s in stats]), first)
+    per_op = [modeled.get(key) for key in position]
+    used = _fill_from_model(key_index, per_op, flops, model_flops, accessed)
+    for key, at in position.items():
+        if used[at]:
+            info[key] = dataclasses.replace(info[key], cost_source=COST_FROM_HLO_MODEL)
     end = start + dur
     return _Part(
-        key_index=np.array(keys, dtype=np.int64),
+        key_index=key_index,
         op_info=info,
         section=sid,
         start_ps=start[first],
         time_ps=time_ps,
         self_ps=time_ps,
-        flops=_once_per_execution(_floats([s.flops for s in stats]), first),
-        model_flops=_once_per_execution(_floats([s.model_flops for s in stats]), first),
-        bytes_accessed=_once_per_execution(_floats([s.bytes_accessed for s in stats]), first),
+        flops=flops,
+        model_flops=model_flops,
+        bytes_accessed=accessed,
         breakdown=[None] * first.shape[0],
         nested=np.zeros(first.shape[0], dtype=bool),
         bytes_are_hbm=True,
         span=(int(start.min()), int(end.max())),
         timeline_span=(int(start.min()), int(end.max())),
     )
+
+
+def _fill_from_model(
+    key_index: np.ndarray,
+    per_op: list[Cost | None],
+    flops: np.ndarray,
+    model_flops: np.ndarray,
+    accessed: np.ndarray,
+) -> np.ndarray:
+    """Give executions without cost stats their op's model cost (one execution's: in place; the
+    model's FLOPs are also its model FLOPs). Returns, per op, whether the model costed any."""
+    model_f = np.array([np.nan if c is None or c.flops is None else c.flops for c in per_op])[key_index]
+    model_b = np.array(
+        [np.nan if c is None or c.bytes_accessed is None else c.bytes_accessed for c in per_op]
+    )
+    model_b = model_b[key_index]
+    fill_f = np.isnan(flops) & ~np.isnan(model_f)
+    fill_b = np.isnan(accessed) & ~np.isnan(model_b)
+    flops[fill_f] = model_f[fill_f]
+    fill_m = fill_f & np.isnan(model_flops)
+    model_flops[fill_m] = model_f[fill_m]
+    accessed[fill_b] = model_b[fill_b]
+    return np.bincount(key_index, weights=fill_f | fill_b, minlength=len(per_op)) > 0
 
 
 def _once_per_execution(values: np.ndarray, first: np.ndarray) -> np.ndarray:
