@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import shutil
 import statistics
 import tempfile
 import time
@@ -47,7 +48,7 @@ def serve(files: list[pathlib.Path], scratch: pathlib.Path) -> Client:
     for k, path in enumerate(files):
         folder = scratch / "logdir" / f"run{k}" / "plugins" / "profile" / "session"
         folder.mkdir(parents=True)
-        (folder / "host.xplane.pb").symlink_to(path.resolve())
+        shutil.copyfile(path, folder / "host.xplane.pb")
     flags = argparse.Namespace(profscope_cache_dir=str(scratch / "cache"))
     plugin = ProfscopePlugin(base_plugin.TBContext(logdir=str(scratch / "logdir"), flags=flags))
     return Client(application.TensorBoardWSGI([plugin]))

@@ -33,7 +33,7 @@ describe("roofline cells", () => {
     const absent = td("flop_rate", "custom-call");
     expect(absent.textContent).toBe("not observed");
     expect(absent.classList.contains("rf-absent")).toBe(true);
-    expect(absent.title).toBe("no cost stats in this profile; HLO cost model not built yet");
+    expect(absent.title).toBe("no cost stats and no HloProto in this profile");
     for (const id of ["bw:hbm", "oi:hbm", "bound", "efficiency", "flop_peak", "bw_peak:hbm"]) {
       expect(td(id, "custom-call").textContent).toBe("not observed");
     }

@@ -17,7 +17,10 @@ import type { RooflineAnswer, RooflineDevice, RooflineFigures, RooflineOpRow, Ro
 
 /** The `source` of a row whose FLOPs and bytes were computed from the recorded shapes. */
 export const ESTIMATED = "estimated from shapes";
-const MEASURED_SOURCES = new Set(["profile", ESTIMATED]);
+/** The `source` of a GPU XPlane op costed by our HLO cost model over the profile's HLO module. */
+export const HLO_COST_MODEL = "HLO cost model (profscope)";
+/** Sources that mean the costs are known; any other source is the reason they are not. */
+const MEASURED_SOURCES = new Set(["profile", ESTIMATED, HLO_COST_MODEL]);
 export const PEAK_UNKNOWN = "peak unknown";
 export const ABOVE_ROOF = "above the roof";
 

@@ -106,7 +106,7 @@ export function rooflineAnswer(overrides: Partial<RooflineAnswer> = {}): Rooflin
         figures: figures({ flop_rate: 5e14, bandwidth: { hbm: 2.5e12 }, intensity: { hbm: 200 }, flop_utilization: 0.5, bandwidth_utilization: { hbm: 2.5 }, bound_by: "hbm", anomaly: "measured HBM bandwidth is 2.5× the roof" }),
         source: "estimated from shapes",
       }),
-      op(4, { name: "custom-call", category: "custom-call", source: "no cost stats in this profile; HLO cost model not built yet" }),
+      op(4, { name: "custom-call", category: "custom-call", source: "no cost stats and no HloProto in this profile" }),
       op(5, {
         name: "copy-start",
         category: "copy-start",

@@ -80,7 +80,8 @@ class RooflineProgramRow(Answer, kw_only=True):
 
 class RooflineOpRow(Answer, kw_only=True):
     """One op over all its executions. `search` is the text the Trace tab searches for to find its
-    events; `source` is "profile", "estimated from shapes" or why the costs were not observed."""
+    events; `source` is "profile", "estimated from shapes", "HLO cost model (profscope)" or why the
+    costs were not observed."""
 
     rank: int
     name: str
