@@ -10,7 +10,8 @@ function panel(total: number) {
   const search = async (query: string, limit: number, offset: number): Promise<SearchResponse> => {
     asked.push({ query, offset });
     const n = Math.max(0, Math.min(limit, total - offset));
-    const matches = Array.from({ length: n }, (_, i) => ({ id: 100 + offset + i }));
+    // Match 1 is the one named exactly as the query; the others only contain it.
+    const matches = Array.from({ length: n }, (_, i) => ({ id: 100 + offset + i, name: offset + i === 1 ? query : `${query}.${offset + i}` }));
     return { query, total, offset, matches } as unknown as SearchResponse;
   };
   let left = 0;
@@ -21,6 +22,16 @@ function panel(total: number) {
 }
 
 describe("SearchPanel", () => {
+  it("goes first to the event named exactly as a linked query, then walks on", async () => {
+    const s = panel(3);
+    await s.p.searchFor("fusion");
+    expect(s.input.value).toBe("fusion");
+    expect(s.count()).toBe("2 / 3");
+    await s.p.step(1);
+    expect(s.jumped).toEqual([101, 102]);
+    expect(s.asked).toEqual([{ query: "fusion", offset: 0 }]);
+  });
+
   it("walks the matches of a query, wrapping at both ends", async () => {
     const s = panel(3);
     s.input.value = "kernel";

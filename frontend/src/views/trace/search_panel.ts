@@ -64,9 +64,14 @@ export class SearchPanel {
     this.walk = null;
   }
 
-  /** Puts `query` in the box (from a deep link) and goes to its first match. */
+  /** Puts `query` in the box (from a deep link: another tab naming an op) and goes to the first event
+   * named exactly so on the first page of matches, else to the first match; Enter walks on from there. */
   async searchFor(query: string): Promise<void> {
     this.fill(query);
+    const resp = await this.page(query, 0);
+    if (!resp) return;
+    const exact = resp.matches.findIndex((m) => m.name === query);
+    this.walk = { query, resp, index: (exact >= 0 ? resp.offset + exact : 0) - 1 };
     await this.step(1);
   }
 
