@@ -37,8 +37,19 @@ setup(
         "s3": ["s3fs>=2023.1"],
         "tensorflow": ["tensorflow"],
         "torch": ["torch"],
-        # moto's S3 API server and s3fs: the s3:// logdir tests run against a real server on loopback.
-        "test": ["pytest", "hypothesis", "ruff", "playwright", "moto[server]>=5.0", "s3fs>=2023.1"],
+        # `profscope ingest` and --profscope_dask_scheduler: ingest fanned out on a Dask cluster.
+        "dask": ["dask[distributed]>=2024.1"],
+        # moto's S3 API server and s3fs: the s3:// logdir tests run against a real server on loopback;
+        # dask.distributed: the fan-out tests run a LocalCluster of worker processes.
+        "test": [
+            "pytest",
+            "hypothesis",
+            "ruff",
+            "playwright",
+            "moto[server]>=5.0",
+            "s3fs>=2023.1",
+            "dask[distributed]>=2024.1",
+        ],
     },
     entry_points={
         "tensorboard_plugins": ["profscope = profscope.plugin:ProfscopeLoader"],

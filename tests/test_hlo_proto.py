@@ -1,4 +1,4 @@
-"""The HloProto decoder and HLO printer (`formats/hlo_proto.py`) on the modules real XPlanes carry
+"""The HloProto decoder and HLO printer (`formats/hlo_proto.py`, `formats/hlo_text.py`) on the modules real XPlanes carry
 (MI300 JAX conv, TPU v6e inference, the JAX CPU demo), checked against an independent walk of the
 proto's fields and against XLA's own printer, plus synthetic modules built here for ops and sizes
 the captures do not have.
@@ -17,7 +17,8 @@ import time
 import pytest
 
 from profscope.formats import xplane_wire as wire
-from profscope.formats.hlo_proto import HloModule, HloModules, instruction_text
+from profscope.formats.hlo_proto import HloModule, HloModules
+from profscope.formats.hlo_text import instruction_text
 from profscope.formats.xplane_decode import decode_space
 from profscope.formats.xplane_hlo import hlo_protos
 

@@ -96,7 +96,7 @@ def test_corrupt_file_reported_and_others_served(plugin_client, layouts_logdir: 
     hosts = {h["name"]: h for r in body["runs"] for s in r["sessions"] for h in s["hosts"]}
     assert hosts["broken"]["tools"] == []
     assert hosts["broken"]["files"][0]["error"].startswith("does not start like an XPlane")
-    assert hosts["tw003"]["tools"] == ["overview", "trace", "roofline"]
+    assert hosts["tw003"]["tools"] == ["overview", "trace", "roofline", "compare"]
     assert "error" not in hosts["tw003"]["files"][0]
     assert len(body["runs"]) == 6
 

@@ -1,4 +1,5 @@
-"""`profscope` command line: check what the plugin sees in a logdir without starting TensorBoard.
+"""`profscope` command line: check what the plugin sees in a logdir without starting TensorBoard
+(`ls`); export a trace as gzipped Chrome trace JSON (`export`).
 
 Subcommands live in `COMMANDS` (name → (help, add_arguments, run)); adding one is one function pair
 and one table entry. `run` returns the process exit status.
@@ -9,14 +10,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
 import msgspec
+from tensorboard import errors
 
+from profscope import cluster_ingest, runs
 from profscope import logdir as logdir_lib
-from profscope import runs
 from profscope import tools as profscope_tools
+from profscope.context import HostContext, StillIngesting
+from profscope.errors import UnreadableProfile
+from profscope.params import Params
+from profscope.trace import service as trace_service
 from profscope.version import __version__
 
 
@@ -77,6 +84,75 @@ def _human_size(n: int) -> str:
     return f"{size:.1f} GiB"
 
 
+def _add_export_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logdir", help="local folder or fsspec URL given to tensorboard --logdir")
+    parser.add_argument("run", help="run name as `profscope ls` shows it")
+    parser.add_argument("session", help="session name as `profscope ls` shows it")
+    parser.add_argument("hosts", metavar="HOST[,HOST...]", help="host, or hosts merged on one timeline")
+    parser.add_argument("-o", "--output", required=True, help="file to write (.json.gz)")
+    parser.add_argument("--start", type=float, metavar="NS", help="range start, ns from the session start")
+    parser.add_argument("--end", type=float, metavar="NS", help="range end, ns from the session start")
+    parser.add_argument(
+        "--redact", action="store_true", help="take out paths, user and host names, e-mails, tokens and keys"
+    )
+    parser.add_argument("--redact-shapes", action="store_true", help="also input shapes (implies --redact)")
+    parser.add_argument(
+        "--redact-args", action="store_true", help="also every argument value (implies --redact)"
+    )
+    parser.add_argument("--cache-dir", help="profscope's cache of decoded traces (default: the plugin's)")
+
+
+def _run_export(args: argparse.Namespace, out: TextIO) -> int:
+    """Write the trace of (run, session, hosts) as gzipped Chrome trace JSON (see
+    `profscope.tools.trace.export`), ingesting it into the cache first when needed.
+
+    Exit status: 0 when written, 2 when the subject does not exist, the range is wrong or the
+    trace cannot be read.
+    """
+    from profscope.tools.trace import export
+    from profscope.trace import store as trace_store
+
+    logdir = logdir_lib.Logdir(args.logdir)
+    listing = logdir.listing()
+    run = listing.run(args.run)
+    session = run.session(args.session) if run is not None else None
+    hosts = [session.host(h) for h in args.hosts.split(",") if h] if session is not None else []
+    if not hosts or None in hosts:
+        out.write(
+            f"error: {listing.logdir} has no run {args.run!r} with session {args.session!r} and hosts "
+            f"{args.hosts!r} (see `profscope ls {args.logdir}`)\n"
+        )
+        return 2
+    service = trace_service.TraceService(args.cache_dir or trace_store.default_cache_root())
+    ctx = HostContext(run, session, hosts, logdir.fs, lambda: service)
+    flags = {"redact": args.redact, "redact_shapes": args.redact_shapes, "redact_args": args.redact_args}
+    query = {name: "1" for name, on in flags.items() if on}
+    query.update({name: repr(v) for name, v in (("start", args.start), ("end", args.end)) if v is not None})
+    try:
+        while True:
+            try:
+                exporter = export.exporter_for(ctx, Params(query))
+                break
+            except StillIngesting as waiting:
+                done, total = waiting.progress.bytes_done, waiting.progress.bytes_total
+                out.write(f"reading the trace: {done} of {total} bytes\n")
+                time.sleep(1.0)
+        written = export.write(exporter, args.output)
+    except (errors.PublicError, UnreadableProfile, OSError) as e:
+        out.write(f"error: {e}\n")
+        return 2
+    finally:
+        service.manager.close()
+    counts = exporter.counts
+    out.write(
+        f"wrote {args.output}: {written} bytes, {counts['events']} events, {counts['flows']} flows, "
+        f"{counts['counter_samples']} counter samples\n"
+    )
+    for kind in exporter.redactor.summary():
+        out.write(f"  redacted {kind.kind}: {kind.values} values in {kind.occurrences} places\n")
+    return 0
+
+
 Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace, TextIO], int]]
 
 COMMANDS: dict[str, Command] = {
@@ -84,6 +160,16 @@ COMMANDS: dict[str, Command] = {
         "list the runs, sessions, hosts and files profscope finds in a logdir",
         _add_ls_arguments,
         _run_ls,
+    ),
+    "ingest": (
+        "build the trace cache of every host of a logdir's sessions on a Dask cluster",
+        cluster_ingest.add_arguments,
+        cluster_ingest.run,
+    ),
+    "export": (
+        "write a trace as gzipped Chrome trace JSON (Perfetto UI, chrome://tracing), optionally redacted",
+        _add_export_arguments,
+        _run_export,
     ),
 }
 

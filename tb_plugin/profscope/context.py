@@ -63,11 +63,13 @@ class HostContext:
             raise RuntimeError(f"{self.label}: this context cannot resolve another subject")
         return self.resolve(params, prefix)
 
-    def timeline(self, wait_s: float = 0.0) -> Timeline:
+    def timeline(self, wait_s: float = 0.0, partial: bool = False) -> Timeline:
         """The hosts' traces on one timeline; waits up to `wait_s` for running ingests, then raises
-        `StillIngesting` with their progress."""
+        `StillIngesting` with their progress. With `partial` (a view that shows hosts as they
+        arrive: the trace routes) the hosts already ingested come as soon as one is, the timeline
+        naming the others (`progressive.PartialTimeline`); an analysis over all hosts leaves it off."""
         sources = trace_service.host_sources(self.hosts, self.fs)
-        opened = self.trace_service().open(self.label, sources, wait_s)
+        opened = self.trace_service().open(self.label, sources, wait_s, partial)
         if isinstance(opened, trace_service.Ingesting):
             raise StillIngesting(opened)
         return opened

@@ -27,6 +27,7 @@ from profscope import logdir as logdir_lib
 from profscope.context import HostContext, StillIngesting
 from profscope.errors import UnreadableProfile
 from profscope.params import Params
+from profscope.trace import fanout
 from profscope.trace import service as trace_service
 from profscope.trace import store as trace_store
 
@@ -77,6 +78,15 @@ class ProfscopeLoader(base_plugin.TBLoader):
             "it. By default such links are skipped (and listed as skipped), so a link planted in a "
             "shared logdir cannot make the server read other files.",
         )
+        group.add_argument(
+            "--profscope_dask_scheduler",
+            metavar="ADDR",
+            type=str,
+            default=None,
+            help="Ingest traces on the Dask cluster of this scheduler (tcp://host:8786) instead of in "
+            "local processes; its workers must see --profscope_cache_dir at the same path. Needs "
+            'pip install "profscope[dask]".',
+        )
 
     def load(self, context: base_plugin.TBContext) -> ProfscopePlugin:
         return ProfscopePlugin(context)
@@ -106,6 +116,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             logdir_lib.Logdir(self._logdir_url, follow_symlinks=follow) if self._logdir_url else None
         )
         self.cache_dir = getattr(flags, "profscope_cache_dir", None) or trace_store.default_cache_root()
+        self.dask_scheduler: str | None = getattr(flags, "profscope_dask_scheduler", None) or None
         self.static_dir = pathlib.Path(static_dir) if static_dir is not None else STATIC_DIR
         self._trace_service: trace_service.TraceService | None = None
         self._trace_lock = threading.Lock()
@@ -151,15 +162,19 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         InvalidArgumentError for a missing parameter and NotFoundError naming what does not exist
         and what does.
         """
-        params = Params(request.args)
-        run_name = params.required("run")
-        session_name = params.required("session")
-        host_names = params.names("host")
+        return self.resolve(Params(request.args))
+
+    def resolve(self, params: Params, prefix: str = "") -> HostContext:
+        """The subject named by the `<prefix>run`, `<prefix>session` and `<prefix>host` parameters
+        (`subject`'s rules); the context can resolve another one the same way (`HostContext.other`)."""
+        run_name = params.required(f"{prefix}run")
+        session_name = params.required(f"{prefix}session")
+        host_names = params.names(f"{prefix}host")
         if not host_names:
-            raise errors.InvalidArgumentError("query parameter 'host' names no host")
+            raise errors.InvalidArgumentError(f"query parameter '{prefix}host' names no host")
         if len(set(host_names)) != len(host_names):
             raise errors.InvalidArgumentError(
-                f"query parameter 'host' repeats a host: {params.required('host')!r}"
+                f"query parameter '{prefix}host' repeats a host: {params.required(f'{prefix}host')!r}"
             )
         listing = self.listing()
         run = listing.run(run_name)
@@ -182,7 +197,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                 )
             hosts.append(host)
         fs = self.logdir.fs if self.logdir else None
-        return HostContext(run, session, hosts, fs, self.trace_service)
+        return HostContext(run, session, hosts, fs, self.trace_service, self.resolve)
 
     # -- routes -------------------------------------------------------------------------------
 
@@ -213,7 +228,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         """The trace engine's shared state, made on first use (it creates the cache directory)."""
         with self._trace_lock:
             if self._trace_service is None:
-                self._trace_service = trace_service.TraceService(self.cache_dir)
+                runner = fanout.DaskRunner(self.dask_scheduler) if self.dask_scheduler else None
+                self._trace_service = trace_service.TraceService(self.cache_dir, runner=runner)
             return self._trace_service
 
     def _tool_app(self, handler: tools.Handler) -> Any:
@@ -229,6 +245,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                 )
             except UnreadableProfile as e:
                 raise UnprocessableProfileError(e) from e
+            if isinstance(answer, tools.Stream):
+                return self._stream(answer)
             if isinstance(answer, tools.Binary):
                 headers = [("ETag", answer.etag)] if answer.etag else []
                 return http_util.Respond(
@@ -242,6 +260,16 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             return http_util.Respond(request, answers.encode(answer), "application/json")
 
         return app
+
+    @staticmethod
+    def _stream(answer: tools.Stream) -> wrappers.Response:
+        """A download sent as its chunks are made (no Content-Length: chunked), never cached."""
+        headers = [("X-Content-Type-Options", "nosniff"), ("Cache-Control", "no-store")]
+        if answer.filename:
+            headers.append(("Content-Disposition", f'attachment; filename="{answer.filename}"'))
+        return wrappers.Response(
+            answer.chunks, content_type=answer.content_type, headers=headers, direct_passthrough=True
+        )
 
     def _resolve_static(self, relative: str) -> pathlib.Path:
         """Map a URL tail to a file inside `static_dir`, refusing anything that could escape it."""

@@ -8,15 +8,21 @@
 export type Answer =
   | RunsAnswer
   | Ingesting
+  | OverviewAnswer
   | TraceMeta
   | TraceEvent
   | TraceSearch
   | TraceSummary
+  | HloOp
+  | NoHloModule
+  | NotAnXlaOp
+  | ExportPreview
   | RooflineAnswer
   | XlaReport
   | XlaGraphList
   | XlaGraph
-  | XlaDiff;
+  | XlaDiff
+  | CompareAnswer;
 
 /**
  * `/runs`: the logdir's runs; `errors` are logdir-level problems (a file's own sit on the file),
@@ -85,7 +91,352 @@ export interface IngestingFile {
   stage: string;
 }
 /**
- * `trace/meta`: everything a view needs before asking for tiles.
+ * The `overview` route: per host the steps and where their time went, merged op and kernel
+ * tables, multi-rank comparisons, and findings. `categories` lists the breakdown's parts in
+ * priority order (their `observed` flag covers all hosts).
+ */
+export interface OverviewAnswer {
+  subject: string;
+  hosts: string[];
+  step_name?: string;
+  batch_size?: number;
+  categories: OverviewCategory[];
+  per_host: OverviewHost[];
+  slowest_ranks: OverviewSlowestRank[];
+  tables: OverviewTables;
+  findings: OverviewFinding[];
+  warnings: string[];
+}
+/**
+ * One part of wall time in the breakdown. Categories are listed in priority order: where
+ * activities overlap, the instant goes to the first (lowest `priority`) that is active, so the
+ * parts of a window add up to its wall time. `counts` says which events count; `observed` is
+ * False (with `reason`) when the profile cannot show this activity at all (e.g. device parts of
+ * a CPU-only capture): the view then writes "not observed", not 0.
+ */
+export interface OverviewCategory {
+  id: string;
+  label: string;
+  priority: number;
+  side: "device" | "host" | "none";
+  counts: string;
+  observed: boolean;
+  reason?: string;
+}
+/**
+ * Everything per host (per rank in a multi-rank session): steps, whole-capture and
+ * steady-state breakdowns, devices, overlap (when collectives were observed).
+ */
+export interface OverviewHost {
+  host: string;
+  format: string;
+  steps: OverviewSteps;
+  capture: OverviewBreakdown;
+  steady?: OverviewBreakdown;
+  devices: OverviewDevices;
+  overlap?: OverviewOverlap;
+}
+/**
+ * The steps of one host: which markers were used (`source_kind`, `source` in words), or
+ * `message` when none were found (then `rows` is empty and only the whole-capture breakdown is
+ * given), the split, the per-step rows and the steady-state figures.
+ */
+export interface OverviewSteps {
+  source_kind: "none" | "profiler_step" | "step_annotation" | "user_annotation" | "xplane_steps";
+  source: string;
+  message?: string;
+  rows: OverviewStep[];
+  split?: OverviewSplit;
+  stats?: OverviewStepStats;
+}
+/**
+ * One step: its number, the marker's name, its window and wall time, whether it counts as
+ * warm-up or steady state, and its breakdown (`parts` as in `OverviewBreakdown`).
+ * `examples_per_s` when the request gave `batch_size`.
+ */
+export interface OverviewStep {
+  number: number;
+  name: string;
+  start_ns: number;
+  end_ns: number;
+  wall_ns: number;
+  phase: "steady" | "warmup";
+  parts: {
+    [k: string]: number;
+  };
+  examples_per_s?: number;
+  link: OverviewLink;
+}
+/**
+ * Where the Trace tab shows the events behind a figure: a time range of the session timeline
+ * (`start_ns`..`end_ns`), a search text (as `trace/search?q=` takes it), or both. `host` names the
+ * host when the answer covers several.
+ */
+export interface OverviewLink {
+  start_ns?: number;
+  end_ns?: number;
+  search?: string;
+  host?: string;
+}
+/**
+ * The warm-up / steady-state split: the general `rule`, the `verdict` it gave on this capture
+ * (with the numbers, e.g. "step 2 takes 3.5× the median of the rest"), and the step numbers on
+ * each side (both kept and shown).
+ */
+export interface OverviewSplit {
+  rule: string;
+  verdict: string;
+  warmup: number[];
+  steady: number[];
+}
+/**
+ * Step time over the steady steps: median, p10/p90, min/max and count (ns per step), and
+ * examples/s (batch_size ÷ median) when `batch_size` was given. With fewer than
+ * `MIN_DISTRIBUTION_STEPS` steady steps p10/p90 are left out and `note` says the window is too
+ * short to state a distribution.
+ */
+export interface OverviewStepStats {
+  count: number;
+  median_ns: number;
+  min_ns: number;
+  max_ns: number;
+  p10_ns?: number;
+  p90_ns?: number;
+  examples_per_s?: number;
+  note?: string;
+}
+/**
+ * Where the wall time of a window went. `parts[category]` in ns adds up to `wall_ns` over the
+ * observed categories (idle/other takes the rest); `fractions` = parts ÷ wall. For a set of
+ * steps (`steps` > 1) `wall_ns` is their summed wall time and `per_step_median` the median of
+ * each part over those steps (medians do not add up to anything: they are shown apart).
+ */
+export interface OverviewBreakdown {
+  label: string;
+  start_ns: number;
+  end_ns: number;
+  wall_ns: number;
+  steps: number;
+  parts: {
+    [k: string]: number;
+  };
+  fractions: {
+    [k: string]: number;
+  };
+  per_step_median?: {
+    [k: string]: number;
+  };
+}
+/**
+ * Device activity of one host in `scope` (steady steps, or the whole capture). `observed` is
+ * False with `reason` when the profile holds no device activity: then every device figure is
+ * "not observed". `launch_delay`: device start − end of the launch call, for the events linked
+ * to their launch (UNSET with `launch_reason` when none are).
+ */
+export interface OverviewDevices {
+  observed: boolean;
+  reason?: string;
+  scope: string;
+  devices: OverviewDevice[];
+  launch_delay?: OverviewDistribution;
+  launch_reason?: string;
+}
+/**
+ * One device (GPU or TPU core): busy = union of its streams' events inside `window_ns`, idle
+ * = window − busy, and its streams.
+ */
+export interface OverviewDevice {
+  name: string;
+  kind: string;
+  window_ns: number;
+  busy_ns: number;
+  idle_ns: number;
+  busy_fraction: number;
+  streams: OverviewStream[];
+}
+/**
+ * One device stream (or XLA ops line): its events in the scope, busy time (union of its
+ * events), and its idle split. `track` is the timeline track id (for the Trace tab).
+ */
+export interface OverviewStream {
+  name: string;
+  track: number;
+  events: number;
+  busy_ns: number;
+  idle: OverviewIdle;
+}
+/**
+ * The idle gaps between consecutive device events of a stream, split as HTA does: `host_wait`
+ * (the launch call of the next event started after the previous one ended: the host was late),
+ * `kernel_wait` (not host wait, gap under the threshold: the back-to-back launch overhead) and
+ * `other` (not attributable, e.g. waits on events of other streams, or no launch linked).
+ */
+export interface OverviewIdle {
+  gaps: number;
+  host_wait_ns: number;
+  kernel_wait_ns: number;
+  other_ns: number;
+}
+/**
+ * A distribution of durations: count, median, p10/p90, min/max (ns) and a log-spaced histogram.
+ */
+export interface OverviewDistribution {
+  count: number;
+  median_ns: number;
+  p10_ns: number;
+  p90_ns: number;
+  min_ns: number;
+  max_ns: number;
+  histogram: OverviewHistogramBin[];
+}
+/**
+ * Events whose value lies in [lo_ns, hi_ns).
+ */
+export interface OverviewHistogramBin {
+  lo_ns: number;
+  hi_ns: number;
+  count: number;
+}
+/**
+ * Communication/computation overlap of one host (HTA's ratio): time spent computing while
+ * communicating ÷ time communicating, on the device, over `scope`.
+ */
+export interface OverviewOverlap {
+  communication_ns: number;
+  overlapped_ns: number;
+  fraction: number;
+}
+/**
+ * Multi-rank: for one step number seen on several hosts, the slowest host and how far it is
+ * from the median host (`spread` = slowest ÷ median wall).
+ */
+export interface OverviewSlowestRank {
+  step: number;
+  hosts: number;
+  slowest_host: string;
+  slowest_wall_ns: number;
+  median_wall_ns: number;
+  spread: number;
+}
+/**
+ * Op and kernel tables over `scope`. Rows are the `ROW_LIMIT` largest by total time; `*_total`
+ * give how many groups there were. `kernels_reason` when no device activity was observed.
+ */
+export interface OverviewTables {
+  scope: string;
+  group_by: "name" | "shapes";
+  host_ops: OverviewOpRow[];
+  host_ops_total: number;
+  kernels: OverviewKernelRow[];
+  kernels_total: number;
+  kernels_reason?: string;
+  hlo_ops: OverviewHloRow[];
+  hlo_ops_total: number;
+}
+/**
+ * One host op group (by name, or name + input shapes): calls, total (inclusive) and self
+ * (exclusive) time, average, min and max per call; `total_fraction` / `self_fraction` = time ÷
+ * the scope's wall time (steady-state step time when steps were found). `search` finds its
+ * events in the Trace tab.
+ */
+export interface OverviewOpRow {
+  name: string;
+  shapes?: string;
+  calls: number;
+  total_ns: number;
+  self_ns: number;
+  avg_ns: number;
+  min_ns: number;
+  max_ns: number;
+  total_fraction: number;
+  self_fraction: number;
+  search: string;
+}
+/**
+ * One device kernel (or memcpy/memset) name: calls, total, average, min, max; `fraction` =
+ * total ÷ the scope's device wall time; `framework_op` = the host op that launched most of its
+ * calls (through the launch flows), `framework_ops` how many distinct ones did.
+ */
+export interface OverviewKernelRow {
+  name: string;
+  kind: string;
+  calls: number;
+  total_ns: number;
+  avg_ns: number;
+  min_ns: number;
+  max_ns: number;
+  fraction: number;
+  framework_op?: string;
+  framework_ops: number;
+  details?: OverviewKernelDetails;
+  search: string;
+}
+/**
+ * Launch configuration of a kernel as the profile records it (first call seen).
+ */
+export interface OverviewKernelDetails {
+  grid?: number[];
+  block?: number[];
+  registers_per_thread?: number;
+  shared_memory?: number;
+  blocks_per_sm?: number;
+  warps_per_sm?: number;
+  occupancy?: number;
+}
+/**
+ * One XLA (HLO) op of an XPlane: its category and framework op (from the op's stats), calls,
+ * total and self time, average, min, max, `fraction` = self ÷ the scope's device time.
+ */
+export interface OverviewHloRow {
+  name: string;
+  category: string;
+  framework_op?: string;
+  program?: string;
+  calls: number;
+  total_ns: number;
+  self_ns: number;
+  avg_ns: number;
+  min_ns: number;
+  max_ns: number;
+  fraction: number;
+  search: string;
+}
+/**
+ * A finding: what the profile shows (`observation`, with the `evidence` numbers), one
+ * `hypothesis` for it and a controlled `next_check` that would confirm or refute it (never a
+ * promised speed-up). `kind` is stable; `rule` states the threshold that fired; `link` leads to
+ * the events.
+ */
+export interface OverviewFinding {
+  kind:
+    | "dominant_op"
+    | "input_bound"
+    | "launch_bound"
+    | "not_observed"
+    | "recompile"
+    | "repeated_copy"
+    | "sync_stall";
+  host: string;
+  title: string;
+  observation: string;
+  hypothesis: string;
+  next_check: string;
+  rule: string;
+  evidence: OverviewEvidence[];
+  link: OverviewLink;
+}
+/**
+ * One number behind a finding, with its text as the view shows it.
+ */
+export interface OverviewEvidence {
+  label: string;
+  value: number;
+  text: string;
+}
+/**
+ * `trace/meta`: everything a view needs before asking for tiles. `pending_hosts` lists the
+ * hosts of the request not on the timeline yet, with their ingest progress: the view shows those
+ * that are and asks again until none is pending (ids and tracks change when one arrives).
  */
 export interface TraceMeta {
   /**
@@ -100,6 +451,7 @@ export interface TraceMeta {
   num_flows: number;
   warnings: string[];
   tile: TileScheme;
+  pending_hosts?: PendingHost[];
 }
 /**
  * One host's trace: where it came from, how it is placed on the session clock, what was skipped.
@@ -147,6 +499,17 @@ export interface TileScheme {
   base_ns: number;
   tile_px: number;
   max_level: number;
+}
+/**
+ * A host of a merged timeline whose trace is still being ingested: the timeline shows the
+ * others meanwhile (`TraceMeta.pending_hosts`).
+ */
+export interface PendingHost {
+  name: string;
+  path: string;
+  bytes_done: number;
+  bytes_total: number;
+  stage: string;
 }
 /**
  * `trace/event`: one event; `args` as recorded, `args_error` when they could not be read.
@@ -222,6 +585,110 @@ export interface SummaryRow {
   avg_ns: number;
   min_ns: number;
   max_ns: number;
+}
+/**
+ * `hlo`: the op `op` of program `program_id` (unsigned decimal, as events name it) on the
+ * timeline's `host_index`-th host. `callers` call the op's computation (the fusion of a fused
+ * instruction). `capped`: instructions within `radius` were left out (`note` says how many).
+ */
+export interface HloOp {
+  kind: "op";
+  subject: string;
+  host_index: number;
+  program_id: string;
+  module: string;
+  computation: string;
+  op: string;
+  opcode: string;
+  text: string;
+  op_name: string;
+  source: string;
+  callers: string[];
+  fusion?: HloFusion;
+  radius: number;
+  nodes: HloNode[];
+  edges: HloEdge[];
+  capped: boolean;
+  note?: string;
+  dot: string;
+  module_text?: HloModuleText;
+}
+/**
+ * A fusion's fused computation: each instruction as XLA prints it, the root's after `ROOT `.
+ */
+export interface HloFusion {
+  name: string;
+  instructions: string[];
+}
+/**
+ * An instruction of the graph: `distance` edges from the op, `hidden` neighbours not drawn.
+ */
+export interface HloNode {
+  name: string;
+  opcode: string;
+  shape: string;
+  distance: number;
+  hidden: number;
+}
+/**
+ * `operand` is the `position`-th operand of `user` (its first position, if used more often).
+ */
+export interface HloEdge {
+  operand: string;
+  user: string;
+  position: number;
+}
+/**
+ * The whole module as text; `truncated` when only the first `shown` of `total` instructions are.
+ */
+export interface HloModuleText {
+  text: string;
+  shown: number;
+  total: number;
+  truncated: boolean;
+}
+/**
+ * `hlo` where the host's profile carries no HloProto: nothing to draw, and `reason` says so.
+ */
+export interface NoHloModule {
+  kind: "no-module";
+  subject: string;
+  host_index: number;
+  reason: string;
+}
+/**
+ * `hlo?event=` for an event that names no instruction of the host's HLO modules (a host thread's
+ * own span, a compiler pass): the view shows no Graph section for it.
+ */
+export interface NotAnXlaOp {
+  kind: "not-an-op";
+  subject: string;
+  host_index: number;
+  reason: string;
+}
+/**
+ * What `export` with the same parameters holds, counted before the download starts.
+ */
+export interface ExportPreview {
+  events: number;
+  flows: number;
+  counter_samples: number;
+  start_ns: number;
+  end_ns: number;
+  redact: boolean;
+  redact_shapes: boolean;
+  redact_args: boolean;
+  redactions: RedactedKind[];
+  filename: string;
+}
+/**
+ * One kind of redacted value (`redact.py`): distinct values and places replaced.
+ */
+export interface RedactedKind {
+  kind: string;
+  values: number;
+  occurrences: number;
+  capped: boolean;
 }
 /**
  * `roofline?run=&session=&host=[&infeed=0|1][&step=N]`. `observed` is false when the trace has
@@ -327,7 +794,8 @@ export interface RooflineFigures {
 }
 /**
  * One op over all its executions. `search` is the text the Trace tab searches for to find its
- * events; `source` is "profile", "estimated from shapes" or why the costs were not observed.
+ * events; `source` is "profile", "estimated from shapes", "HLO cost model (profscope)" or why the
+ * costs were not observed.
  */
 export interface RooflineOpRow {
   rank: number;
@@ -752,5 +1220,153 @@ export interface XlaDiffRow {
 }
 export interface XlaDiffSide {
   line: number;
+  text: string;
+}
+/**
+ * The `compare` route: the run and its base side by side, the step-time difference with its
+ * spread (`shift`, or `shift_reason` when a side has no steady steps), the breakdown categories'
+ * per-step medians and deltas over `breakdown_scope`, op deltas (host ops, device kernels, HLO
+ * ops), the cautions, and the method's closing `advice`.
+ */
+export interface CompareAnswer {
+  run: CompareSide;
+  base: CompareSide;
+  shift?: CompareShift;
+  shift_reason?: string;
+  breakdown_scope: string;
+  categories: CompareCategory[];
+  same_within: number;
+  host_ops: CompareOpTable;
+  kernels: CompareOpTable;
+  hlo_ops: CompareOpTable;
+  cautions: CompareCaution[];
+  advice: string;
+}
+/**
+ * One side of the comparison: which subject it is, how its steps were found (`step_source_kind`,
+ * `step_source`, `step_message` when none were), the warm-up verdict, every step, the steady-state
+ * figures (`stats`: median, p10/p90, min/max, count, as the overview gives them), the scope of its
+ * breakdown and op figures (`scope`, over `windows` windows: its steady steps, or 1 for the whole
+ * capture) and its devices (the model its profile names for each active device, sorted; empty
+ * with `device_reason` when none was active).
+ */
+export interface CompareSide {
+  run: string;
+  session: string;
+  host: string;
+  format: string;
+  step_source_kind: "none" | "profiler_step" | "step_annotation" | "user_annotation" | "xplane_steps";
+  step_source: string;
+  step_message?: string;
+  split_verdict?: string;
+  steps: CompareStep[];
+  stats?: OverviewStepStats;
+  scope: string;
+  windows: number;
+  devices: string[];
+  device_reason?: string;
+}
+/**
+ * One step of a side: its number, wall time (the overview's step window) and phase.
+ */
+export interface CompareStep {
+  number: number;
+  wall_ns: number;
+  phase: "steady" | "warmup";
+}
+/**
+ * The steady step-time difference run − base, with its spread. `median_difference_ns` is the
+ * difference of the two medians (`relative_median_difference` ÷ the base median); `shift_ns` the
+ * Hodges–Lehmann estimate (median of every run step − base step difference) with its
+ * distribution-free interval `low_ns`..`high_ns`, which covers at least `confidence_asked` and
+ * exactly `coverage` (`method`: "exact" or "normal" distribution of the Mann–Whitney count);
+ * `ratio` run ÷ base (the same on log times) with `ratio_low`..`ratio_high`. When the steps are too
+ * few for any interval, the bounds are left out and `note` says why. `verdict` states it in words.
+ */
+export interface CompareShift {
+  estimator: string;
+  run_steps: number;
+  base_steps: number;
+  median_difference_ns: number;
+  relative_median_difference: number;
+  shift_ns: number;
+  low_ns?: number;
+  high_ns?: number;
+  confidence_asked: number;
+  coverage?: number;
+  method: "exact" | "normal";
+  ratio?: number;
+  ratio_low?: number;
+  ratio_high?: number;
+  note?: string;
+  verdict: string;
+}
+/**
+ * One breakdown category (the overview's, in priority order): the median over the steady
+ * steps of its part of each step, base and run, the difference and the difference ÷ base
+ * (`relative`, left out when the base part is 0). A side whose profile cannot show the category
+ * (a CPU-only capture's device parts) has no value and `reason` says why.
+ */
+export interface CompareCategory {
+  id: string;
+  label: string;
+  priority: number;
+  side: "device" | "host" | "none";
+  base_ns?: number;
+  run_ns?: number;
+  delta_ns?: number;
+  relative?: number;
+  reason?: string;
+}
+/**
+ * The op deltas of one table, largest |difference| first: `rows` (at most `ROW_LIMIT`) of
+ * `total` ops seen on either side, `changes` counting each kind of change over all of them.
+ * `reason` when neither side has such ops (no device activity, no XLA ops line).
+ */
+export interface CompareOpTable {
+  rows: CompareOpDelta[];
+  total: number;
+  changes: {
+    [k: string]: number;
+  };
+  reason?: string;
+}
+/**
+ * One op (host op, device kernel or HLO op, by name) on both sides: calls in the scope
+ * (`*_calls`) and per step, self time per step (a kernel's time: kernels do not nest), the
+ * difference run − base and its relative size. `change`: added (only the run has it), removed
+ * (only the base), faster / slower (self time per step changed by at least `same_within` of the
+ * base's), or same. `kind`: the kernel kind or HLO category, "host op" for host ops.
+ */
+export interface CompareOpDelta {
+  name: string;
+  kind: string;
+  change: "added" | "faster" | "removed" | "same" | "slower";
+  base_calls: number;
+  run_calls: number;
+  base_calls_per_step: number;
+  run_calls_per_step: number;
+  base_self_ns: number;
+  run_self_ns: number;
+  delta_self_ns: number;
+  relative?: number;
+  search: string;
+}
+/**
+ * Why the comparison may not compare like with like, in words (`kind` is stable; `subject`
+ * says which side it is about).
+ */
+export interface CompareCaution {
+  kind:
+    | "device"
+    | "few_steps"
+    | "format"
+    | "labels"
+    | "markers"
+    | "no_steps"
+    | "same_subject"
+    | "shapes"
+    | "shapes_unknown";
+  subject: "base" | "both" | "run";
   text: string;
 }

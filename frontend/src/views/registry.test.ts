@@ -14,6 +14,7 @@ describe("registry", () => {
       ["overview", "Overview"],
       ["roofline", "Roofline"],
       ["xla", "XLA"],
+      ["compare", "Compare"],
     ]);
     const orders = TOOLS.map((t) => t.order);
     expect(orders).toEqual([...orders].sort((a, b) => a - b));

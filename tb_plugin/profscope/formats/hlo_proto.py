@@ -41,12 +41,7 @@ No protobuf runtime: `xplane_wire` and these field numbers of XLA's `xla/service
   1 replica_groups, 2 iota list (1 num_replica_groups, 2 num_devices_per_group, 3 iota_reshape_dims,
   4 iota_transpose_perm). SourceTarget: 1 source, 2 target. FrontendAttributes 1 map (1 key, 2 value).
 
-`instruction_text` prints as XLA's HloInstruction::ToString with default options, except: no
-`sharding=`, `operand_layout_constraints=`, `output_to_operand_aliasing=` or `schedule=`; constants of
-over 10 elements print `{...}` (XLA too), complex/f8/sub-byte ones as well; stack_frame_id and
-backend_config print as stored (XLA renumbers frames and re-serializes GPU configs on load); async ops
-print the sugared opcode (`all-gather-start`) without the wrapped instruction's attributes; layouts
-print tiles, element size and memory space only; a backend_config in braces prints raw.
+The HLO text printer is `hlo_text.instruction_text`.
 """
 
 from __future__ import annotations
@@ -126,9 +121,7 @@ class Shape:
         """XLA's ShapeUtil::HumanString(WithLayout): `f32[8,128]{1,0}`, `(f32[2]{0}, s32[])`."""
         if self.is_tuple:
             return (
-                "("
-                + ", ".join(_index_note(i) + s.text(layout) for i, s in enumerate(self.tuple_shapes))
-                + ")"
+                "(" + ", ".join(index_note(i) + s.text(layout) for i, s in enumerate(self.tuple_shapes)) + ")"
             )
         if not self.is_array:
             return f"{self.element_type}[]"
@@ -201,7 +194,7 @@ _R = TypeVar("_R")
 _T = TypeVar("_T")
 
 
-class _Fields:
+class Fields:
     """A message's fields by number, as (wire type, a, b) (iter_fields); damage ends it quietly."""
 
     __slots__ = ("data", "entries")
@@ -247,13 +240,13 @@ class _Fields:
     def __bool__(self) -> bool:
         return bool(self.entries)
 
-    def message(self, number: int) -> _Fields:
+    def message(self, number: int) -> Fields:
         """The last occurrence of a message field; an empty (false) one when absent."""
         found = self._last(number, wire.LEN)
-        return _Fields(self.data, *found) if found else _Fields(b"", 0, 0)
+        return Fields(self.data, *found) if found else Fields(b"", 0, 0)
 
-    def messages(self, number: int) -> list[_Fields]:
-        return [_Fields(self.data, a, b) for wt, a, b in self.entries.get(number, ()) if wt == wire.LEN]
+    def messages(self, number: int) -> list[Fields]:
+        return [Fields(self.data, a, b) for wt, a, b in self.entries.get(number, ()) if wt == wire.LEN]
 
     def optional(self, number: int, cls: type[_R]) -> _R | None:
         """The record in message field `number`, None when absent."""
@@ -292,7 +285,7 @@ def _packed_ids(buf: np.ndarray, blocks: tuple[np.ndarray, ...], count: int) -> 
     return out
 
 
-def _decode_shape(fields: _Fields) -> Shape:
+def _decode_shape(fields: Fields) -> Shape:
     lay = fields.message(5)
     tiles = tuple(t.ints(1) for t in lay.messages(6)) if lay else ()
     layout = Layout(lay.ints(1), tiles, lay.int(7), lay.int(8)) if lay else None
@@ -304,7 +297,7 @@ def _decode_shape(fields: _Fields) -> Shape:
 class _Attr(Generic[_T]):
     """An instruction attribute read from one field of the instruction message on access."""
 
-    def __init__(self, number: int, read: Callable[[_Fields, int], _T]) -> None:
+    def __init__(self, number: int, read: Callable[[Fields, int], _T]) -> None:
         self.number, self.read = number, read
 
     def __get__(self, ins: HloInstruction, owner: type | None = None) -> _T:
@@ -316,20 +309,20 @@ class HloInstruction:
 
     __slots__ = ("computation", "index", "id", "name", "opcode", "operand_ids", "called_computation_ids")
     __slots__ += ("_range", "_shape_range", "_shape", "_fields")
-    parameter_number = _Attr(9, _Fields.int)
-    tuple_index = _Attr(13, _Fields.int)
-    fusion_kind = _Attr(11, _Fields.text)  # "kLoop", "kInput", "kOutput", "kCustom"
-    dimensions = _Attr(14, _Fields.ints)  # reduce, broadcast, transpose, reverse, concatenate, sort…
+    parameter_number = _Attr(9, Fields.int)
+    tuple_index = _Attr(13, Fields.int)
+    fusion_kind = _Attr(11, Fields.text)  # "kLoop", "kInput", "kOutput", "kCustom"
+    dimensions = _Attr(14, Fields.ints)  # reduce, broadcast, transpose, reverse, concatenate, sort…
     feature_group_count = _Attr(50, lambda f, n: f.int(n) or 1)  # absent means 1
     batch_group_count = _Attr(58, lambda f, n: f.int(n) or 1)
-    dynamic_slice_sizes = _Attr(20, _Fields.ints)
-    custom_call_target = _Attr(28, _Fields.text)
-    backend_config = _Attr(43, _Fields.text)
-    comparison_direction = _Attr(63, _Fields.text)
-    comparison_type = _Attr(72, _Fields.text)
-    fft_length = _Attr(32, _Fields.ints)
-    gather_slice_sizes = _Attr(34, _Fields.ints)
-    control_predecessor_ids = _Attr(37, _Fields.ints)
+    dynamic_slice_sizes = _Attr(20, Fields.ints)
+    custom_call_target = _Attr(28, Fields.text)
+    backend_config = _Attr(43, Fields.text)
+    comparison_direction = _Attr(63, Fields.text)
+    comparison_type = _Attr(72, Fields.text)
+    fft_length = _Attr(32, Fields.ints)
+    gather_slice_sizes = _Attr(34, Fields.ints)
+    control_predecessor_ids = _Attr(37, Fields.ints)
     metadata = _Attr(7, lambda f, n: f.message(n).record(OpMetadata))
     window = _Attr(15, lambda f, n: tuple(d.record(WindowDimension) for d in f.message(n).messages(1)))
     convolution_dimension_numbers = _Attr(16, lambda f, n: f.optional(n, ConvolutionDimensionNumbers))
@@ -346,7 +339,7 @@ class HloInstruction:
         self.id, self.name, self.opcode, self.operand_ids, self.called_computation_ids = values[:5]
         self._range, self._shape_range = values[5], values[6]
         self._shape: Shape | None = None
-        self._fields: _Fields | None = None
+        self._fields: Fields | None = None
 
     @property
     def module(self) -> HloModule:
@@ -359,10 +352,10 @@ class HloInstruction:
         return self._shape
 
     @property
-    def fields(self) -> _Fields:
+    def fields(self) -> Fields:
         """Every field of the instruction message, for attributes without a property here."""
         if self._fields is None:
-            self._fields = _Fields(self.module.data, *self._range)
+            self._fields = Fields(self.module.data, *self._range)
         return self._fields
 
     @property
@@ -402,7 +395,7 @@ _LITERALS.update({"f32": (8, "<f4"), "f64": (9, "<f8"), "f16": (11, "<f2"), "bf1
 _LITERALS.update({"s8": (15, "i1"), "s16": (17, "<i2"), "u16": (16, "<u2")})
 
 
-def _literal_values(lit: _Fields, shape: Shape) -> tuple[Shape, list] | None:
+def _literal_values(lit: Fields, shape: Shape) -> tuple[Shape, list] | None:
     kind = shape.element_type
     number, dtype = _LITERALS.get(kind, (0, ""))
     if dtype:
@@ -472,7 +465,7 @@ class HloModule:
         self._buf = wire.padded(data)
         self._shapes: dict[bytes, Shape] = {}
         self._by_name: dict[str, HloInstruction] | None = None
-        header = _Fields(data, 0, len(data)).message(1)  # HloProto.hlo_module
+        header = Fields(data, 0, len(data)).message(1)  # HloProto.hlo_module
         self.name, self.entry_computation_name = header.text(1), header.text(2)
         self.id, self.entry_computation_id = header.int(5), header.int(6)
         self.computations: dict[int, HloComputation] = {}
@@ -501,7 +494,7 @@ class HloModule:
         """The shape encoded at data[start:end], decoded once per distinct encoding."""
         key = self.data[start:end]
         if key not in self._shapes:
-            self._shapes[key] = _decode_shape(_Fields(self.data, start, end))
+            self._shapes[key] = _decode_shape(Fields(self.data, start, end))
         return self._shapes[key]
 
     def load_all(self) -> None:
@@ -566,234 +559,6 @@ class HloModules(Mapping[int, HloModule]):
         return len(self._protos)
 
 
-# -- HLO text ----------------------------------------------------------------------------------------
-_DIGITS = {"f64": (15, 17), "f32": (6, 9), "f16": (3, 5), "bf16": (2, 4)}  # digits10, max_digits10
-_TO_APPLY = frozenset({"call", "map", "reduce-window", "reduce", "all-reduce", "all-reduce-start", "scatter"})
-_TO_APPLY |= {"reduce-scatter", "sort"}
-_GATHER_DIMS = ("offset_dims", "collapsed_slice_dims", "start_index_map", "", "operand_batching_dims")
-_GATHER_DIMS += ("start_indices_batching_dims",)
-_SCATTER_DIMS = ("update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims", "")
-_SCATTER_DIMS += ("input_batching_dims", "scatter_indices_batching_dims")
-_API_VERSIONS = ("UNSPECIFIED", "ORIGINAL", "STATUS_RETURNING", "STATUS_RETURNING_UNIFIED", "TYPED_FFI")
-_PRECISIONS = ("default", "high", "highest")
-_DEFAULT_COMPARISON = {"f": "FLOAT", "b": "FLOAT", "s": "SIGNED", "u": "UNSIGNED", "p": "UNSIGNED"}
-_DIMS = (("dimensions", 14, "ids"),)
-_CHANNEL = (("channel_id", 26, "positive"),)
-_COLLECTIVE = (*_CHANNEL, ("replica_groups", 0, "groups"), ("use_global_device_ids", 71, "flag"))
-# Per opcode, the attributes ExtraAttributesToStringImpl prints from plain fields, in order: (label, field,
-# how): "int", "first" (of ints), "ids", "text", "quoted", "flag", "positive", "groups" or enum names.
-_PLAIN = {
-    "broadcast": _DIMS, "transpose": _DIMS, "reverse": _DIMS, "reduce": _DIMS, "concatenate": _DIMS,
-    "sort": (*_DIMS, ("is_stable", 60, "flag")), "iota": (("iota_dimension", 14, "first"),),
-    "all-gather": (*_DIMS, *_COLLECTIVE), "all-gather-start": (*_DIMS, *_COLLECTIVE),
-    "all-to-all": (*_DIMS, *_COLLECTIVE), "reduce-scatter": (*_DIMS, *_COLLECTIVE),
-    "all-reduce": _COLLECTIVE, "all-reduce-start": _COLLECTIVE, "collective-broadcast": _COLLECTIVE,
-    "send": _CHANNEL, "recv": _CHANNEL, "collective-permute": _CHANNEL, "collective-permute-start": _CHANNEL,
-    "get-tuple-element": (("index", 13, "int"),), "fusion": (("kind", 11, "text"),),
-    "dynamic-slice": (("dynamic_slice_sizes", 20, "ids"),),
-    "custom-call": (("custom_call_target", 28, "quoted"), ("custom_call_has_side_effect", 65, "flag")),
-    "gather": (("slice_sizes", 34, "ids"), ("indices_are_sorted", 67, "flag")),
-    "scatter": (("indices_are_sorted", 67, "flag"), ("unique_indices", 69, "flag")),
-    "rng-bit-generator": (("algorithm", 70, ("rng_default", "rng_three_fry", "rng_philox")),),
-    "fft": (("fft_type", 31, ("FFT", "IFFT", "RFFT", "IRFFT")), ("fft_length", 32, "ids")),
-}  # fmt: skip
-
-
-def _index_note(position: int) -> str:
+def index_note(position: int) -> str:
     """XLA's `/*index=N*/` before every fifth tuple element and operand."""
     return f"/*index={position}*/" if position and position % 5 == 0 else ""
-
-
-def _ids(values: tuple[int, ...] | list[int]) -> str:
-    return "{" + ",".join(map(str, values)) + "}"
-
-
-def _escape(text: str) -> str:
-    """C-style escaping, as absl::CEscape."""
-    table = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "'": "\\'", "\\": "\\\\"}
-    return "".join(table.get(c, c if " " <= c < "\x7f" or c > "\x7f" else f"\\{ord(c):03o}") for c in text)
-
-
-def _number(value: float | int | bool, element_type: str) -> str:
-    """As XLA's RoundTripFpToString: %g with digits10 digits if that round-trips, else max_digits10."""
-    if isinstance(value, (bool, int)):
-        return str(value).lower()
-    if math.isnan(value) or math.isinf(value):
-        return ("-" if math.copysign(1.0, value) < 0 else "") + ("nan" if math.isnan(value) else "inf")
-    low, high = _DIGITS.get(element_type, _DIGITS["f64"])
-    short = f"{value:.{low}g}"
-    return short if _rounded(float(short), element_type) == value else f"{value:.{high}g}"
-
-
-def _rounded(value: float, element_type: str) -> float:
-    """`value` rounded to the float type (bf16: the upper half of the f32, to nearest even)."""
-    if element_type != "bf16":
-        return float({"f32": np.float32, "f16": np.float16}.get(element_type, np.float64)(value))
-    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
-    bits = (((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16) & 0xFFFFFFFF
-    return float(np.array(bits, dtype=np.uint32).view(np.float32))
-
-
-def _literal_text(ins: HloInstruction) -> str:
-    decoded = ins.literal
-    if decoded is None or not decoded[1]:
-        return "{...}"
-    shape, values = decoded
-    dims = shape.dimensions
-
-    def nest(level: int, flat: list[str]) -> str:
-        if level == len(dims) - 1:
-            return "{" + ", ".join(flat) + "}"
-        step = math.prod(dims[level + 1 :])
-        inner = [nest(level + 1, flat[i * step : (i + 1) * step]) for i in range(dims[level])]
-        return "{ " + ", ".join(inner) + " }"
-
-    items = [_number(v, shape.element_type) for v in values]
-    return nest(0, items) if dims else items[0]
-
-
-def _plain(f: _Fields, label: str, number: int, how: str | tuple[str, ...]) -> list[str]:
-    if how == "groups":
-        return _replica_groups(f)
-    if isinstance(how, tuple) or how in ("int", "positive", "first"):
-        value = (f.ints(number) or (0,))[0] if how == "first" else f.int(number)
-        text = how[value] if isinstance(how, tuple) and 0 <= value < len(how) else str(value)
-        return [] if how == "positive" and value <= 0 else [f"{label}={text}"]
-    if how == "flag":
-        return [f"{label}=true"] * bool(f.int(number))
-    if how == "ids":
-        return [f"{label}={_ids(f.ints(number))}"]
-    return [f'{label}="{_escape(f.text(number))}"' if how == "quoted" else f"{label}={f.text(number)}"]
-
-
-def _replica_groups(f: _Fields) -> list[str]:
-    devices = f.message(87)
-    iota = devices.message(2)
-    if iota:
-        perm = ",".join(map(str, iota.ints(4)))
-        text = f"[{iota.int(1)},{iota.int(2)}]<=[{','.join(map(str, iota.ints(3)))}]"
-        return [f"replica_groups={text}" + (f"T({perm})" if perm else "")]
-    groups = devices.messages(1) or f.messages(49)
-    return ["replica_groups={" + ",".join(_ids(g.ints(1)) for g in groups) + "}"] if groups else []
-
-
-def _window_text(window: tuple[WindowDimension, ...]) -> str:
-    columns = [("size", [d.size for d in window], None), ("stride", [d.stride for d in window], 1)]
-    columns.append(("pad", [f"{d.padding_low}_{d.padding_high}" for d in window], "0_0"))
-    columns.append(("lhs_dilate", [d.base_dilation for d in window], 1))
-    columns.append(("rhs_dilate", [d.window_dilation for d in window], 1))
-    columns.append(("rhs_reversal", [int(d.window_reversal) for d in window], 0))
-    shown = [f"{label}={'x'.join(map(str, v))}" for label, v, skip in columns if any(x != skip for x in v)]
-    return "window={" + " ".join(shown) + "}"
-
-
-def _dim_labels(c: ConvolutionDimensionNumbers) -> str:
-    rank = len(c.input_spatial) + 2
-
-    def labels(named: dict[int, str], spatial: tuple[int, ...]) -> str:
-        out = ["?"] * rank
-        for dim, label in [*named.items(), *((d, str(i)) for i, d in enumerate(spatial))]:
-            if 0 <= dim < rank:
-                out[dim] = label
-        return "".join(out)
-
-    lhs = labels({c.input_batch: "b", c.input_feature: "f"}, c.input_spatial)
-    rhs = labels({c.kernel_input_feature: "i", c.kernel_output_feature: "o"}, c.kernel_spatial)
-    return f"dim_labels={lhs}_{rhs}->{labels({c.output_batch: 'b', c.output_feature: 'f'}, c.output_spatial)}"
-
-
-def _structured(ins: HloInstruction) -> list[str]:
-    """The attributes XLA prints from sub-messages (before the plain ones)."""
-    op, f, out = ins.opcode, ins.fields, []
-    if op.startswith("collective-permute"):
-        pairs = ",".join(f"{{{p.int(1)},{p.int(2)}}}" for p in f.messages(52))
-        out.append("source_target_pairs={" + pairs + "}")
-    if op == "slice":
-        strided = any(s != 1 for _, _, s in ins.slice_dimensions)  # XLA shows all strides or none
-        dims = [f"[{a}:{b}" + f":{s}" * strided + "]" for a, b, s in ins.slice_dimensions]
-        out.append("slice={" + ", ".join(dims) + "}")
-    if op == "pad":
-        config = ins.padding_config
-        interior = any(d[2] for d in config)
-        out.append("padding=" + "x".join(f"{lo}_{hi}" + f"_{i}" * interior for lo, hi, i in config))
-    if op == "compare":
-        kind, operand = ins.comparison_type, ins.operands[0].shape.element_type if ins.operand_ids else ""
-        out.append(f"direction={ins.comparison_direction}")
-        out += [f"type={kind}"] * bool(kind and kind != _DEFAULT_COMPARISON.get(operand[:1], kind))
-    if op in ("convolution", "custom-call", "reduce-window", "select-and-scatter") and f.message(15):
-        out.append(_window_text(ins.window))
-    conv = ins.convolution_dimension_numbers if op in ("convolution", "custom-call") else None
-    if conv is not None:
-        out.append(_dim_labels(conv))
-        out += [f"feature_group_count={ins.feature_group_count}"] * (ins.feature_group_count != 1)
-        out += [f"batch_group_count={ins.batch_group_count}"] * (ins.batch_group_count != 1)
-    if op == "dot":
-        d = ins.dot_dimension_numbers or DotDimensionNumbers()
-        out += [f"lhs_batch_dims={_ids(d.lhs_batch)}"] * bool(d.lhs_batch)
-        out.append(f"lhs_contracting_dims={_ids(d.lhs_contracting)}")
-        out += [f"rhs_batch_dims={_ids(d.rhs_batch)}"] * bool(d.rhs_batch)
-        out.append(f"rhs_contracting_dims={_ids(d.rhs_contracting)}")
-    precision = f.message(51).ints(1) if op in ("dot", "convolution") else ()
-    if any(precision):
-        out.append("operand_precision={" + ",".join(_PRECISIONS[p % 3] for p in precision) + "}")
-    if op in ("gather", "scatter"):
-        d = f.message(33 if op == "gather" else 48)
-        names = _GATHER_DIMS if op == "gather" else _SCATTER_DIMS
-        shown = [(name, d.ints(n + 1)) for n, name in enumerate(names) if name]
-        out += [f"{name}={_ids(dims)}" for n, (name, dims) in enumerate(shown) if n < 3 or dims]
-        out.append(f"index_vector_dim={d.int(4)}")
-    return out
-
-
-def _called(ins: HloInstruction) -> list[str]:
-    """Called computations by name, as XLA prints them (kNameOnly)."""
-    names, op = [f"%{c.name}" for c in ins.called_computations], ins.opcode
-    if not names or op.startswith("async-"):
-        return []
-    if op in ("while", "select-and-scatter") and len(names) == 2:  # while calls (body, condition)
-        labels = ("body", "condition") if op == "while" else ("select", "scatter")
-        return [f"{labels[i]}={names[i]}" for i in ((1, 0) if op == "while" else (0, 1))]
-    if op == "conditional":
-        if ins.operand_ids and ins.operands[0].shape.element_type == "pred" and len(names) == 2:
-            return [f"true_computation={names[0]}", f"false_computation={names[1]}"]
-        return ["branch_computations={" + ", ".join(names) + "}"]
-    if op in _TO_APPLY:
-        return [f"to_apply={names[0]}"]
-    joined = ", ".join(names)
-    return ["called_computations={" + joined + "}" if op == "custom-call" else "calls=" + joined]
-
-
-def instruction_text(module: HloModule, instruction: HloInstruction) -> str:
-    """The instruction as XLA's HLO text prints it (`%name = shape opcode(operands), attrs…`)."""
-    ins, op, f = instruction, instruction.opcode, instruction.fields
-    wrapped = module.computations.get(ins.called_computation_ids[0]) if ins.called_computation_ids else None
-    if op.startswith("async-") and wrapped is not None and wrapped.root is not None:
-        op = f"{wrapped.root.opcode}-{op[len('async-') :]}"
-    by_id = ins.computation.by_id
-    if ins.opcode in ("parameter", "constant"):
-        args = str(ins.parameter_number) if ins.opcode == "parameter" else _literal_text(ins)
-    else:
-        operands = enumerate(by_id.get(i) for i in ins.operand_ids)
-        args = ", ".join(
-            _index_note(n) + (f"{o.shape.text()} %{o.name}" if o else "null") for n, o in operands
-        )
-    parts = [f"%{ins.name} = {ins.shape.text()} {op}({args})", *_structured(ins)]
-    for label, number, how in _PLAIN.get(ins.opcode, ()):
-        parts += _plain(f, label, number, how)
-    version = f.int(77, 1) if ins.opcode == "custom-call" else 1
-    parts += [f"api_version=API_VERSION_{_API_VERSIONS[version % 5]}"] if version != 1 else []
-    parts += _called(ins)
-    pairs = sorted(f'{e.text(1)}="{_escape(e.text(2))}"' for e in f.message(68).messages(1))
-    parts += ["frontend_attributes={" + ",".join(pairs) + "}"] if pairs else []
-    if ins.control_predecessor_ids:
-        names = [f"%{by_id[i].name}" if i in by_id else "null" for i in ins.control_predecessor_ids]
-        parts.append("control-predecessors={" + ", ".join(names) + "}")
-    meta, config = ins.metadata, ins.backend_config
-    if meta.op_type or meta.op_name or meta.source_file:  # fields in XLA's OpMetadataToString order
-        items = [(m.name, getattr(meta, m.name)) for m in dataclasses.fields(meta)]
-        shown = [f'{k}="{_escape(v)}"' if isinstance(v, str) else f"{k}={v}" for k, v in items if v]
-        parts.append("metadata={" + " ".join(shown) + "}")
-    if config:
-        raw = config[:1] + config[-1:] == "{}"
-        parts.append("backend_config=" + (config if raw else f'"{_escape(config)}"'))
-    return ", ".join(parts)

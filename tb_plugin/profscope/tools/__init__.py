@@ -5,7 +5,8 @@ among the tabs, `applies(host)` (which hosts get it) and `routes` (URL path unde
 `/data/plugin/profscope/` → handler). The plugin merges every tool's routes and keeps only what all
 share: subject resolution, the 202 answer while a trace is ingested, errors and static files. A
 handler takes the request's `HostContext` and `Params` and returns an answer (a `msgspec.Struct`, a
-JSON-able dict, or a `Binary`). Adding a tool adds a folder here and one under `frontend/src/views/`.
+JSON-able dict, a `Binary`, or a `Stream` for a download). Adding a tool adds a folder here and one
+under `frontend/src/views/`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import dataclasses
 import functools
 import importlib
 import pkgutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from profscope import logdir
@@ -31,6 +32,16 @@ class Binary:
     content_encoding: str | None = None
     etag: str | None = None
     max_age_s: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Stream:
+    """A download made while it is sent (an export): `chunks` are produced as the response is
+    written, so the whole body is never in memory; `filename` makes it an attachment."""
+
+    chunks: Iterable[bytes]
+    content_type: str = "application/octet-stream"
+    filename: str | None = None
 
 
 Handler = Callable[[HostContext, Params], Any]

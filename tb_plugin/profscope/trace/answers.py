@@ -78,8 +78,21 @@ class TileScheme(Answer):
     max_level: int
 
 
+class PendingHost(Answer):
+    """A host of a merged timeline whose trace is still being ingested: the timeline shows the
+    others meanwhile (`TraceMeta.pending_hosts`)."""
+
+    name: str
+    path: str
+    bytes_done: int
+    bytes_total: int
+    stage: str
+
+
 class TraceMeta(Answer):
-    """`trace/meta`: everything a view needs before asking for tiles."""
+    """`trace/meta`: everything a view needs before asking for tiles. `pending_hosts` lists the
+    hosts of the request not on the timeline yet, with their ingest progress: the view shows those
+    that are and asks again until none is pending (ids and tracks change when one arrives)."""
 
     span_ns: tuple[float, float]
     hosts: list[TraceHost]
@@ -89,6 +102,7 @@ class TraceMeta(Answer):
     num_flows: int
     warnings: list[str]
     tile: TileScheme
+    pending_hosts: list[PendingHost] = []
 
 
 class FlowLink(Answer):

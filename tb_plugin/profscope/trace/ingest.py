@@ -15,7 +15,8 @@ and the per-fingerprint lock while it works, so a starting manager removes the t
 progress, error and log files that no live child holds. A cache directory that cannot be written
 (or is full) is replaced by a temporary one for the server's run, with a warning the trace view
 shows; the job spec travels on the child's stdin, never on its command line (it may name storage
-options).
+options). An `IngestRunner` (`fanout.DaskRunner`: a Dask cluster) can run the jobs instead of
+local children; it reports when a job is done and what failed, and checks what it got back.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Iterator, Mapping
-from typing import Any, NoReturn
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NoReturn, Protocol
 
 import fsspec
 import numpy as np
@@ -190,6 +191,21 @@ def cache_problem(root: str) -> str | None:
     return None
 
 
+class IngestRunner(Protocol):
+    """Runs ingest jobs somewhere other than local child processes (`fanout.DaskRunner`: on a Dask
+    cluster whose workers write into the same cache directory). `submit` returns at once; the
+    runner calls `stage(text)` while the job waits or its entry is checked (what progress says
+    before the job writes its own), and `finish(returncode, error)` once at the end: `run_ingest`'s
+    exit code and, for a failure, its `.error` record when none is left in the cache."""
+
+    def submit(
+        self,
+        spec: Mapping[str, Any],
+        stage: Callable[[str], None],
+        finish: Callable[[int, dict[str, Any] | None], None],
+    ) -> None: ...
+
+
 @dataclasses.dataclass
 class _Job:
     url: str
@@ -199,6 +215,10 @@ class _Job:
     log_path: str | None = None
     returncode: int | None = None
     done: threading.Event = dataclasses.field(default_factory=threading.Event)
+    # What progress says while the job has written none (a runner's "queued on the cluster").
+    stage: str = "queued"
+    # A runner's failure record (message, unreadable, cache) when the cache holds no `.error` file.
+    error: dict[str, Any] | None = None
 
 
 class IngestManager:
@@ -206,7 +226,8 @@ class IngestManager:
 
     `in_process` runs ingest in a thread instead (for filesystems a child cannot see, such as
     `memory://`); `readers` overrides the format → reader table; `prewarm` keeps one child started
-    ahead of need (imports done), which takes the interpreter start off the first view.
+    ahead of need (imports done), which takes the interpreter start off the first view; `runner`
+    runs the ingests elsewhere (a Dask cluster), and then no local child is started.
     """
 
     def __init__(
@@ -216,6 +237,7 @@ class IngestManager:
         readers: Mapping[str, str] | None = None,
         in_process: bool = False,
         prewarm: bool = True,
+        runner: IngestRunner | None = None,
     ) -> None:
         self.requested_cache_root = os.path.abspath(cache_root or store.default_cache_root())
         self.cache_root = self.requested_cache_root
@@ -225,6 +247,7 @@ class IngestManager:
         self.cache_error: str | None = None
         self.readers = dict(READERS if readers is None else readers)
         self.in_process = in_process
+        self.runner = runner
         self._lock = threading.Lock()
         self._jobs: dict[str, _Job] = {}
         self._failed: dict[str, tuple[IngestError, float]] = {}
@@ -238,7 +261,7 @@ class IngestManager:
             self._fall_back(problem)
         else:
             remove_stale_files(self.cache_root)
-        self.prewarm = prewarm and not in_process
+        self.prewarm = prewarm and not in_process and runner is None
         self._spare: tuple[subprocess.Popen[bytes], str] | None = None
         if self.prewarm and self.cache_error is None:
             self._start_spare()
@@ -395,6 +418,17 @@ class IngestManager:
 
             threading.Thread(target=work, name=f"profscope-ingest-{key[:8]}", daemon=True).start()
             return
+        if self.runner is not None:
+
+            def stage(text: str) -> None:
+                job.stage = text
+
+            def finish(returncode: int, error: dict[str, Any] | None) -> None:
+                job.returncode, job.error = returncode, error
+                job.done.set()
+
+            self.runner.submit(spec, stage, finish)
+            return
         spare, self._spare = self._spare, None
         process = None
         line = json.dumps(spec).encode("utf-8") + b"\n"
@@ -462,7 +496,7 @@ class IngestManager:
             url=job.url,
             bytes_done=int(state.get("bytes_done", 0)),
             bytes_total=int(state.get("bytes_total", job.size)),
-            stage=str(state.get("stage", "queued")),
+            stage=str(state.get("stage", job.stage)),
         )
 
     def _failure(self, key: str, job: _Job) -> IngestError | None:
@@ -477,7 +511,7 @@ class IngestManager:
                 return None
             return IngestError(job.url, f"ingest of {job.url} finished without writing a cache entry")
         error_path = _progress_file(job.cache_root, key, ".error", create=False)
-        error = _read_json(error_path)
+        error = _read_json(error_path) or job.error
         with contextlib.suppress(OSError):
             os.remove(error_path)  # remembered in `_failed` from now on
         if error:

@@ -4,7 +4,9 @@ progress) and encode tiles, with TensorBoard errors that name the subject.
 The server process keeps bounded caches only: opened entries (memory-mapped, see `ingest`),
 assembled timelines, and encoded tiles by size. When the cache directory cannot be written and
 the engine fell back to a temporary one, every timeline's warnings say so (the view shows them). Tiles are immutable for a given set of cache
-entries, so they carry an ETag derived from the entries' fingerprints and a long max-age.
+entries, so they carry an ETag derived from the entries' fingerprints and a long max-age. A caller
+that can show a merged timeline before all its hosts are ingested (`open(partial=True)`) gets the
+hosts that are ready as a `PartialTimeline` naming the others (`progressive`).
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ from typing import Any
 from tensorboard import errors
 
 from profscope.trace import ingest, tiles
-from profscope.trace.answers import Ingesting, IngestingFile
+from profscope.trace.answers import Ingesting, IngestingFile, PendingHost
+from profscope.trace.progressive import PartialTimeline, is_partial
 from profscope.trace.timeline import HostTrace, Timeline
 
 # Seconds a resolved timeline is reused before its sources are looked at again.
 RECHECK_S = 5.0
+# The same for a partial timeline: a host that arrives is shown within this.
+PARTIAL_RECHECK_S = 0.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,8 +50,9 @@ class TraceService:
         max_timelines: int = 8,
         tile_cache_bytes: int = 128 << 20,
         manager: ingest.IngestManager | None = None,
+        runner: ingest.IngestRunner | None = None,
     ) -> None:
-        self.manager = manager or ingest.IngestManager(cache_root)
+        self.manager = manager or ingest.IngestManager(cache_root, runner=runner)
         self._lock = threading.Lock()
         self._timelines: collections.OrderedDict[tuple[Any, ...], tuple[Timeline, float]] = (
             collections.OrderedDict()
@@ -58,11 +64,15 @@ class TraceService:
         self._tile_bytes = 0
         self._tile_cache_bytes = tile_cache_bytes
 
-    def open(self, subject: str, hosts: Sequence[HostSource], wait_s: float = 0.0) -> Timeline | Ingesting:
+    def open(
+        self, subject: str, hosts: Sequence[HostSource], wait_s: float = 0.0, partial: bool = False
+    ) -> Timeline | Ingesting:
         """The timeline of `hosts` merged, or the ingest progress while any is still being read.
 
         `subject` names the run/session in error messages; `wait_s` bounds how long a request
-        waits for running ingests before answering with progress.
+        waits for running ingests before answering with progress. With `partial`, once one host
+        is ready the answer is the timeline of the ready ones (`PartialTimeline`, the others
+        pending with their progress) instead of the progress.
         """
         if not hosts:
             raise errors.NotFoundError(f"{subject}: no trace file to show")
@@ -72,7 +82,9 @@ class TraceService:
         now = time.monotonic()
         with self._lock:
             cached = self._timelines.get(wanted)
-            if cached is not None and now - cached[1] < RECHECK_S:
+            recheck_s = PARTIAL_RECHECK_S if cached is not None and is_partial(cached[0]) else RECHECK_S
+            usable = cached is not None and (partial or not is_partial(cached[0]))
+            if cached is not None and usable and now - cached[1] < recheck_s:
                 self._timelines.move_to_end(wanted)
                 return cached[0]
         opened, pending = [], []
@@ -83,7 +95,7 @@ class TraceService:
             except ingest.IngestError as e:
                 raise errors.InvalidArgumentError(f"{subject}: cannot show {h.label}: {e}") from e
             (opened if isinstance(got, ingest.OpenedTrace) else pending).append((h, got))
-        if pending:
+        if pending and not (partial and opened):
             files = [
                 IngestingFile(path=h.label, bytes_done=p.bytes_done, bytes_total=p.bytes_total, stage=p.stage)
                 for h, p in pending
@@ -97,12 +109,24 @@ class TraceService:
         with self._lock:
             cached = self._timelines.get(wanted)
             keys = [o.key for _, o in opened]
-            if cached is not None and [h.key for h in cached[0].hosts] == keys:
-                timeline = cached[0]
-            else:
-                timeline = Timeline(
-                    [HostTrace(h.name, o.trace, o.index, o.key, o.searcher) for h, o in opened], subject
+            waiting = [
+                PendingHost(
+                    name=h.name,
+                    path=h.label,
+                    bytes_done=p.bytes_done,
+                    bytes_total=p.bytes_total,
+                    stage=p.stage,
                 )
+                for h, p in pending
+            ]
+            same_kind = cached is not None and is_partial(cached[0]) == bool(waiting)
+            if cached is not None and same_kind and [h.key for h in cached[0].hosts] == keys:
+                timeline = cached[0]
+                if isinstance(timeline, PartialTimeline):
+                    timeline.pending = waiting
+            else:
+                ready = [HostTrace(h.name, o.trace, o.index, o.key, o.searcher) for h, o in opened]
+                timeline = PartialTimeline(ready, subject, waiting) if waiting else Timeline(ready, subject)
                 if self.manager.cache_warning is not None:
                     timeline.warnings.append(self.manager.cache_warning)
             self._timelines[wanted] = (timeline, now)

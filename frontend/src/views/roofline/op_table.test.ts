@@ -103,4 +103,19 @@ describe("op table", () => {
     expect(table.el.querySelector("tr.rf-selected")?.getAttribute("data-rank")).toBe("5");
     table.destroy();
   });
+
+  it("offers a graph link on the rows of XLA ops (those of a program), which opens their events", () => {
+    const opened: string[] = [];
+    const table = new OpTable({ select: () => {}, openTrace: (op) => opened.push(op.search), filtered: () => {} });
+    const kernelOnly = { ...answer, ops: answer.ops.map((op) => (op.name === "aten::mm" ? { ...op, program: "" } : op)) };
+    table.setAnswer(kernelOnly, ctx, "ops.csv");
+    const withGraph = Array.from(table.el.querySelectorAll("tbody tr"))
+      .filter((tr) => tr.querySelector("[data-testid=rf-open-graph]"))
+      .map((tr) => tr.querySelector(".rf-name")?.textContent);
+    expect(withGraph).toEqual(names(answer.ops).filter((name) => name !== "aten::mm"));
+    const first = kernelOnly.ops.find((op) => op.program) as RooflineOpRow;
+    (table.el.querySelector("[data-testid=rf-open-graph]") as HTMLButtonElement).click();
+    expect(opened).toEqual([first.search]);
+    table.destroy();
+  });
 });

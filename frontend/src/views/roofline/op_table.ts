@@ -217,11 +217,22 @@ export class OpTable {
           this.events.openTrace(op);
         });
         td.append(" ", link);
+        if (op.program) td.append(" ", this.graphLink(op));
       }
       tr.append(td);
     }
     tr.addEventListener("click", () => this.events.select(op.rank));
     return tr;
+  }
+
+  /** An XLA op's events open with its HLO graph in the trace's details panel (views/trace/hlo_graph.ts). */
+  private graphLink(op: RooflineOpRow): HTMLButtonElement {
+    const link = h("button", { type: "button", class: "rf-link", "data-testid": "rf-open-graph", title: `Find "${op.search}" in the Trace tab, with its HLO graph` }, "graph");
+    link.addEventListener("click", (e) => {
+      e.stopPropagation();
+      this.events.openTrace(op);
+    });
+    return link;
   }
 
   private updateCsv(): void {

@@ -1,18 +1,28 @@
 /** The details panel under the timeline: one event (every field and arg, its flows as links that
- * jump to the linked event) or a per-name summary table of several events or a range; and the
- * splitter that resizes it. */
+ * jump to the linked event, and for an XLA op its HLO graph, hlo_graph.ts) or a per-name summary
+ * table of several events or a range; and the splitter that resizes it. */
 
 import type { EventDetails, FlowLink, SummaryResponse, SummaryRow } from "../../api/types.ts";
 import { clear, h } from "../../dom.ts";
 import { formatCount, formatDuration } from "../../shared/units.ts";
 import { DURATION_DIGITS, formatInstant } from "./axis.ts";
+import { HloGraphSection, type HloGraphHost, isXlaOp } from "./hlo_graph.ts";
 
 export interface DetailsHost {
   /** "section / track" for a track id. */
   trackLabel(track: number): string;
   /** Zoom to and select the event with this global id. */
   jumpTo(id: number): void;
+  /** The `hlo` route and the trace search, for the Graph section of an XLA op. */
+  hlo: HloGraphHost;
+  /** Whether host `host`'s trace may carry HLO modules (an XPlane). */
+  mayHoldHlo(host: number): boolean;
+  /** The panel grew to make room for a graph (the timeline above it shrank). */
+  panelGrew(): void;
 }
+
+/** The panel's height the first time it shows a graph, unless the splitter has set one. */
+const GRAPH_PANEL_HEIGHT = "min(480px, 55vh)";
 
 type SortKey = keyof SummaryRow;
 
@@ -35,6 +45,10 @@ function argValue(v: unknown): Node {
     const flat = JSON.stringify(v);
     return flat.length <= 100 ? document.createTextNode(flat) : h("pre", { class: "tv-pre" }, JSON.stringify(v, null, 2));
   }
+  if (typeof v === "number" && Number.isInteger(v) && !Number.isSafeInteger(v)) {
+    // JSON.parse rounds integers past 2**53 (TPU program ids): say so rather than show a wrong id.
+    return h("span", { title: "Rounded: JavaScript numbers hold integers exactly only up to 2^53" }, `≈ ${BigInt(v)}`);
+  }
   return document.createTextNode(String(v));
 }
 
@@ -43,13 +57,28 @@ export class DetailsPanel {
   private sortKey: SortKey = "total_ns";
   private sortDesc = true;
   private lastSummary: { title: string; sub: string; resp: SummaryResponse } | null = null;
+  private graph: HloGraphSection | null = null;
+  /** The panel grew for a graph once; later graphs keep the height (or the splitter's). */
+  private grown = false;
 
   constructor(private readonly host: DetailsHost) {
     this.hint();
   }
 
+  /** The Graph section shown (an XLA op's), if any. */
+  get graphSection(): HloGraphSection | null {
+    return this.graph;
+  }
+
+  /** Stops the Graph section's requests (the panel shows something else, or the view is gone). */
+  stop(): void {
+    this.graph?.stop();
+    this.graph = null;
+  }
+
   hint(): void {
     this.lastSummary = null;
+    this.stop();
     clear(this.el);
     this.el.append(
       h(
@@ -61,17 +90,20 @@ export class DetailsPanel {
   }
 
   loading(text: string): void {
+    this.stop();
     clear(this.el);
     this.el.append(h("p", { class: "tv-hint" }, text));
   }
 
   error(text: string): void {
+    this.stop();
     clear(this.el);
     this.el.append(h("p", { class: "ps-error", role: "alert" }, text));
   }
 
   showEvent(d: EventDetails): void {
     this.lastSummary = null;
+    this.stop();
     clear(this.el);
     const rows: [string, Node | string][] = [
       ["Name", h("span", { "data-testid": "details-name" }, d.name)],
@@ -108,18 +140,30 @@ export class DetailsPanel {
     };
     flowList("Flows out", d.flows_out ?? [], "→");
     flowList("Flows in", d.flows_in ?? [], "←");
-    this.el.append(
-      h(
-        "div",
-        { class: "tv-details-grid" },
-        h("div", {}, h("h3", {}, "Event"), table),
-        h("div", {}, h("h3", {}, `Arguments (${args.length})`), args.length ? argTable : h("p", { class: "tv-hint" }, "No arguments recorded."), flows),
-      ),
+    const grid = h(
+      "div",
+      { class: "tv-details-grid" },
+      h("div", {}, h("h3", {}, "Event"), table),
+      h("div", {}, h("h3", {}, `Arguments (${args.length})`), args.length ? argTable : h("p", { class: "tv-hint" }, "No arguments recorded."), flows),
     );
+    const named = isXlaOp(d);
+    if (named || this.host.mayHoldHlo(d.host)) {
+      const shown = () => {
+        grid.classList.add("tv-hlo-grid");
+        if (this.grown || this.el.style.height) return;
+        this.grown = true;
+        this.el.style.height = GRAPH_PANEL_HEIGHT;
+        this.host.panelGrew();
+      };
+      this.graph = new HloGraphSection(this.host.hlo, d.id, { probe: !named, shown });
+      grid.append(this.graph.el);
+    }
+    this.el.append(grid);
   }
 
   showSummary(title: string, sub: string, resp: SummaryResponse): void {
     this.lastSummary = { title, sub, resp };
+    this.stop();
     clear(this.el);
     const rows = [...resp.rows].sort((a, b) => {
       const x = a[this.sortKey];

@@ -1,10 +1,13 @@
-/** The notices above the timeline: the trace's warnings, what each host's reader skipped, and tiles
- * that could not be loaded (one line, replaced by the latest failure). */
+/** The notices above the timeline: the trace's warnings, what each host's reader skipped, the hosts
+ * of a merged timeline still being read (`pending.ts`), and tiles that could not be loaded (one line,
+ * replaced by the latest failure). */
 
 import { ApiError } from "../../api/client.ts";
+import type { PendingHost } from "../../api/answers.gen.ts";
 import type { TraceMeta } from "../../api/types.ts";
 import { clear, h } from "../../dom.ts";
 import { formatCount } from "../../shared/units.ts";
+import { pendingNotice } from "./pending.ts";
 import type { TileId } from "./tilecache.ts";
 
 export class Notices {
@@ -23,6 +26,16 @@ export class Notices {
       const more = h("details", {}, h("summary", {}, `${host.name}: ${parts.join("; ")}`), h("ul", {}, ...(host.warnings ?? []).map((w) => h("li", {}, w))));
       this.el.append(h("div", { class: "ps-notice" }, more));
     }
+    this.showPending(meta.pending_hosts ?? []);
+  }
+
+  /** Lists the hosts still being read with their progress (replacing the earlier list). */
+  showPending(hosts: readonly PendingHost[]): void {
+    const note = pendingNotice(hosts);
+    const existing = this.el.querySelector("[data-testid=pending-hosts]");
+    if (existing && note) existing.replaceWith(note);
+    else if (existing) existing.remove();
+    else if (note) this.el.append(note);
   }
 
   tileFailed(id: TileId, error: Error): void {

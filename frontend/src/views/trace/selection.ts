@@ -9,6 +9,7 @@ import { formatDuration } from "../../shared/units.ts";
 import type { ViewContext } from "../view.ts";
 import { DURATION_DIGITS, formatTimestamp } from "./axis.ts";
 import { DetailsPanel } from "./details.ts";
+import type { HloAnswer } from "./hlo_graph.ts";
 import { type ColoredRange, MARK_COLOR, type Mark, MAX_MARKS, RANGE_COLOR } from "./measure.ts";
 import type { FlowArrow, SelectedBox } from "./render.ts";
 import type { EventHit, Piece } from "./scene.ts";
@@ -91,6 +92,12 @@ export class SelectionManager {
     this.details = new DetailsPanel({
       trackLabel: (t) => timeline.trackLabel(t),
       jumpTo: (id) => void this.jumpTo(id, { select: true, zoom: true }),
+      hlo: {
+        load: (params, signal) => ctx.client.getJson<HloAnswer>("hlo", ctx.subject, params, signal),
+        findEvents: (query) => ctx.navigate("trace", { q: query }),
+      },
+      mayHoldHlo: (host) => timeline.meta?.hosts[host]?.format === "xplane",
+      panelGrew: () => this.revealSelectedSoon(),
     });
   }
 
@@ -254,6 +261,18 @@ export class SelectionManager {
 
   stop(): void {
     this.detailsAbort?.abort();
+    this.details.stop();
+  }
+
+  /** Keeps the one selected event on screen once the timeline has taken its new height (two frames:
+   * the resize is observed after the next layout). */
+  private revealSelectedSoon(): void {
+    requestAnimationFrame(() =>
+      requestAnimationFrame(() => {
+        const [box, ...more] = this.selectedBoxes();
+        if (box && !more.length) this.view.revealTrack(box.track, box.depth);
+      }),
+    );
   }
 
   private async showSelectionSummary(): Promise<void> {

@@ -1,5 +1,5 @@
 /** The bar above the timeline: the mouse tools, the flows toggle, the search box, "Whole trace", the
- * help button and the status line (visible span, tile level, boxes drawn, tiles held and loading). */
+ * help and "Export…" buttons and the status line (visible span, tile level, boxes drawn, tiles held and loading). */
 
 import { h } from "../../dom.ts";
 import { formatBytes, formatCount, formatDuration } from "../../shared/units.ts";
@@ -12,6 +12,8 @@ export interface ToolbarActions {
   flowsChanged(): void;
   wholeTrace(): void;
   toggleHelp(): void;
+  /** Opens the export dialog; without it the bar has no "Export…" button. */
+  exportTrace?(): void;
 }
 
 export interface StatusFacts {
@@ -58,7 +60,11 @@ export class Toolbar {
     reset.addEventListener("click", () => actions.wholeTrace());
     const helpButton = h("button", { type: "button", class: "ps-button", title: "Keys and mouse (?)", "data-testid": "help-button" }, "?");
     helpButton.addEventListener("click", () => actions.toggleHelp());
-    this.el = h("div", { class: "tv-toolbar" }, tools, flows, searchBox, reset, helpButton, h("span", { class: "ps-spacer" }), this.status);
+    const exportButton = actions.exportTrace
+      ? h("button", { type: "button", class: "ps-button", title: "Download the trace as Chrome trace JSON, redacted by default", "data-testid": "export-button" }, "Export…")
+      : null;
+    exportButton?.addEventListener("click", () => actions.exportTrace?.());
+    this.el = h("div", { class: "tv-toolbar" }, tools, flows, searchBox, reset, helpButton, exportButton, h("span", { class: "ps-spacer" }), this.status);
   }
 
   /** Whether flow arrows of all visible events are drawn. */

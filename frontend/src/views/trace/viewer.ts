@@ -11,6 +11,7 @@ import { h, isAbort, messageOf } from "../../dom.ts";
 import type { ViewContext } from "../view.ts";
 import { linkParams, readLink } from "./deep_link.ts";
 import { detailsSplitter } from "./details.ts";
+import { ExportDialog } from "./export_dialog.ts";
 import { FrameLoop } from "./frame_loop.ts";
 import { helpOverlay } from "./help.ts";
 import { isOnScreen, KeyboardInput } from "./keyboard.ts";
@@ -19,6 +20,7 @@ import { errorOverlay, loadingOverlay } from "./loading.ts";
 import { MeasureReadout } from "./measure.ts";
 import { MouseInput } from "./mouse.ts";
 import { Notices } from "./notices.ts";
+import { PendingWatch } from "./pending.ts";
 import { drawAxis, drawFrame, LABEL_WIDTH } from "./render.ts";
 import { planPieces } from "./scene.ts";
 import { SearchPanel } from "./search_panel.ts";
@@ -63,8 +65,10 @@ export class TraceViewer {
   private readonly tooltip: HoverTooltip;
   private readonly search: SearchPanel;
   private readonly toolbar: Toolbar;
+  private readonly exportDialog: ExportDialog;
   private readonly mouse: MouseInput;
   private readonly keyboard: KeyboardInput;
+  private readonly pending: PendingWatch;
   private dpr = 1;
   private linkTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly resizeObserver: ResizeObserver;
@@ -102,6 +106,7 @@ export class TraceViewer {
         flowsChanged: redraw,
         wholeTrace: () => this.timeline.setRange(this.timeline.wholeRange()),
         toggleHelp: () => this.toggleHelp(),
+        exportTrace: () => this.exportDialog.open(),
       },
       this.search.el,
     );
@@ -131,7 +136,17 @@ export class TraceViewer {
       wholeTrace: () => this.timeline.setRange(this.timeline.wholeRange()),
       focusSearch: () => this.search.focus(),
     });
+    this.pending = new PendingWatch({
+      poll: (signal) => ctx.client.traceMeta(ctx.subject, signal),
+      progress: (hosts) => this.notices.showPending(hosts),
+      arrived: (meta) => this.reopen(meta),
+    });
     this.help = helpOverlay(() => this.toggleHelp(false));
+    this.exportDialog = new ExportDialog({
+      client: ctx.client,
+      subject: ctx.subject,
+      visibleRange: () => (this.timeline.meta ? { ...this.timeline.range } : null),
+    });
     this.setTool("select");
     this.el = h(
       "div",
@@ -143,6 +158,7 @@ export class TraceViewer {
       this.selection.details.el,
       this.tooltip.el,
       this.help,
+      this.exportDialog.el,
     );
     this.resizeObserver = new ResizeObserver(() => this.resize());
     this.resizeObserver.observe(this.scroller);
@@ -192,6 +208,7 @@ export class TraceViewer {
     if (this.linkTimer) clearTimeout(this.linkTimer);
     this.search.stop();
     this.selection.stop();
+    this.pending.stop();
     this.cache.clear();
   }
 
@@ -210,6 +227,23 @@ export class TraceViewer {
     this.cache.pin(meta.tile.max_level, 0);
     this.applyParams(this.ctx.params, true);
     this.resize();
+    this.tiles.schedule(true);
+    this.pending.watch(meta);
+  }
+
+  /** Opens metadata that shows other hosts than before (a pending host arrived): host indices,
+   * tracks and event ids changed, so tiles, the selection, folded sections and the search walk start
+   * afresh; the visible range stays. */
+  private reopen(meta: TraceMeta): void {
+    if (this.destroyed) return;
+    const range = this.timeline.range;
+    this.selection.clearAll();
+    this.search.fill(this.search.query);
+    this.cache.clear();
+    this.timeline.collapsed.clear();
+    this.open(meta);
+    this.timeline.range = clampRange(range, this.timeline.limits);
+    this.frames.request();
     this.tiles.schedule(true);
   }
 

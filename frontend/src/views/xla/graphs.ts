@@ -6,7 +6,7 @@ import type { XlaApi, XlaDiff, XlaDiffRow, XlaGraph, XlaGraphList, XlaGraphRecor
 import { append, clear, h, isAbort, messageOf } from "../../dom.ts";
 import { formatCount } from "../../shared/units.ts";
 import { shortHash } from "./format.ts";
-import { renderDot } from "./graphviz.ts";
+import { renderDot } from "../../shared/graphviz.ts";
 
 /** Graphs up to this many nodes are drawn as soon as they are opened; bigger ones on request. */
 const AUTO_DRAW_NODES = 400;

@@ -5,7 +5,7 @@ import { XlaApi, type XlaReport } from "../../api/xla.ts";
 import { formatBytes, formatCount, formatDuration } from "../../shared/units.ts";
 import { BAR_COLOR, barChart, barChartConfig, HOT_COLOR, percentileConfig, percentilePlot, warmupBars } from "./charts.ts";
 import { formatExact, formatRate } from "./format.ts";
-import { sanitizeSvg } from "./graphviz.ts";
+import { sanitizeSvg } from "../../shared/graphviz.ts";
 import { debugDigest, findingsList, stepCharts, summaryCards } from "./overview.ts";
 
 const BASE = "http://tb.local/data/plugin/profscope/";

@@ -1,11 +1,12 @@
-"""Trace: the streaming timeline of a host's XPlane or Chrome/Kineto trace (`trace/*` routes)."""
+"""Trace: the streaming timeline of a host's XPlane or Chrome/Kineto trace (`trace/*` routes), and
+the HLO graph of its XLA ops (`hlo`)."""
 
 from __future__ import annotations
 
 from profscope.formats import registry
 from profscope.logdir import Host
 from profscope.tools import Tool
-from profscope.tools.trace import routes
+from profscope.tools.trace import export, hlo, routes
 from profscope.trace import answers
 
 
@@ -18,5 +19,14 @@ TOOL = Tool(
     order=1,
     applies=applies,
     routes=routes.ROUTES,
-    answers=(answers.TraceMeta, answers.TraceEvent, answers.TraceSearch, answers.TraceSummary),
+    answers=(
+        answers.TraceMeta,
+        answers.TraceEvent,
+        answers.TraceSearch,
+        answers.TraceSummary,
+        hlo.HloOp,
+        hlo.NoHloModule,
+        hlo.NotAnXlaOp,
+        export.ExportPreview,
+    ),
 )

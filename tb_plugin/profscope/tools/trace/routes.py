@@ -1,8 +1,12 @@
-"""The `trace/*` routes: meta, tiles, event details, whole-trace search and range summaries.
+"""The `trace/*` routes (meta, tiles, event details, whole-trace search and range summaries) and
+`hlo`, an XLA op of the trace in its HLO module (`hlo.py`); `export` and `export/preview`, the
+trace as gzipped Chrome trace JSON (`export.py`).
 
 The trace engine (`profscope.trace`) does the work; these functions read the parameters, check
 what only a route knows (a search limit, a range that ends before it starts) and name the subject
-in their errors. While a host is ingested `ctx.timeline()` raises and the plugin answers 202.
+in their errors. While a host is ingested `ctx.timeline()` raises and the plugin answers 202; these
+routes ask for a partial timeline (the hosts ready so far, `pending_hosts` in meta), whose tiles are
+not cached by the browser since ids change when a host arrives.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from tensorboard import errors
 from profscope.context import HostContext
 from profscope.params import Params
 from profscope.tools import Binary, Handler
+from profscope.tools.trace import export, hlo
 from profscope.trace.answers import TraceEvent, TraceMeta, TraceSearch, TraceSummary
+from profscope.trace.progressive import is_partial
 from profscope.trace.timeline import DEFAULT_SEARCH_LIMIT
 
 # How long trace/meta waits for a running ingest before answering 202 with progress: small files
@@ -25,20 +31,22 @@ MAX_SEARCH_LIMIT = 10_000
 
 def meta(ctx: HostContext, params: Params) -> TraceMeta:
     """`trace/meta`: sections, tracks, span, counts, warnings and the tile scheme."""
-    return ctx.timeline(META_WAIT_S).meta()
+    return ctx.timeline(META_WAIT_S, partial=True).meta()
 
 
 def tile(ctx: HostContext, params: Params) -> Binary:
     """`trace/tile?level=&index=`: one gzip-encoded binary tile with its ETag."""
     level, index = params.int("level"), params.int("index")
-    data, etag = ctx.trace_service().tile(ctx.timeline(), level, index)
-    return Binary(data, content_encoding="gzip", etag=etag, max_age_s=TILE_MAX_AGE_S)
+    timeline = ctx.timeline(partial=True)
+    data, etag = ctx.trace_service().tile(timeline, level, index)
+    max_age = 0 if is_partial(timeline) else TILE_MAX_AGE_S
+    return Binary(data, content_encoding="gzip", etag=etag, max_age_s=max_age)
 
 
 def event(ctx: HostContext, params: Params) -> TraceEvent:
     """`trace/event?id=`: everything about one event (global id)."""
     event_id = params.int("id")
-    timeline = ctx.timeline()
+    timeline = ctx.timeline(partial=True)
     try:
         return timeline.event(event_id)
     except KeyError as e:
@@ -51,7 +59,7 @@ def search(ctx: HostContext, params: Params) -> TraceSearch:
     q = params.text("q", "") or ""
     limit = params.int("limit", DEFAULT_SEARCH_LIMIT)
     offset = params.int("offset", 0)
-    timeline = ctx.timeline()
+    timeline = ctx.timeline(partial=True)
     if not q.strip():
         raise errors.InvalidArgumentError(f"{timeline.subject}: empty search query")
     if limit > MAX_SEARCH_LIMIT:
@@ -64,7 +72,7 @@ def summary(ctx: HostContext, params: Params) -> TraceSummary:
     tracks) or of given events."""
     start, end = params.float("start"), params.float("end")
     tracks, ids = params.int_list("tracks"), params.int_list("ids")
-    timeline = ctx.timeline()
+    timeline = ctx.timeline(partial=True)
     if start is not None and end is not None and end < start:
         raise errors.InvalidArgumentError(f"{timeline.subject}: summary range ends before it starts")
     try:
@@ -79,4 +87,7 @@ ROUTES: dict[str, Handler] = {
     "/trace/event": event,
     "/trace/search": search,
     "/trace/summary": summary,
+    "/hlo": hlo.hlo,
+    "/export": export.export,
+    "/export/preview": export.export_preview,
 }

@@ -1,6 +1,7 @@
-/** Graphviz in the browser: the WASM build from @viz-js/viz, imported on first use so it costs
- * nothing until a graph is drawn. The SVG it returns is stripped of links and event attributes,
- * since graph dumps are data from the logdir. */
+/** Graphviz in the browser, for every view that draws a graph (the XLA tab's graph dumps, the trace's
+ * HLO graph): the WASM build from @viz-js/viz, imported on first use so it costs nothing until a graph
+ * is drawn. The SVG it returns is stripped of links and event attributes, since the graphs are data
+ * from the logdir. */
 
 import type { Viz } from "@viz-js/viz";
 
