@@ -151,6 +151,16 @@ def _query(subject: dict[str, Any], **params: str) -> dict[str, str]:
     return {**{k: subject[k] for k in SUBJECT}, **params}
 
 
+def _second_subject(parameters: dict[str, str], subject: dict[str, Any]) -> dict[str, str]:
+    """Parameters naming a second subject (`base_run`, `base_session`, `base_host`): the same one."""
+    return {
+        name: subject[key]
+        for name in parameters
+        for key in SUBJECT
+        if name != key and name.endswith(f"_{key}") and name.count("_") == 1
+    }
+
+
 def _ready(client: Client, subject: dict[str, Any]) -> None:
     deadline = time.monotonic() + 120
     while client.get(f"{BASE}/trace/meta", query_string=_query(subject)).status_code == 202:
@@ -201,12 +211,18 @@ def test_every_route_reads_its_parameters_through_params(served, monkeypatch) ->
         subject = _subject_for(tool.id, subjects)
         found[path] = _route_parameters(client, monkeypatch, subject, path)
         # Optional strings may be choices ("x" is none of them) or required in effect (a search
-        # query): the route answers 200 either with them absent or with them "x".
+        # query): the route answers 200 either with them absent or with them "x". An optional
+        # integer may stand for required ones (`hlo?event=` instead of `program_id` and `op`).
         harmless = _harmless(found[path])
         without_text = {k: v for k, v in harmless.items() if found[path][k] != "text"}
-        answers = [
-            client.get(f"{BASE}{path}", query_string=_query(subject, **q)) for q in (without_text, harmless)
-        ]
+        optional_ints = {k: "0" for k, kind in found[path].items() if kind == "optional_int"}
+        same = _second_subject(found[path], subject)
+        queries = (
+            {**without_text, **same},
+            {**harmless, **same},
+            {**without_text, **optional_ints, **same},
+        )
+        answers = [client.get(f"{BASE}{path}", query_string=_query(subject, **q)) for q in queries]
         assert 200 in [a.status_code for a in answers], (
             path,
             [a.get_data(as_text=True)[:300] for a in answers],
