@@ -279,5 +279,12 @@ def test_trace_tab_searches_the_linked_op(tensorboard_server, browser_page, roof
         arg=op["search"],
         timeout=10_000,
     )
-    total = get_json(server, f"trace/search?{TPU}&q={urllib.parse.quote(op['search'])}&limit=1")["total"]
-    assert frame.inner_text("[data-testid=search-count]").startswith(f"1 / {total}")
+    found = get_json(server, f"trace/search?{TPU}&q={urllib.parse.quote(op['search'])}&limit=1000")
+    # The link lands on the first event named exactly as the op (else the first match).
+    names = [m["name"] for m in found["matches"]]
+    position = names.index(op["search"]) + 1 if op["search"] in names else 1
+    frame.wait_for_function(
+        "want => document.querySelector('[data-testid=search-count]').textContent === want",
+        arg=f"{position} / {found['total']}",
+        timeout=10_000,
+    )
