@@ -285,6 +285,6 @@ def test_trace_tab_searches_the_linked_op(tensorboard_server, browser_page, roof
     position = names.index(op["search"]) + 1 if op["search"] in names else 1
     frame.wait_for_function(
         "want => document.querySelector('[data-testid=search-count]').textContent === want",
-        arg=f"{position} / {found['total']}",
+        arg=f"{position:,} / {found['total']:,}",
         timeout=10_000,
     )
