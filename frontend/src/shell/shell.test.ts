@@ -31,6 +31,12 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 0));
 }
 
+/** Waits (up to 5 s) until `ok()` holds: a view loads its chunk and asks the server in its own time. */
+async function until(ok: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!ok() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+}
+
 function open(runs?: RunsResponse, link = "") {
   const api = new MockApi(makeTrace(2, 3), runs ? { runs } : {});
   const store = new MemoryStore(new URLSearchParams(link));
@@ -169,7 +175,10 @@ describe("shell", () => {
     select.dispatchEvent(new Event("change"));
     await settle();
     expect(store.params.get("session")).toBe("1796000000000000000");
-    const metas = api.requests.filter((r) => r.includes("trace/meta")).map((r) => new URLSearchParams(r.split("?")[1]).get("session"));
+    const sessionsAsked = () =>
+      api.requests.filter((r) => r.includes("trace/meta")).map((r) => new URLSearchParams(r.split("?")[1]).get("session"));
+    await until(() => sessionsAsked().includes("1796000000000000000"));
+    const metas = sessionsAsked();
     expect(metas).toContain("1796000000000000000");
     expect(metas.every((s) => s === "1795998778000000000" || s === "1796000000000000000")).toBe(true);
   });
