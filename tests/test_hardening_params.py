@@ -163,7 +163,10 @@ def _second_subject(parameters: dict[str, str], subject: dict[str, Any]) -> dict
 
 def _ready(client: Client, subject: dict[str, Any]) -> None:
     deadline = time.monotonic() + 120
-    while client.get(f"{BASE}/trace/meta", query_string=_query(subject)).status_code == 202:
+    while True:
+        res = client.get(f"{BASE}/trace/meta", query_string=_query(subject))
+        if res.status_code != 202 and not (res.status_code == 200 and res.get_json()["pending_hosts"]):
+            return
         assert time.monotonic() < deadline, subject
         time.sleep(0.05)
 
