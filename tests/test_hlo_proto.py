@@ -467,3 +467,35 @@ def test_a_module_of_100k_instructions_decodes_within_a_second() -> None:
     assert instruction_text(module, module.instruction("add.7")).startswith(
         "%add.7 = f32[128,128]{1,0} add(f32[128,128]{1,0} %add.6, f32[128,128]{1,0} %add.5), metadata={op_type"
     )
+
+
+def test_threads_sharing_a_module_see_one_complete_decoding() -> None:
+    """The server's request threads share modules: each computation is decoded once, and no thread
+    sees a computation whose instructions are set but whose id table is not yet."""
+    import sys
+    import threading
+
+    module = HloModule(protos("mi300")[9])
+    names = [ins.name for ins in HloModule(protos("mi300")[9]).instructions()]
+    barrier = threading.Barrier(8)
+    seen: list[list[int]] = []
+
+    def look() -> None:
+        barrier.wait()
+        found = [module.instruction(name) for name in names]
+        assert None not in found
+        by_id = [len(c.by_id) == len(c.instructions) for c in module.computations.values()]
+        assert all(by_id)
+        seen.append([id(ins) for ins in found])
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=look) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(seen) == 8 and all(s == seen[0] for s in seen)

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Generic, TypeVar
 
@@ -446,10 +447,11 @@ class HloComputation:
     def users(self, instruction: HloInstruction) -> list[HloInstruction]:
         """Instructions of this computation that use `instruction`, each once, in order."""
         if self._users is None:
-            self._users = {}
+            users: dict[int, list[HloInstruction]] = {}
             for user in self.instructions:
                 for operand in dict.fromkeys(user.operand_ids):
-                    self._users.setdefault(operand, []).append(user)
+                    users.setdefault(operand, []).append(user)
+            self._users = users
         return self._users.get(instruction.id, [])
 
 
@@ -458,10 +460,15 @@ _COMPUTATION_FIELDS = {1: wire.LEN, 2: wire.LEN, 5: wire.VARINT, 6: wire.VARINT,
 
 
 class HloModule:
-    """One program's module: name, entry computation and computations by id (in proto order)."""
+    """One program's module: name, entry computation and computations by id (in proto order).
+
+    A module is shared by the server's request threads: decoding on first use happens under a lock,
+    and each lazily built table is assigned only once complete, so a reader never sees half of one.
+    """
 
     def __init__(self, data: bytes) -> None:
         self.data = data
+        self._lock = threading.Lock()
         self._buf = wire.padded(data)
         self._shapes: dict[bytes, Shape] = {}
         self._by_name: dict[str, HloInstruction] | None = None
@@ -503,7 +510,12 @@ class HloModule:
 
     def load(self, computations: list[HloComputation]) -> None:
         """Decode the instructions of the given computations (those not decoded yet) in one batch."""
-        pending = [c for c in computations if c._instructions is None]
+        if all(c._instructions is not None for c in computations):
+            return
+        with self._lock:
+            self._load_locked([c for c in computations if c._instructions is None])
+
+    def _load_locked(self, pending: list[HloComputation]) -> None:
         if not pending:
             return
         starts = np.concatenate([c._ranges[0] for c in pending])
@@ -522,8 +534,8 @@ class HloModule:
                 decoded = (ids[row], names[row], opcodes[row], operands[row], called[row], spans[row])
                 made.append(HloInstruction(comp, index, (*decoded, shape_span)))
                 row += 1
-            comp._instructions = made
             comp._by_id = {i.id: i for i in made}
+            comp._instructions = made
 
     def instructions(self) -> Iterator[HloInstruction]:
         """Every instruction of every computation (decoding all of them)."""
@@ -534,9 +546,10 @@ class HloModule:
     def instruction(self, name: str) -> HloInstruction | None:
         """The instruction of this name in any computation (XLA names are unique in a module)."""
         if self._by_name is None:
-            self._by_name = {}
+            by_name: dict[str, HloInstruction] = {}
             for ins in self.instructions():
-                self._by_name.setdefault(ins.name, ins)
+                by_name.setdefault(ins.name, ins)
+            self._by_name = by_name
         return self._by_name.get(name)
 
 
@@ -546,11 +559,16 @@ class HloModules(Mapping[int, HloModule]):
     def __init__(self, protos: Mapping[int, bytes]) -> None:
         self._protos = protos
         self._modules: dict[int, HloModule] = {}
+        self._lock = threading.Lock()
 
     def __getitem__(self, program_id: int) -> HloModule:
-        if program_id not in self._modules:
-            self._modules[program_id] = HloModule(self._protos[program_id])
-        return self._modules[program_id]
+        module = self._modules.get(program_id)
+        if module is None:
+            with self._lock:
+                module = self._modules.get(program_id)
+                if module is None:
+                    module = self._modules[program_id] = HloModule(self._protos[program_id])
+        return module
 
     def __iter__(self) -> Iterator[int]:
         return iter(self._protos)
