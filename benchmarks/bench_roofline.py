@@ -1,16 +1,23 @@
 """Latency of the `roofline` answer, cold (first request after the trace is ingested) and warm.
 
 Usage:
-    .venv/bin/python benchmarks/bench_roofline.py [--xplane FILE ...] [--synthetic-ops N] [--warm 5]
+    .venv/bin/python benchmarks/bench_roofline.py [--xplane FILE ...] [--trace FILE ...]
+        [--synthetic-ops N] [--warm 5] [--cold 1] [--profile]
 
-Each XPlane (default: the TPU v6e and MI300 XPlanes of tests/data/xplane; add the big one from
-`benchmarks/make_big_xplane.py`) is linked into a scratch logdir and served by the plugin behind
-TensorBoard's WSGI app in this process, with an empty cache directory. The script waits until
-`trace/meta` answers 200 (ingest done, not timed), then times:
-- cold: the first `roofline` request (timeline opened from the cache, device ops extracted, rows
-  built, JSON encoded);
+Each XPlane (`--xplane`; default, when neither option is given: the TPU v6e and MI300 XPlanes of
+tests/data/xplane; add the big one from `benchmarks/make_big_xplane.py`) and each Chrome / Kineto
+trace (`--trace`, e.g. `/tmp/big.json` from `benchmarks/make_big_json.py`) is linked into a scratch
+logdir and served by the plugin behind TensorBoard's WSGI app in this process, with an empty cache
+directory. The script waits until `trace/meta` answers 200 (ingest done, not timed), then times:
+- cold: the first `roofline` request after every in-memory answer cache of the roofline and of the
+  overview (whose classified events the roofline reuses) is emptied (timeline opened from
+  the cache, device ops and steps extracted, rows built, JSON encoded); `--cold N` repeats it N
+  times (caches emptied each time) and reports the median and the spread, in wall time and in
+  this process's CPU time (on a loaded machine the wall time also holds the wait for a core);
 - warm: `--warm` more identical requests (the answer cache), median and max;
-- infeed=0: the first request with the other option (device ops reused, rows rebuilt).
+- infeed=0: the first request with the other option (device ops reused, rows rebuilt);
+- step: the first request for the first step's ops (`step=N`), when the trace has steps.
+`--profile` prints the pyinstrument profile (when installed) or the cProfile top 30 of one cold answer.
 `--synthetic-ops N` also times the analysis alone (no HTTP) on an in-memory TPU trace of N op
 executions over 4 cores, the shape of a long TPU capture. Goals (issue point 9): warm ≤ 100 ms,
 cold ≤ 2 s after ingest. Timings on a shared machine are noisy; rerun before comparing.
@@ -19,9 +26,10 @@ cold ≤ 2 s after ingest. Timings on a shared machine are noisy; rerun before c
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import pathlib
-import shutil
+import pstats
 import statistics
 import tempfile
 import time
@@ -34,6 +42,7 @@ from werkzeug.test import Client
 from profscope.columns import TraceBuilder
 from profscope.formats import xplane
 from profscope.plugin import ProfscopePlugin
+from profscope.tools.overview import routes as overview_routes
 from profscope.tools.roofline import analysis, routes
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -44,43 +53,101 @@ DEFAULT_FILES = [
 BASE = "/data/plugin/profscope"
 
 
+def file_name(path: pathlib.Path) -> str:
+    """The name the plugin recognises the file's format by."""
+    if path.name.endswith(".xplane.pb"):
+        return "host.xplane.pb"
+    return "host.pt.trace.json.gz" if path.name.endswith(".gz") else "host.pt.trace.json"
+
+
 def serve(files: list[pathlib.Path], scratch: pathlib.Path) -> Client:
     for k, path in enumerate(files):
         folder = scratch / "logdir" / f"run{k}" / "plugins" / "profile" / "session"
         folder.mkdir(parents=True)
-        shutil.copyfile(path, folder / "host.xplane.pb")
-    flags = argparse.Namespace(profscope_cache_dir=str(scratch / "cache"))
+        (folder / file_name(path)).symlink_to(path.resolve())
+    flags = argparse.Namespace(profscope_cache_dir=str(scratch / "cache"), profscope_follow_symlinks=True)
     plugin = ProfscopePlugin(base_plugin.TBContext(logdir=str(scratch / "logdir"), flags=flags))
     return Client(application.TensorBoardWSGI([plugin]))
 
 
-def timed_get(client: Client, route: str) -> tuple[float, int, int]:
+def timed_get(client: Client, route: str) -> tuple[float, int, bytes]:
     start = time.perf_counter()
     res = client.get(f"{BASE}/{route}")
-    return time.perf_counter() - start, res.status_code, len(res.get_data())
+    return time.perf_counter() - start, res.status_code, res.get_data()
 
 
-def bench_file(client: Client, k: int, path: pathlib.Path, warm: int) -> dict[str, object]:
+def cpu_timed_get(client: Client, route: str) -> tuple[float, float, int, bytes]:
+    """`timed_get` with the CPU time this process spent (the answer is computed in the request
+    thread, so on a loaded machine CPU time shows the work, wall time also the wait for a core)."""
+    cpu = time.process_time()
+    seconds, status, body = timed_get(client, route)
+    return seconds, time.process_time() - cpu, status, body
+
+
+def clear_caches() -> None:
+    routes.clear_caches()
+    overview_routes.clear_caches()
+
+
+def profiled_cold(client: Client, route: str) -> None:
+    """One cold answer under pyinstrument (when installed) or cProfile."""
+    clear_caches()
+    try:
+        import pyinstrument
+    except ImportError:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        timed_get(client, route)
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
+        return
+    with pyinstrument.Profiler() as profiler:
+        timed_get(client, route)
+    print(profiler.output_text(unicode=True, color=False, show_all=False))
+
+
+def bench_file(
+    client: Client, k: int, path: pathlib.Path, warm: int, cold: int, profile: bool
+) -> dict[str, object]:
     subject = f"run=run{k}&session=session&host=host"
     ingest_start = time.perf_counter()
     while client.get(f"{BASE}/trace/meta?{subject}").status_code == 202:
         time.sleep(0.05)
     ingest_s = time.perf_counter() - ingest_start
-    routes.clear_caches()
-    cold_s, status, size = timed_get(client, f"roofline?{subject}")
-    assert status == 200, status
+    cold_s, cold_cpu_s = [], []
+    for _ in range(cold):
+        clear_caches()
+        seconds, cpu_s, status, body = cpu_timed_get(client, f"roofline?{subject}")
+        assert status == 200, (status, body[:300])
+        cold_s.append(seconds)
+        cold_cpu_s.append(cpu_s)
     warm_s = [timed_get(client, f"roofline?{subject}")[0] for _ in range(warm)]
     other_s, _, _ = timed_get(client, f"roofline?{subject}&infeed=0")
-    return {
+    answer = json.loads(body)
+    out: dict[str, object] = {
         "file": path.name,
         "size_mb": round(path.stat().st_size / 1e6, 1),
         "ingest_s": round(ingest_s, 2),
-        "cold_ms": round(cold_s * 1e3, 1),
+        "observed": answer["observed"],
+        "steps": len(answer["steps"]),
+        "cold_median_ms": round(statistics.median(cold_s) * 1e3, 1),
+        "cold_min_ms": round(min(cold_s) * 1e3, 1),
+        "cold_max_ms": round(max(cold_s) * 1e3, 1),
+        "cold_cpu_median_ms": round(statistics.median(cold_cpu_s) * 1e3, 1),
+        "cold_cpu_min_ms": round(min(cold_cpu_s) * 1e3, 1),
+        "cold_cpu_max_ms": round(max(cold_cpu_s) * 1e3, 1),
         "warm_median_ms": round(statistics.median(warm_s) * 1e3, 2),
         "warm_max_ms": round(max(warm_s) * 1e3, 2),
         "infeed0_first_ms": round(other_s * 1e3, 1),
-        "answer_kb": round(size / 1e3, 1),
+        "answer_kb": round(len(body) / 1e3, 1),
     }
+    if answer["steps"]:
+        step_s, status, _ = timed_get(client, f"roofline?{subject}&step={answer['steps'][0]}")
+        assert status == 200, status
+        out["step_first_ms"] = round(step_s * 1e3, 1)
+    if profile:
+        profiled_cold(client, f"roofline?{subject}")
+    return out
 
 
 def synthetic_tpu(executions: int, cores: int = 4) -> object:
@@ -128,17 +195,22 @@ def bench_synthetic(executions: int) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--xplane", action="append", type=pathlib.Path, help="XPlane to serve (repeatable)")
+    parser.add_argument(
+        "--trace", action="append", type=pathlib.Path, help="Chrome / Kineto trace to serve (repeatable)"
+    )
     parser.add_argument("--warm", type=int, default=5, help="warm requests per file")
+    parser.add_argument("--cold", type=int, default=1, help="cold requests per file (caches emptied)")
+    parser.add_argument("--profile", action="store_true", help="profile one cold answer per file")
     parser.add_argument(
         "--synthetic-ops", type=int, default=0, help="also time an in-memory TPU trace of N ops"
     )
     args = parser.parse_args(argv)
-    files = args.xplane or DEFAULT_FILES
+    files = [*(args.xplane or []), *(args.trace or [])] or DEFAULT_FILES
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         client = serve(files, pathlib.Path(tmp))
         for k, path in enumerate(files):
-            results.append(bench_file(client, k, path, args.warm))
+            results.append(bench_file(client, k, path, args.warm, args.cold, args.profile))
             print(json.dumps(results[-1]))
     if args.synthetic_ops:
         results.append(bench_synthetic(args.synthetic_ops))

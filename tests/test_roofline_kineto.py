@@ -276,3 +276,22 @@ def test_which_corpus_traces_record_shapes() -> None:
             for c in formula_rows
         )
     assert not any(c.source == COST_FROM_PROFILE for name in (BERT, RESNET, RANK1) for c in _costs(name))
+
+
+def test_args_read_in_small_chunks_give_the_same_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The args are gathered and decoded in chunks, chunks without any field read are skipped: with a
+    chunk of one record, records with and without shapes alternate from chunk to chunk."""
+    shapes = {"Input Dims": [[4, 8], [8, 2]], "Input type": ["float", "float"]}
+    events = [_op("aten::mm", 100 * k, 50, **(shapes if k % 2 else {})) for k in range(1, 7)]
+    synthetic = _write_trace(tmp_path / "t.json", events)
+    whole = [kineto.op_costs(_trace(RESNET)), kineto.op_costs(synthetic)]
+    monkeypatch.setattr(kineto, "CHUNK_BYTES", 1)
+    assert [kineto.op_costs(_trace(RESNET)), kineto.op_costs(synthetic)] == whole
+    rows = {c.name: c for c in whole[1]}
+    assert rows["aten::mm(fp32[4, 8], fp32[8, 2])"].occurrences == 3
+    assert (rows["aten::mm"].occurrences, rows["aten::mm"].source) == (
+        3,
+        "no shapes recorded (record_shapes=True)",
+    )

@@ -5,8 +5,6 @@ against XProf's own answers, device peaks and their sources, the not-observed an
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.util
 import json
 import pathlib
 import shutil
@@ -524,16 +522,18 @@ def test_route_reads_peak_overrides_from_the_run_folder(plugin_client, logdir):
     assert any("roofline.json: unknown memory levels ['l7']" in w for w in body["warnings"])
 
 
-def test_kineto_host_until_its_costs_are_built(plugin_client, tmp_path):
+def test_kineto_route_has_step_rows_and_step_ops(plugin_client, tmp_path):
     shutil.copytree(pathlib.Path(__file__).parent / "data" / "trace" / "logdir", tmp_path / "kineto")
     _, client = plugin_client(tmp_path / "kineto")
-    res, _ = ready(client, run="bert", session="pytorch", host="bert_small")
+    subject = {"run": "bert", "session": "pytorch", "host": "bert_small"}
+    res, _ = ready(client, **subject)
     assert res.status_code == 200
     body = res.get_json()
-    spec = importlib.util.find_spec("profscope.tools.roofline.kineto")
-    built = spec is not None and hasattr(importlib.import_module(spec.name), "op_costs")
-    if not built:
-        assert body["observed"] is False and body["reason"].startswith(analysis.KINETO_NOT_BUILT)
-        assert body["program"] == [] and body["ops"] == [] and "device" not in body
-    else:
-        assert body["observed"] and body["program"][0]["step"] == "Total"
+    assert body["observed"] and body["steps"] == [6]
+    assert body["step_source"] == "ProfilerStep#N markers (PyTorch profiler)"
+    assert [r["step"] for r in body["program"]] == ["Total", "Average step (1 complete)", "6"]
+    step = get(client, **subject, step=6).get_json()
+    assert step["step"] == 6 and step["program"] == body["program"]
+    assert sum(op["occurrences"] for op in step["ops"]) <= sum(op["occurrences"] for op in body["ops"])
+    missing = get(client, **subject, step=7)
+    assert missing.status_code == 400 and "no step 7 (steps: 6)" in missing.get_data(as_text=True)

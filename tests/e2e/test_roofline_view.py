@@ -234,6 +234,13 @@ def test_kineto_costs_estimated_from_shapes_are_marked(
     estimated = [op for op in answer["ops"] if op["source"] == "estimated from shapes"]
     missing = [op for op in answer["ops"] if "flop_rate" not in op["figures"]]
     assert estimated and missing
+    # the ProfilerStep#6 marker gives the program a step row, as an XPlane's Steps line does
+    frame.wait_for_selector("[data-testid=rf-program-row][data-step='6']")
+    steps = frame.eval_on_selector_all("[data-testid=rf-program-row]", "els => els.map(e => e.dataset.step)")
+    assert steps == [r["step"] for r in answer["program"]] == ["Total", "Average step (1 complete)", "6"]
+    assert (
+        frame.inner_text("[data-testid=rf-step-source]") == "Steps: ProfilerStep#N markers (PyTorch profiler)"
+    )
 
     rate = frame.locator(
         f"[data-testid=rf-op-row][data-rank='{estimated[0]['rank']}'] td[data-estimated]"

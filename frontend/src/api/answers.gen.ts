@@ -693,7 +693,8 @@ export interface RedactedKind {
 /**
  * `roofline?run=&session=&host=[&infeed=0|1][&step=N]`. `observed` is false when the trace has
  * no device activity (then `reason` says why and nothing else is drawn). `ops_total` counts all
- * ops, of which the first `len(ops)` by self time are listed.
+ * ops, of which the first `len(ops)` by self time are listed. `step_source` says where the steps
+ * come from (an XPlane's Steps lines, ProfilerStep#N markers, …, or that none were found).
  */
 export interface RooflineAnswer {
   subject: string;
@@ -703,6 +704,7 @@ export interface RooflineAnswer {
   include_infeed: boolean;
   step?: number;
   steps: number[];
+  step_source?: string;
   program: RooflineProgramRow[];
   ops: RooflineOpRow[];
   ops_total: number;

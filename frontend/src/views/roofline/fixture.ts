@@ -53,6 +53,7 @@ export function rooflineAnswer(overrides: Partial<RooflineAnswer> = {}): Rooflin
     },
     include_infeed: true,
     steps: [1, 2],
+    step_source: "the devices' Steps lines",
     program: [
       {
         step: "Total",

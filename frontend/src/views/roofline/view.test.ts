@@ -98,6 +98,7 @@ describe("RooflineView", () => {
     expect(device.querySelector("[data-testid=rf-peak-bw-sram_read]")?.textContent).toContain("unknown");
     expect(device.querySelector("[data-testid=rf-peak-bw-sram_read]")?.textContent).toContain("no roof drawn");
     expect(view.el.querySelector("[data-testid=rf-warnings]")?.textContent).toBe("no step marker observed");
+    expect(view.el.querySelector("[data-testid=rf-step-source]")?.textContent).toBe("Steps: the devices' Steps lines");
     expect(view.el.querySelector("[data-testid=rf-listing]")?.textContent).toBe("showing 5 of 12 ops; the 5 with the most self time are listed");
     // happy-dom has no 2D canvas: the chart's points are there as text
     const points = Array.from(view.el.querySelectorAll("[data-testid=rf-point]")).map((li) => li.getAttribute("data-key"));
@@ -156,6 +157,27 @@ describe("RooflineView", () => {
     (view.el.querySelector("[data-testid=rf-program-row]") as HTMLElement).click();
     expect(view.el.querySelector("[data-testid=rf-program-table] tr.rf-selected")?.getAttribute("data-step")).toBe("Total");
     expect(view.el.querySelector("[data-testid=rf-op-table] tr.rf-selected")).toBeNull();
+  });
+
+  it("lists a PyTorch trace's steps as program rows and places each on the chart", async () => {
+    const bare = rooflineAnswer();
+    const total = bare.program[0]!;
+    const row = (step: string, scale: number) => ({ ...total, step, device_time_ns: total.device_time_ns * scale, flops: (total.flops as number) * scale });
+    const kineto = rooflineAnswer({
+      steps: [5, 6],
+      step_source: "ProfilerStep#N markers (PyTorch profiler)",
+      program: [total, row("Average step (2 complete)", 0.5), row("5", 0.5), row("6", 0.5)],
+      warnings: [],
+    });
+    const { view } = harness(() => kineto);
+    await view.start();
+    const rows = Array.from(view.el.querySelectorAll("[data-testid=rf-program-row]")).map((tr) => tr.querySelector("td")?.textContent);
+    expect(rows).toEqual(["Total", "Average step (2 complete)", "Step 5", "Step 6"]);
+    expect(view.el.querySelector("[data-testid=rf-step-source]")?.textContent).toBe("Steps: ProfilerStep#N markers (PyTorch profiler)");
+    const points = Array.from(view.el.querySelectorAll("[data-testid=rf-point]")).map((li) => li.getAttribute("data-key"));
+    expect(points.filter((k) => k?.startsWith("program:"))).toEqual(["program:Total", "program:Average step (2 complete)", "program:5", "program:6"]);
+    const step = view.el.querySelector("[data-testid=rf-step]") as HTMLSelectElement;
+    expect(Array.from(step.options).map((o) => o.textContent)).toEqual(["every step", "step 5", "step 6"]);
   });
 
   it("says there is nothing to draw instead of an empty chart when no figure was observed", async () => {

@@ -160,6 +160,7 @@ export class RooflineView {
     this.renderToolbar(answer);
     this.programSection.replaceChildren(
       h("h2", {}, "Program"),
+      ...(answer.step_source ? [h("p", { class: "rf-hint", "data-testid": "rf-step-source" }, `Steps: ${answer.step_source}`)] : []),
       h("div", { class: "rf-table-scroll" }, programTable(answer.program, context, this.options.step, (row) => this.select(`program:${row.step}`, false))),
     );
     this.body.append(

@@ -1,5 +1,5 @@
 """The roofline answer of a timeline: device peaks, program rows (Total, Average step, each step)
-and op rows, for XPlane hosts (`xplane.py`) and Kineto hosts (`kineto.py`, when built).
+and op rows, for XPlane hosts (`xplane.py`) and Kineto hosts (`kineto.py`, steps `kineto_steps.py`).
 
 Several hosts of one request are summed as XProf sums its devices: op costs per (program, op),
 device times and steps; the peaks are the first host's device (a warning names other devices).
@@ -8,8 +8,7 @@ device times and steps; the peaks are the first host's device (a warning names o
 from __future__ import annotations
 
 import dataclasses
-import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,14 +17,18 @@ from profscope.answers import UNSET
 from profscope.columns import Trace
 from profscope.formats import registry
 from profscope.formats.hlo_proto import HloModule
-from profscope.tools.roofline import parts, rows, xplane
+from profscope.tools.overview import events as overview_events
+from profscope.tools.roofline import kineto, kineto_steps, parts, rows, xplane
 from profscope.tools.roofline import peaks as peaks_lib
 from profscope.tools.roofline.answers import RooflineAnswer, RooflineDevice, RooflinePeak, RooflineProgramRow
 from profscope.tools.roofline.model import LEVELS, DevicePeaks, OpCost
+from profscope.trace import lod
 
 NOT_OBSERVED = "no device roofline: device activity not observed"
-KINETO_NOT_BUILT = "roofline for PyTorch traces: not built yet"
-NO_STEPS = "no step marker observed: no per-step rows and no average step"
+NO_STEPS = (
+    "no step marker observed (an XPlane's Steps line; ProfilerStep#N or step_num annotations in a PyTorch "
+    "trace): no per-step rows and no average step"
+)
 UNKNOWN_DEVICE = "unknown device"
 NO_PEAKS = (
     "the device's peaks are unknown (not in the profile or the parts table): no roof is drawn; "
@@ -44,7 +47,7 @@ class Options:
 @dataclasses.dataclass
 class HostDevices:
     """One host's device ops, ready for any Options: an XPlane's executions, or a Kineto trace's
-    op costs (no per-execution detail: Total only)."""
+    op costs, whole and per step."""
 
     name: str
     peaks: DevicePeaks | None
@@ -54,6 +57,19 @@ class HostDevices:
     wall_time_ps: int | None
     activity: xplane.DeviceActivity | None = None
     costs: list[OpCost] | None = None
+    step_split: kineto_steps.KinetoSteps | None = None
+
+    @property
+    def steps(self) -> list[xplane.Step]:
+        if self.activity is not None:
+            return self.activity.steps
+        return self.step_split.steps if self.step_split is not None else []
+
+    @property
+    def step_source(self) -> str:
+        if self.activity is not None:
+            return "the devices' Steps lines" if self.activity.steps else "no Steps line on the devices"
+        return self.step_split.source if self.step_split is not None else "no step markers found"
 
 
 class UnknownStep(KeyError):
@@ -61,11 +77,16 @@ class UnknownStep(KeyError):
 
 
 def host_devices(
-    name: str, trace: Trace, hlo_modules: Mapping[int, HloModule] | None = None
+    name: str,
+    trace: Trace,
+    hlo_modules: Mapping[int, HloModule] | None = None,
+    events: Callable[[], overview_events.HostEvents] | None = None,
 ) -> HostDevices | str:
     """A host's device ops, or why the host has none (a sentence for the answer). `hlo_modules`
     (the host's programs, `HostContext.hlo_modules`) cost GPU ops whose kernels have no cost stats;
-    without them they are decoded from the trace's attachments."""
+    without them they are decoded from the trace's attachments. `events` gives a Kineto trace's
+    classified events (the overview's, cached per host), whose steps split the ops; without it they
+    are classified here."""
     if trace.format == registry.XPLANE:
         activity = xplane.device_activity(trace, hlo_modules)
         if activity is None:
@@ -84,7 +105,7 @@ def host_devices(
             wall_time_ps=activity.wall_time_ps,
             activity=activity,
         )
-    return _kineto_host(name, trace)
+    return _kineto_host(name, trace, events)
 
 
 def answer(
@@ -127,6 +148,7 @@ def answer(
         )
     device = peaks_lib.apply_override(device, override)
     notes += list(device.notes)
+    notes += [w for h in ready if h.step_split is not None for w in h.step_split.warnings]
     steps = _merged_steps(ready)
     if options.step is not None and options.step not in steps:
         known = ", ".join(str(s) for s in sorted(steps)) or "none"
@@ -140,12 +162,13 @@ def answer(
     base.observed = True
     base.device = _device(device, ready)
     base.steps = sorted(steps)
+    base.step_source = "; ".join(dict.fromkeys(h.step_source for h in ready))
     base.program = program
     base.ops = rows.op_rows(costs, scope_time, device)
     base.ops_total = sum(1 for c in costs if c.occurrences > 0)
     if base.ops_total > len(base.ops):
         notes.append(f"{base.ops_total} ops: the {len(base.ops)} with the most self time are listed")
-    if not steps and all(h.activity is not None for h in ready):
+    if not steps:
         notes.append(NO_STEPS)
     if any(r.figures.anomaly is not UNSET for r in base.ops):
         count = sum(1 for r in base.ops if r.figures.anomaly is not UNSET)
@@ -189,7 +212,7 @@ def _costs(
     host: HostDevices, options: Options, step: int | None = None, counted_only: bool = False
 ) -> list[OpCost]:
     if host.activity is None:
-        costs = host.costs or []
+        costs = _kineto_costs(host, step)
         costs = [c for c in costs if options.include_infeed or not c.transfer]
         return [c for c in costs if c.in_program] if counted_only else costs
     activity = host.activity
@@ -207,7 +230,7 @@ def _costs(
 
 def _transfer_time(host: HostDevices, step: int | None) -> int:
     if host.activity is None:
-        return sum(c.total_time_ps for c in host.costs or [] if c.transfer) if step is None else 0
+        return sum(c.total_time_ps for c in _kineto_costs(host, step) if c.transfer)
     activity = host.activity
     ex = activity.executions
     transfer = np.array([op.transfer for op in activity.ops], dtype=bool)
@@ -222,12 +245,12 @@ def _transfer_time(host: HostDevices, step: int | None) -> int:
 def _merged_steps(hosts: list[HostDevices]) -> dict[int, tuple[int, int, bool]]:
     """step → (time summed over devices, devices, complete on every host that has steps)."""
     merged: dict[int, tuple[int, int, bool]] = {}
-    with_steps = [h for h in hosts if h.activity is not None and h.activity.steps]
+    with_steps = [h for h in hosts if h.steps]
     for host in with_steps:
-        for step in host.activity.steps:  # type: ignore[union-attr]
+        for step in host.steps:
             time_ps, devices, complete = merged.get(step.number, (0, 0, True))
             merged[step.number] = (time_ps + step.time_ps, devices + step.devices, complete and step.complete)
-    hosts_of = {n: sum(1 for h in with_steps if any(s.number == n for s in h.activity.steps)) for n in merged}  # type: ignore[union-attr]
+    hosts_of = {n: sum(1 for h in with_steps if any(s.number == n for s in h.steps)) for n in merged}
     return {n: (t, d, ok and hosts_of[n] == len(with_steps)) for n, (t, d, ok) in merged.items()}
 
 
@@ -295,33 +318,34 @@ def _device(peaks: DevicePeaks, hosts: list[HostDevices]) -> RooflineDevice:
 
 
 # -- Kineto -----------------------------------------------------------------------------------------
-def _kineto_host(name: str, trace: Trace) -> HostDevices | str:
-    """A Chrome/Kineto host through `kineto.op_costs` (when it is built) and `parts.match_part`."""
-    try:
-        kineto = importlib.import_module("profscope.tools.roofline.kineto")
-    except ImportError:
-        return f"{KINETO_NOT_BUILT} ({name})"
-    if not callable(getattr(kineto, "op_costs", None)):
-        return f"{KINETO_NOT_BUILT} ({name})"
-    gpus = [s.id for s in trace.sections if s.kind == "gpu"]
-    spans = []
-    for sid in gpus:
-        tracks = [t.id for t in trace.tracks if t.section == sid]
-        mask = np.isin(trace.ev_track, tracks)
-        if mask.any():
-            spans.append(
-                (int(trace.ev_start_ps[mask].min()), int((trace.ev_start_ps + trace.ev_dur_ps)[mask].max()))
-            )
+def _kineto_costs(host: HostDevices, step: int | None) -> list[OpCost]:
+    """A Kineto host's op rows: the whole trace's, or one step's."""
+    if step is None:
+        return host.costs or []
+    return host.step_split.costs.get(step, []) if host.step_split is not None else []
+
+
+def _kineto_host(
+    name: str, trace: Trace, events: Callable[[], overview_events.HostEvents] | None
+) -> HostDevices | str:
+    """A Chrome/Kineto host: its op costs (`kineto.py`), whole and per step (`kineto_steps.py`), and
+    its device from `deviceProperties` through `parts.match_part`."""
+    spans = kineto.device_spans(trace)
     if not spans:
-        return f"{NOT_OBSERVED}: {name} has no GPU events"
+        return f"{NOT_OBSERVED}: {name} has no GPU activity (kernels, memcpys, memsets)"
     properties = list(trace.metadata.get("deviceProperties") or [])
     part = parts.match_part(properties[0]) if properties else None
+    classified = (
+        events() if events is not None else overview_events.build(name, trace, lod.build(trace).self_ps)
+    )
+    ops = kineto.prepare(trace, classified.parent)
     return HostDevices(
         name=name,
         peaks=peaks_lib.with_default_roof(part.peaks()) if part is not None else None,
         devices=len(spans),
         device_planes=max(len(properties), len(spans)),
-        device_time_ps=sum(b - a for a, b in spans),
-        wall_time_ps=max(b for _, b in spans) - min(a for a, _ in spans),
-        costs=kineto.op_costs(trace),
+        device_time_ps=sum(b - a for a, b in spans.values()),
+        wall_time_ps=max(b for _, b in spans.values()) - min(a for a, _ in spans.values()),
+        costs=ops.costs()[0],
+        step_split=kineto_steps.split(classified, ops),
     )

@@ -108,7 +108,8 @@ class RooflineOpRow(Answer, kw_only=True):
 class RooflineAnswer(Answer, kw_only=True):
     """`roofline?run=&session=&host=[&infeed=0|1][&step=N]`. `observed` is false when the trace has
     no device activity (then `reason` says why and nothing else is drawn). `ops_total` counts all
-    ops, of which the first `len(ops)` by self time are listed."""
+    ops, of which the first `len(ops)` by self time are listed. `step_source` says where the steps
+    come from (an XPlane's Steps lines, ProfilerStep#N markers, …, or that none were found)."""
 
     subject: str
     observed: bool
@@ -117,6 +118,7 @@ class RooflineAnswer(Answer, kw_only=True):
     include_infeed: bool
     step: int | UnsetType = UNSET
     steps: list[int]
+    step_source: str | UnsetType = UNSET
     program: list[RooflineProgramRow]
     ops: list[RooflineOpRow]
     ops_total: int

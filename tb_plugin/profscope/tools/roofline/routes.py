@@ -1,8 +1,9 @@
 """The `roofline` route: parameters, the run's peak overrides, and the answer cache.
 
 Per host trace (its cache fingerprint) the device ops are extracted once (`analysis.host_devices`,
-with the host's HLO modules from `ctx.hlo_modules`, shared with other tools); per (timeline,
-options, overrides) the answer is built once. Each cache slot has its own lock, so
+with the host's HLO modules from `ctx.hlo_modules` and, for a Kineto trace, the overview's
+classified events, whose steps split its ops; both are cached by their tools and shared); per
+(timeline, options, overrides) the answer is built once. Each cache slot has its own lock, so
 concurrent requests for one answer compute it once while every other request (other hosts,
 other routes) goes on; while a trace is ingested `ctx.timeline()` raises and the plugin answers 202.
 """
@@ -17,6 +18,7 @@ from profscope.context import HostContext
 from profscope.params import Params
 from profscope.tools import Handler
 from profscope.tools.cache import SingleFlightCache
+from profscope.tools.overview import routes as overview_routes
 from profscope.tools.roofline import analysis, peaks
 from profscope.tools.roofline.answers import RooflineAnswer
 
@@ -46,7 +48,10 @@ def roofline(ctx: HostContext, params: Params) -> RooflineAnswer:
     def build() -> RooflineAnswer:
         hosts = [
             _hosts.get(
-                host.key, lambda h=host, i=i: analysis.host_devices(h.name, h.trace, ctx.hlo_modules(i))
+                host.key,
+                lambda h=host, i=i: analysis.host_devices(
+                    h.name, h.trace, ctx.hlo_modules(i), lambda: overview_routes.host_events(h)
+                ),
             )
             for i, host in enumerate(timeline.hosts)
         ]

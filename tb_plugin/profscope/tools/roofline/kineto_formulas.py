@@ -1,0 +1,403 @@
+"""FLOP and byte formulas of PyTorch (aten) ops from their recorded shapes, for the Kineto roofline.
+
+`kineto.py` decides which occurrences count (the innermost op of a family, parts in their combined
+op) and calls these formulas on the `Input Dims`, `Input type` and `Concrete Inputs` of each
+distinct signature. A formula input that was not recorded raises `Unknown` naming it.
+
+Formulas, per occurrence (n = elements of the output unless said; s = bytes per element of each
+tensor's own dtype; bytes = Σ tensor inputs read + outputs written, each numel × s):
+- mm(A[M,K], B[K,N]), addmm(C, A, B), _addmm_activation, linear(X[…,K], W[N,K], b)
+  (M = numel(X)/K): FLOPs = 2·M·N·K (bias add not counted); bytes = A + B (+ C/b) + out[M,N].
+- bmm(A[b,M,K], B[b,K,N]), baddbmm(C, A, B): 2·b·M·N·K; bytes = A + B (+ C) + out[b,M,N].
+- matmul(A, B): broadcast batch b = Π broadcast(A[:-2], B[:-2]); 1-D operands as [1,K] / [K,1];
+  2·b·M·N·K.
+- convolution (conv1d/2d/3d, convolution, _convolution, cudnn_/miopen_/mkldnn_convolution):
+  out spatial o = ⌊(i + 2p − d·(k−1) − 1)/s⌋ + 1 (stride s, padding p, dilation d from Concrete
+  Inputs; "same" → o = i); FLOPs = 2·numel(out)·Π W[1:] (W = [C_out, C_in/groups, k…]).
+  Transposed: FLOPs = 2·numel(input)·Π W[1:]. bytes = input + W + bias + out.
+- convolution backward (convolution_backward with output_mask; cudnn_/miopen_convolution_backward
+  with output_mask or its nested _input/_weight parts): FLOPs = 2·numel(grad_out)·Π W[1:] for each
+  of grad_input and grad_weight computed (+ numel(grad_out) for grad_bias); bytes = grad_out +
+  (W + grad_input) + (input + grad_weight) + grad_bias, for the gradients computed.
+- attention (_scaled_dot_product_flash/efficient/cudnn_attention, scaled_dot_product_attention:
+  Q[…,Lq,D], K[…,Lk,D], V[…,Lk,Dv], batch·heads = Π Q[:-2]; _flash/_efficient_attention_forward:
+  Q[B,Lq,H,D]): FLOPs = 2·B·H·Lq·Lk·(D + Dv) (QKᵀ and PV; causal masking not discounted, as
+  torch.utils.flop_counter counts it); bytes = Q + K + V + out[B,H,Lq,Dv]. Backward (the `_backward`
+  ops, with grad_out first): 2·B·H·Lq·Lk·(3·D + 2·Dv) (QKᵀ recomputed, dV, dP, dQ, dK); bytes =
+  grad_out + out + 2·(Q + K + V).
+- softmax / log_softmax (_softmax, _log_softmax): 5·n (max, subtract, exp, sum, divide/log);
+  backward (_softmax_backward_data, _log_softmax_backward_data): 4·n; bytes = inputs + out.
+- layer norm (native_layer_norm): 6·n (mean 1, variance 3, normalise 2) + n per weight and bias
+  given; batch norm (batch_norm, native_batch_norm, cudnn_/miopen_batch_norm):
+  training 6·n, inference 2·n, + n per weight and bias (the training flag comes from Concrete
+  Inputs); bytes = input + weight + bias + running stats + out (saved mean/rstd not counted).
+- elementwise (add, sub, mul, div, relu, gelu, silu, sigmoid, tanh, exp, log, sqrt, rsqrt, neg,
+  abs, pow, clamp(_min), threshold/gelu/silu/sigmoid/tanh _backward, where, native_dropout, and
+  in-place `_` forms): 1·n (addcmul/addcdiv/lerp 2·n; copy_/fill_/zero_ 0); out = the broadcast of
+  the tensor inputs (the trailing out= tensor, or self for in-place ops), its element size the
+  largest of the inputs'; in-place ops read and write self (copy_/fill_/zero_ only write it);
+  native_dropout also writes a 1-byte mask per element.
+- reductions (sum, mean, amax, amin, max, min, prod: 1·n_in; norm, linalg_vector_norm: 2·n_in;
+  var, std: 3·n_in; n_in = input elements; max/min of two tensors are elementwise); output
+  elements from the reduced dims in Concrete Inputs (none given = everything reduced).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+# Element size and short name of the dtypes `Input type` names.
+DTYPES = {
+    "double": ("fp64", 8), "float": ("fp32", 4), "c10::Half": ("fp16", 2), "c10::BFloat16": ("bf16", 2),
+    "c10::Float8_e4m3fn": ("fp8e4m3", 1), "c10::Float8_e5m2": ("fp8e5m2", 1),
+    "c10::Float8_e4m3fnuz": ("fp8e4m3fnuz", 1), "c10::Float8_e5m2fnuz": ("fp8e5m2fnuz", 1),
+    "long int": ("int64", 8), "int": ("int32", 4), "short int": ("int16", 2), "signed char": ("int8", 1),
+    "unsigned char": ("uint8", 1), "bool": ("bool", 1), "c10::complex<float>": ("complex64", 8),
+    "c10::complex<double>": ("complex128", 16), "c10::complex<c10::Half>": ("complex32", 4),
+}  # fmt: skip
+
+
+class Unknown(Exception):
+    """A formula cannot be evaluated: the message says which input was not recorded."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Tensor:
+    shape: tuple[int, ...]
+    size: int  # bytes per element
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def bytes(self) -> float:
+        return float(self.numel * self.size)
+
+
+class Call:
+    """One op's recorded arguments: shapes, dtypes and concrete values by position."""
+
+    def __init__(
+        self, dims: list[Any], types: list[Any], concrete: list[Any] | None, parts: Any = None
+    ) -> None:
+        self.dims, self.types, self.concrete = dims, types, concrete
+        self.parts = parts  # (grad_input, grad_weight) computed by nested backward parts, when known
+
+    def tensor(self, i: int) -> Tensor | None:
+        shape = self.dims[i] if i < len(self.types) and self.types[i] in DTYPES else None
+        if not isinstance(shape, list) or not all(isinstance(d, int) for d in shape):
+            return None
+        return Tensor(tuple(shape), DTYPES[self.types[i]][1])
+
+    def need(self, i: int, what: str = "input") -> Tensor:
+        t = self.tensor(i)
+        if t is None:
+            raise Unknown(f"{what} (argument {i}) is not a recorded tensor")
+        return t
+
+    def value(self, i: int, what: str) -> Any:
+        """A non-tensor argument's value; Unknown when Concrete Inputs do not give it."""
+        if self.concrete is None or i >= len(self.concrete) or self.concrete[i] in ("", None):
+            raise Unknown(
+                f"{what} not recorded" + (" (needs Concrete Inputs)" if i < len(self.types) else "")
+            )
+        return parse_concrete(str(self.concrete[i]))
+
+
+def parse_concrete(text: str) -> Any:
+    """A Concrete Inputs entry as a Python value: "[1, 1]" → [1, 1], "True" → True, "0." → 0.0."""
+    try:
+        return json.loads(text.replace("True", "true").replace("False", "false"))
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text.strip()
+
+
+Cost = tuple[float, float]  # (FLOPs, bytes) of one occurrence
+Formula = Callable[[Call], Cost]
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One op's formula: its family, and the families whose nested ops take its count over."""
+
+    family: str
+    formula: Formula | None  # None: a part, estimated with its combined op
+    also_covered_by: frozenset[str] = frozenset()  # besides its own family
+    part_of: str = ""  # combined backward op whose gradient part this is
+
+
+# -- formulas ----------------------------------------------------------------------------------
+def _gemm(a: int, b: int, extra: tuple[int, ...] = ()) -> Formula:
+    def cost(call: Call) -> Cost:
+        x, w = call.need(a, "first matrix"), call.need(b, "second matrix")
+        if len(x.shape) != len(w.shape) or len(x.shape) not in (2, 3):
+            raise Unknown(f"operand ranks {len(x.shape)} and {len(w.shape)} are not a (batched) GEMM")
+        batch = x.shape[0] if len(x.shape) == 3 else 1
+        m, k, n = x.shape[-2], x.shape[-1], w.shape[-1]
+        added = sum(t.bytes for t in (call.tensor(i) for i in extra) if t is not None)
+        return 2.0 * batch * m * n * k, x.bytes + w.bytes + added + batch * m * n * x.size
+
+    return cost
+
+
+def _matmul(call: Call) -> Cost:
+    x, w = call.need(0, "first operand"), call.need(1, "second operand")
+    xs = (1, *x.shape) if len(x.shape) == 1 else x.shape
+    ws = (*w.shape, 1) if len(w.shape) == 1 else w.shape
+    batch = math.prod(np.broadcast_shapes(xs[:-2], ws[:-2]))
+    m, k, n = xs[-2], xs[-1], ws[-1]
+    return 2.0 * batch * m * n * k, x.bytes + w.bytes + batch * m * n * x.size
+
+
+def _linear(call: Call) -> Cost:
+    x, w, bias = call.need(0), call.need(1, "weight"), call.tensor(2)
+    k, n = x.shape[-1], w.shape[0]
+    m = x.numel // k if k else 0
+    return 2.0 * m * n * k, x.bytes + w.bytes + (bias.bytes if bias else 0.0) + m * n * x.size
+
+
+def _per_dim(call: Call, at: int, what: str, dims: int) -> list[int]:
+    value = call.value(at, what)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value] * dims
+    if isinstance(value, list) and value and all(isinstance(v, int) for v in value):
+        return value * dims if len(value) == 1 else value
+    raise Unknown(f"{what} {value!r} not understood")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Conv:
+    """Where a convolution op keeps its arguments (None: it has no such argument)."""
+
+    stride: int
+    padding: int
+    dilation: int
+    bias: int | None = 2
+    transposed: int | None = None  # the `transposed` flag; -1: always transposed
+    output_padding: int | None = None
+    groups: int | None = None
+
+    def __call__(self, call: Call) -> Cost:
+        x, w = call.need(0), call.need(1, "weight")
+        b, n = call.tensor(self.bias) if self.bias is not None else None, len(x.shape) - 2
+        flipped = self.transposed == -1 or (
+            self.transposed is not None and call.value(self.transposed, "transposed") is True
+        )
+        pad = call.value(self.padding, "padding")
+        if pad == "same":
+            out = list(x.shape[2:])
+        else:
+            pad = [0] * n if pad == "valid" else _per_dim(call, self.padding, "padding", n)
+            step = _per_dim(call, self.stride, "stride", n)
+            dil = _per_dim(call, self.dilation, "dilation", n)
+            grown = (
+                _per_dim(call, self.output_padding, "output_padding", n) if self.output_padding else [0] * n
+            )
+            sizes = zip(x.shape[2:], step, pad, dil, w.shape[2:], grown)
+            if flipped:
+                out = [(i - 1) * s - 2 * p + d * (k - 1) + e + 1 for i, s, p, d, k, e in sizes]
+            else:
+                out = [(i + 2 * p - d * (k - 1) - 1) // s + 1 for i, s, p, d, k, _ in sizes]
+        groups = int(call.value(self.groups, "groups")) if flipped and self.groups is not None else 1
+        out_numel = x.shape[0] * (w.shape[1] * groups if flipped else w.shape[0]) * math.prod(out)
+        flops = 2.0 * (x.numel if flipped else out_numel) * math.prod(w.shape[1:])
+        return flops, x.bytes + w.bytes + (b.bytes if b else 0.0) + out_numel * x.size
+
+
+def _conv_backward(grad: int, inp: int, weight: int, mask: int, transposed: int | None = None) -> Formula:
+    """Convolution backward: the gradients computed come from its nested parts (`Call.parts`)
+    or else from the output_mask argument."""
+
+    def cost(call: Call) -> Cost:
+        g, x, w = call.need(grad, "grad_output"), call.need(inp), call.need(weight, "weight")
+        wanted = list(call.parts) if call.parts is not None else call.value(mask, "output_mask")
+        if not isinstance(wanted, list) or len(wanted) < 2:
+            raise Unknown(f"output_mask {wanted!r} not understood")
+        is_transposed = transposed is not None and call.value(transposed, "transposed") is True
+        per_grad = 2.0 * (x.numel if is_transposed else g.numel) * math.prod(w.shape[1:])
+        grads = bool(wanted[0]) + bool(wanted[1])
+        bias = len(wanted) > 2 and bool(wanted[2])
+        moved = g.bytes + grads * (x.bytes + w.bytes) + (w.shape[0] * g.size if bias else 0.0)
+        return per_grad * grads + (g.numel if bias else 0.0), moved
+
+    return cost
+
+
+def _attention(q_at: int, layout_bhld: bool, backward: bool) -> Formula:
+    def cost(call: Call) -> Cost:
+        q, k, v = call.need(q_at, "query"), call.need(q_at + 1, "key"), call.need(q_at + 2, "value")
+        if layout_bhld:
+            heads, lq, d, lk, dv = math.prod(q.shape[:-2]), q.shape[-2], q.shape[-1], k.shape[-2], v.shape[-1]
+        elif len(q.shape) == 4:
+            heads, lq, d, lk, dv = q.shape[0] * q.shape[2], q.shape[1], q.shape[3], k.shape[1], v.shape[3]
+        else:
+            raise Unknown("variable-length (nested) attention: sequence lengths not recorded")
+        out_bytes = heads * lq * dv * q.size
+        if not backward:
+            return 2.0 * heads * lq * lk * (d + dv), q.bytes + k.bytes + v.bytes + out_bytes
+        grad = call.need(0, "grad_out")
+        flops = 2.0 * heads * lq * lk * (3 * d + 2 * dv)
+        return flops, grad.bytes + out_bytes + 2 * (q.bytes + k.bytes + v.bytes)
+
+    return cost
+
+
+def _softmax(per_element: int, inputs: int) -> Formula:
+    def cost(call: Call) -> Cost:
+        tensors = [call.need(i) for i in range(inputs)]
+        return float(per_element * tensors[0].numel), sum(t.bytes for t in tensors) + tensors[0].bytes
+
+    return cost
+
+
+def _norm(affine_at: tuple[int, int], training_at: int | None, stats_at: tuple[int, ...] = ()) -> Formula:
+    """Layer norm (`training_at` None: statistics always computed) or batch norm."""
+
+    def cost(call: Call) -> Cost:
+        x = call.need(0)
+        affine = [t for t in (call.tensor(i) for i in affine_at) if t is not None]
+        training = training_at is None or call.value(training_at, "training flag") is True
+        flops = (6 if training else 2) * x.numel + len(affine) * x.numel
+        stats = sum(t.bytes for t in (call.tensor(i) for i in stats_at) if t is not None)
+        return float(flops), 2 * x.bytes + sum(t.bytes for t in affine) + stats
+
+    return cost
+
+
+def _elementwise(
+    arity: int, per_element: int = 1, in_place: bool = False, writes_only: bool = False
+) -> Formula:
+    """`arity` functional arguments; a tensor right after them is the out= tensor. `writes_only`:
+    an in-place op that does not read self (copy_, fill_, zero_)."""
+
+    def cost(call: Call) -> Cost:
+        inputs = [t for t in map(call.tensor, range(min(arity, len(call.types)))) if t is not None]
+        if not inputs:
+            raise Unknown("no tensor input recorded")
+        out = call.need(0, "self") if in_place else call.tensor(arity)
+        if out is None:
+            out = Tensor(tuple(np.broadcast_shapes(*(t.shape for t in inputs))), max(t.size for t in inputs))
+        read = sum(t.bytes for t in inputs) - (inputs[0].bytes if writes_only else 0.0)
+        return float(per_element * out.numel), read + out.bytes
+
+    return cost
+
+
+def _dropout(call: Call) -> Cost:
+    x = call.need(0)
+    return float(x.numel), 2 * x.bytes + x.numel  # out, and a bool mask
+
+
+def _reduction(per_element: int, dim_at: int = 1) -> Formula:
+    def cost(call: Call) -> Cost:
+        x, out = call.need(0), 1
+        if call.tensor(1) is not None:  # max / min of two tensors: elementwise
+            return _elementwise(2)(call)
+        if dim_at < len(call.types) and call.types[dim_at]:
+            dims = call.value(dim_at, "reduced dims")
+            dims = [dims] if isinstance(dims, int) else dims
+            if not isinstance(dims, list) or not all(isinstance(d, int) for d in dims):
+                raise Unknown(f"reduced dims {dims!r} not understood")
+            reduced = {d % max(len(x.shape), 1) for d in dims} if dims else set(range(len(x.shape)))
+            out = math.prod(size for i, size in enumerate(x.shape) if i not in reduced)
+        return float(per_element * x.numel), x.bytes + out * x.size
+
+    return cost
+
+
+MATMUL, CONV, ATTENTION, SOFTMAX = "matmul", "convolution", "attention", "softmax"
+NORM, ELEMENTWISE, REDUCTION = "normalization", "elementwise", "reduction"
+UNARY = ("relu", "silu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "neg", "abs")
+# Elementwise ops: (functional arity, FLOPs per output element).
+ELEMENTWISE_OPS = {name: (1, 1) for name in UNARY} | {
+    "add": (3, 1), "sub": (3, 1), "mul": (2, 1), "div": (2, 1), "gelu": (2, 1), "pow": (2, 1),
+    "clamp": (3, 1), "clamp_min": (2, 1), "addcmul": (4, 2), "addcdiv": (4, 2), "lerp": (3, 2),
+}  # fmt: skip
+BACKWARD_ELEMENTWISE = {
+    "threshold_backward": 3, "gelu_backward": 3, "silu_backward": 2, "sigmoid_backward": 2,
+    "tanh_backward": 2, "where": 3,
+}  # fmt: skip
+# Reductions: FLOPs per input element.
+REDUCTIONS = {
+    "sum": 1, "mean": 1, "amax": 1, "amin": 1, "max": 1, "min": 1, "prod": 1, "norm": 2,
+    "linalg_vector_norm": 2, "var": 3, "std": 3,
+}  # fmt: skip
+SDPA = (
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_flash_attention_for_cpu",
+    "scaled_dot_product_attention",
+)  # fmt: skip
+
+
+def _table() -> dict[str, Entry]:
+    miopen = _Conv(stride=4, padding=3, dilation=5)
+    table = {
+        "mm": Entry(MATMUL, _gemm(0, 1)),
+        "addmm": Entry(MATMUL, _gemm(1, 2, (0,))),
+        "_addmm_activation": Entry(MATMUL, _gemm(1, 2, (0,))),
+        "bmm": Entry(MATMUL, _gemm(0, 1)),
+        "baddbmm": Entry(MATMUL, _gemm(1, 2, (0,))),
+        "matmul": Entry(MATMUL, _matmul),
+        "linear": Entry(MATMUL, _linear),
+        "convolution": Entry(CONV, _Conv(3, 4, 5, transposed=6, output_padding=7, groups=8)),
+        "_convolution": Entry(CONV, _Conv(3, 4, 5, transposed=6, output_padding=7, groups=8)),
+        "cudnn_convolution": Entry(CONV, _Conv(stride=3, padding=2, dilation=4, bias=None)),
+        "cudnn_convolution_transpose": Entry(CONV, _Conv(4, 2, 5, None, -1, output_padding=3, groups=6)),
+        "miopen_convolution": Entry(CONV, miopen),
+        "miopen_depthwise_convolution": Entry(CONV, miopen),
+        "mkldnn_convolution": Entry(CONV, miopen),
+        "convolution_backward": Entry(CONV, _conv_backward(0, 1, 2, 10, transposed=7)),
+        "cudnn_convolution_backward": Entry(CONV, _conv_backward(1, 0, 2, 10)),
+        "miopen_convolution_backward": Entry(CONV, _conv_backward(1, 0, 2, 9)),
+        "layer_norm": Entry(NORM, _norm((2, 3), None)),
+        "native_layer_norm": Entry(NORM, _norm((2, 3), None)),
+        "native_dropout": Entry(ELEMENTWISE, _dropout),
+    }
+    for d in (1, 2, 3):
+        table[f"conv{d}d"] = Entry(CONV, _Conv(3, 4, 5))
+        table[f"conv_transpose{d}d"] = Entry(CONV, _Conv(3, 4, 7, transposed=-1, output_padding=5, groups=6))
+    for backend, part in itertools.product(("cudnn", "miopen"), ("input", "weight")):
+        combined = f"aten::{backend}_convolution_backward"
+        table[f"{combined[6:]}_{part}"] = Entry(CONV, None, part_of=combined)
+    math_path = frozenset({MATMUL, SOFTMAX})  # SDPA's math path: bmm, softmax, …
+    for name in SDPA:
+        table[name] = Entry(ATTENTION, _attention(0, True, False), math_path)
+        table[f"{name}_backward"] = Entry(ATTENTION, _attention(1, True, True), math_path)
+    for name in ("_flash_attention", "_efficient_attention"):
+        table[f"{name}_forward"] = Entry(ATTENTION, _attention(0, False, False))
+        table[f"{name}_backward"] = Entry(ATTENTION, _attention(1, False, True))
+    for name in ("softmax", "_softmax", "log_softmax", "_log_softmax"):
+        table[name] = Entry(SOFTMAX, _softmax(5, 1))
+    for name in ("_softmax_backward_data", "_log_softmax_backward_data"):
+        table[name] = Entry(SOFTMAX, _softmax(4, 2))
+    batch_norms = ("batch_norm", "_batch_norm_impl_index", "native_batch_norm")
+    for name in (*batch_norms, "cudnn_batch_norm", "miopen_batch_norm"):
+        table[name] = Entry(NORM, _norm((1, 2), 5, (3, 4)))
+    for name, (arity, per_element) in ELEMENTWISE_OPS.items():
+        table[name] = Entry(ELEMENTWISE, _elementwise(arity, per_element))
+        table[f"{name}_"] = Entry(ELEMENTWISE, _elementwise(arity, per_element, in_place=True))
+    for name, arity in BACKWARD_ELEMENTWISE.items():
+        table[name] = Entry(ELEMENTWISE, _elementwise(arity))
+    for name, arity in (("copy_", 3), ("fill_", 2), ("zero_", 1)):
+        table[name] = Entry(ELEMENTWISE, _elementwise(arity, 0, in_place=True, writes_only=True))
+    for name, per_element in REDUCTIONS.items():
+        table[name] = Entry(REDUCTION, _reduction(per_element, 2 if "norm" in name else 1))
+    return {f"aten::{name}": entry for name, entry in table.items()}
+
+
+FORMULAS: dict[str, Entry] = _table()
+FAMILIES = (MATMUL, CONV, ATTENTION, SOFTMAX, NORM, ELEMENTWISE, REDUCTION)
+PART_OF = frozenset(e.part_of for e in FORMULAS.values() if e.part_of)
+ENTRIES = tuple(FORMULAS.values())
+FAMILY_CODE = {family: i for i, family in enumerate(FAMILIES)}
