@@ -16,7 +16,7 @@ import time
 from typing import TextIO
 
 from profscope import logdir as logdir_lib
-from profscope.trace import fanout, ingest
+from profscope.trace import fanout, ingest, ingest_memory
 from profscope.trace import service as trace_service
 
 # Exit status: every file built or cached; some failed; nothing to ingest (or no cluster).
@@ -49,6 +49,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="start a local Dask cluster of N worker processes for the command (default: one per CPU)",
     )
     parser.add_argument(
+        "--memory-mb",
+        type=int,
+        metavar="MB",
+        help="memory each task's ingest process may use, in MB (default "
+        f"{ingest_memory.child_budget(ingest_memory.DEFAULT_TOTAL_MB) >> 20}); bigger traces are sorted "
+        "through files in the cache directory. A worker runs as many tasks at once as it has threads",
+    )
+    parser.add_argument(
         "--retries",
         type=int,
         default=fanout.RETRIES,
@@ -67,6 +75,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_NOTHING
     if args.workers is not None and args.workers < 1:
         out.write("ERROR --workers needs at least 1\n")
+        return EXIT_NOTHING
+    if args.memory_mb is not None and args.memory_mb < ingest_memory.MIN_CHILD_MB // 2:
+        out.write(f"ERROR --memory-mb needs at least {ingest_memory.MIN_CHILD_MB // 2}\n")
         return EXIT_NOTHING
     cache_root = os.path.abspath(args.cache_dir.removeprefix("file://"))
     logdir = logdir_lib.Logdir(args.logdir)
@@ -88,7 +99,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             n_workers = len(client.scheduler_info().get("workers", {}))
             out.write(f"ingesting {len(files)} trace files on {n_workers} Dask workers into {cache_root}\n")
             outcomes = fanout.ingest_files(
-                client, files, cache_root, retries=args.retries, on_outcome=lambda o: _print(o, out)
+                client,
+                files,
+                cache_root,
+                retries=args.retries,
+                on_outcome=lambda o: _print(o, out),
+                memory_bytes=None if args.memory_mb is None else args.memory_mb << 20,
             )
     except (ImportError, OSError, TimeoutError) as e:
         out.write(f"ERROR no Dask cluster: {e}\n")

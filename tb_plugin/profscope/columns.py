@@ -11,7 +11,6 @@ absolute instant (epoch-based when the source tells) that zero is, so hosts can 
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -19,10 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from profscope import spill
+from profscope.layout import FLOW_PHASES, _bind_flow_points, event_order, layout_depths
+from profscope.spill_writer import Spiller
+
 SECTION_KINDS = ("cpu", "gpu", "tpu", "other")
 TRACK_KINDS = ("thread", "stream", "line", "derived", "async", "counter", "other")
 FLOW_BINDINGS = ("enclosing", "next")
-FLOW_PHASES = ("s", "t", "f")
 # An attachment name: "/"-separated segments of letters, digits, "_", "-" and inner dots, so that
 # the cache can store each attachment as a file under its name.
 _ATTACHMENT_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*")
@@ -114,9 +116,34 @@ class Trace:
 
 
 class TraceBuilder:
-    """Append-only accumulator that readers fill in bulk, then `finalize()` into a `Trace`."""
+    """Append-only accumulator that readers fill in bulk, then `finalize()` into a `Trace`.
 
-    def __init__(self, source: str, format: str) -> None:
+    With a memory budget (`memory_budget_bytes` and `spill_dir`, by default those of the ingest in
+    progress, `spill.use`), buffers that outgrow it go to files in `spill_dir` and `finalize()`
+    sorts from them in bounded memory (`spill_finalize`); below it nothing changes.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        format: str,
+        *,
+        spill_dir: str | None = None,
+        memory_budget_bytes: int | None = None,
+    ) -> None:
+        if spill_dir is None and memory_budget_bytes is None:
+            config = spill.current()
+            if config is not None:
+                spill_dir, memory_budget_bytes = config.spill_dir, config.budget_bytes
+        if (spill_dir is None) != (memory_budget_bytes is None):
+            raise ValueError("spill_dir and memory_budget_bytes go together")
+        self._spill = (
+            None
+            if spill_dir is None or memory_budget_bytes is None
+            else Spiller(spill_dir, memory_budget_bytes)
+        )
+        self._buffered = 0  # bytes in the buffers (with a budget)
+        self._predicted = 0  # peak of the in-memory finalize, index and cache write (`spill`)
         self.source = source
         self.format = format
         self.clock_origin_ns: int | None = None
@@ -193,6 +220,35 @@ class TraceBuilder:
     def num_events(self) -> int:
         return self._num_events
 
+    @property
+    def spilled(self) -> bool:
+        """Whether the buffers went to files (then `finalize()` returns memory-mapped columns)."""
+        return self._spill is not None and self._spill.active
+
+    def _check_spill(self, buffered: int, predicted: int) -> None:
+        """Count what an add put in the buffers and onto the in-memory path's peak; spill when that
+        peak would pass the budget, and once spilled flush the buffers when they fill up."""
+        sp = self._spill
+        if sp is None:
+            return
+        self._buffered += buffered
+        self._predicted += predicted
+        singles = len(self._flows) + len(self._flow_points)
+        try:
+            if sp.active:
+                size = (
+                    self._buffered
+                    + spill.SINGLE_FLOW_BYTES * len(self._flows)
+                    + spill.SINGLE_POINT_BYTES * len(self._flow_points)
+                )
+                if size > sp.flush_limit:
+                    sp.flush(self)
+            elif self._predicted + spill.SINGLE_PEAK_BYTES * singles > sp.budget:
+                sp.activate()
+                sp.flush(self)
+        except OSError as e:
+            raise spill.SpillWriteError(e) from e
+
     # -- data ---------------------------------------------------------------------------------
     def add_events(
         self,
@@ -242,10 +298,12 @@ class TraceBuilder:
             if (lengths < 0).any() or int(lengths.sum()) != blob.shape[0]:
                 raise ValueError("args_lengths do not add up to the size of args_blob")
         self._ev_chunks.append((tracks.copy(), start.copy(), dur.copy(), names.copy(), cats.copy()))
+        args_bytes = 0
         if args_lengths is not None:
             self._args_lengths.append(lengths)
             if blob.shape[0]:
                 self._args_parts.append(args_blob if isinstance(args_blob, bytes) else blob.tobytes())
+                args_bytes = blob.shape[0]
         elif args is None:
             self._args_lengths.append(np.zeros(n, dtype=np.int64))
         else:
@@ -254,8 +312,14 @@ class TraceBuilder:
             parts = [a or b"" for a in args]
             self._args_lengths.append(np.fromiter(map(len, parts), dtype=np.int64, count=n))
             self._args_parts.append(b"".join(parts))
+            args_bytes = len(self._args_parts[-1])
         first = self._num_events
         self._num_events += n
+        if self._spill is not None:
+            self._check_spill(
+                n * spill.EVENT_BYTES + args_bytes,
+                n * spill.PEAK_EVENT_BYTES + spill.PEAK_ARGS_FACTOR * args_bytes,
+            )
         return first
 
     def add_event(
@@ -267,6 +331,8 @@ class TraceBuilder:
     def add_flow(self, src: int, dst: int, name: int = 0) -> None:
         """A flow between two events given by builder index."""
         self._flows.append((src, dst, name))
+        if self._spill is not None and len(self._flows) % 4096 == 0:
+            self._check_spill(0, 0)
 
     def add_flows(
         self,
@@ -281,6 +347,8 @@ class TraceBuilder:
             raise ValueError("flow columns differ in length")
         n = np.broadcast_to(np.asarray(name, dtype=np.int64), s.shape)
         self._flow_chunks.append((s.copy(), d.copy(), n.copy()))
+        if self._spill is not None:
+            self._check_spill(s.shape[0] * spill.FLOW_BYTES, s.shape[0] * spill.PEAK_FLOW_BYTES)
 
     def add_flow_point(
         self, flow_key: Any, name: int, phase: str, track: int, ts_ps: int, binding: str = "enclosing"
@@ -296,6 +364,8 @@ class TraceBuilder:
         if binding not in FLOW_BINDINGS:
             raise ValueError(f"flow binding {binding!r}")
         self._flow_points.append((flow_key, name, phase, track, ts_ps, binding))
+        if self._spill is not None and len(self._flow_points) % 4096 == 0:
+            self._check_spill(0, 0)
 
     def add_flow_points(
         self,
@@ -324,6 +394,10 @@ class TraceBuilder:
         if columns[2].shape[0] and (int(columns[2].min()) < 0 or int(columns[2].max()) >= len(FLOW_PHASES)):
             raise ValueError("flow phase codes must index FLOW_PHASES")
         self._point_chunks.append(columns)
+        if self._spill is not None:
+            self._check_spill(
+                columns[0].shape[0] * spill.POINT_BYTES, columns[0].shape[0] * spill.PEAK_FLOW_BYTES
+            )
 
     def add_counter(
         self, track: int, time_ps: Sequence[int] | np.ndarray, value: Sequence[float] | np.ndarray
@@ -333,6 +407,8 @@ class TraceBuilder:
         if t.shape != v.shape:
             raise ValueError("counter columns differ in length")
         self._ctr_chunks.append((np.full(t.shape[0], track, dtype=np.int32), t.copy(), v.copy()))
+        if self._spill is not None:
+            self._check_spill(t.shape[0] * spill.COUNTER_BYTES, t.shape[0] * spill.PEAK_COUNTER_BYTES)
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:
@@ -347,10 +423,25 @@ class TraceBuilder:
         `name` is "/"-separated segments of letters, digits, "_", "-" and inner dots."""
         if not _ATTACHMENT_NAME.fullmatch(name):
             raise ValueError(f"bad attachment name {name!r}")
+        if self._spill is not None and self._spill.active:
+            try:
+                self._spill.attach(name, bytes(data))
+            except OSError as e:
+                raise spill.SpillWriteError(e) from e
+            return
         self._attachments[name] = bytes(data)
+        if self._spill is not None:
+            self._check_spill(len(data), len(data))
 
     # -- finalize -----------------------------------------------------------------------------
     def finalize(self) -> Trace:
+        if self.spilled:
+            from profscope import spill_finalize
+
+            try:
+                return Trace(**spill_finalize.finalize(self))
+            except OSError as e:
+                raise spill.SpillWriteError(e) from e
         if self._ev_chunks:
             track, start, dur, name, cat = (np.concatenate(c) for c in zip(*self._ev_chunks))
             lengths = np.concatenate(self._args_lengths)
@@ -500,143 +591,3 @@ class TraceBuilder:
         numbering[np.argsort(first, kind="stable")] = np.arange(first.shape[0])
         columns = [np.concatenate(c) for c in list(zip(*chunks))[1:]]
         return (numbering[inverse.ravel()], *columns)
-
-
-def event_order(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
-    """The stable sort of events by (track, start, -dur): `np.lexsort((-dur, start, track))`.
-
-    Done as a stable sort by start (quick: readers add events mostly in time order), re-sorting
-    only the runs of equal starts by -dur, then a stable sort by track (a radix sort when the
-    track ids fit in 16 bits). 0.43 s -> about 0.1 s at 3.2 M events.
-    """
-    order = np.argsort(start, kind="stable")
-    s = start[order]
-    tie = np.flatnonzero(s[1:] == s[:-1])
-    if tie.shape[0]:
-        members = np.unique(np.concatenate((tie, tie + 1)))
-        # Runs of equal start: consecutive members whose start equals the previous member's.
-        run = np.cumsum(
-            np.concatenate(([True], (np.diff(members) != 1) | (s[members[1:]] != s[members[:-1]])))
-        )
-        sub = order[members]
-        order[members] = sub[np.lexsort((-dur[sub], run))]
-    t = track[order]
-    if t.shape[0] and int(t.min()) >= 0 and int(t.max()) < 1 << 16:
-        t = t.astype(np.uint16)
-    return order[np.argsort(t, kind="stable")]
-
-
-def layout_depths(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
-    """Nesting row of every event; input sorted by (track, start, -dur).
-
-    Properly nested tracks get their nesting depth by a vectorized count of open slices;
-    tracks where slices overlap without nesting fall back to greedy interval partitioning
-    (first free row), which gives the same rows on nested data and extra rows otherwise.
-    """
-    n = track.shape[0]
-    depth = np.zeros(n, dtype=np.int32)
-    if n == 0:
-        return depth
-    bounds = np.flatnonzero(np.diff(track)) + 1
-    lo_all = np.concatenate(([0], bounds))
-    hi_all = np.concatenate((bounds, [n]))
-    for lo, hi in zip(lo_all.tolist(), hi_all.tolist()):
-        s, d = start[lo:hi], dur[lo:hi]
-        rows = _nested_rows(s, d)
-        if not _rows_valid(s, d, rows):
-            rows = _greedy_rows(s, d)
-        depth[lo:hi] = rows
-    return depth
-
-
-def _nested_rows(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
-    end = start + dur
-    positive = dur > 0
-    pos_start = start[positive]
-    pos_end_sorted = np.sort(end[positive])
-    rows = np.empty(start.shape[0], dtype=np.int64)
-    rank = np.arange(pos_start.shape[0])
-    rows[positive] = rank - np.searchsorted(pos_end_sorted, pos_start, side="right")
-    inst = start[~positive]
-    rows[~positive] = np.searchsorted(pos_start, inst, side="right") - np.searchsorted(
-        pos_end_sorted, inst, side="right"
-    )
-    return rows.astype(np.int32)
-
-
-def _rows_valid(start: np.ndarray, dur: np.ndarray, rows: np.ndarray) -> bool:
-    positive = np.flatnonzero(dur > 0)
-    if positive.shape[0] < 2:
-        return True
-    s, e, r = start[positive], start[positive] + dur[positive], rows[positive]
-    order = np.lexsort((s, r))
-    s, e, r = s[order], e[order], r[order]
-    same_row = r[1:] == r[:-1]
-    return not bool(np.any(same_row & (s[1:] < e[:-1])))
-
-
-def _greedy_rows(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
-    rows = np.zeros(start.shape[0], dtype=np.int32)
-    num_rows = 0
-    free: list[int] = []  # heap of row numbers whose last slice has ended
-    busy: list[tuple[int, int]] = []  # heap of (end, row)
-    for i, (s, d) in enumerate(zip(start.tolist(), dur.tolist())):
-        while busy and busy[0][0] <= s:
-            _, r = heapq.heappop(busy)
-            heapq.heappush(free, r)
-        if d == 0:
-            rows[i] = len(busy)
-            continue
-        if free:
-            r = heapq.heappop(free)
-        else:
-            r = num_rows
-            num_rows += 1
-        rows[i] = r
-        heapq.heappush(busy, (s + d, r))
-    return rows
-
-
-def _bind_flow_points(
-    p_track: np.ndarray,
-    p_ts: np.ndarray,
-    p_next: np.ndarray,
-    track: np.ndarray,
-    start: np.ndarray,
-    dur: np.ndarray,
-    depth: np.ndarray,
-) -> np.ndarray:
-    """Final event index each flow point (track, ts, binds "next") binds to, or -1 (vectorized
-    per track)."""
-    count = p_track.shape[0]
-    bound = np.full(count, -1, dtype=np.int64)
-    n = track.shape[0]
-    if n == 0 or count == 0:
-        return bound
-    end = start + dur
-    track_lo = np.searchsorted(track, np.arange(int(track.max()) + 2), side="left")
-    known = (p_track >= 0) & (p_track + 1 < track_lo.shape[0])
-    for trk in np.unique(p_track[known]).tolist():
-        lo, hi = int(track_lo[trk]), int(track_lo[trk + 1])
-        if lo == hi:
-            continue
-        mine = np.flatnonzero(p_track == trk)
-        ts = p_ts[mine]
-        seg = start[lo:hi]
-        nxt = p_next[mine]
-        # "next": the first slice starting at or after ts.
-        first = lo + np.searchsorted(seg, ts, side="left")
-        bound[mine[nxt]] = np.where(first[nxt] < hi, first[nxt], -1)
-        # "enclosing": walk back from the last slice starting at or before ts to the first one that
-        # still covers ts (the deepest); row-0 slices are disjoint, so one ending before ts stops it.
-        pending = mine[~nxt]
-        ts = ts[~nxt]
-        i = lo + np.searchsorted(seg, ts, side="right") - 1
-        while pending.shape[0]:
-            alive = i >= lo
-            pending, ts, i = pending[alive], ts[alive], i[alive]
-            covers = (end[i] > ts) | (start[i] == ts)
-            bound[pending[covers]] = i[covers]
-            go_on = ~covers & ~((depth[i] == 0) & (end[i] <= ts))
-            pending, ts, i = pending[go_on], ts[go_on], i[go_on] - 1
-    return bound

@@ -27,7 +27,7 @@ from profscope import logdir as logdir_lib
 from profscope.context import HostContext, StillIngesting
 from profscope.errors import UnreadableProfile
 from profscope.params import Params
-from profscope.trace import fanout
+from profscope.trace import fanout, ingest_memory
 from profscope.trace import service as trace_service
 from profscope.trace import store as trace_store
 
@@ -87,6 +87,15 @@ class ProfscopeLoader(base_plugin.TBLoader):
             "local processes; its workers must see --profscope_cache_dir at the same path. Needs "
             'pip install "profscope[dask]".',
         )
+        group.add_argument(
+            "--profscope_ingest_memory_mb",
+            metavar="MB",
+            type=int,
+            default=None,
+            help="Memory that all of profscope's ingest processes together may use, in MB (default "
+            f"{ingest_memory.DEFAULT_TOTAL_MB}): traces bigger than their share are sorted through files "
+            "in the cache directory, and fewer ingests run at once when it is low.",
+        )
 
     def load(self, context: base_plugin.TBContext) -> ProfscopePlugin:
         return ProfscopePlugin(context)
@@ -117,6 +126,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         )
         self.cache_dir = getattr(flags, "profscope_cache_dir", None) or trace_store.default_cache_root()
         self.dask_scheduler: str | None = getattr(flags, "profscope_dask_scheduler", None) or None
+        self.ingest_memory_mb: int | None = getattr(flags, "profscope_ingest_memory_mb", None) or None
         self.static_dir = pathlib.Path(static_dir) if static_dir is not None else STATIC_DIR
         self._trace_service: trace_service.TraceService | None = None
         self._trace_lock = threading.Lock()
@@ -229,7 +239,9 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         with self._trace_lock:
             if self._trace_service is None:
                 runner = fanout.DaskRunner(self.dask_scheduler) if self.dask_scheduler else None
-                self._trace_service = trace_service.TraceService(self.cache_dir, runner=runner)
+                self._trace_service = trace_service.TraceService(
+                    self.cache_dir, runner=runner, memory_mb=self.ingest_memory_mb
+                )
             return self._trace_service
 
     def _tool_app(self, handler: tools.Handler) -> Any:

@@ -184,9 +184,11 @@ def ingest_files(
     readers: Mapping[str, str] | None = None,
     retries: int = RETRIES,
     on_outcome: Callable[[FileOutcome], None] | None = None,
+    memory_bytes: int | None = None,
 ) -> list[FileOutcome]:
     """Ingest `files` ((label, source) pairs) on the cluster behind `client`, one task each;
-    `on_outcome` hears of each file as it ends. Returns every file's outcome, in `files`' order."""
+    `on_outcome` hears of each file as it ends; `memory_bytes`: each task's ingest budget (default
+    `ingest_memory.child_budget` of the default total). Returns every file's outcome, in `files`' order."""
     distributed = import_distributed()
     started = time.perf_counter()
     outcomes: dict[int, FileOutcome] = {}
@@ -200,7 +202,10 @@ def ingest_files(
     jobs = []
     for i, (label, source) in enumerate(files):
         try:
-            jobs.append((i, label, job_spec(source, cache_root, readers)))
+            spec = job_spec(source, cache_root, readers)
+            if memory_bytes is not None:
+                spec["memory_bytes"] = int(memory_bytes)
+            jobs.append((i, label, spec))
         except (OSError, ValueError) as e:
             message = str(e) if isinstance(e, ValueError) else f"cannot stat {source.url}: {e}"
             record(i, FileOutcome(label, source.url, 0.0, error={"message": message}))

@@ -44,10 +44,13 @@ from typing import Any, NoReturn, Protocol
 import fsspec
 import numpy as np
 
+from profscope import spill
 from profscope.columns import Trace
 from profscope.errors import UnreadableProfile
 from profscope.formats import registry
-from profscope.trace import lod, query, store
+from profscope.trace import ingest_memory, lod, query, store
+from profscope.trace.locks import exclusive as _exclusive
+from profscope.trace.locks import held as _held
 
 # Reader of each trace format id (from the format registry): "module:function", imported lazily.
 READERS: dict[str, str] = {f.id: f.reader for f in registry.FORMATS if f.kind == "trace"}
@@ -227,7 +230,8 @@ class IngestManager:
     `in_process` runs ingest in a thread instead (for filesystems a child cannot see, such as
     `memory://`); `readers` overrides the format → reader table; `prewarm` keeps one child started
     ahead of need (imports done), which takes the interpreter start off the first view; `runner`
-    runs the ingests elsewhere (a Dask cluster), and then no local child is started.
+    runs the ingests elsewhere (a Dask cluster), and then no local child is started. `memory_mb`
+    bounds all local ingest processes together (`ingest_memory`: children at once, each's budget).
     """
 
     def __init__(
@@ -238,7 +242,11 @@ class IngestManager:
         in_process: bool = False,
         prewarm: bool = True,
         runner: IngestRunner | None = None,
+        memory_mb: int | None = None,
     ) -> None:
+        self.memory_mb = int(memory_mb or ingest_memory.DEFAULT_TOTAL_MB)
+        self.child_memory_bytes = ingest_memory.child_budget(self.memory_mb)
+        self._slots = ingest_memory.Slots(ingest_memory.local_slots(self.memory_mb))
         self.requested_cache_root = os.path.abspath(cache_root or store.default_cache_root())
         self.cache_root = self.requested_cache_root
         # Set when entries go to a temporary directory instead: what the trace view warns about.
@@ -406,6 +414,7 @@ class IngestManager:
             "cache_root": self.cache_root,
             "key": key,
             "size": size,
+            "memory_bytes": self.child_memory_bytes,
         }
 
     def _start(self, source: SourceFile, key: str, size: int, job: _Job) -> None:
@@ -429,6 +438,17 @@ class IngestManager:
 
             self.runner.submit(spec, stage, finish)
             return
+        if self._slots.take(lambda: self._launch_queued(spec, job)):
+            self._launch(spec, job, queued=False)
+        # else queued: started when a running child ends (`ingest_memory.Slots`)
+
+    def _launch_queued(self, spec: dict[str, Any], job: _Job) -> None:
+        with self._lock:
+            self._launch(spec, job, queued=True)
+
+    def _launch(self, spec: dict[str, Any], job: _Job, queued: bool) -> None:
+        """Hand the job to the spare child (or a new one) and reap it; its slot is released when it
+        ends. A child that cannot start fails the job (at once: IngestError)."""
         spare, self._spare = self._spare, None
         process = None
         line = json.dumps(spec).encode("utf-8") + b"\n"
@@ -440,7 +460,14 @@ class IngestManager:
                 break
             spare = None
         if process is None:
-            raise IngestError(source.url, f"could not start an ingest process for {source.url}")
+            message = f"could not start an ingest process for {job.url}"
+            if not queued:
+                self._slots.release()
+                raise IngestError(job.url, message)
+            job.returncode, job.error = 1, {"message": message}
+            job.done.set()
+            self._slots.release()
+            return
         job.process = process
         if self.prewarm:
             self._start_spare()
@@ -449,8 +476,9 @@ class IngestManager:
             assert job.process is not None
             job.returncode = job.process.wait()
             job.done.set()
+            self._slots.release()
 
-        threading.Thread(target=reap, name=f"profscope-ingest-wait-{key[:8]}", daemon=True).start()
+        threading.Thread(target=reap, name=f"profscope-ingest-wait-{spec['key'][:8]}", daemon=True).start()
 
     def _spawn_child(self) -> tuple[subprocess.Popen[bytes], str] | None:
         """Start a child that imports everything, then waits for its job on stdin (it exits on
@@ -566,25 +594,6 @@ def _lock_file(cache_root: str, key: str) -> str:
     return os.path.join(cache_root, LOCK_DIR, key[:32] + ".lock")
 
 
-def _held(path: str) -> bool:
-    """Whether a live process holds the lock on `path` (False when nobody does or it is absent).
-    Without `fcntl` (Windows) every file counts as held: only the age rule of `clean_tmp` applies."""
-    try:
-        import fcntl
-    except ImportError:
-        return True
-    try:
-        with open(path, "rb") as f:
-            try:
-                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                return True
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
-            return False
-    except OSError:
-        return False
-
-
 def _protocols(fs: fsspec.AbstractFileSystem) -> tuple[str, ...]:
     proto = fs.protocol
     return (proto,) if isinstance(proto, str) else tuple(proto)
@@ -634,34 +643,6 @@ class _ProgressWriter:
                     self.path,
                     {"bytes_done": int(done), "bytes_total": int(total or self.total), "stage": stage},
                 )
-
-
-@contextlib.contextmanager
-def _exclusive(path: str) -> Iterator[None]:
-    """Hold an exclusive lock on `path` (blocks while another process holds it)."""
-    with open(path, "a+b") as f:
-        if sys.platform == "win32":
-            import msvcrt
-
-            while True:
-                try:
-                    msvcrt.locking(f.fileno(), msvcrt.LK_LOCK, 1)
-                    break
-                except OSError:
-                    time.sleep(0.05)
-            try:
-                yield
-            finally:
-                f.seek(0)
-                msvcrt.locking(f.fileno(), msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
 def build_extras(trace: Trace) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -718,10 +699,20 @@ def _ingest_locked(spec: Mapping[str, Any], fs: fsspec.AbstractFileSystem | None
     progress = _ProgressWriter(progress_path, int(spec.get("size", 0)))
     if fs is None:
         fs = fsspec.AbstractFileSystem.from_json(spec["fs"])
-    trace = registry.import_reader(spec["reader"])(spec["url"], fs, progress=progress)
-    progress.update(progress.total, progress.total, "indexing", force=True)
-    with _cache_writes(spec["cache_root"]):
-        store.write(trace, spec["cache_root"], spec["key"], compute_extra=lambda: build_extras(trace))
+    root = spec["cache_root"]
+    with _cache_writes(root):
+        entry = ingest_memory.TempEntry(spec)
+    with entry:  # removed, with all that was spilled into it, whatever happens
+        try:
+            with entry.reading():
+                trace = registry.import_reader(spec["reader"])(spec["url"], fs, progress=progress)
+        except spill.SpillWriteError as e:
+            raise CacheUnusable(describe_cache_problem(root, e.error)) from e
+        progress.update(progress.total, progress.total, "indexing", force=True)
+        with _cache_writes(root):
+            store.write(
+                trace, root, spec["key"], compute_extra=entry.extras(trace, build_extras), tmp=entry.path
+            )
     return 0
 
 

@@ -352,7 +352,11 @@ def _raw_counters(trace: Trace) -> CounterBins:
 
 
 def _counter_pyramid(trace: Trace, top: int) -> dict[int, CounterBins]:
-    raw = _raw_counters(trace)
+    return counter_pyramid_of(_raw_counters(trace), top)
+
+
+def counter_pyramid_of(raw: CounterBins, top: int) -> dict[int, CounterBins]:
+    """Counter levels worth storing over `raw` samples sorted by (track, time)."""
     stored: dict[int, CounterBins] = {}
     if len(raw) == 0:
         return stored

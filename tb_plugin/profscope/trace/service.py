@@ -51,8 +51,9 @@ class TraceService:
         tile_cache_bytes: int = 128 << 20,
         manager: ingest.IngestManager | None = None,
         runner: ingest.IngestRunner | None = None,
+        memory_mb: int | None = None,
     ) -> None:
-        self.manager = manager or ingest.IngestManager(cache_root, runner=runner)
+        self.manager = manager or ingest.IngestManager(cache_root, runner=runner, memory_mb=memory_mb)
         self._lock = threading.Lock()
         self._timelines: collections.OrderedDict[tuple[Any, ...], tuple[Timeline, float]] = (
             collections.OrderedDict()

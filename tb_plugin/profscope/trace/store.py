@@ -41,6 +41,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from profscope import spill
 from profscope.columns import Section, Trace, Track
 
 # Bump whenever the layout of an entry or the meaning of a column changes: old entries are ignored.
@@ -138,26 +139,31 @@ def write(
     extra: Mapping[str, np.ndarray] | None = None,
     extra_meta: Mapping[str, Any] | None = None,
     compute_extra: Callable[[], tuple[Mapping[str, np.ndarray], Mapping[str, Any]]] | None = None,
+    tmp: str | None = None,
 ) -> str:
     """Store `trace` (and derived arrays such as the level-of-detail index) as the entry for `key`.
 
-    Everything goes to `<cache_root>/tmp/<uuid>/` first and is renamed into place in one step, so
-    a crash or a concurrent writer never exposes a partial entry. `compute_extra`, when given, makes
-    (`extra`, `extra_meta`) in this thread while another writes the columns: file writes release
-    the GIL, so indexing and writing overlap. Returns the entry path.
+    Everything goes to `<cache_root>/tmp/<uuid>/` first (or `tmp`, a directory `tmp_name` named
+    there, where a spilled builder already wrote its columns) and is renamed into place in one
+    step, so a crash or a concurrent writer never exposes a partial entry. Arrays that are already
+    their entry file (a memory map of `<tmp>/<name>.npy`) stay where they are and get their CRCs
+    from a streamed read; the rest is written. `compute_extra`, when given, makes (`extra`,
+    `extra_meta`) in this thread while another writes the columns: file writes release the GIL, so
+    indexing and writing overlap. Returns the entry path.
     """
     final = entry_dir(cache_root, key)
     if lookup(cache_root, key) is not None:
         return final
-    tmp = os.path.join(cache_root, TMP_DIR, tmp_name(key))
-    os.makedirs(os.path.join(tmp, EXTRA_DIR))
+    if tmp is None:
+        tmp = os.path.join(cache_root, TMP_DIR, tmp_name(key))
+        os.makedirs(os.path.join(tmp, EXTRA_DIR))
+    else:
+        os.makedirs(os.path.join(tmp, EXTRA_DIR), exist_ok=True)
     arrays: dict[str, dict[str, Any]] = {}
 
     def write_columns() -> None:
         for name, dtype in COLUMNS.items():
-            arrays[name] = _save(
-                os.path.join(tmp, name + ".npy"), np.asarray(getattr(trace, name), dtype=dtype)
-            )
+            arrays[name] = _store(os.path.join(tmp, name + ".npy"), getattr(trace, name), np.dtype(dtype))
 
     try:
         if compute_extra is None:
@@ -170,9 +176,8 @@ def write(
                 finally:
                     columns.result()
         for name, array in (extra or {}).items():
-            arrays[f"{EXTRA_DIR}/{name}"] = _save(
-                os.path.join(tmp, EXTRA_DIR, name + ".npy"), np.asarray(array)
-            )
+            arrays[f"{EXTRA_DIR}/{name}"] = _store(os.path.join(tmp, EXTRA_DIR, name + ".npy"), array, None)
+        spill.remove_scratch(tmp)
         strings = msgspec.json.encode(trace.strings)
         _write_file(os.path.join(tmp, "strings.json"), strings)
         attachments = _save_attachments(tmp, trace.attachments)
@@ -493,6 +498,65 @@ def clean_tmp(
         except OSError:
             continue
     return removed
+
+
+def _store(file: str, array: np.ndarray, dtype: np.dtype | None) -> dict[str, Any]:
+    """The record of `file` holding `array`: kept when `array` already maps that very `.npy` file,
+    else written (`_save`; beside the old file and renamed, so a map of it keeps its pages)."""
+    mapped = isinstance(array, np.memmap) and array.filename is not None and os.path.exists(file)
+    if mapped and os.path.samefile(array.filename, file):
+        record = _file_record(file)
+        if (
+            (dtype is None or array.dtype == dtype)
+            and record is not None
+            and record["shape"] == list(array.shape)
+        ):
+            return record
+        record = _save(file + ".rewritten", np.asarray(array, dtype=dtype))
+        os.replace(file + ".rewritten", file)
+        return record
+    return _save(file, np.asarray(array) if dtype is None else np.asarray(array, dtype=dtype))
+
+
+def _file_record(file: str) -> dict[str, Any] | None:
+    """The `_save` record of an existing 1-d `.npy` file, its CRCs from a streamed read; None when
+    it is not a plain 1-d array file of the size its header says."""
+    with builtins.open(file, "rb", buffering=0) as f:
+        try:
+            version = np.lib.format.read_magic(f)
+            read_header = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0
+            )
+            shape, fortran, dtype = read_header(f)
+        except ValueError:
+            return None
+        offset = f.tell()
+        size = os.fstat(f.fileno()).st_size
+        if fortran or len(shape) != 1 or offset + dtype.itemsize * shape[0] != size:
+            return None
+        f.seek(0)
+        view = memoryview(bytearray(CHECK_BLOCK_BYTES))
+        crcs = []
+        while True:
+            filled = 0
+            while filled < CHECK_BLOCK_BYTES:
+                got = f.readinto(view[filled:])
+                if not got:
+                    break
+                filled += got
+            if not filled:
+                break
+            crcs.append(zlib.crc32(view[:filled]))
+    return {
+        "bytes": size,
+        "offset": offset,
+        "dtype": dtype.str,
+        "shape": list(shape),
+        "block": CHECK_BLOCK_BYTES,
+        "crc": crcs or [0],
+    }
 
 
 def _save(file: str, array: np.ndarray) -> dict[str, Any]:

@@ -1,0 +1,155 @@
+"""Sorting and nesting rows of a trace's events, and binding flow points to them: the pure column
+functions `TraceBuilder.finalize()` runs (and, piece by piece, `spill_finalize`)."""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+import numpy as np
+
+FLOW_PHASES = ("s", "t", "f")
+
+
+def event_order(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """The stable sort of events by (track, start, -dur): `np.lexsort((-dur, start, track))`.
+
+    Done as a stable sort by start (quick: readers add events mostly in time order), re-sorting
+    only the runs of equal starts by -dur, then a stable sort by track (a radix sort when the
+    track ids fit in 16 bits). 0.43 s -> about 0.1 s at 3.2 M events.
+    """
+    order = np.argsort(start, kind="stable")
+    s = start[order]
+    tie = np.flatnonzero(s[1:] == s[:-1])
+    if tie.shape[0]:
+        members = np.unique(np.concatenate((tie, tie + 1)))
+        # Runs of equal start: consecutive members whose start equals the previous member's.
+        run = np.cumsum(
+            np.concatenate(([True], (np.diff(members) != 1) | (s[members[1:]] != s[members[:-1]])))
+        )
+        sub = order[members]
+        order[members] = sub[np.lexsort((-dur[sub], run))]
+    t = track[order]
+    if t.shape[0] and int(t.min()) >= 0 and int(t.max()) < 1 << 16:
+        t = t.astype(np.uint16)
+    return order[np.argsort(t, kind="stable")]
+
+
+def layout_depths(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """Nesting row of every event; input sorted by (track, start, -dur).
+
+    Properly nested tracks get their nesting depth by a vectorized count of open slices;
+    tracks where slices overlap without nesting fall back to greedy interval partitioning
+    (first free row), which gives the same rows on nested data and extra rows otherwise.
+    """
+    n = track.shape[0]
+    depth = np.zeros(n, dtype=np.int32)
+    if n == 0:
+        return depth
+    bounds = np.flatnonzero(np.diff(track)) + 1
+    lo_all = np.concatenate(([0], bounds))
+    hi_all = np.concatenate((bounds, [n]))
+    for lo, hi in zip(lo_all.tolist(), hi_all.tolist()):
+        s, d = start[lo:hi], dur[lo:hi]
+        rows = _nested_rows(s, d)
+        if not _rows_valid(s, d, rows):
+            rows = _greedy_rows(s, d)
+        depth[lo:hi] = rows
+    return depth
+
+
+def _nested_rows(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    end = start + dur
+    positive = dur > 0
+    pos_start = start[positive]
+    pos_end_sorted = np.sort(end[positive])
+    rows = np.empty(start.shape[0], dtype=np.int64)
+    rank = np.arange(pos_start.shape[0])
+    rows[positive] = rank - np.searchsorted(pos_end_sorted, pos_start, side="right")
+    inst = start[~positive]
+    rows[~positive] = np.searchsorted(pos_start, inst, side="right") - np.searchsorted(
+        pos_end_sorted, inst, side="right"
+    )
+    return rows.astype(np.int32)
+
+
+def _rows_valid(start: np.ndarray, dur: np.ndarray, rows: np.ndarray) -> bool:
+    positive = np.flatnonzero(dur > 0)
+    if positive.shape[0] < 2:
+        return True
+    s, e, r = start[positive], start[positive] + dur[positive], rows[positive]
+    order = np.lexsort((s, r))
+    s, e, r = s[order], e[order], r[order]
+    same_row = r[1:] == r[:-1]
+    return not bool(np.any(same_row & (s[1:] < e[:-1])))
+
+
+def _greedy_rows(start: np.ndarray, dur: np.ndarray, state: list[Any] | None = None) -> np.ndarray:
+    """First free row of each event in order; `state` ([free, busy, rows so far], updated) carries
+    the partitioning from one piece of a track to the next (`spill_layout`)."""
+    rows = np.zeros(start.shape[0], dtype=np.int32)
+    free: list[int]  # heap of row numbers whose last slice has ended
+    busy: list[tuple[int, int]]  # heap of (end, row)
+    free, busy, num_rows = ([], [], 0) if state is None else state
+    for i, (s, d) in enumerate(zip(start.tolist(), dur.tolist())):
+        while busy and busy[0][0] <= s:
+            _, r = heapq.heappop(busy)
+            heapq.heappush(free, r)
+        if d == 0:
+            rows[i] = len(busy)
+            continue
+        if free:
+            r = heapq.heappop(free)
+        else:
+            r = num_rows
+            num_rows += 1
+        rows[i] = r
+        heapq.heappush(busy, (s + d, r))
+    if state is not None:
+        state[2] = num_rows
+    return rows
+
+
+def _bind_flow_points(
+    p_track: np.ndarray,
+    p_ts: np.ndarray,
+    p_next: np.ndarray,
+    track: np.ndarray,
+    start: np.ndarray,
+    dur: np.ndarray,
+    depth: np.ndarray,
+) -> np.ndarray:
+    """Final event index each flow point (track, ts, binds "next") binds to, or -1 (vectorized
+    per track)."""
+    count = p_track.shape[0]
+    bound = np.full(count, -1, dtype=np.int64)
+    n = track.shape[0]
+    if n == 0 or count == 0:
+        return bound
+    end = start + dur
+    track_lo = np.searchsorted(track, np.arange(int(track.max()) + 2), side="left")
+    known = (p_track >= 0) & (p_track + 1 < track_lo.shape[0])
+    for trk in np.unique(p_track[known]).tolist():
+        lo, hi = int(track_lo[trk]), int(track_lo[trk + 1])
+        if lo == hi:
+            continue
+        mine = np.flatnonzero(p_track == trk)
+        ts = p_ts[mine]
+        seg = start[lo:hi]
+        nxt = p_next[mine]
+        # "next": the first slice starting at or after ts.
+        first = lo + np.searchsorted(seg, ts, side="left")
+        bound[mine[nxt]] = np.where(first[nxt] < hi, first[nxt], -1)
+        # "enclosing": walk back from the last slice starting at or before ts to the first one that
+        # still covers ts (the deepest); row-0 slices are disjoint, so one ending before ts stops it.
+        pending = mine[~nxt]
+        ts = ts[~nxt]
+        i = lo + np.searchsorted(seg, ts, side="right") - 1
+        while pending.shape[0]:
+            alive = i >= lo
+            pending, ts, i = pending[alive], ts[alive], i[alive]
+            covers = (end[i] > ts) | (start[i] == ts)
+            bound[pending[covers]] = i[covers]
+            go_on = ~covers & ~((depth[i] == 0) & (end[i] <= ts))
+            pending, ts, i = pending[go_on], ts[go_on], i[go_on] - 1
+    return bound

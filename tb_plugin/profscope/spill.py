@@ -1,0 +1,270 @@
+"""The memory budget of an ingest, and the files a `TraceBuilder` spills to once it is exceeded.
+
+An ingest child runs its reader inside `use(IngestMemory(spill_dir, budget_bytes))`; every builder
+made there without explicit arguments takes that budget. `spill_dir` is the cache's temporary entry
+directory (`<cache>/tmp/<key>.<uuid>/`, removed when the ingest fails, never in the logdir): a
+spilled builder writes the finished `.npy` columns there under their entry names, so the cache write
+moves them into place instead of copying, and keeps its scratch files in `spill_dir/scratch/`.
+
+Budget arithmetic (B = the builder's budget):
+- the builder stays in memory while the peak of its in-memory path stays within B, predicted as
+      P = PEAK_EVENT_BYTES * events + PEAK_ARGS_FACTOR * args bytes
+          + PEAK_FLOW_BYTES * (flows + flow points) + PEAK_COUNTER_BYTES * counter samples + attachments
+  (tracemalloc on the 3.2 M-event Kineto trace of `benchmarks/make_big_json.py`, 15 % flows: 171 B
+  per event while the level-of-detail index is built next to the finished trace; the args bytes
+  are held twice while `finalize()` joins them). Below that nothing changes;
+- past it the builder spills: its buffers (36 B per event, the args bytes, 24 per flow, 41 per flow
+  point, 20 per counter sample, the attachments) are appended to files, and later ones each time
+  they reach B / FLUSH_DIVISOR; `spill_finalize` then sorts from the files in pieces of about B.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import io
+import os
+import shutil
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+PEAK_EVENT_BYTES = 175
+PEAK_ARGS_FACTOR = 2
+PEAK_FLOW_BYTES = 100
+PEAK_COUNTER_BYTES = 60
+FLUSH_DIVISOR = 8
+SCRATCH_DIR = "scratch"
+# One event in every SAMPLE_EVERY (by position) is kept in memory while spilling: the start times
+# that split a track too big for the budget into pieces of about equal size.
+SAMPLE_EVERY = 64
+# Bytes a buffered row costs (see the module doc).
+EVENT_BYTES = 4 + 8 + 8 + 4 + 4 + 8
+FLOW_BYTES = 24
+POINT_BYTES = 41
+COUNTER_BYTES = 20
+# Python objects of one `add_flow` / `add_flow_point` call kept in a list (estimate), buffered
+# and with what the in-memory path makes of them.
+SINGLE_FLOW_BYTES = 100
+SINGLE_POINT_BYTES = 200
+SINGLE_PEAK_BYTES = 300
+# Bulk flow ids are counted per block of this many ids (sizes the pieces of the flow chaining).
+KID_BLOCK = 4096
+
+EVENT_RECORD = np.dtype([("track", "<i4"), ("start", "<i8"), ("dur", "<i8"), ("name", "<i4"), ("cat", "<i4")])
+FLOW_RECORD = np.dtype([("src", "<i8"), ("dst", "<i8"), ("name", "<i8")])
+POINT_RECORD = np.dtype(
+    [("kid", "<i8"), ("name", "<i8"), ("phase", "<i8"), ("track", "<i8"), ("ts", "<i8"), ("next", "u1")]
+)
+COUNTER_RECORD = np.dtype([("track", "<i4"), ("time", "<i8"), ("value", "<f8")])
+
+
+@dataclasses.dataclass(frozen=True)
+class IngestMemory:
+    """Where an ingest may spill and how much memory its builder may use (bytes)."""
+
+    spill_dir: str
+    budget_bytes: int
+    # What the reader may hold for its own buffers besides (readers that stream size chunks by it).
+    reader_bytes: int = 0
+
+
+class SpillWriteError(Exception):
+    """A spill file could not be written (the cache directory is full or unwritable). Not the
+    source's fault, and no OSError, so that readers which turn OSErrors into "unreadable file"
+    let it through."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+_CURRENT: contextvars.ContextVar[IngestMemory | None] = contextvars.ContextVar(
+    "profscope_ingest_memory", default=None
+)
+
+
+@contextlib.contextmanager
+def use(config: IngestMemory | None) -> Iterator[None]:
+    """Builders made inside the block (in this thread) take `config` as their budget."""
+    token = _CURRENT.set(config)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+def current() -> IngestMemory | None:
+    """The budget in force (`use`), or None outside an ingest."""
+    return _CURRENT.get()
+
+
+def remove_scratch(out_dir: str) -> None:
+    """Remove what spilled builders left in `out_dir` besides the entry's files."""
+    for name in os.listdir(out_dir):
+        if name.startswith(SCRATCH_DIR):
+            shutil.rmtree(os.path.join(out_dir, name), ignore_errors=True)
+
+
+def is_spilled(trace: Any) -> bool:
+    """Whether `trace` came from a spilled builder (its columns are files of a temporary entry)."""
+    return isinstance(trace.ev_start_ps, np.memmap)
+
+
+# -- files ---------------------------------------------------------------------------------------
+def npy_header(dtype: np.dtype, count: int) -> bytes:
+    """The `.npy` header `np.save` writes for a 1-d array of `count` items of `dtype`."""
+    out = io.BytesIO()
+    header = {
+        "descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
+        "fortran_order": False,
+        "shape": (count,),
+    }
+    np.lib.format.write_array_header_1_0(out, header)
+    return out.getvalue()
+
+
+def _read_exact(f: Any, offset: int, out: np.ndarray) -> np.ndarray:
+    view = memoryview(out.reshape(-1).view(np.uint8))
+    f.seek(offset)
+    while view.nbytes:
+        got = f.readinto(view)
+        if not got:
+            raise OSError(f"{getattr(f, 'name', 'file')}: ends before {offset + out.nbytes} bytes")
+        view = view[got:]
+    return out
+
+
+def _write_all(f: Any, offset: int, values: np.ndarray) -> None:
+    view = memoryview(np.ascontiguousarray(values).reshape(-1).view(np.uint8))
+    f.seek(offset)
+    while view.nbytes:
+        view = view[f.write(view) :]
+
+
+class RecordFile:
+    """An append-only file of fixed-size records (no header), read back by row ranges."""
+
+    def __init__(self, path: str, dtype: np.dtype, header: int = 0) -> None:
+        self.path = path
+        self.dtype = np.dtype(dtype)
+        self.header = header
+        self.count = 0
+        self._f = open(path, "w+b", buffering=0)  # noqa: SIM115 - closed by `close`
+
+    def append(self, values: np.ndarray) -> None:
+        if values.shape[0]:
+            _write_all(
+                self._f, self.header + self.count * self.dtype.itemsize, values.astype(self.dtype, copy=False)
+            )
+            self.count += int(values.shape[0])
+
+    def write_at(self, row: int, values: np.ndarray) -> None:
+        _write_all(self._f, self.header + row * self.dtype.itemsize, values.astype(self.dtype, copy=False))
+
+    def read(self, lo: int, hi: int) -> np.ndarray:
+        return _read_exact(
+            self._f, self.header + lo * self.dtype.itemsize, np.empty(max(hi - lo, 0), self.dtype)
+        )
+
+    def chunks(self, rows: int) -> Iterator[tuple[int, np.ndarray]]:
+        """(first row, records) of consecutive pieces of at most `rows` records."""
+        for lo in range(0, self.count, max(rows, 1)):
+            yield lo, self.read(lo, min(lo + rows, self.count))
+
+    def close(self) -> None:
+        self._f.close()
+
+    def remove(self) -> None:
+        self.close()
+        with contextlib.suppress(OSError):
+            os.remove(self.path)
+
+
+class NpyColumn(RecordFile):
+    """A 1-d `.npy` file: of `count` rows written at any offset, or (count None) appended to, its
+    header rewritten with the final length by `close`. The bytes are those of `np.save`."""
+
+    def __init__(self, path: str, dtype: np.dtype, count: int | None = None) -> None:
+        header = npy_header(dtype, 0 if count is None else count)
+        super().__init__(path, dtype, len(header))
+        _write_all(self._f, 0, np.frombuffer(header, np.uint8))
+        self._fixed = count is not None
+        if count is not None:
+            self.count = count
+            self._f.truncate(len(header) + count * self.dtype.itemsize)
+
+    def close(self) -> None:
+        if self._f.closed:
+            return
+        if not self._fixed:
+            header = npy_header(self.dtype, self.count)
+            if len(header) != self.header:
+                self._shift_data(header)
+            else:
+                _write_all(self._f, 0, np.frombuffer(header, np.uint8))
+        super().close()
+
+    def _shift_data(self, header: bytes) -> None:
+        """Rewrite the file with a header of another length (numpy versions without growth padding)."""
+        moved = self.path + ".moving"
+        with open(moved, "wb") as out:
+            out.write(header)
+            for _, piece in self.chunks(1 << 20):
+                out.write(piece.tobytes())
+        self._f.close()
+        os.replace(moved, self.path)
+        self._f = open(self.path, "r+b", buffering=0)  # noqa: SIM115 - closed by `close`
+
+    def mapped(self) -> np.ndarray:
+        """The finished column, memory-mapped read-only (a plain empty array when it has no rows)."""
+        self.close()
+        if self.count == 0:
+            return np.zeros(0, self.dtype)
+        return np.memmap(self.path, dtype=self.dtype, mode="r", offset=self.header, shape=(self.count,))
+
+
+class ColumnReader:
+    """Row ranges of a column: read through the file of a memory-mapped one (no mapped page stays
+    resident), sliced from an in-memory one."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+        self.count = int(array.shape[0])
+        self._f = None
+        if isinstance(array, np.memmap) and array.filename is not None:
+            self._f = open(array.filename, "rb", buffering=0)  # noqa: SIM115 - closed by `close`
+            self._offset = int(array.offset)
+
+    def read(self, lo: int, hi: int) -> np.ndarray:
+        hi = min(hi, self.count)
+        if self._f is None:
+            return np.array(self.array[lo:hi])
+        return _read_exact(
+            self._f,
+            self._offset + lo * self.array.dtype.itemsize,
+            np.empty(max(hi - lo, 0), self.array.dtype),
+        )
+
+    def close(self) -> None:
+        if self._f is not None:
+            self._f.close()
+
+
+class FileAttachments(Mapping[str, bytes]):
+    """`Trace.attachments` of a spilled builder: each read from its scratch file when looked up."""
+
+    def __init__(self, files: Mapping[str, str]) -> None:
+        self._files = dict(files)
+
+    def __getitem__(self, name: str) -> bytes:
+        with open(self._files[name], "rb") as f:
+            return f.read()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)

@@ -1,0 +1,462 @@
+"""`TraceBuilder.finalize()` of a spilled builder, in bounded memory, with the in-memory result.
+
+Every step works on pieces of at most `capacity` bytes of work (the builder's budget less what stays
+resident: the samples, per-track counts, flow points added one by one):
+1. events go to pieces of consecutive tracks (`spill_sort.plan`; a track bigger than a piece is cut
+   by start time), and flow points to the piece of the track and time they bind on;
+2. per piece, in output order: `event_order`, `layout_depths` (a cut track: `spill_layout`), the
+   columns written at the piece's offset of the entry's `.npy` files; `ev_args` is the builder index
+   of each final event, and (builder index, final index) pairs are scattered by builder-index range;
+   the piece's flow points are bound (`_bind_flow_points`) and scattered by flow-id range;
+3. each builder-index range of `args_event` is filled from its pairs (each index has exactly one),
+   answering on the way the lookups `final_index[src]`, `final_index[dst]` of the flows given by
+   builder index; `args_off` = 0, cumsum(lengths), streamed; the args bytes are already in place;
+4. the points of each flow-id range are sorted by (flow, ts, phase, event, name, position), as the
+   in-memory lexsort with its stable ties, and consecutive points of a flow linked;
+5. counter samples like events: pieces of tracks (one cut by time), each sorted by (track, time).
+Memory per piece: about EVENT_WORK_BYTES per event, POINT_WORK_BYTES per flow point (the records,
+the sorts' copies and permutations). Checked with tracemalloc on the 3.2 M-event Kineto trace of
+`benchmarks/make_big_json.py`: at budgets of 100 and 400 MB no step's peak went past the budget.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+import numpy as np
+
+from profscope import spill, spill_sort
+from profscope.layout import FLOW_PHASES, _bind_flow_points, event_order, layout_depths
+from profscope.spill import NpyColumn, RecordFile
+from profscope.spill_layout import Context, SplitTrack, bind_piece
+from profscope.spill_sort import Buckets, contiguous
+from profscope.spill_writer import Buffers
+
+EVENT_WORK_BYTES = 160
+POINT_WORK_BYTES = 120
+COUNTER_WORK_BYTES = 80
+PAIR_WORK_BYTES = 48
+# No piece is planned smaller than this (a tiny budget still makes progress).
+MIN_CAPACITY_BYTES = 64 << 10
+
+BUCKET_EVENT = np.dtype(spill.EVENT_RECORD.descr + [("idx", "<i8")])
+BUCKET_POINT = np.dtype(
+    [
+        ("pos", "<i8"),
+        ("kid", "<i8"),
+        ("name", "<i8"),
+        ("phase", "<i8"),
+        ("track", "<i8"),
+        ("ts", "<i8"),
+        ("next", "u1"),
+    ]
+)
+BOUND_POINT = np.dtype(
+    [("kid", "<i8"), ("ts", "<i8"), ("rank", "<i8"), ("ev", "<i8"), ("name", "<i8"), ("pos", "<i8")]
+)
+PAIR = np.dtype([("pos", "<i8"), ("value", "<i8")])
+EVENT_COLUMNS = {
+    "ev_start_ps": np.int64,
+    "ev_dur_ps": np.int64,
+    "ev_track": np.int32,
+    "ev_depth": np.int32,
+    "ev_name": np.int32,
+    "ev_cat": np.int32,
+    "ev_args": np.int64,
+    "args_event": np.int64,
+}
+
+
+def finalize(b: Buffers) -> dict[str, Any]:
+    """The fields of the finished `Trace` of the spilled builder `b` (its columns memory-mapped)."""
+    return _Finalize(b).run()
+
+
+def _records(dtype: np.dtype, **columns: Any) -> np.ndarray:
+    n = next(iter(columns.values())).shape[0]
+    out = np.empty(n, dtype)
+    for name, values in columns.items():
+        out[name] = values
+    return out
+
+
+def _padded(counts: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros(size, dtype=np.int64)
+    out[: min(size, counts.shape[0])] = counts[:size]
+    return out
+
+
+class _Finalize:
+    def __init__(self, b: Buffers) -> None:
+        sp = b._spill
+        assert sp is not None and sp.active
+        sp.flush(b)
+        self.b, self.sp = b, sp
+        self.n = sp.num_events
+        self.num_tracks = len(b._tracks)
+        if sp.track_events.shape[0] > self.num_tracks:
+            raise ValueError("events refer to track ids that the builder never made")
+        self.ev_counts = _padded(sp.track_events, self.num_tracks)
+        self.samples = sp.samples()
+        resident = self.samples.nbytes + sp.counter_samples().nbytes + 48 * self.num_tracks
+        resident += spill.SINGLE_POINT_BYTES * len(b._flow_points)
+        self.capacity = max(sp.budget - resident, MIN_CAPACITY_BYTES)
+        self.scratch = sp.scratch
+        self.out = sp.out_dir
+        self.max_depth: dict[int, int] = {}
+        self.unbound = 0
+
+    def _rows(self, record_bytes: int) -> int:
+        """Rows of a streamed pass: its chunk, the piece ids and a sorted copy fit the capacity."""
+        return max(self.capacity // (3 * record_bytes + 16), 1024)
+
+    def _column(self, name: str, dtype: Any, count: int) -> NpyColumn:
+        return NpyColumn(os.path.join(self.out, name + ".npy"), np.dtype(dtype), count)
+
+    def run(self) -> dict[str, Any]:
+        cols = {name: self._column(name, dtype, self.n) for name, dtype in EVENT_COLUMNS.items()}
+        self.cols = cols
+        self.args_rows = max(self.capacity // PAIR_WORK_BYTES, 1024)
+        self.args_buckets = Buckets(self.scratch, "args", PAIR, -(-self.n // self.args_rows))
+        self._plan_events()
+        self._plan_kids()
+        self._lay_out()
+        explicit = self._args_event()
+        links, lone = self._chain()
+        if lone:
+            self.b.skipped["flow with a single endpoint"] += lone
+        flows = self._flows(explicit, links)
+        args_off = self._args_off()
+        counters = self._counters()
+        for name in ("events", "lengths", "flows", "flow_singles", "points", "counters"):
+            self.sp.file(name).remove()
+        tracks = [dataclasses.replace(t) for t in self.b._tracks]
+        for t, d in self.max_depth.items():
+            tracks[t].max_depth = int(d)
+        b = self.b
+        return dict(
+            source=b.source,
+            format=b.format,
+            clock_origin_ns=b.clock_origin_ns,
+            sections=[dataclasses.replace(s) for s in b._sections],
+            tracks=tracks,
+            strings=list(b._strings),
+            **{name: col.mapped() for name, col in cols.items()},
+            args_off=args_off,
+            args_blob=self.sp.file("blob").mapped(),
+            **flows,
+            **counters,
+            warnings=list(b.warnings),
+            skipped=dict(b.skipped),
+            metadata=dict(b.metadata),
+            attachments=spill.FileAttachments(self.sp.attachment_files),
+        )
+
+    # -- 1. partition ---------------------------------------------------------------------------
+    def _plan_events(self) -> None:
+        sp = self.sp
+        points = _padded(sp.track_points, self.num_tracks)
+        cost = self.ev_counts * EVENT_WORK_BYTES + points * POINT_WORK_BYTES
+        self.plan = spill_sort.plan(cost, self.capacity, self.samples["track"], self.samples["start"])
+        self.ev_buckets = Buckets(self.scratch, "ev", BUCKET_EVENT, len(self.plan))
+        for lo, rec in sp.file("events").chunks(self._rows(BUCKET_EVENT.itemsize)):
+            out = np.empty(rec.shape[0], BUCKET_EVENT)
+            for name in spill.EVENT_RECORD.names:
+                out[name] = rec[name]
+            out["idx"] = np.arange(lo, lo + rec.shape[0], dtype=np.int64)
+            self.ev_buckets.add(self.plan.assign(rec["track"], rec["start"]), out)
+        self.pt_buckets = Buckets(self.scratch, "pt", BUCKET_POINT, len(self.plan))
+        singles = self._single_points()
+        self.single_points = 0 if singles is None else int(singles[0].shape[0])
+        self.single_kids = 0 if singles is None else int(singles[0].max()) + 1
+        if singles is not None:
+            self._partition_points(0, *singles)
+        base = self.single_points
+        for lo, rec in sp.file("points").chunks(self._rows(BUCKET_POINT.itemsize)):
+            self._partition_points(
+                base + lo,
+                rec["kid"] + self.single_kids,
+                rec["name"],
+                rec["phase"],
+                rec["track"],
+                rec["ts"],
+                rec["next"].astype(bool),
+            )
+
+    def _single_points(self) -> tuple[np.ndarray, ...] | None:
+        """Points added one by one, as columns (flow ids in the order of their first point)."""
+        points = self.b._flow_points
+        if not points:
+            return None
+        count = len(points)
+        keys: dict[Any, int] = {}
+        columns = (
+            np.fromiter((keys.setdefault(p[0], len(keys)) for p in points), np.int64, count),
+            np.fromiter((p[1] for p in points), np.int64, count),
+            np.fromiter((FLOW_PHASES.index(p[2]) for p in points), np.int64, count),
+            np.fromiter((p[3] for p in points), np.int64, count),
+            np.fromiter((p[4] for p in points), np.int64, count),
+            np.fromiter((p[5] == "next" for p in points), bool, count),
+        )
+        points.clear()
+        return columns
+
+    def _partition_points(
+        self,
+        pos: int,
+        kid: np.ndarray,
+        name: np.ndarray,
+        phase: np.ndarray,
+        track: np.ndarray,
+        ts: np.ndarray,
+        nxt: np.ndarray,
+    ) -> None:
+        known = (track >= 0) & (track < self.num_tracks)
+        known[known] = self.ev_counts[track[known]] > 0
+        self.unbound += int(kid.shape[0] - np.count_nonzero(known))
+        where = np.flatnonzero(known)
+        rec = _records(
+            BUCKET_POINT,
+            pos=pos + where,
+            kid=kid[where],
+            name=name[where],
+            phase=phase[where],
+            track=track[where],
+            ts=ts[where],
+            next=nxt[where],
+        )
+        self.pt_buckets.add(self.plan.assign(track[where], ts[where]), rec)
+
+    def _plan_kids(self) -> None:
+        """Flow-id ranges: the one-by-one points' ids first, then blocks of `KID_BLOCK` bulk ids."""
+        blocks = np.concatenate(([self.single_points], self.sp.kid_blocks))
+        ranges = spill_sort.range_plan(blocks, max(self.capacity // POINT_WORK_BYTES, 1024))
+        self.range_of_block = np.zeros(blocks.shape[0], dtype=np.int64)
+        for r, (lo, hi) in enumerate(ranges):
+            self.range_of_block[lo:hi] = r
+        self.kid_buckets = Buckets(self.scratch, "kid", BOUND_POINT, len(ranges))
+
+    def _emit(self, pts: np.ndarray, ev: np.ndarray) -> None:
+        """Bound points to their flow-id range (unbound ones counted)."""
+        ok = np.flatnonzero(ev >= 0)
+        self.unbound += int(ev.shape[0] - ok.shape[0])
+        if ok.shape[0] == 0:
+            return
+        kid = pts["kid"][ok]
+        block = np.where(kid < self.single_kids, 0, 1 + (kid - self.single_kids) // spill.KID_BLOCK)
+        rec = _records(
+            BOUND_POINT,
+            kid=kid,
+            ts=pts["ts"][ok],
+            rank=pts["phase"][ok],
+            ev=ev[ok],
+            name=pts["name"][ok],
+            pos=pts["pos"][ok],
+        )
+        self.kid_buckets.add(self.range_of_block[block], rec)
+
+    # -- 2. pieces --------------------------------------------------------------------------------
+    def _lay_out(self) -> None:
+        cols = self.cols
+        offset = 0
+        split: SplitTrack | None = None
+        pieces = self.plan.pieces
+        for p, piece in enumerate(pieces):
+            rec = self.ev_buckets.load(p)
+            m = rec.shape[0]
+            track, start, dur = contiguous(rec, "track", "start", "dur")
+            order = event_order(track, start, dur)
+            track, start, dur = track[order], start[order], dur[order]
+            if piece.split:
+                if split is None:
+                    split = SplitTrack(piece.track_lo)
+                depth = split.rows(p, offset, start, dur, piece.time_lo)
+            else:
+                depth = layout_depths(track, start, dur)
+                if m:
+                    first = np.flatnonzero(np.concatenate(([True], track[1:] != track[:-1])))
+                    self.max_depth.update(
+                        zip(track[first].tolist(), np.maximum.reduceat(depth, first).tolist())
+                    )
+            idx = rec["idx"][order]
+            cols["ev_name"].write_at(offset, rec["name"][order])
+            cols["ev_cat"].write_at(offset, rec["cat"][order])
+            del rec
+            cols["ev_start_ps"].write_at(offset, start)
+            cols["ev_dur_ps"].write_at(offset, dur)
+            cols["ev_track"].write_at(offset, track)
+            cols["ev_depth"].write_at(offset, depth)
+            cols["ev_args"].write_at(offset, idx)
+            self.args_buckets.add(
+                idx // self.args_rows,
+                _records(PAIR, pos=idx, value=np.arange(offset, offset + m, dtype=np.int64)),
+            )
+            if not piece.split:
+                pts = self.pt_buckets.load(p)
+                if pts.shape[0]:
+                    ev = _bind_flow_points(
+                        pts["track"], pts["ts"], pts["next"].astype(bool), track, start, dur, depth
+                    )
+                    self._emit(pts, np.where(ev >= 0, ev + offset, -1))
+            offset += m
+            last_piece = (
+                p + 1 == len(pieces) or not pieces[p + 1].split or pieces[p + 1].track_lo != piece.track_lo
+            )
+            if split is not None and last_piece:
+                self._finish_split(split)
+                split = None
+
+    def _finish_split(self, split: SplitTrack) -> None:
+        cols = self.cols
+        if not split.valid:
+            split.relayout(cols["ev_start_ps"], cols["ev_dur_ps"], cols["ev_depth"], self._rows(40))
+        if split.count:
+            self.max_depth[split.track] = split.max_depth
+        context = Context()
+        carried: list[np.ndarray] = []
+        for i, (p, off, m, _) in enumerate(split.pieces):
+            pts = self.pt_buckets.load(p)
+            if m and carried:
+                waiting = np.concatenate(carried)
+                self._emit(waiting, np.full(waiting.shape[0], off, dtype=np.int64))
+                carried = []
+            start = cols["ev_start_ps"].read(off, off + m)
+            dur = cols["ev_dur_ps"].read(off, off + m)
+            depth = cols["ev_depth"].read(off, off + m)
+            if pts.shape[0]:
+                bound, later = bind_piece(
+                    pts["ts"], pts["next"].astype(bool), start, dur, depth, off, context
+                )
+                self._emit(pts[~later], bound[~later])
+                carried.append(pts[later])
+            if m:
+                next_lo = split.pieces[i + 1][3] if i + 1 < len(split.pieces) else np.iinfo(np.int64).max
+                context.advance(off, start + dur, depth, next_lo)
+        if carried:
+            waiting = np.concatenate(carried)
+            self._emit(waiting, np.full(waiting.shape[0], -1, dtype=np.int64))
+
+    # -- 3. args_event and the flows given by builder index -----------------------------------
+    def _args_event(self) -> int:
+        """Fill `args_event`; scatter the final index of each explicit flow end by its position
+        (2 * flow + end). Returns the number of explicit flows."""
+        n = self.n
+        queries = Buckets(self.scratch, "query", PAIR, self.args_buckets.sizes.shape[0])
+        explicit = 0
+        for name in ("flows", "flow_singles"):
+            f = self.sp.file(name)
+            for lo, rec in f.chunks(self._rows(3 * PAIR.itemsize)):
+                q = 2 * (explicit + lo + np.arange(rec.shape[0], dtype=np.int64))
+                for end, column in ((0, rec["src"]), (1, rec["dst"])):
+                    idx = np.where(column < 0, column + n, column)
+                    if idx.shape[0] and (int(idx.min()) < 0 or int(idx.max()) >= n):
+                        raise IndexError(
+                            f"a flow refers to event {int(column[(idx < 0) | (idx >= n)][0])}, the builder holds {n}"
+                        )
+                    queries.add(idx // self.args_rows, _records(PAIR, pos=q + end, value=idx))
+            explicit += f.count
+        self.answer_rows = max(2 * (self.capacity // (2 * PAIR_WORK_BYTES)), 2048)
+        self.answers = Buckets(self.scratch, "answer", PAIR, -(-2 * explicit // self.answer_rows))
+        for k in self.args_buckets:
+            pairs = self.args_buckets.load(k)
+            b0 = k * self.args_rows
+            values = np.empty(min(self.args_rows, n - b0), dtype=np.int64)
+            values[pairs["pos"] - b0] = pairs["value"]
+            del pairs
+            self.cols["args_event"].write_at(b0, values)
+            asked = queries.load(k)
+            if asked.shape[0]:
+                found = _records(PAIR, pos=asked["pos"], value=values[asked["value"] - b0])
+                self.answers.add(asked["pos"] // self.answer_rows, found)
+        return explicit
+
+    # -- 4. flow points linked -------------------------------------------------------------------
+    def _chain(self) -> tuple[RecordFile, int]:
+        """Links between consecutive bound points of each flow, in the in-memory order."""
+        links = RecordFile(os.path.join(self.scratch, "links"), spill.FLOW_RECORD)
+        lone = 0
+        if self.unbound:
+            self.b.skipped["flow endpoint with no slice to bind to"] += self.unbound
+        for r in self.kid_buckets:
+            rec = self.kid_buckets.load(r)
+            if rec.shape[0] == 0:
+                continue
+            kid, ts, rank, ev, name, pos = contiguous(rec, "kid", "ts", "rank", "ev", "name", "pos")
+            del rec
+            order = np.lexsort((pos, name, ev, rank, ts, kid))
+            kid, name, ev = kid[order], name[order], ev[order]
+            lone += int((np.bincount(kid - kid[0]) == 1).sum())
+            link = (kid[1:] == kid[:-1]) & (ev[1:] != ev[:-1])
+            links.append(
+                _records(spill.FLOW_RECORD, src=ev[:-1][link], dst=ev[1:][link], name=name[:-1][link])
+            )
+        return links, lone
+
+    def _flows(self, explicit: int, links: RecordFile) -> dict[str, np.ndarray]:
+        total = explicit + links.count
+        src = self._column("flow_src", np.int64, total)
+        dst = self._column("flow_dst", np.int64, total)
+        names = self._column("flow_name", np.int32, total)
+        for g in self.answers:
+            rec = self.answers.load(g)
+            q0 = g * self.answer_rows
+            values = np.empty(min(self.answer_rows, 2 * explicit - q0), dtype=np.int64)
+            values[rec["pos"] - q0] = rec["value"]
+            src.write_at(q0 // 2, values[0::2])
+            dst.write_at(q0 // 2, values[1::2])
+        base = 0
+        for name in ("flows", "flow_singles"):
+            f = self.sp.file(name)
+            for lo, rec in f.chunks(self._rows(8)):
+                names.write_at(base + lo, rec["name"].astype(np.int32))
+            base += f.count
+        for lo, rec in links.chunks(self._rows(spill.FLOW_RECORD.itemsize)):
+            src.write_at(explicit + lo, rec["src"])
+            dst.write_at(explicit + lo, rec["dst"])
+            names.write_at(explicit + lo, rec["name"].astype(np.int32))
+        links.remove()
+        return {"flow_src": src.mapped(), "flow_dst": dst.mapped(), "flow_name": names.mapped()}
+
+    def _args_off(self) -> np.ndarray:
+        out = self._column("args_off", np.int64, self.n + 1)
+        out.write_at(0, np.zeros(1, np.int64))
+        carry = 0
+        for lo, lengths in self.sp.file("lengths").chunks(self._rows(8)):
+            done = np.cumsum(lengths)
+            done += carry
+            out.write_at(lo + 1, done)
+            carry = int(done[-1])
+        return out.mapped()
+
+    # -- 5. counters -------------------------------------------------------------------------------
+    def _counters(self) -> dict[str, np.ndarray]:
+        sp = self.sp
+        f = sp.file("counters")
+        count = f.count
+        size = max(self.num_tracks, sp.track_counters.shape[0])
+        cost = _padded(sp.track_counters, size) * COUNTER_WORK_BYTES
+        samples = sp.counter_samples()
+        plan = spill_sort.plan(cost, self.capacity, samples["track"], samples["start"])
+        buckets = Buckets(self.scratch, "ctr", spill.COUNTER_RECORD, len(plan))
+        for _, rec in f.chunks(self._rows(spill.COUNTER_RECORD.itemsize)):
+            buckets.add(plan.assign(rec["track"], rec["time"]), rec)
+        track_col = self._column("ctr_track", np.int32, count)
+        time_col = self._column("ctr_time_ps", np.int64, count)
+        value_col = self._column("ctr_value", np.float64, count)
+        offset = 0
+        for p in buckets:
+            rec = buckets.load(p)
+            track, time, value = contiguous(rec, "track", "time", "value")
+            del rec
+            order = np.lexsort((time, track))
+            track_col.write_at(offset, track[order])
+            time_col.write_at(offset, time[order])
+            value_col.write_at(offset, value[order])
+            offset += track.shape[0]
+        return {
+            "ctr_track": track_col.mapped(),
+            "ctr_time_ps": time_col.mapped(),
+            "ctr_value": value_col.mapped(),
+        }

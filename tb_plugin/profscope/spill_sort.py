@@ -1,0 +1,158 @@
+"""External sorting by pieces: rows scattered into files, one piece in memory at a time.
+
+A sort whose first key is a track (or any small id) and whose next key is a time runs as a
+partition pass and a pass over the pieces: consecutive tracks are packed into pieces of at most
+`capacity` bytes of work (the final order is by track first, so each piece lands at its own offset
+of the output), and a track bigger than that alone is cut by its own times at quantiles of a sample
+(one row in `spill.SAMPLE_EVERY`), so piece j holds the times in [split[j-1], split[j]). Each
+piece's file gets its rows in the order they were read, so a stable in-memory sort of a piece equals
+the global stable sort restricted to it. Equal times are never cut apart, so a piece of one time
+repeated more than the capacity allows stays whole (and bigger than the budget).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Iterator
+
+import numpy as np
+
+# A track cut by time is cut into pieces filled to this share of the capacity (the sample's
+# quantiles are estimates).
+SPLIT_FILL = 0.7
+
+
+@dataclasses.dataclass(frozen=True)
+class Piece:
+    """Tracks [track_lo, track_hi); `split`: one part of a track cut by time, its times in
+    [time_lo, time_hi) (None: unbounded)."""
+
+    track_lo: int
+    track_hi: int
+    split: bool = False
+    time_lo: int | None = None
+    time_hi: int | None = None
+
+
+class Plan:
+    """Pieces in output order, and which piece a (track, time) row belongs to."""
+
+    def __init__(self, pieces: list[Piece], first: np.ndarray, splits: dict[int, np.ndarray]) -> None:
+        self.pieces = pieces
+        self._first = first
+        self._splits = splits
+
+    def __len__(self) -> int:
+        return len(self.pieces)
+
+    def assign(self, track: np.ndarray, time: np.ndarray) -> np.ndarray:
+        """Piece of each row; tracks must lie in [0, number of tracks)."""
+        piece = self._first[track]
+        if not self._splits:
+            return piece
+        cut = np.zeros(self._first.shape[0], dtype=bool)
+        cut[list(self._splits)] = True
+        rows = np.flatnonzero(cut[track])
+        if rows.shape[0] == 0:
+            return piece
+        rows = rows[np.argsort(track[rows], kind="stable")]
+        tracks = track[rows]
+        bounds = np.flatnonzero(np.concatenate(([True], tracks[1:] != tracks[:-1], [True])))
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            mine = rows[lo:hi]
+            piece[mine] += np.searchsorted(self._splits[int(tracks[lo])], time[mine], side="right")
+        return piece
+
+
+def plan(cost: np.ndarray, capacity: int, sample_track: np.ndarray, sample_time: np.ndarray) -> Plan:
+    """Pieces for rows whose work per track is `cost` (bytes); tracks costing more than `capacity`
+    are cut at quantiles of their sampled times."""
+    pieces: list[Piece] = []
+    first = np.zeros(cost.shape[0], dtype=np.int64)
+    splits: dict[int, np.ndarray] = {}
+    group_lo, filled = 0, 0
+    for t, c in enumerate(cost.tolist()):
+        if c > capacity:
+            if t > group_lo:
+                pieces.append(Piece(group_lo, t))
+            times = np.sort(sample_time[sample_track == t])
+            parts = math.ceil(c / (capacity * SPLIT_FILL))
+            picks = (np.arange(1, parts) * times.shape[0]) // parts
+            split = np.unique(times[picks]) if times.shape[0] else np.zeros(0, np.int64)
+            first[t] = len(pieces)
+            bounds = [None, *split.tolist(), None]
+            pieces.extend(Piece(t, t + 1, True, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]))
+            splits[t] = split
+            group_lo, filled = t + 1, 0
+            continue
+        if filled + c > capacity and t > group_lo:
+            pieces.append(Piece(group_lo, t))
+            group_lo, filled = t, 0
+        first[t] = len(pieces)
+        filled += c
+    if group_lo < cost.shape[0]:
+        pieces.append(Piece(group_lo, cost.shape[0]))
+    return Plan(pieces, first, splits)
+
+
+def range_plan(counts: np.ndarray, capacity_rows: int) -> list[tuple[int, int]]:
+    """Consecutive blocks grouped into ranges of at most `capacity_rows` rows (a block bigger than
+    that alone is a range of its own): [(first block, end block)]."""
+    ranges: list[tuple[int, int]] = []
+    lo, filled = 0, 0
+    for i, c in enumerate(counts.tolist()):
+        if filled + c > capacity_rows and i > lo:
+            ranges.append((lo, i))
+            lo, filled = i, 0
+        filled += c
+    if lo < counts.shape[0]:
+        ranges.append((lo, counts.shape[0]))
+    return ranges
+
+
+class Buckets:
+    """Records scattered into numbered files, each read back whole in the order it got them."""
+
+    def __init__(self, folder: str, name: str, dtype: np.dtype, count: int) -> None:
+        self.dtype = np.dtype(dtype)
+        self._folder = folder
+        self._name = name
+        self.sizes = np.zeros(count, dtype=np.int64)
+
+    def _path(self, i: int) -> str:
+        return os.path.join(self._folder, f"{self._name}-{i}")
+
+    def add(self, which: np.ndarray, records: np.ndarray) -> None:
+        if records.shape[0] == 0:
+            return
+        keys = which.astype(np.uint16) if self.sizes.shape[0] <= 1 << 16 else which
+        order = np.argsort(keys, kind="stable")  # a radix sort for 16-bit keys
+        sorted_which = which[order]
+        cut = np.flatnonzero(sorted_which[1:] != sorted_which[:-1]) + 1
+        los = np.concatenate(([0], cut))
+        his = np.concatenate((cut, [order.shape[0]]))
+        for lo, hi in zip(los.tolist(), his.tolist()):
+            i = int(sorted_which[lo])
+            with open(self._path(i), "ab") as f:
+                f.write(memoryview(records[order[lo:hi]]).cast("B"))
+            self.sizes[i] += hi - lo
+
+    def load(self, i: int, keep: bool = False) -> np.ndarray:
+        """Bucket `i`'s records (its file removed unless `keep`)."""
+        if self.sizes[i] == 0:
+            return np.zeros(0, self.dtype)
+        path = self._path(i)
+        out = np.fromfile(path, dtype=self.dtype)
+        if not keep:
+            os.remove(path)
+        return out
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.sizes.shape[0]))
+
+
+def contiguous(records: np.ndarray, *names: str) -> list[np.ndarray]:
+    """Fields of a record array as contiguous arrays (sorting strided fields is slower)."""
+    return [np.ascontiguousarray(records[n]) for n in names]

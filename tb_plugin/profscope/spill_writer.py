@@ -1,0 +1,233 @@
+"""The files of a spilled `TraceBuilder` and what is known about them while they are written.
+
+Once a builder's in-memory path would outgrow its budget (`spill`), its buffers go to files in add order
+(events, args lengths, flows, flow points, counter samples as fixed-size records in `scratch/`; the
+args bytes straight into the entry's `args_blob.npy`, whose order they keep) and only small
+summaries stay in memory: events, flow points and counter samples per track, flow points per block
+of flow ids, and one event (counter sample) in `spill.SAMPLE_EVERY` as (track, start). Flow ids
+of each `add_flow_points` call are numbered here, in the order of their first point, after those of
+earlier calls, exactly as the in-memory `finalize()` numbers them.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections import Counter
+from typing import Any, Protocol
+
+import numpy as np
+
+from profscope import spill
+
+
+class Buffers(Protocol):
+    """What of a `TraceBuilder` its spill files are filled from and finished with (the builder
+    itself; named here so that this module does not import `columns`)."""
+
+    source: str
+    format: str
+    clock_origin_ns: int | None
+    metadata: dict[str, Any]
+    warnings: list[str]
+    skipped: Counter[str]
+    _strings: dict[str, int]
+    _sections: list[Any]
+    _tracks: list[Any]
+    _spill: Spiller | None
+    _buffered: int
+    _ev_chunks: list[tuple[np.ndarray, ...]]
+    _args_parts: list[bytes]
+    _args_lengths: list[np.ndarray]
+    _flows: list[tuple[int, int, int]]
+    _flow_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+    _flow_points: list[tuple[Any, int, str, int, int, str]]
+    _point_chunks: list[tuple[np.ndarray, ...]]
+    _ctr_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+    _attachments: dict[str, bytes]
+
+
+def _grow(counts: np.ndarray, add: np.ndarray) -> np.ndarray:
+    if add.shape[0] > counts.shape[0]:
+        counts = np.concatenate((counts, np.zeros(add.shape[0] - counts.shape[0], np.int64)))
+    counts[: add.shape[0]] += add
+    return counts
+
+
+class Spiller:
+    """Spill files and summaries of one builder; `flush` moves the builder's buffers into them."""
+
+    def __init__(self, out_dir: str, budget: int) -> None:
+        if budget <= 0:
+            raise ValueError("the memory budget must be positive")
+        self.out_dir = out_dir
+        self.budget = int(budget)
+        self.active = False
+        self.scratch = ""
+        self.track_events = np.zeros(0, np.int64)
+        self.track_points = np.zeros(0, np.int64)
+        self.track_counters = np.zeros(0, np.int64)
+        self.kid_blocks = np.zeros(0, np.int64)
+        self.bulk_kids = 0
+        self.blob_bytes = 0
+        self._samples: list[np.ndarray] = []
+        self._ctr_samples: list[np.ndarray] = []
+        self.attachment_files: dict[str, str] = {}
+        self._files: dict[str, spill.RecordFile] = {}
+
+    @property
+    def flush_limit(self) -> int:
+        return self.budget // spill.FLUSH_DIVISOR
+
+    def file(self, name: str) -> spill.RecordFile:
+        return self._files[name]
+
+    def activate(self) -> None:
+        """Make the scratch directory and the files (the first builder of a directory owns it)."""
+        os.makedirs(self.out_dir, exist_ok=True)
+        if os.path.exists(os.path.join(self.out_dir, spill.SCRATCH_DIR)):
+            # Another builder spilled here first: this one's columns go to a folder of their own
+            # (the cache write copies them instead of moving them).
+            self.out_dir = os.path.join(self.out_dir, f"{spill.SCRATCH_DIR}-{uuid.uuid4().hex}")
+            os.makedirs(self.out_dir)
+        self.scratch = os.path.join(self.out_dir, spill.SCRATCH_DIR)
+        os.makedirs(self.scratch)
+        for name, dtype in (
+            ("events", spill.EVENT_RECORD),
+            ("lengths", np.dtype("<i8")),
+            ("flows", spill.FLOW_RECORD),
+            ("flow_singles", spill.FLOW_RECORD),
+            ("points", spill.POINT_RECORD),
+            ("counters", spill.COUNTER_RECORD),
+        ):
+            self._files[name] = spill.RecordFile(os.path.join(self.scratch, name), dtype)
+        self._files["blob"] = spill.NpyColumn(os.path.join(self.out_dir, "args_blob.npy"), np.dtype(np.uint8))
+        self.active = True
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()
+
+    @property
+    def num_events(self) -> int:
+        return self.file("events").count
+
+    def samples(self) -> np.ndarray:
+        """(track, start) of every `spill.SAMPLE_EVERY`-th event, as one record array."""
+        return np.concatenate(self._samples) if self._samples else np.zeros(0, _SAMPLE)
+
+    def counter_samples(self) -> np.ndarray:
+        return np.concatenate(self._ctr_samples) if self._ctr_samples else np.zeros(0, _SAMPLE)
+
+    # -- moving buffers to files --------------------------------------------------------------
+    def flush(self, b: Buffers) -> None:
+        """Append every buffer of `b` to the files and empty them (flow points added one by one stay:
+        their keys are arbitrary objects, numbered at finalize)."""
+        made = len(b._tracks)
+        for (track, start, dur, name, cat), lengths in zip(b._ev_chunks, b._args_lengths):
+            self._add_events(track, start, dur, name, cat, lengths, made)
+        b._ev_chunks.clear()
+        b._args_lengths.clear()
+        blob = self.file("blob")
+        for part in b._args_parts:
+            blob.append(np.frombuffer(part, np.uint8))
+            self.blob_bytes += len(part)
+        b._args_parts.clear()
+        for s, d, n in b._flow_chunks:
+            self.file("flows").append(_records(spill.FLOW_RECORD, src=s, dst=d, name=n))
+        b._flow_chunks.clear()
+        if b._flows:
+            given = np.asarray(b._flows, dtype=np.int64).reshape(-1, 3)
+            self.file("flow_singles").append(
+                _records(spill.FLOW_RECORD, src=given[:, 0], dst=given[:, 1], name=given[:, 2])
+            )
+            b._flows.clear()
+        for chunk in b._point_chunks:
+            self._add_points(*chunk, made)
+        b._point_chunks.clear()
+        for track, time, value in b._ctr_chunks:
+            self._add_counters(track, time, value, made)
+        b._ctr_chunks.clear()
+        for name, data in b._attachments.items():
+            self.attach(name, data)
+        b._attachments.clear()
+        b._buffered = 0
+
+    def attach(self, name: str, data: bytes) -> None:
+        path = os.path.join(self.scratch, "attachments", *name.split("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+        self.attachment_files[name] = path
+
+    def _add_events(
+        self,
+        track: np.ndarray,
+        start: np.ndarray,
+        dur: np.ndarray,
+        name: np.ndarray,
+        cat: np.ndarray,
+        lengths: np.ndarray,
+        made: int,
+    ) -> None:
+        n = track.shape[0]
+        if n and not 0 <= int(track.min()) <= int(track.max()) < made:
+            raise ValueError("add_events refers to a track id the builder never made")
+        first = self.num_events
+        self.file("events").append(
+            _records(spill.EVENT_RECORD, track=track, start=start, dur=dur, name=name, cat=cat)
+        )
+        self.file("lengths").append(lengths)
+        if n:
+            self.track_events = _grow(self.track_events, np.bincount(track))
+            pick = np.arange((-first) % spill.SAMPLE_EVERY, n, spill.SAMPLE_EVERY)
+            self._samples.append(_records(_SAMPLE, track=track[pick], start=start[pick]))
+
+    def _add_points(
+        self,
+        flow: np.ndarray,
+        name: np.ndarray,
+        phase: np.ndarray,
+        track: np.ndarray,
+        ts: np.ndarray,
+        bind_next: np.ndarray,
+        made: int,
+    ) -> None:
+        n = flow.shape[0]
+        if n == 0:
+            return
+        _, first, inverse = np.unique(flow, return_index=True, return_inverse=True)
+        numbering = np.empty_like(first)
+        numbering[np.argsort(first, kind="stable")] = np.arange(first.shape[0])
+        kid = numbering[inverse.ravel()] + self.bulk_kids
+        self.bulk_kids += int(first.shape[0])
+        self.kid_blocks = _grow(self.kid_blocks, np.bincount(kid // spill.KID_BLOCK))
+        self.file("points").append(
+            _records(spill.POINT_RECORD, kid=kid, name=name, phase=phase, track=track, ts=ts, next=bind_next)
+        )
+        valid = track[(track >= 0) & (track < made)]  # the others bind to nothing
+        if valid.shape[0]:
+            self.track_points = _grow(self.track_points, np.bincount(valid))
+
+    def _add_counters(self, track: np.ndarray, time: np.ndarray, value: np.ndarray, made: int) -> None:
+        n = track.shape[0]
+        if n == 0:
+            return
+        if not 0 <= int(track[0]) < made:
+            raise ValueError("add_counter refers to a track id the builder never made")
+        first = self.file("counters").count
+        self.file("counters").append(_records(spill.COUNTER_RECORD, track=track, time=time, value=value))
+        self.track_counters = _grow(self.track_counters, np.bincount(track))
+        pick = np.arange((-first) % spill.SAMPLE_EVERY, n, spill.SAMPLE_EVERY)
+        self._ctr_samples.append(_records(_SAMPLE, track=track[pick], start=time[pick]))
+
+
+_SAMPLE = np.dtype([("track", "<i4"), ("start", "<i8")])
+
+
+def _records(dtype: np.dtype, **columns: Any) -> np.ndarray:
+    n = next(iter(columns.values())).shape[0]
+    out = np.empty(n, dtype)
+    for name, values in columns.items():
+        out[name] = values
+    return out

@@ -1,0 +1,119 @@
+"""How much memory ingest processes use: each child's budget and how many children run at once.
+
+`--profscope_ingest_memory_mb M` (default DEFAULT_TOTAL_MB) bounds the peak RSS of all the server's
+local ingest processes together:
+    slots = max(1, min(MAX_LOCAL_INGESTS, (M - IDLE_CHILD_MB) // MIN_CHILD_MB))
+children ingest at once (a later job waits, "queued", until one ends), beside one idle spare child
+(IDLE_CHILD_MB: an interpreter with the readers imported, 44 MB measured), and each gets
+    child budget = (M - IDLE_CHILD_MB) / slots
+for itself and its helper processes, sent in the job spec (`memory_bytes`; a Dask task gets the one
+of `profscope ingest --memory-mb` per worker process). Inside the child, CHILD_BASELINE_MB (the
+interpreter, imports and a reader's fixed tables: 44 MB idle, about 100 MB while reading a 3 MB
+XPlane, measured) comes off, and the rest is split in halves: the
+`TraceBuilder` budget (its buffers, `finalize()`, the level-of-detail index, the cache write: see
+`spill`) and what the reader may hold for its own buffers (`IngestMemory.reader_bytes`).
+
+The child reads inside `TempEntry`: the cache's temporary entry directory made before the reader
+starts, where a spilled builder writes the entry's columns (so the cache write moves them), and
+removed, with whatever was spilled there, when the ingest fails.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import shutil
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from profscope import spill
+from profscope.columns import Trace
+from profscope.trace import lod_spilled, store
+
+DEFAULT_TOTAL_MB = 2048
+MAX_LOCAL_INGESTS = 2
+IDLE_CHILD_MB = 64
+MIN_CHILD_MB = 256
+CHILD_BASELINE_MB = 100
+MIN_BUILDER_MB = 16
+
+
+def local_slots(total_mb: int) -> int:
+    """How many local ingest children may run at once within `total_mb`."""
+    return max(1, min(MAX_LOCAL_INGESTS, (int(total_mb) - IDLE_CHILD_MB) // MIN_CHILD_MB))
+
+
+def child_budget(total_mb: int) -> int:
+    """Bytes one working child (and its helpers) may use when `total_mb` bounds them all."""
+    return max((int(total_mb) - IDLE_CHILD_MB) // local_slots(total_mb), MIN_CHILD_MB // 2) << 20
+
+
+def shares(process_bytes: int) -> tuple[int, int]:
+    """(builder bytes, reader bytes) of a child whose whole budget is `process_bytes`."""
+    usable = max(int(process_bytes) - (CHILD_BASELINE_MB << 20), 2 * MIN_BUILDER_MB << 20)
+    return usable // 2, usable - usable // 2
+
+
+class Slots:
+    """At most `size` local ingests at a time; the others start, in order, as earlier ones end."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._used = 0
+        self._waiting: collections.deque[Callable[[], None]] = collections.deque()
+        self._lock = threading.Lock()
+
+    def take(self, start: Callable[[], None]) -> bool:
+        """True: a slot is taken, the caller starts its job now; False: `start` is called (in a
+        thread of its own) once one is free."""
+        with self._lock:
+            if self._used >= self.size:
+                self._waiting.append(start)
+                return False
+            self._used += 1
+        return True
+
+    def release(self) -> None:
+        """A job ended: its slot goes to the next waiting one."""
+        with self._lock:
+            if not self._waiting:
+                self._used -= 1
+                return
+            start = self._waiting.popleft()
+        threading.Thread(target=start, name="profscope-ingest-slot", daemon=True).start()
+
+
+class TempEntry:
+    """The temporary entry directory of one ingest and the memory budget its reader runs with."""
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        self.path = os.path.join(spec["cache_root"], store.TMP_DIR, store.tmp_name(spec["key"]))
+        process = int(spec.get("memory_bytes") or child_budget(DEFAULT_TOTAL_MB))
+        builder, reader = shares(process)
+        self.memory = spill.IngestMemory(self.path, builder, reader)
+        os.makedirs(self.path)
+
+    def __enter__(self) -> TempEntry:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Builders made inside spill into this entry within its budget."""
+        with spill.use(self.memory):
+            yield
+
+    def extras(
+        self, trace: Trace, in_memory: Callable[[Trace], tuple[dict[str, np.ndarray], dict[str, Any]]]
+    ) -> Callable[[], tuple[Mapping[str, np.ndarray], Mapping[str, Any]]]:
+        """The level-of-detail index maker for `store.write`: `in_memory` (`ingest.build_extras`)
+        for a trace in memory, the bounded one writing into this entry for a spilled trace."""
+        if spill.is_spilled(trace):
+            return lambda: lod_spilled.build_extras(trace, self.path, self.memory.budget_bytes)
+        return lambda: in_memory(trace)

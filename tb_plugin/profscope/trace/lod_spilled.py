@@ -1,0 +1,415 @@
+"""The level-of-detail index (`lod.build`) of a spilled trace, in bounded memory, with the same arrays.
+
+The trace's columns are files of the temporary entry; every pass reads them in chunks of rows
+(never mapping them whole) and writes the index's big arrays straight into `<entry>/lod/*.npy`:
+- pass A, over events in order: per-track counts (`track_off`) and longest duration, each event's
+  visible level (`lod.visible_levels`: an instant's level compares it with the previous instant of
+  its row (track, depth) in event order, which is that function's sort; the last one of each row
+  is carried into the next chunk), per-level-group counts and longest durations, the time span,
+  and one event in `spill.SAMPLE_EVERY` as (group, start);
+- `order` (stable by (visible level, start)): pieces of groups (`spill_sort.plan`, a group too big
+  cut by start), each sorted by start; `order_start` beside it, plus the rows and durations in the
+  same order in scratch files for the summaries (`lod_windows`);
+- `self_ps` (`lod.self_times`): windows of events in order, never cutting a run of equal
+  (track, start), each row's last slice carried as a parent (its covered time summed on in the same
+  order as `np.bincount`, so the float sums are bit-identical);
+- `flow_by_src` / `flow_by_dst`: stable argsorts, by ranges of event index when too big;
+- summaries and counter levels: `lod_windows`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from profscope import spill, spill_sort
+from profscope.columns import Trace
+from profscope.spill import ColumnReader, NpyColumn, RecordFile
+from profscope.spill_sort import Buckets, contiguous
+from profscope.trace import lod, lod_windows
+
+# Bytes of work per event of a chunk or piece (read columns, sort copies, permutations).
+EVENT_WORK_BYTES = 160
+ORDER_WORK_BYTES = 140
+FLOW_WORK_BYTES = 48
+MIN_CAPACITY_BYTES = 64 << 10
+ORDER_RECORD = np.dtype([("start", "<i8"), ("idx", "<i8"), ("dur", "<i8"), ("row", "<i8"), ("group", "i1")])
+FLOW_PAIR = np.dtype([("pos", "<i8"), ("end", "<i8")])
+_TOP = lod.TOP_LEVEL
+
+
+def build_extras(trace: Trace, out_dir: str, budget: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """What `ingest.build_extras` gives for `trace`, its big arrays files under `out_dir/lod/`."""
+    return _Build(trace, out_dir, budget).run()
+
+
+def _levels_of(diff: np.ndarray) -> np.ndarray:
+    """`visible_levels`' level of an instant whose start differs from the previous one's by `diff` (XOR)."""
+    highest = np.frexp(np.maximum(diff, 0).astype(np.float64))[1] - 1
+    return np.where(diff < 0, _TOP, np.minimum(highest, _TOP))
+
+
+class _Build:
+    def __init__(self, trace: Trace, out_dir: str, budget: int) -> None:
+        self.trace = trace
+        self.n = trace.num_events
+        self.capacity = max(int(budget), MIN_CAPACITY_BYTES)
+        self.rows = max(self.capacity // EVENT_WORK_BYTES, 1024)
+        self.lod_dir = os.path.join(out_dir, store_extra_dir())
+        self.scratch = os.path.join(out_dir, f"{spill.SCRATCH_DIR}-lod")
+        os.makedirs(self.lod_dir, exist_ok=True)
+        os.makedirs(self.scratch, exist_ok=True)
+        self.start = ColumnReader(trace.ev_start_ps)
+        self.dur = ColumnReader(trace.ev_dur_ps)
+        self.track = ColumnReader(trace.ev_track)
+        self.depth = ColumnReader(trace.ev_depth)
+
+    def _column(self, name: str, dtype: Any, count: int) -> NpyColumn:
+        return NpyColumn(os.path.join(self.lod_dir, name + ".npy"), np.dtype(dtype), count)
+
+    def _chunk(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return (
+            self.start.read(lo, hi),
+            self.dur.read(lo, hi),
+            self.track.read(lo, hi),
+            self.depth.read(lo, hi),
+        )
+
+    def run(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        trace = self.trace
+        num_tracks = len(trace.tracks)
+        max_depth = np.array([t.max_depth for t in trace.tracks], dtype=np.int64)
+        self.row_base = np.zeros(num_tracks + 1, dtype=np.int64)
+        np.cumsum(max_depth + 1, out=self.row_base[1:])
+        self._pass_a(num_tracks)
+        arrays: dict[str, np.ndarray] = {
+            "track_off": self.track_off,
+            "track_max_dur": self.track_max_dur,
+        }
+        arrays.update(self._order())
+        arrays["row_base"] = self.row_base
+        arrays["self_ps"] = self._self_times()
+        arrays["flow_by_src"] = self._flow_order(trace.flow_src, "flow_by_src")
+        arrays["flow_by_dst"] = self._flow_order(trace.flow_dst, "flow_by_dst")
+        arrays["counter_tracks"] = self._counter_tracks()
+        lo, hi = self._span()
+        top = lod.max_level_for(max(hi - lo, 1)) + 1
+        windows = lod_windows.Windows(self, top)
+        summary_levels = windows.summaries()
+        counter_levels = lod_windows.counter_levels(self, top)
+        for level in summary_levels:
+            for name in ("bin", "row", "count", "busy"):
+                arrays[f"sum{level}_{name}"] = windows.stored[level][name]
+        for level in counter_levels:
+            for name in ("track", "bin", "min", "max", "last"):
+                arrays[f"ctr{level}_{name}"] = counter_levels[level][name]
+        for reader in (self.start, self.dur, self.track, self.depth, self.order_row, self.order_dur):
+            reader.close()
+        meta = {"summary_levels": sorted(summary_levels), "counter_levels": sorted(counter_levels)}
+        return arrays, {"lod": meta}
+
+    # -- pass A -------------------------------------------------------------------------------
+    def _pass_a(self, num_tracks: int) -> None:
+        counts = np.zeros(num_tracks, dtype=np.int64)
+        self.track_max_dur = np.zeros(num_tracks, dtype=np.int64)
+        self.group_counts = np.zeros(lod.NUM_GROUPS, dtype=np.int64)
+        self.group_max_dur = np.zeros(lod.NUM_GROUPS, dtype=np.int64)
+        self.vis = RecordFile(os.path.join(self.scratch, "vis"), np.dtype(np.int8))
+        samples: list[np.ndarray] = []
+        self.ev_lo, self.ev_hi = None, None
+        carry_track, carry = -1, {}
+        for lo in range(0, self.n, self.rows):
+            hi = min(lo + self.rows, self.n)
+            s, d, t, dep = self._chunk(lo, hi)
+            counts += np.bincount(t, minlength=num_tracks)[:num_tracks]
+            first = np.flatnonzero(np.concatenate(([True], t[1:] != t[:-1])))
+            np.maximum.at(self.track_max_dur, t[first], np.maximum.reduceat(d, first))
+            vis = np.empty(s.shape[0], dtype=np.int8)
+            slices = d > 0
+            vis[slices] = np.minimum(np.frexp(d[slices].astype(np.float64))[1] - 1, _TOP)
+            inst = np.flatnonzero(~slices)
+            if inst.shape[0]:
+                carry_track, carry = self._instants(vis, inst, s, t, dep, carry_track, carry)
+            self.vis.append(vis)
+            group = vis.astype(np.int64) + 1
+            self.group_counts += np.bincount(group, minlength=lod.NUM_GROUPS)
+            np.maximum.at(self.group_max_dur, group, d)
+            pick = np.arange((-lo) % spill.SAMPLE_EVERY, s.shape[0], spill.SAMPLE_EVERY)
+            samples.append(np.stack((group[pick], s[pick])))
+            low, high = int(s.min()), int((s + d).max())
+            self.ev_lo = low if self.ev_lo is None else min(self.ev_lo, low)
+            self.ev_hi = high if self.ev_hi is None else max(self.ev_hi, high)
+        self.track_off = np.zeros(num_tracks + 1, dtype=np.int64)
+        np.cumsum(counts, out=self.track_off[1:])
+        self.samples = np.concatenate(samples, axis=1) if samples else np.zeros((2, 0), np.int64)
+
+    def _instants(
+        self,
+        vis: np.ndarray,
+        inst: np.ndarray,
+        s: np.ndarray,
+        t: np.ndarray,
+        dep: np.ndarray,
+        carry_track: int,
+        carry: dict[int, int],
+    ) -> tuple[int, dict[int, int]]:
+        """Visible levels of a chunk's instants; `carry`: last instant start per depth of track
+        `carry_track` (the last track of earlier chunks). Returns the carry for the next chunk."""
+        start, track, depth = s[inst], t[inst], dep[inst]
+        order = np.lexsort((start, depth, track))
+        inst, start, track, depth = inst[order], start[order], track[order], depth[order]
+        level = np.full(inst.shape[0], _TOP, dtype=np.int64)
+        same_row = (track[1:] == track[:-1]) & (depth[1:] == depth[:-1])
+        level[1:] = np.where(same_row, _levels_of(start[1:] ^ start[:-1]), _TOP)
+        first = np.flatnonzero(np.concatenate(([True], ~same_row)))
+        mine = first[track[first] == carry_track]
+        if mine.shape[0] and carry:
+            known = np.array([d in carry for d in depth[mine].tolist()], dtype=bool)
+            mine = mine[known]
+            previous = np.array([carry[d] for d in depth[mine].tolist()], dtype=np.int64)
+            level[mine] = _levels_of(start[mine] ^ previous)
+        vis[inst] = level
+        last_track = int(t[-1])
+        if last_track != carry_track:
+            carry_track, carry = last_track, {}
+        last = np.concatenate((first[1:], [inst.shape[0]])) - 1
+        last = last[track[last] == last_track]
+        carry.update(zip(depth[last].tolist(), start[last].tolist()))
+        return carry_track, carry
+
+    def _span(self) -> tuple[int, int]:
+        """`Trace.time_span_ps()`, by chunks."""
+        lows, highs = [], []
+        if self.ev_lo is not None:
+            lows.append(self.ev_lo)
+            highs.append(self.ev_hi)
+        times = ColumnReader(self.trace.ctr_time_ps)
+        for lo in range(0, times.count, self.rows):
+            chunk = times.read(lo, lo + self.rows)
+            lows.append(int(chunk.min()))
+            highs.append(int(chunk.max()))
+        times.close()
+        return (min(lows), max(highs)) if lows else (0, 0)
+
+    # -- order ---------------------------------------------------------------------------------
+    def _order(self) -> dict[str, np.ndarray]:
+        cost = self.group_counts * ORDER_WORK_BYTES
+        plan = spill_sort.plan(cost, self.capacity, self.samples[0], self.samples[1])
+        buckets = Buckets(self.scratch, "order", ORDER_RECORD, len(plan))
+        for lo in range(0, self.n, self.rows):
+            hi = min(lo + self.rows, self.n)
+            s, d, t, dep = self._chunk(lo, hi)
+            group = self.vis.read(lo, hi).astype(np.int64) + 1
+            rec = np.empty(s.shape[0], ORDER_RECORD)
+            rec["start"], rec["dur"] = s, d
+            rec["idx"] = np.arange(lo, hi, dtype=np.int64)
+            rec["row"] = self.row_base[t] + dep
+            rec["group"] = group
+            buckets.add(plan.assign(group, s), rec)
+        self.vis.remove()
+        order = self._column("order", np.int64, self.n)
+        order_start = self._column("order_start", np.int64, self.n)
+        self.order_row = RecordFile(os.path.join(self.scratch, "order_row"), np.dtype(np.int64))
+        self.order_dur = RecordFile(os.path.join(self.scratch, "order_dur"), np.dtype(np.int64))
+        offset = 0
+        for p in buckets:
+            rec = buckets.load(p)
+            start, idx, dur, row, group = contiguous(rec, "start", "idx", "dur", "row", "group")
+            del rec
+            # A piece holds whole groups in group order, or one part of a group cut by start.
+            by_start = np.argsort(start, kind="stable")
+            by_start = by_start[np.argsort(group[by_start].view(np.uint8), kind="stable")]
+            order.write_at(offset, idx[by_start])
+            order_start.write_at(offset, start[by_start])
+            self.order_row.write_at(offset, row[by_start])
+            self.order_dur.write_at(offset, dur[by_start])
+            offset += start.shape[0]
+        self.group_off = np.zeros(lod.NUM_GROUPS + 1, dtype=np.int64)
+        np.cumsum(self.group_counts, out=self.group_off[1:])
+        self.order_start = order_start.mapped()
+        return {
+            "order": order.mapped(),
+            "order_start": self.order_start,
+            "group_off": self.group_off,
+            "group_max_dur": self.group_max_dur,
+        }
+
+    # -- self times ----------------------------------------------------------------------------
+    def _self_times(self) -> np.ndarray:
+        out = self._column("self_ps", np.int64, self.n)
+        carried: dict[int, list[Any]] = {}  # row → [index, start, end, dur, covered]
+        carry_track = -1
+        lo = 0
+        while lo < self.n:
+            hi = min(lo + self.rows, self.n)
+            s, d, t, dep = self._chunk(lo, hi)
+            while hi < self.n and t[-1] == t[0] and s[-1] == s[0]:
+                hi = min(hi + self.rows, self.n)  # one run of equal starts filling the chunk
+                s, d, t, dep = self._chunk(lo, hi)
+            if hi < self.n:
+                run = (t == t[-1]) & (s == s[-1])
+                cut = int(np.flatnonzero(~run)[-1]) + 1
+                s, d, t, dep = s[:cut], d[:cut], t[:cut], dep[:cut]
+                hi = lo + cut
+            if int(t[0]) != carry_track:
+                self._settle(out, carried, list(carried))
+                carry_track = int(t[0])
+            self._window(out, lo, s, d, t, dep, carried)
+            if int(t[-1]) != carry_track:
+                self._settle(out, carried, list(carried))
+                carry_track = int(t[-1])
+                self._carry_last_rows(lo, s, d, t, dep, carried)
+            lo = hi
+        self._settle(out, carried, list(carried))
+        return out.mapped()
+
+    def _window(
+        self,
+        out: NpyColumn,
+        lo: int,
+        s: np.ndarray,
+        d: np.ndarray,
+        t: np.ndarray,
+        dep: np.ndarray,
+        carried: dict[int, list[Any]],
+    ) -> None:
+        """Self times of one window; parents carried from earlier windows (rows of its first
+        track) take their children here too, and the window's own last slice of each row of that
+        track becomes the carried one."""
+        m = s.shape[0]
+        row = self.row_base[t] + dep
+        by_row = np.argsort(row, kind="stable")
+        rows_sorted = row[by_row]
+        present = np.unique(rows_sorted)
+        row_lo = np.searchsorted(rows_sorted, present, side="left")
+        row_hi = np.searchsorted(rows_sorted, present, side="right")
+        span = {
+            int(r): (int(a), int(b)) for r, a, b in zip(present.tolist(), row_lo.tolist(), row_hi.tolist())
+        }
+        covered = np.zeros(m, dtype=np.float64)
+        end = s + d
+        first_track = int(t[0])
+        for r, (a, b) in span.items():
+            if dep[by_row[a]] == 0:
+                continue
+            children = by_row[a:b]
+            parents = by_row[span[r - 1][0] : span[r - 1][1]] if r - 1 in span else by_row[:0]
+            carried_parent = carried.get(r - 1) if int(t[children[0]]) == first_track else None
+            p_start = s[parents]
+            p_end = end[parents]
+            if carried_parent is not None:
+                p_start = np.concatenate(([carried_parent[1]], p_start))
+                p_end = np.concatenate(([carried_parent[2]], p_end))
+            c_start = s[children]
+            which = np.searchsorted(p_start, c_start, side="right") - 1
+            ok = which >= 0
+            which, c_start, c_dur = which[ok], c_start[ok], d[children][ok]
+            pe = p_end[which]
+            inside = c_start < pe
+            part = np.minimum(c_start + c_dur, pe) - c_start
+            shift = 0
+            if carried_parent is not None:
+                to_carried = inside & (which == 0)
+                if to_carried.any():
+                    run = np.concatenate(([carried_parent[4]], part[to_carried].astype(np.float64)))
+                    carried_parent[4] = float(np.cumsum(run)[-1])
+                inside = inside & (which > 0)
+                shift = 1
+            if parents.shape[0]:
+                covered[parents] += np.bincount(
+                    which[inside] - shift, weights=part[inside], minlength=parents.shape[0]
+                )
+        out.write_at(lo, np.maximum(d - covered.astype(np.int64), 0))
+        # A carried parent whose row got a newer slice here can take no more children.
+        newer = [r for r in carried if r in span and int(t[by_row[span[r][0]]]) == first_track]
+        self._settle(out, carried, newer)
+        self._covered = covered
+        self._carry_last_rows(lo, s, d, t, dep, carried, only_track=first_track)
+
+    def _carry_last_rows(
+        self,
+        lo: int,
+        s: np.ndarray,
+        d: np.ndarray,
+        t: np.ndarray,
+        dep: np.ndarray,
+        carried: dict[int, list[Any]],
+        only_track: int | None = None,
+    ) -> None:
+        """Carry the last slice of each row of the window's last track (if it is `only_track`)."""
+        last_track = int(t[-1])
+        if only_track is not None and last_track != only_track:
+            return
+        mine = np.flatnonzero(t == last_track)
+        rows = self.row_base[last_track] + dep[mine]
+        order = np.argsort(rows, kind="stable")
+        rows, mine = rows[order], mine[order]
+        last = np.flatnonzero(np.concatenate((rows[1:] != rows[:-1], [True])))
+        covered = self._covered
+        for r, i in zip(rows[last].tolist(), mine[last].tolist()):
+            carried[r] = [lo + i, int(s[i]), int(s[i] + d[i]), int(d[i]), float(covered[i])]
+
+    @staticmethod
+    def _settle(out: NpyColumn, carried: dict[int, list[Any]], rows: list[int]) -> None:
+        """Write the final self time of the carried parents of `rows` and forget them."""
+        for r in rows:
+            index, _, _, dur, covered = carried.pop(r)
+            out.write_at(index, np.array([max(dur - int(np.float64(covered).astype(np.int64)), 0)], np.int64))
+
+    # -- flows and counters ---------------------------------------------------------------------
+    def _flow_order(self, column: np.ndarray, name: str) -> np.ndarray:
+        """`np.argsort(column, kind="stable")`, by ranges of values when too big for the budget."""
+        reader = ColumnReader(column)
+        count = reader.count
+        if count * FLOW_WORK_BYTES <= self.capacity:
+            values = reader.read(0, count)
+            reader.close()
+            return np.argsort(values, kind="stable")
+        block = max(1, -(-max(self.n, 1) // 65536))
+        histogram = np.zeros(0, dtype=np.int64)
+        low = None
+        for lo in range(0, count, self.rows):
+            chunk = reader.read(lo, lo + self.rows)
+            low = int(chunk.min()) if low is None else min(low, int(chunk.min()))
+        for lo in range(0, count, self.rows):
+            chunk = reader.read(lo, lo + self.rows) - low
+            add = np.bincount(chunk // block)
+            if add.shape[0] > histogram.shape[0]:
+                histogram = np.concatenate((histogram, np.zeros(add.shape[0] - histogram.shape[0], np.int64)))
+            histogram[: add.shape[0]] += add
+        ranges = spill_sort.range_plan(histogram, max(self.capacity // FLOW_WORK_BYTES, 1024))
+        range_of_block = np.zeros(histogram.shape[0], dtype=np.int64)
+        for r, (a, b) in enumerate(ranges):
+            range_of_block[a:b] = r
+        buckets = Buckets(self.scratch, name, FLOW_PAIR, len(ranges))
+        for lo in range(0, count, self.rows):
+            chunk = reader.read(lo, lo + self.rows)
+            rec = np.empty(chunk.shape[0], FLOW_PAIR)
+            rec["pos"] = np.arange(lo, lo + chunk.shape[0], dtype=np.int64)
+            rec["end"] = chunk
+            buckets.add(range_of_block[(chunk - low) // block], rec)
+        reader.close()
+        out = self._column(name, np.int64, count)
+        offset = 0
+        for r in buckets:
+            rec = buckets.load(r)
+            order = np.argsort(rec["end"], kind="stable")
+            out.write_at(offset, rec["pos"][order])
+            offset += rec.shape[0]
+        return out.mapped()
+
+    def _counter_tracks(self) -> np.ndarray:
+        reader = ColumnReader(self.trace.ctr_track)
+        found: np.ndarray = np.zeros(0, dtype=np.int64)
+        for lo in range(0, reader.count, self.rows):
+            found = np.union1d(found, reader.read(lo, lo + self.rows).astype(np.int64))
+        reader.close()
+        return np.unique(found).astype(np.int64)
+
+
+def store_extra_dir() -> str:
+    from profscope.trace import store
+
+    return store.EXTRA_DIR

@@ -1,0 +1,381 @@
+"""Bounded ingest memory: a builder over its budget spills to files and finalizes from them, with the
+very trace, index and cache entry of the in-memory path; failures leave nothing trusted; the memory
+flags reach the ingest processes, and local ingests run within their number of slots.
+
+Real inputs: the three XPlanes and Kineto traces of tests/data, read with budgets far below their
+size (many pieces, tracks bigger than the budget, one laid out greedily). Counter samples appear in
+none of them, so one synthetic builder adds counters, one-by-one flows and odd layouts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import io
+import json
+import os
+import pathlib
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import fsspec
+import numpy as np
+import pytest
+from tensorboard.plugins import base_plugin
+
+from profscope import cli, spill, spill_finalize
+from profscope.columns import Trace, TraceBuilder
+from profscope.formats import registry
+from profscope.plugin import ProfscopeLoader, ProfscopePlugin
+from profscope.trace import ingest, ingest_memory, lod, lod_spilled, lod_windows, store, tiles
+from profscope.trace.timeline import HostTrace, Timeline
+
+DATA = pathlib.Path(__file__).parent / "data"
+BUDGET = 200_000
+# (file, format, budget): the small ones get the smallest budget (pieces of MIN_CAPACITY_BYTES).
+REAL = [
+    ("xplane/gpu_8x_tf_training.xplane.pb", "xplane", BUDGET),
+    ("xplane/mi300_jax_conv.xplane.pb", "xplane", 1),
+    ("xplane/tpu_v6e_inference.xplane.pb", "xplane", BUDGET),
+    ("kineto/worker0.1623143089861.pt.trace.json.gz", "chrome_trace", BUDGET),
+    ("kineto/bert_small.pt.trace.json.gz", "chrome_trace", 1),
+]
+READERS = {"probe": "test_spill:probe_read"}
+
+
+def read(path: pathlib.Path, fmt: str, memory: spill.IngestMemory | None = None) -> Trace:
+    reader = registry.import_reader(ingest.READERS[fmt])
+    with spill.use(memory):
+        return reader(str(path), fsspec.filesystem("file"))
+
+
+def assert_same_trace(a: Trace, b: Trace) -> None:
+    for field in dataclasses.fields(Trace):
+        x, y = getattr(a, field.name), getattr(b, field.name)
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and np.array_equal(x, y), field.name
+        elif field.name == "attachments":
+            assert dict(x) == dict(y)
+        else:
+            assert x == y, field.name
+
+
+def assert_same_index(a: Trace, b: Trace, folder: str, budget: int) -> dict[str, np.ndarray]:
+    index = lod.build(a)
+    arrays, meta = lod_spilled.build_extras(b, folder, budget)
+    assert meta == {"lod": index.meta()}
+    expected = index.arrays()
+    assert sorted(arrays) == sorted(expected)
+    for name, array in expected.items():
+        assert arrays[name].dtype == array.dtype and np.array_equal(arrays[name], array), name
+    return arrays
+
+
+@pytest.mark.parametrize("name,fmt,budget", REAL)
+def test_a_spilled_trace_and_its_index_equal_the_in_memory_ones(name, fmt, budget, tmp_path):
+    path = DATA / name
+    memory = read(path, fmt)
+    spilled = read(path, fmt, spill.IngestMemory(str(tmp_path), budget))
+    assert spill.is_spilled(spilled) and not spill.is_spilled(memory)
+    # Forced: several pieces of work, and a track too big for one piece on its own.
+    capacity = max(budget, spill_finalize.MIN_CAPACITY_BYTES)
+    assert memory.num_events * spill_finalize.EVENT_WORK_BYTES > 4 * capacity
+    per_track = np.bincount(np.asarray(memory.ev_track))
+    assert per_track.max() * spill_finalize.EVENT_WORK_BYTES > capacity
+    assert_same_trace(memory, spilled)
+    assert_same_index(memory, spilled, str(tmp_path), budget)
+
+
+def test_a_track_laid_out_greedily_across_pieces(tmp_path, monkeypatch):
+    """bert_small has a track whose slices overlap without nesting: cut in pieces, it is laid out
+    again greedily, and still equals the in-memory rows."""
+    relaid = []
+    original = spill_finalize.SplitTrack.relayout
+
+    def relayout(self: spill_finalize.SplitTrack, *args: Any) -> None:
+        relaid.append(self.track)
+        return original(self, *args)
+
+    monkeypatch.setattr(spill_finalize.SplitTrack, "relayout", relayout)
+    path = DATA / "kineto/bert_small.pt.trace.json.gz"
+    spilled = read(path, "chrome_trace", spill.IngestMemory(str(tmp_path), 1))
+    assert relaid
+    assert_same_trace(read(path, "chrome_trace"), spilled)
+
+
+def synthetic(seed: int, spill_dir: str | None = None, budget: int | None = None) -> Trace:
+    """Counters (one track far over the budget), flows and flow points added in bulk and one by
+    one, instants, equal starts and overlapping slices on few tracks."""
+    r = np.random.default_rng(seed)
+    b = TraceBuilder("synthetic", "test", spill_dir=spill_dir, memory_budget_bytes=budget)
+    sec = b.section("host", "cpu")
+    tracks = [b.track(sec, f"t{i}") for i in range(5)]
+    counters = [b.track(sec, f"c{i}", kind="counter") for i in range(3)]
+    for chunk in range(12):
+        n = int(r.integers(200, 3000))
+        track = r.choice(tracks, n, p=[0.6, 0.25, 0.1, 0.04, 0.01])
+        start = r.integers(-1000, 100_000, n) // 50 * 50
+        dur = np.where(r.random(n) < 0.2, 0, r.integers(1, 5000, n))
+        if chunk % 2:
+            b.add_events(
+                track,
+                start,
+                dur,
+                r.integers(0, 5, n),
+                1,
+                args=[b'{"i":%d}' % i if i % 3 else None for i in range(n)],
+            )
+        else:
+            lengths = r.integers(0, 4, n)
+            blob = bytes(r.integers(65, 90, int(lengths.sum()), dtype=np.uint8))
+            b.add_events(track, start, dur, r.integers(0, 5, n), 0, args_blob=blob, args_lengths=lengths)
+        total = b.num_events
+        b.add_flows(r.integers(0, total, 40), r.integers(0, total, 40), r.integers(0, 3, 40))
+        b.add_flow(int(r.integers(0, total)), int(r.integers(0, total)), 2)
+        m = int(r.integers(50, 400))
+        b.add_flow_points(
+            r.integers(0, m // 2, m),
+            r.integers(0, 3, m),
+            r.integers(0, 3, m),
+            r.choice([*tracks, 99, -1], m),
+            r.integers(-2000, 110_000, m),
+            r.random(m) < 0.3,
+        )
+        b.add_flow_point(
+            int(r.integers(0, 4)), 1, "s" if chunk % 2 else "f", tracks[0], int(r.integers(0, 10**5))
+        )
+        k = int(r.integers(1000, 4000))
+        b.add_counter(
+            counters[0] if chunk % 3 else counters[int(r.integers(1, 3))],
+            r.integers(0, 10**5, k) // 7 * 7,
+            r.normal(size=k),
+        )
+    b.attach("hlo/1", b"proto")
+    return b.finalize()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("budget", [1, 300_000])
+def test_counters_and_one_by_one_flows_spill_alike(seed, budget, tmp_path):
+    memory = synthetic(seed)
+    spilled = synthetic(seed, str(tmp_path), budget)
+    assert spill.is_spilled(spilled)
+    # The counters are more than a piece, so their levels are streamed too.
+    capacity = max(budget, spill_finalize.MIN_CAPACITY_BYTES)
+    assert memory.ctr_time_ps.shape[0] * lod_windows.COUNTER_WORK_BYTES > 4 * capacity
+    assert_same_trace(memory, spilled)
+    arrays = assert_same_index(memory, spilled, str(tmp_path), budget)
+    assert any(name.startswith("ctr") for name in arrays)
+
+
+def test_below_the_budget_nothing_is_spilled(tmp_path):
+    path = DATA / "xplane/mi300_jax_conv.xplane.pb"
+    trace = read(path, "xplane", spill.IngestMemory(str(tmp_path), 1 << 30))
+    assert not spill.is_spilled(trace)
+    assert os.listdir(tmp_path) == []
+    assert_same_trace(read(path, "xplane"), trace)
+
+
+def _entry(trace: Trace, root: pathlib.Path, key: str, tmp: str | None, budget: int) -> str:
+    if tmp is None:
+        return store.write(trace, str(root), key, compute_extra=lambda: ingest.build_extras(trace))
+    return store.write(
+        trace, str(root), key, compute_extra=lambda: lod_spilled.build_extras(trace, tmp, budget), tmp=tmp
+    )
+
+
+def test_a_stored_spilled_entry_is_the_same_files_and_serves_the_same_tiles(tmp_path):
+    path = DATA / "kineto/worker0.1623143089861.pt.trace.json.gz"
+    key_a, key_b = "a" * 64, "b" * 64
+    memory = read(path, "chrome_trace")
+    a = _entry(memory, tmp_path / "cache", key_a, None, BUDGET)
+    tmp = tmp_path / "cache" / store.TMP_DIR / store.tmp_name(key_b)
+    tmp.mkdir(parents=True)
+    spilled = read(path, "chrome_trace", spill.IngestMemory(str(tmp), BUDGET))
+    inode = os.stat(spilled.ev_start_ps.filename).st_ino
+    b = _entry(spilled, tmp_path / "cache", key_b, str(tmp), BUDGET)
+    assert not tmp.exists()
+    assert os.stat(pathlib.Path(b) / "ev_start_ps.npy").st_ino == inode  # moved into place, not copied
+    assert sorted(os.listdir(b)) == sorted(os.listdir(a))
+    meta_a, meta_b = store.read_meta(a), store.read_meta(b)
+    assert meta_a is not None and meta_b is not None
+    assert meta_a["arrays"] == meta_b["arrays"]  # sizes, headers and every block's CRC
+    assert store.verify(b) == []
+    hosts = []
+    for path_, key in ((a, key_a), (b, key_b)):
+        opened = ingest.open_entry(path_, key)
+        hosts.append(Timeline([HostTrace("h", opened.trace, opened.index, "k", opened.searcher)]))
+    for level in (hosts[0].max_level, hosts[0].max_level - 6, hosts[0].max_level - 12):
+        width = lod.BASE_PS << level
+        for x in range(0, max(1, -(-(hosts[0].span_ps + 1) // width)), 7):
+            assert tiles.encode(hosts[0].tile(level, x)) == tiles.encode(hosts[1].tile(level, x))
+
+
+# -- through the ingest manager --------------------------------------------------------------------
+def probe_read(path: str, fs: fsspec.AbstractFileSystem, progress: Any = None) -> Trace:
+    """Reader driven by its JSON file: records the budget it runs with, spills (many events on a
+    tiny budget, `spill_mb`), and may then die or fail; logs when it started and ended."""
+    with fs.open(path, "rb") as f:
+        script = json.loads(f.read())
+    started = time.time()
+    memory = spill.current()
+    assert memory is not None
+    if script.get("spill_mb"):
+        b = TraceBuilder(
+            path, "probe", spill_dir=memory.spill_dir, memory_budget_bytes=script["spill_mb"] << 20
+        )
+    else:
+        b = TraceBuilder(path, "probe")
+    track = b.track(b.section("host", "cpu"), "main")
+    n = script.get("events", 10)
+    for lo in range(0, n, 100_000):
+        count = min(100_000, n - lo)
+        b.add_events(track, np.arange(lo, lo + count) * 10, np.full(count, 5), np.zeros(count, np.int64))
+    time.sleep(script.get("sleep", 0.0))
+    with open(path + ".log", "a") as log:
+        log.write(
+            json.dumps(
+                {
+                    "pid": os.getpid(),
+                    "start": started,
+                    "end": time.time(),
+                    "spilled": b.spilled,
+                    "dir": memory.spill_dir,
+                    "budget": memory.budget_bytes,
+                    "reader": memory.reader_bytes,
+                }
+            )
+            + "\n"
+        )
+    if "exit" in script:
+        os._exit(script["exit"])
+    if "raise" in script:
+        raise RuntimeError(script["raise"])
+    return b.finalize()
+
+
+def probe(tmp_path: pathlib.Path, name: str, **script: object) -> ingest.SourceFile:
+    path = tmp_path / name
+    path.write_text(json.dumps(script))
+    return ingest.SourceFile(str(path), "probe")
+
+
+def log_of(source: ingest.SourceFile) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in pathlib.Path(source.url + ".log").read_text().splitlines()]
+
+
+@pytest.fixture
+def manager(tmp_path: pathlib.Path) -> Iterator[Callable[..., ingest.IngestManager]]:
+    made: list[ingest.IngestManager] = []
+
+    def make(**kwargs: Any) -> ingest.IngestManager:
+        m = ingest.IngestManager(str(tmp_path / "cache"), readers=READERS, **kwargs)
+        made.append(m)
+        return m
+
+    yield make
+    for m in made:
+        m.close()
+
+
+def test_the_memory_flag_reaches_the_child(manager, tmp_path):
+    m = manager(memory_mb=700)
+    source = probe(tmp_path, "a.json")
+    m.wait(source, timeout_s=60)
+    (seen,) = log_of(source)
+    assert seen["pid"] != os.getpid()
+    builder, reader = ingest_memory.shares(ingest_memory.child_budget(700))
+    assert (seen["budget"], seen["reader"]) == (builder, reader)
+    assert seen["dir"].startswith(str(tmp_path / "cache" / store.TMP_DIR))
+    parser = argparse.ArgumentParser()
+    ProfscopeLoader().define_flags(parser)
+    flags = parser.parse_args(
+        ["--profscope_ingest_memory_mb", "700", "--profscope_cache_dir", str(tmp_path / "c2")]
+    )
+    plugin = ProfscopePlugin(base_plugin.TBContext(logdir="", flags=flags))
+    service = plugin.trace_service()
+    try:
+        assert service.manager.memory_mb == 700
+        assert service.manager.child_memory_bytes == ingest_memory.child_budget(700)
+    finally:
+        service.manager.close()
+
+
+def test_the_default_bounds_all_ingest_processes_together():
+    total = ingest_memory.DEFAULT_TOTAL_MB
+    slots = ingest_memory.local_slots(total)
+    assert slots == ingest_memory.MAX_LOCAL_INGESTS
+    assert slots * ingest_memory.child_budget(total) + (ingest_memory.IDLE_CHILD_MB << 20) <= total << 20
+    assert ingest_memory.local_slots(300) == 1
+
+
+def test_a_spilled_ingest_in_a_child_is_served_and_leaves_no_temporary_files(manager, tmp_path):
+    m = manager()
+    source = probe(tmp_path, "big.json", events=300_000, spill_mb=1)
+    opened = m.wait(source, timeout_s=120)
+    (seen,) = log_of(source)
+    assert seen["spilled"]
+    assert opened.trace.num_events == 300_000
+    assert np.array_equal(opened.trace.ev_start_ps[:5], np.arange(5) * 10)
+    assert os.listdir(tmp_path / "cache" / store.TMP_DIR) == []
+    assert store.verify(opened.path) == []
+
+
+def test_a_failure_mid_spill_leaves_nothing_trusted(manager, tmp_path):
+    m = manager()
+    failing = probe(tmp_path, "fails.json", events=300_000, spill_mb=1, **{"raise": "boom"})
+    with pytest.raises(ingest.IngestError, match="boom"):
+        m.wait(failing, timeout_s=120)
+    assert log_of(failing)[0]["spilled"]
+    assert os.listdir(tmp_path / "cache" / store.TMP_DIR) == []
+    key, _ = ingest.source_key(failing)
+    assert store.lookup(str(tmp_path / "cache"), key) is None
+    # A child killed mid-spill leaves its temporary entry, never an entry; the next server removes it.
+    killed = probe(tmp_path, "killed.json", events=300_000, spill_mb=1, exit=9)
+    with pytest.raises(ingest.IngestError):
+        m.wait(killed, timeout_s=120)
+    left = os.listdir(tmp_path / "cache" / store.TMP_DIR)
+    assert len(left) == 1 and os.listdir(tmp_path / "cache" / store.TMP_DIR / left[0])
+    key, _ = ingest.source_key(killed)
+    assert store.lookup(str(tmp_path / "cache"), key) is None
+    manager()
+    assert os.listdir(tmp_path / "cache" / store.TMP_DIR) == []
+
+
+def test_local_ingests_wait_for_a_free_slot(manager, tmp_path):
+    m = manager(memory_mb=300)  # one slot
+    first, second = probe(tmp_path, "1.json", sleep=1.0), probe(tmp_path, "2.json", sleep=1.0)
+    assert isinstance(m.ensure(first), ingest.Progress)
+    queued = m.ensure(second)
+    assert isinstance(queued, ingest.Progress) and queued.stage == "queued"
+    m.wait(first, timeout_s=60)
+    m.wait(second, timeout_s=60)
+    (a,), (b,) = log_of(first), log_of(second)
+    assert b["start"] >= a["end"]
+
+
+def test_the_cli_memory_flag_reaches_the_dask_tasks(tmp_path, monkeypatch):
+    """`profscope ingest --memory-mb` on a cluster of one in-process worker (so the budget each
+    task's ingest takes can be watched here)."""
+    distributed = pytest.importorskip("distributed")
+    seen = []
+    original = ingest_memory.TempEntry.__init__
+
+    def init(self: ingest_memory.TempEntry, spec: dict[str, Any]) -> None:
+        seen.append(spec.get("memory_bytes"))
+        original(self, spec)
+
+    monkeypatch.setattr(ingest_memory.TempEntry, "__init__", init)
+    session = tmp_path / "logdir" / "run" / "plugins" / "profile" / "s1"
+    session.mkdir(parents=True)
+    (session / "host.xplane.pb").write_bytes((DATA / "xplane/mi300_jax_conv.xplane.pb").read_bytes())
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as c:
+        args = ["ingest", str(tmp_path / "logdir"), "--cache-dir", str(tmp_path / "cache")]
+        out = io.StringIO()
+        assert cli.main([*args, "--scheduler", c.scheduler_address, "--memory-mb", "300"], out) == 0, (
+            out.getvalue()
+        )
+    assert seen == [300 << 20]
