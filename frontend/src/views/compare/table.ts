@@ -1,12 +1,24 @@
 /** A sortable table of the Compare tab with a CSV download of exactly the rows and columns shown, in
- * the order shown. The CSV header names each column's unit; numbers are written plain (ns, percent,
- * calls), a figure a side cannot give keeps its words, and text a spreadsheet would run as a formula
- * gets a leading apostrophe (op names come from the profile). */
+ * the order shown (shared/table.ts). The CSV header names each column's unit; numbers are written
+ * plain (ns, percent, calls), a figure a side cannot give keeps its words, and text a spreadsheet
+ * would run as a formula gets a leading apostrophe (op names come from the profile). */
 
-import { clear, h } from "../../dom.ts";
+import { h } from "../../dom.ts";
+import {
+  type Column as TableColumn,
+  csvFileName as fileName,
+  csvNumber,
+  type Cell as TableCell,
+  csvText as tableCsv,
+  type SortState,
+  SortableTable,
+  sortRows as tableSort,
+} from "../../shared/table.ts";
 
-/** One cell: a number (shown as `text`, sorted and written to the CSV as `value`), a text, or a
- * figure that is not there (`value` null: `text` says so, `title` why). */
+export { nextSort, type SortState } from "../../shared/table.ts";
+
+/** One cell: a number (shown as `text`, sorted and written to the CSV as `value`), a text (`value`:
+ * what it sorts by), or a figure that is not there (`value` null: `text` says so, `title` why). */
 export interface Cell {
   value: number | string | null;
   text: string;
@@ -15,69 +27,35 @@ export interface Cell {
   tone?: string;
 }
 
-export interface Column<R> {
-  id: string;
-  title: string;
-  /** The CSV header: the title with the unit of the column's numbers. */
-  csvTitle: string;
-  numeric: boolean;
-  help?: string;
-  cell(row: R): Cell;
+export type Column<R> = TableColumn<R, Cell>;
+
+/** A cell as the shared table holds it, with its tone. */
+type ToneCell = TableCell & { tone?: string };
+
+function tableCell(cell: Cell): ToneCell {
+  const { value, text, title, tone } = cell;
+  if (value === null) return { kind: "absent", text, reason: title ?? "", tone };
+  if (typeof value === "number") return { kind: "number", value, text, csv: csvNumber(value), title, tone };
+  return { kind: "text", text, sortText: value, title, tone };
 }
 
-export interface SortState {
-  column: string;
-  descending: boolean;
+function tableColumn<R>(column: Column<R>): TableColumn<R, ToneCell> {
+  return { ...column, cell: (row) => tableCell(column.cell(row)) };
 }
 
 /** `rows` sorted by `column` (stable; absent cells last whichever the direction). */
 export function sortRows<R>(rows: readonly R[], column: Column<R>, descending: boolean): R[] {
-  const keyed = rows.map((row, i) => ({ row, i, key: column.cell(row).value }));
-  keyed.sort((a, b) => {
-    if (a.key === null || b.key === null) return a.key === b.key ? a.i - b.i : a.key === null ? 1 : -1;
-    const order = typeof a.key === "number" && typeof b.key === "number" ? a.key - b.key : String(a.key).localeCompare(String(b.key));
-    return (descending ? -order : order) || a.i - b.i;
-  });
-  return keyed.map((k) => k.row);
-}
-
-/** The next sort after a click on `column`: the same one reversed, or a new one from its natural
- * end (numbers largest first, text A to Z). */
-export function nextSort<R>(current: SortState, column: Column<R>): SortState {
-  if (current.column === column.id) return { column: column.id, descending: !current.descending };
-  return { column: column.id, descending: column.numeric };
-}
-
-function csvField(value: string, isText: boolean): string {
-  const safe = isText && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) || safe !== safe.trim() ? `"${safe.replace(/"/g, '""')}"` : safe;
-}
-
-/** A number as the CSV writes it: plain, to 12 significant digits. */
-export function csvNumber(x: number): string {
-  return String(Number(x.toPrecision(12)));
+  return tableSort(rows, tableColumn(column), descending);
 }
 
 /** The rows as CSV (RFC 4180, CRLF), the header first. */
 export function csvText<R>(columns: readonly Column<R>[], rows: readonly R[]): string {
-  const lines = [columns.map((c) => csvField(c.csvTitle, true)).join(",")];
-  for (const row of rows) {
-    lines.push(
-      columns
-        .map((c) => {
-          const cell = c.cell(row);
-          return typeof cell.value === "number" ? csvNumber(cell.value) : csvField(cell.value ?? cell.text, true);
-        })
-        .join(","),
-    );
-  }
-  return `${lines.join("\r\n")}\r\n`;
+  return tableCsv(columns.map(tableColumn), rows);
 }
 
 /** "compare_<table>_<run>_vs_<base>.csv", with only file-name-safe characters. */
 export function csvFileName(table: string, run: string, base: string): string {
-  const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^_+|_+$/g, "") || "run";
-  return `compare_${safe(table)}_${safe(run)}_vs_${safe(base)}.csv`;
+  return fileName("compare", table, run, "vs", base);
 }
 
 export interface TableOptions {
@@ -88,89 +66,33 @@ export interface TableOptions {
   controls?: HTMLElement[];
 }
 
-export class SortableTable<R> {
+export class CompareTable<R> {
   readonly el: HTMLElement;
-  private readonly listing = h("span", { class: "cmp-hint", "data-testid": "cmp-listing" });
-  private readonly csvLink: HTMLAnchorElement;
-  private readonly body = h("div", { class: "cmp-table-scroll" });
-  private columns: Column<R>[] = [];
-  private rows: R[] = [];
-  private shown: R[] = [];
-  private sort: SortState;
-  private csvUrl: string | null = null;
-  private fileName = "compare.csv";
-  private empty = "Nothing to show.";
+  private readonly table: SortableTable<R, ToneCell>;
 
-  constructor(private readonly options: TableOptions) {
-    this.sort = options.sort;
-    this.csvLink = h("a", { class: "ps-button cmp-csv", "data-testid": `${options.testId}-csv` }, "Download CSV");
-    this.el = h(
-      "section",
-      { class: "cmp-table-section", "data-testid": options.testId },
-      h("div", { class: "cmp-table-head" }, h("h3", {}, options.title), ...(options.controls ?? []), this.listing, h("span", { class: "cmp-spacer" }), this.csvLink),
-      this.body,
-    );
+  constructor(options: TableOptions) {
+    const { testId } = options;
+    this.table = new SortableTable<R, ToneCell>({ prefix: "cmp", testId, csvTestId: `${testId}-csv`, sort: options.sort, row: (row, columns) => rowElement(row, columns, testId) });
+    this.el = this.table.section(options.title, options.controls);
   }
 
   /** Shows `rows` with `columns`, `listing` saying what they are; the sort stays when its column does. */
   setRows(columns: Column<R>[], rows: R[], listing: string, fileName: string, empty: string): void {
-    this.columns = columns;
-    this.rows = rows;
-    this.fileName = fileName;
-    this.empty = empty;
-    if (!columns.some((c) => c.id === this.sort.column)) this.sort = this.options.sort;
-    this.listing.textContent = listing;
-    this.render();
-  }
-
-  /** The rows in the order shown (what the CSV holds). */
-  get shownRows(): readonly R[] {
-    return this.shown;
+    this.table.setRows(columns.map(tableColumn), rows, listing, fileName, empty);
   }
 
   destroy(): void {
-    if (this.csvUrl) URL.revokeObjectURL(this.csvUrl);
-    this.csvUrl = null;
+    this.table.destroy();
   }
+}
 
-  private render(): void {
-    const column = this.columns.find((c) => c.id === this.sort.column);
-    this.shown = column ? sortRows(this.rows, column, this.sort.descending) : [...this.rows];
-    const head = h("tr", {}, ...this.columns.map((c) => this.headerCell(c)));
-    const empty = h("tr", {}, h("td", { class: "cmp-hint", colspan: this.columns.length, "data-testid": `${this.options.testId}-empty` }, this.empty));
-    const body = h("tbody", {}, ...(this.shown.length ? this.shown.map((row) => this.rowElement(row)) : [empty]));
-    clear(this.body);
-    this.body.append(h("table", { class: "cmp-table", "data-testid": `${this.options.testId}-table` }, h("thead", {}, head), body));
-    this.updateCsv();
+function rowElement<R>(row: R, columns: readonly TableColumn<R, ToneCell>[], testId: string): HTMLTableRowElement {
+  const tr = h("tr", { "data-testid": `${testId}-row` });
+  for (const column of columns) {
+    const cell = column.cell(row);
+    const absent = cell.kind === "absent";
+    const classes = [column.numeric ? "num" : "", absent ? "cmp-absent" : "", cell.tone ?? ""].filter(Boolean).join(" ");
+    tr.append(h("td", { class: classes || undefined, title: absent ? cell.reason : cell.title, "data-column": column.id }, cell.text));
   }
-
-  private headerCell(column: Column<R>): HTMLTableCellElement {
-    const active = this.sort.column === column.id;
-    const arrow = active ? (this.sort.descending ? " ▼" : " ▲") : "";
-    const button = h("button", { type: "button", class: "cmp-sort", "data-sort": column.id }, column.title + arrow);
-    button.addEventListener("click", () => {
-      this.sort = nextSort(this.sort, column);
-      this.render();
-    });
-    return h("th", { class: column.numeric ? "num" : undefined, title: column.help, "aria-sort": active ? (this.sort.descending ? "descending" : "ascending") : undefined }, button);
-  }
-
-  private rowElement(row: R): HTMLTableRowElement {
-    const tr = h("tr", { "data-testid": `${this.options.testId}-row` });
-    for (const column of this.columns) {
-      const cell = column.cell(row);
-      const classes = [column.numeric ? "num" : "", cell.value === null ? "cmp-absent" : "", cell.tone ?? ""].filter(Boolean).join(" ");
-      tr.append(h("td", { class: classes || undefined, title: cell.title, "data-column": column.id }, cell.text));
-    }
-    return tr;
-  }
-
-  private updateCsv(): void {
-    if (this.csvUrl) URL.revokeObjectURL(this.csvUrl);
-    this.csvUrl = null;
-    this.csvLink.setAttribute("download", this.fileName);
-    if (typeof URL.createObjectURL !== "function") return;
-    this.csvUrl = URL.createObjectURL(new Blob([csvText(this.columns, this.shown)], { type: "text/csv;charset=utf-8" }));
-    this.csvLink.setAttribute("href", this.csvUrl);
-  }
+  return tr;
 }

@@ -9,7 +9,9 @@ import type { IngestProgress, Subject } from "../../api/types.ts";
 import { clear, h, isAbort, messageOf } from "../../dom.ts";
 import { ingestProgress } from "../../shared/progress.ts";
 import { ensureStyle } from "../../shared/style.ts";
+import { tableStyle } from "../../shared/table.ts";
 import { formatCount, NOT_OBSERVED } from "../../shared/units.ts";
+import { LinkedOptions, Loads } from "../../shared/view_state.ts";
 import type { ViewContext } from "../view.ts";
 import { type BaseChoice, baseCandidates, baseSubject, type CompareOptions, fetchCompare, optionParams, readOptions, runSubject, sameOptions } from "./api.ts";
 import { BasePicker } from "./base_picker.ts";
@@ -17,7 +19,7 @@ import { categoryColumns, type OpTableId, opColumns } from "./columns.ts";
 import css from "./compare.css";
 import { adviceSection, cautionsSection, shiftSection, sideLabel, statsTable } from "./sections.ts";
 import { type StripChart, stripChart } from "./strip_chart.ts";
-import { csvFileName, SortableTable } from "./table.ts";
+import { CompareTable, csvFileName } from "./table.ts";
 
 export type ChangeFilter = "changed" | "all" | CompareOpDelta["change"];
 
@@ -52,7 +54,7 @@ export function opListing(table: CompareOpTable, shown: number, what: string): s
 
 class OpSection {
   readonly filter = h("select", { "aria-label": "Show", "data-testid": "cmp-filter" }, ...FILTERS.map((f) => h("option", { value: f.value }, f.text)));
-  readonly table: SortableTable<CompareOpDelta>;
+  readonly table: CompareTable<CompareOpDelta>;
   private data: CompareOpTable | null = null;
   private fileName = "";
   private sameWithin = 0.05;
@@ -63,7 +65,7 @@ class OpSection {
     private readonly what: string,
   ) {
     this.filter.value = "changed";
-    this.table = new SortableTable<CompareOpDelta>({ title, testId: `cmp-${id}`, sort: { column: "", descending: true }, controls: [h("label", { class: "cmp-hint" }, "Show ", this.filter)] });
+    this.table = new CompareTable<CompareOpDelta>({ title, testId: `cmp-${id}`, sort: { column: "", descending: true }, controls: [h("label", { class: "cmp-hint" }, "Show ", this.filter)] });
     this.filter.addEventListener("change", () => this.render());
   }
 
@@ -89,18 +91,22 @@ export class CompareView {
   private readonly status = h("span", { class: "cmp-hint", "data-testid": "cmp-status", role: "status" });
   private readonly picker: BasePicker;
   private readonly body = h("div", { class: "cmp-body" });
-  private readonly breakdown = new SortableTable<CompareCategory>({ title: "Where the step time goes", testId: "cmp-breakdown", sort: { column: "", descending: false } });
+  private readonly breakdown = new CompareTable<CompareCategory>({ title: "Where the step time goes", testId: "cmp-breakdown", sort: { column: "", descending: false } });
   private readonly ops = TABLES.map((t) => new OpSection(t.id, t.title, t.what));
-  private options: CompareOptions;
+  private readonly options: LinkedOptions<CompareOptions>;
+  private readonly loads: Loads;
   private chart: StripChart | null = null;
-  private loading: AbortController | null = null;
 
   constructor(private readonly ctx: ViewContext) {
-    ensureStyle("cmp-style", css);
-    this.options = readOptions(ctx.params);
-    this.picker = new BasePicker(ctx.subject.hosts[0] ?? "", (base) => this.setOptions({ ...this.options, base }));
-    this.stepInput.addEventListener("change", () => this.setOptions({ ...this.options, stepName: this.stepInput.value.trim() }));
-    this.baseStepInput.addEventListener("change", () => this.setOptions({ ...this.options, baseStepName: this.baseStepInput.value.trim() }));
+    ensureStyle("cmp-style", css + tableStyle("cmp"));
+    this.options = new LinkedOptions({ read: readOptions, same: sameOptions, params: optionParams }, ctx, (fromLink) => {
+      if (fromLink) this.showOptions();
+      void this.load();
+    });
+    this.loads = new Loads(ctx.signal);
+    this.picker = new BasePicker(ctx.subject.hosts[0] ?? "", (base) => this.options.set({ ...this.options.value, base }));
+    this.stepInput.addEventListener("change", () => this.options.set({ ...this.options.value, stepName: this.stepInput.value.trim() }));
+    this.baseStepInput.addEventListener("change", () => this.options.set({ ...this.options.value, baseStepName: this.baseStepInput.value.trim() }));
     const toolbar = h(
       "div",
       { class: "cmp-toolbar" },
@@ -118,7 +124,7 @@ export class CompareView {
     try {
       const runs = await this.ctx.client.runs(this.ctx.signal);
       this.picker.setCandidates(baseCandidates(runs));
-      this.picker.show(this.options.base);
+      this.picker.show(this.options.value.base);
     } catch (e) {
       if (!isAbort(e)) this.showError(`could not list the runs: ${messageOf(e)}`);
       return;
@@ -127,15 +133,11 @@ export class CompareView {
   }
 
   applyParams(params: URLSearchParams): void {
-    const next = readOptions(params);
-    if (sameOptions(next, this.options)) return;
-    this.options = next;
-    this.showOptions();
-    void this.load();
+    this.options.fromLink(params);
   }
 
   destroy(): void {
-    this.loading?.abort();
+    this.loads.abort();
     this.chart?.destroy();
     this.chart = null;
     this.breakdown.destroy();
@@ -143,45 +145,36 @@ export class CompareView {
   }
 
   private showOptions(): void {
-    this.stepInput.value = this.options.stepName;
-    this.baseStepInput.value = this.options.baseStepName;
-    this.picker.show(this.options.base);
-  }
-
-  private setOptions(next: CompareOptions): void {
-    if (sameOptions(next, this.options)) return;
-    this.options = next;
-    this.ctx.setParams(optionParams(next));
-    void this.load();
+    const { stepName, baseStepName, base } = this.options.value;
+    this.stepInput.value = stepName;
+    this.baseStepInput.value = baseStepName;
+    this.picker.show(base);
   }
 
   private async load(): Promise<void> {
-    this.loading?.abort();
-    const base = this.options.base;
+    const base = this.options.value.base;
     if (!base) {
+      this.loads.abort();
       this.clearResult();
       const { run, hosts } = this.ctx.subject;
       this.body.append(h("p", { class: "cmp-prompt", "data-testid": "cmp-prompt" }, `Pick the base to compare ${run} · ${hosts[0] ?? ""} with: the same program before the change, with the same step markers, batch and device.`));
       return;
     }
-    const loading = new AbortController();
-    this.loading = loading;
-    const abort = () => loading.abort();
-    this.ctx.signal.addEventListener("abort", abort, { once: true });
     this.status.textContent = "Loading…";
-    try {
-      await this.waitForTraces(base, loading.signal);
-      const answer = await fetchCompare(this.ctx.client, this.ctx.subject, base, this.options, loading.signal);
-      if (loading.signal.aborted) return;
-      this.render(answer);
-      this.status.textContent = "";
-    } catch (e) {
-      if (isAbort(e) || loading.signal.aborted) return;
-      this.status.textContent = "";
-      this.showError(messageOf(e));
-    } finally {
-      this.ctx.signal.removeEventListener("abort", abort);
-    }
+    await this.loads.run(
+      async (signal) => {
+        await this.waitForTraces(base, signal);
+        return fetchCompare(this.ctx.client, this.ctx.subject, base, this.options.value, signal);
+      },
+      (answer) => {
+        this.render(answer);
+        this.status.textContent = "";
+      },
+      (e) => {
+        this.status.textContent = "";
+        this.showError(messageOf(e));
+      },
+    );
   }
 
   /** Shows the progress of both profiles while the server reads them. */

@@ -3,12 +3,10 @@
  * as tooltip and is never drawn or written as 0. */
 
 import { h } from "../../dom.ts";
+import { type Cell, csvNumber } from "../../shared/table.ts";
 import { formatCount, formatDuration, formatPercent, NOT_OBSERVED } from "../../shared/units.ts";
 
-export type Cell =
-  | { kind: "number"; value: number; text: string; csv: string; title?: string }
-  | { kind: "text"; text: string; title?: string }
-  | { kind: "absent"; text: string; reason: string };
+export { type Cell, csvNumber };
 
 function finite(value: number | null | undefined): value is number {
   return typeof value === "number" && Number.isFinite(value);
@@ -21,12 +19,6 @@ export function absent(reason: string): Cell {
 
 export function text(value: string, title?: string): Cell {
   return { kind: "text", text: value, title };
-}
-
-/** A number as the CSV writes it: plain, to 12 significant digits (no binary rounding noise such as
- * 2.3800000000000003). */
-export function csvNumber(x: number): string {
-  return String(Number(x.toPrecision(12)));
 }
 
 /** A measured figure: `format` for the screen, `csv` (default: the value itself) for the CSV; a value

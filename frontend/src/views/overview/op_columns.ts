@@ -3,9 +3,9 @@
  * the CSV in ns; fractions are shown as percentages and written in percent. */
 
 import type { OverviewHloRow, OverviewKernelDetails, OverviewKernelRow, OverviewOpRow } from "../../api/answers.gen.ts";
+import type { Column } from "../../shared/table.ts";
 import { formatBytes, formatCount } from "../../shared/units.ts";
 import { absent, type Cell, count, duration, measured, percent, text } from "./cells.ts";
-import type { Column } from "./table.ts";
 
 /** Why a per-row figure is absent although the row exists: the profile did not record it. */
 const NOT_RECORDED = "the profile does not record this for the row";

@@ -10,7 +10,9 @@ import { ApiError } from "../../api/client.ts";
 import { clear, h, isAbort, messageOf } from "../../dom.ts";
 import { ingestProgress } from "../../shared/progress.ts";
 import { ensureStyle } from "../../shared/style.ts";
+import { tableStyle } from "../../shared/table.ts";
 import { NOT_OBSERVED } from "../../shared/units.ts";
+import { LinkedOptions, Loads } from "../../shared/view_state.ts";
 import type { ViewContext } from "../view.ts";
 import { fetchOverview, type GroupBy, optionParams, type OverviewOptions, parseBatchSize, readOptions, sameOptions } from "./api.ts";
 import type { ChartFrame } from "./chart_frame.ts";
@@ -57,14 +59,18 @@ export class OverviewView {
   private readonly hostOps: DataTable<OverviewOpRow>;
   private readonly kernels: DataTable<OverviewKernelRow>;
   private readonly hloOps: DataTable<OverviewHloRow>;
-  private options: OverviewOptions;
+  private readonly options: LinkedOptions<OverviewOptions>;
+  private readonly loads: Loads;
   private answer: OverviewAnswer | null = null;
   private frames: ChartFrame[] = [];
-  private loading: AbortController | null = null;
 
   constructor(private readonly ctx: ViewContext) {
-    ensureStyle("ov-style", css);
-    this.options = readOptions(ctx.params);
+    ensureStyle("ov-style", css + tableStyle("ov"));
+    this.options = new LinkedOptions({ read: readOptions, same: sameOptions, params: optionParams }, ctx, (fromLink) => {
+      if (fromLink) this.showOptions();
+      void this.load();
+    });
+    this.loads = new Loads(ctx.signal);
     const openRow = (row: { search: string }) => this.openLink({ search: row.search });
     const linkTitle = (row: { search: string }) => `Find “${row.search}” in the Trace tab`;
     this.hostOps = new DataTable<OverviewOpRow>({
@@ -78,9 +84,9 @@ export class OverviewView {
     });
     this.kernels = new DataTable<OverviewKernelRow>({ title: "Device kernels", what: "kernels", testId: "ov-kernels", sort: { column: "total", descending: true }, openTrace: openRow, linkTitle });
     this.hloOps = new DataTable<OverviewHloRow>({ title: "HLO ops", what: "HLO ops", testId: "ov-hlo-ops", sort: { column: "self", descending: true }, openTrace: openRow, linkTitle });
-    this.stepInput.addEventListener("change", () => this.setOptions({ ...this.options, stepName: this.stepInput.value.trim() }));
+    this.stepInput.addEventListener("change", () => this.options.set({ ...this.options.value, stepName: this.stepInput.value.trim() }));
     this.batchInput.addEventListener("change", () => this.batchChanged());
-    this.groupSelect.addEventListener("change", () => this.setOptions({ ...this.options, groupBy: this.groupSelect.value as GroupBy }));
+    this.groupSelect.addEventListener("change", () => this.options.set({ ...this.options.value, groupBy: this.groupSelect.value as GroupBy }));
     this.showOptions();
     this.el.append(this.toolbar, this.body);
   }
@@ -108,15 +114,11 @@ export class OverviewView {
   }
 
   applyParams(params: URLSearchParams): void {
-    const next = readOptions(params);
-    if (sameOptions(next, this.options)) return;
-    this.options = next;
-    this.showOptions();
-    void this.load();
+    this.options.fromLink(params);
   }
 
   destroy(): void {
-    this.loading?.abort();
+    this.loads.abort();
     this.destroyCharts();
     this.hostOps.destroy();
     this.kernels.destroy();
@@ -124,10 +126,11 @@ export class OverviewView {
   }
 
   private showOptions(): void {
-    this.stepInput.value = this.options.stepName;
-    this.batchInput.value = this.options.batchSize === null ? "" : String(this.options.batchSize);
+    const options = this.options.value;
+    this.stepInput.value = options.stepName;
+    this.batchInput.value = options.batchSize === null ? "" : String(options.batchSize);
     this.batchInput.removeAttribute("aria-invalid");
-    this.groupSelect.value = this.options.groupBy;
+    this.groupSelect.value = options.groupBy;
   }
 
   private batchChanged(): void {
@@ -139,39 +142,26 @@ export class OverviewView {
       return;
     }
     this.batchInput.removeAttribute("aria-invalid");
-    this.setOptions({ ...this.options, batchSize });
-  }
-
-  private setOptions(next: OverviewOptions): void {
-    if (sameOptions(next, this.options)) return;
-    this.options = next;
-    this.ctx.setParams(optionParams(next));
-    void this.load();
+    this.options.set({ ...this.options.value, batchSize });
   }
 
   private async load(): Promise<void> {
-    this.loading?.abort();
-    const loading = new AbortController();
-    this.loading = loading;
-    const abort = () => loading.abort();
-    this.ctx.signal.addEventListener("abort", abort, { once: true });
     this.status.textContent = "Loading…";
     if (!this.answer) {
       clear(this.body);
       this.body.append(h("p", { class: "ps-loading" }, "Computing the overview…"));
     }
-    try {
-      const answer = await fetchOverview(this.ctx.client, this.ctx.subject, this.options, loading.signal);
-      if (loading.signal.aborted) return;
-      this.render(answer);
-      this.status.textContent = "";
-    } catch (e) {
-      if (isAbort(e) || loading.signal.aborted) return;
-      this.status.textContent = "";
-      this.showError(messageOf(e));
-    } finally {
-      this.ctx.signal.removeEventListener("abort", abort);
-    }
+    await this.loads.run(
+      (signal) => fetchOverview(this.ctx.client, this.ctx.subject, this.options.value, signal),
+      (answer) => {
+        this.render(answer);
+        this.status.textContent = "";
+      },
+      (e) => {
+        this.status.textContent = "";
+        this.showError(messageOf(e));
+      },
+    );
   }
 
   private showError(message: string): void {

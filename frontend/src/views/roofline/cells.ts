@@ -4,6 +4,7 @@
  * knows reads "peak unknown". Numbers are shown in SI units (shared/units.ts) and written to the CSV
  * as plain numbers in the unit its header names. */
 
+import type { AbsentCell, NumberCell, Column as TableColumn, TextCell } from "../../shared/table.ts";
 import {
   formatByteRate,
   formatCount,
@@ -32,21 +33,11 @@ export interface FigureRow {
   note?: string;
 }
 
-export type Cell =
-  | { kind: "number"; value: number; text: string; csv: string; estimated: boolean; anomaly?: string }
-  | { kind: "text"; text: string; title?: string }
-  | { kind: "absent"; text: string; reason: string };
+/** A cell (shared/table.ts); a number also says whether it was estimated from shapes and, above the
+ * roof, why it is not a rate. */
+export type Cell = (NumberCell & { estimated: boolean; anomaly?: string }) | TextCell | AbsentCell;
 
-export interface Column<R> {
-  id: string;
-  title: string;
-  /** The CSV header: the title with the unit the column's numbers are written in. */
-  csvTitle: string;
-  numeric: boolean;
-  /** What the column means, as the header's tooltip. */
-  help?: string;
-  cell(row: R): Cell;
-}
+export type Column<R> = TableColumn<R, Cell>;
 
 /** The device and the memory levels the tables and the chart show. */
 export interface RooflineContext {
@@ -106,8 +97,9 @@ function peakUnknown(what: string): Cell {
   return { kind: "absent", text: PEAK_UNKNOWN, reason: `the device's ${what} peak is unknown, so there is no roof to compare with` };
 }
 
+/** Texts sort regardless of case. */
 function text(value: string, title?: string): Cell {
-  return { kind: "text", text: value, title };
+  return { kind: "text", text: value, title, sortText: value.toLowerCase() };
 }
 
 function measured(value: number | undefined, format: (v: number) => string, csv: (v: number) => number, row: FigureRow, what: string, estimated = false): Cell {
@@ -249,7 +241,7 @@ function share<R>(id: string, title: string, value: (row: R) => number, help?: s
 
 export function opColumns(ctx: RooflineContext): Column<RooflineOpRow>[] {
   return [
-    count("rank", "#", (r) => r.rank, "rank by self time"),
+    { ...count<RooflineOpRow>("rank", "#", (r) => r.rank, "rank by self time"), firstDescending: false },
     { id: "name", title: "Op", csvTitle: "Op", numeric: false, cell: (r) => text(r.name, r.program ? `${r.name}\nprogram ${r.program}` : r.name) },
     { id: "category", title: "Category", csvTitle: "Category", numeric: false, cell: (r) => text(r.category) },
     count("occurrences", "Occurrences", (r) => r.occurrences, "executions of the op"),
@@ -288,11 +280,4 @@ export function programColumns(ctx: RooflineContext): Column<RooflineProgramRow>
     share("coverage", "Cost coverage", (r) => r.coverage, "fraction of the counted ops' time whose costs were observed; below 100 % the figures are lower bounds"),
     sourceColumn<RooflineProgramRow>(),
   ];
-}
-
-/** What a cell sorts by: its number or its text; null (absent) sorts last either way. */
-export function sortKey(cell: Cell): number | string | null {
-  if (cell.kind === "number") return cell.value;
-  if (cell.kind === "text") return cell.text.toLowerCase();
-  return null;
 }

@@ -1,11 +1,14 @@
 /** The op table: the answer's top ops, filtered by category, bound resource and name, sortable by any
- * column, with a CSV download of exactly the rows and columns it shows. */
+ * column, with a CSV download of exactly the rows and columns it shows (shared/table.ts). */
 
 import { clear, h } from "../../dom.ts";
+import { csvFileName as fileName, SortableTable } from "../../shared/table.ts";
 import { formatCount } from "../../shared/units.ts";
 import type { RooflineAnswer, RooflineOpRow } from "./api.ts";
-import { type Column, levelLabel, opColumns, type RooflineContext, sortKey } from "./cells.ts";
-import { cellElement, headerCell, type SortState } from "./table.ts";
+import { type Cell, type Column, levelLabel, opColumns, type RooflineContext } from "./cells.ts";
+import { cellElement } from "./table.ts";
+
+export { csvText, sortRows } from "../../shared/table.ts";
 
 /** What the op table lists: "" matches any category / bound; `bound` NOT_BOUND matches rows whose
  * bound resource was not observed; `name` is a case-insensitive part of the op's name. */
@@ -28,45 +31,9 @@ export function filterOps(ops: readonly RooflineOpRow[], filter: OpFilter): Roof
   );
 }
 
-/** `rows` sorted by `column` (stable; rows whose cell is absent go last whichever the direction). */
-export function sortRows<R>(rows: readonly R[], column: Column<R>, descending: boolean): R[] {
-  const keyed = rows.map((row, i) => ({ row, i, key: sortKey(column.cell(row)) }));
-  keyed.sort((a, b) => {
-    if (a.key === null || b.key === null) return a.key === b.key ? a.i - b.i : a.key === null ? 1 : -1;
-    const order = typeof a.key === "number" && typeof b.key === "number" ? a.key - b.key : String(a.key).localeCompare(String(b.key));
-    return (descending ? -order : order) || a.i - b.i;
-  });
-  return keyed.map((k) => k.row);
-}
-
-/** A CSV field (RFC 4180): quoted when it holds a comma, quote or line break. Text that a spreadsheet
- * would run as a formula (=, +, -, @ first) gets a leading apostrophe: op names come from the profile. */
-function csvField(value: string, isText: boolean): string {
-  const safe = isText && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) || safe !== safe.trim() ? `"${safe.replace(/"/g, '""')}"` : safe;
-}
-
-/** The table as CSV: the header names each column's unit, numbers are plain (no prefixes, no
- * separators), absent figures keep their words ("not observed"). */
-export function csvText<R>(columns: readonly Column<R>[], rows: readonly R[]): string {
-  const lines = [columns.map((c) => csvField(c.csvTitle, true)).join(",")];
-  for (const row of rows) {
-    lines.push(
-      columns
-        .map((c) => {
-          const cell = c.cell(row);
-          return cell.kind === "number" ? csvField(cell.csv, false) : csvField(cell.text, true);
-        })
-        .join(","),
-    );
-  }
-  return `${lines.join("\r\n")}\r\n`;
-}
-
 /** "roofline_ops_<run>_<session>[_step3].csv", with only file-name-safe characters. */
 export function csvFileName(run: string, session: string, step: number | null): string {
-  const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^_+|_+$/g, "") || "run";
-  return `roofline_ops_${safe(run)}_${safe(session)}${step === null ? "" : `_step${step}`}.csv`;
+  return fileName("roofline_ops", run, session, ...(step === null ? [] : [`step${step}`]));
 }
 
 /** "showing 12 of 1,532 ops; the 1,000 with the most self time are listed; 988 hidden by the filter". */
@@ -89,18 +56,25 @@ export class OpTable {
   private readonly categorySelect = h("select", { "aria-label": "Category", "data-testid": "rf-filter-category" });
   private readonly boundSelect = h("select", { "aria-label": "Bound by", "data-testid": "rf-filter-bound" });
   private readonly nameInput = h("input", { type: "search", placeholder: "Filter by name…", "aria-label": "Op name", class: "rf-filter-name", "data-testid": "rf-filter-name" });
-  private readonly listing = h("span", { class: "rf-hint", "data-testid": "rf-listing" });
-  private readonly csvLink = h("a", { class: "ps-button rf-csv", "data-testid": "rf-csv" }, "Download CSV");
-  private readonly scroller = h("div", { class: "rf-table-scroll" });
+  private readonly table = new SortableTable<RooflineOpRow, Cell>({
+    prefix: "rf",
+    testId: "rf-op",
+    csvTestId: "rf-csv",
+    sort: { column: "rank", descending: false },
+    row: (op, columns) => this.rowElement(op, columns),
+    rendered: () => {
+      this.highlight(this.selected);
+      this.events.filtered(this.filtered);
+    },
+  });
   private filter: OpFilter = { category: ANY, bound: ANY, name: "" };
-  private sort: SortState = { column: "rank", descending: false };
   private answer: RooflineAnswer | null = null;
   private ctx: RooflineContext | null = null;
   private columns: Column<RooflineOpRow>[] = [];
-  private shown: RooflineOpRow[] = [];
+  /** The ops the filter lets through, in the answer's order. */
+  private filtered: RooflineOpRow[] = [];
   private selected: number | null = null;
-  private csvUrl: string | null = null;
-  private fileName = "roofline_ops.csv";
+  private fileName = "";
 
   constructor(private readonly events: OpTableEvents) {
     this.categorySelect.addEventListener("change", () => this.setFilter({ category: this.categorySelect.value }));
@@ -114,11 +88,11 @@ export class OpTable {
         h("label", {}, "Category ", this.categorySelect),
         h("label", {}, "Bound by ", this.boundSelect),
         this.nameInput,
-        this.listing,
+        this.table.listing,
         h("span", { class: "rf-spacer" }),
-        this.csvLink,
+        this.table.csvLink,
       ),
-      this.scroller,
+      this.table.scroller,
     );
   }
 
@@ -128,40 +102,33 @@ export class OpTable {
     this.ctx = ctx;
     this.fileName = fileName;
     this.columns = opColumns(ctx);
-    if (!this.columns.some((c) => c.id === this.sort.column)) this.sort = { column: "rank", descending: false };
     this.fillFilters();
     this.render();
   }
 
+  /** The ops shown, in the order shown. */
   get rows(): readonly RooflineOpRow[] {
-    return this.shown;
+    return this.table.shownRows;
   }
 
   /** Highlights the op of rank `rank` (null: none); `scroll` brings its row into view. */
   highlight(rank: number | null, scroll = false): void {
     this.selected = rank;
-    for (const tr of Array.from(this.scroller.querySelectorAll<HTMLElement>("tr.rf-selected"))) tr.classList.remove("rf-selected");
+    const scroller = this.table.scroller;
+    for (const tr of Array.from(scroller.querySelectorAll<HTMLElement>("tr.rf-selected"))) tr.classList.remove("rf-selected");
     if (rank === null) return;
-    const row = this.scroller.querySelector<HTMLElement>(`tr[data-rank="${rank}"]`);
+    const row = scroller.querySelector<HTMLElement>(`tr[data-rank="${rank}"]`);
     if (!row) return;
     row.classList.add("rf-selected");
     if (scroll) row.scrollIntoView({ block: "nearest", inline: "nearest" });
   }
 
   destroy(): void {
-    if (this.csvUrl) URL.revokeObjectURL(this.csvUrl);
-    this.csvUrl = null;
+    this.table.destroy();
   }
 
   private setFilter(change: Partial<OpFilter>): void {
     this.filter = { ...this.filter, ...change };
-    this.render();
-  }
-
-  private setSort(column: string): void {
-    const col = this.columns.find((c) => c.id === column);
-    if (!col) return;
-    this.sort = this.sort.column === column ? { column, descending: !this.sort.descending } : { column, descending: col.numeric && column !== "rank" };
     this.render();
   }
 
@@ -188,25 +155,18 @@ export class OpTable {
     if (bounds.has(NOT_BOUND)) this.boundSelect.append(option(NOT_BOUND, "not observed", this.filter.bound));
   }
 
+  /** Draws the ops the filter lets through, in the table's sort; `rendered` then highlights the
+   * selected op and tells the chart. */
   private render(): void {
     const answer = this.answer;
     if (!answer) return;
-    const column = this.columns.find((c) => c.id === this.sort.column) as Column<RooflineOpRow>;
-    const filtered = filterOps(answer.ops, this.filter);
-    this.shown = sortRows(filtered, column, this.sort.descending);
-    this.listing.textContent = listingText(this.shown.length, answer.ops.length, answer.ops_total);
-    const head = h("tr", {}, ...this.columns.map((c) => headerCell(c, this.sort, (id) => this.setSort(id))));
-    const body = h("tbody", {}, ...this.shown.map((op) => this.rowElement(op)));
-    clear(this.scroller);
-    this.scroller.append(h("table", { class: "rf-table", "data-testid": "rf-op-table" }, h("thead", {}, head), body));
-    this.updateCsv();
-    this.highlight(this.selected);
-    this.events.filtered(filtered);
+    this.filtered = filterOps(answer.ops, this.filter);
+    this.table.setRows(this.columns, this.filtered, listingText(this.filtered.length, answer.ops.length, answer.ops_total), this.fileName, null);
   }
 
-  private rowElement(op: RooflineOpRow): HTMLTableRowElement {
+  private rowElement(op: RooflineOpRow, columns: readonly Column<RooflineOpRow>[]): HTMLTableRowElement {
     const tr = h("tr", { class: "rf-row", "data-rank": op.rank, "data-testid": "rf-op-row" });
-    for (const column of this.columns) {
+    for (const column of columns) {
       const td = cellElement(column.cell(op), column.numeric);
       if (column.id === "name") {
         td.replaceChildren(h("span", { class: "rf-name", title: td.title || undefined }, op.name));
@@ -233,14 +193,5 @@ export class OpTable {
       this.events.openTrace(op);
     });
     return link;
-  }
-
-  private updateCsv(): void {
-    if (this.csvUrl) URL.revokeObjectURL(this.csvUrl);
-    this.csvUrl = null;
-    this.csvLink.setAttribute("download", this.fileName);
-    if (typeof URL.createObjectURL !== "function") return;
-    this.csvUrl = URL.createObjectURL(new Blob([csvText(this.columns, this.shown)], { type: "text/csv;charset=utf-8" }));
-    this.csvLink.setAttribute("href", this.csvUrl);
   }
 }

@@ -2,9 +2,10 @@
  * same figures as the ops; the row of the step whose ops are listed is marked. */
 
 import { h } from "../../dom.ts";
+import { headerCell } from "../../shared/table.ts";
 import type { RooflineProgramRow } from "./api.ts";
 import { programColumns, type RooflineContext } from "./cells.ts";
-import { cellElement, headerCell } from "./table.ts";
+import { cellElement } from "./table.ts";
 
 export function programTable(rows: readonly RooflineProgramRow[], ctx: RooflineContext, step: number | null, select: (row: RooflineProgramRow) => void): HTMLTableElement {
   const columns = programColumns(ctx);

@@ -1,7 +1,7 @@
-/** Table cells and headers of the roofline tables (cells.ts says what they hold). */
+/** Table cells of the roofline tables (cells.ts says what they hold; headers: shared/table.ts). */
 
 import { h } from "../../dom.ts";
-import { type Cell, type Column, ESTIMATED } from "./cells.ts";
+import { type Cell, ESTIMATED } from "./cells.ts";
 
 /** One cell: numbers right-aligned; estimated figures marked "≈" with the reason as tooltip; absent
  * figures greyed with the reason why as tooltip. */
@@ -18,25 +18,5 @@ export function cellElement(cell: Cell, numeric: boolean): HTMLTableCellElement 
     { class: classes, title, "data-estimated": cell.estimated ? "1" : undefined },
     cell.estimated ? h("span", { class: "rf-est-mark", "aria-label": ESTIMATED }, "≈ ") : null,
     cell.text,
-  );
-}
-
-export interface SortState {
-  column: string;
-  descending: boolean;
-}
-
-/** A header cell; with `onSort` it is a button that sorts by the column (again: the other way). */
-export function headerCell<R>(column: Column<R>, sort?: SortState, onSort?: (column: string) => void): HTMLTableCellElement {
-  const cls = column.numeric ? "num" : undefined;
-  if (!onSort) return h("th", { class: cls, title: column.help }, column.title);
-  const active = sort?.column === column.id;
-  const arrow = active ? (sort?.descending ? " ▼" : " ▲") : "";
-  const button = h("button", { type: "button", class: "rf-sort", "data-sort": column.id }, column.title + arrow);
-  button.addEventListener("click", () => onSort(column.id));
-  return h(
-    "th",
-    { class: cls, title: column.help, "aria-sort": active ? (sort?.descending ? "descending" : "ascending") : undefined },
-    button,
   );
 }

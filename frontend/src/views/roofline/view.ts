@@ -7,6 +7,8 @@ import { ApiError } from "../../api/client.ts";
 import { clear, h, isAbort, messageOf } from "../../dom.ts";
 import { ingestProgress } from "../../shared/progress.ts";
 import { ensureStyle } from "../../shared/style.ts";
+import { tableStyle } from "../../shared/table.ts";
+import { LinkedOptions, Loads } from "../../shared/view_state.ts";
 import type { ViewContext } from "../view.ts";
 import { optionParams, readOptions, RooflineApi, type RooflineAnswer, type RooflineOpRow, type RooflineOptions, sameOptions } from "./api.ts";
 import { type RooflineContext, rooflineContext } from "./cells.ts";
@@ -40,17 +42,18 @@ export class RooflineView {
   private readonly ops: OpTable;
   private readonly chartEmpty = h("p", { class: "rf-empty", "data-testid": "rf-chart-empty" });
   private readonly programSection = h("section", { class: "rf-program", "data-testid": "rf-program" });
-  private options: RooflineOptions;
+  private readonly options: LinkedOptions<RooflineOptions>;
+  private readonly loads: Loads;
   private answer: RooflineAnswer | null = null;
   private context: RooflineContext | null = null;
   private level: string | null = null;
   private selected: string | null = null;
-  private loading: AbortController | null = null;
 
   constructor(private readonly ctx: ViewContext) {
-    ensureStyle("rf-style", css);
+    ensureStyle("rf-style", css + tableStyle("rf"));
     this.api = new RooflineApi(ctx.client);
-    this.options = readOptions(ctx.params);
+    this.options = new LinkedOptions({ read: readOptions, same: sameOptions, params: optionParams }, ctx, () => void this.load());
+    this.loads = new Loads(ctx.signal);
     this.chart = new RooflineChart({
       select: (point) => this.select(point.key, true),
       openTrace: (op) => this.openTrace(op),
@@ -64,8 +67,8 @@ export class RooflineView {
       openTrace: (op) => this.openTrace(op),
       filtered: () => this.drawChart(),
     });
-    this.infeedBox.addEventListener("change", () => this.setOptions({ ...this.options, includeInfeed: this.infeedBox.checked }));
-    this.stepSelect.addEventListener("change", () => this.setOptions({ ...this.options, step: this.stepSelect.value === "" ? null : Number(this.stepSelect.value) }));
+    this.infeedBox.addEventListener("change", () => this.options.set({ ...this.options.value, includeInfeed: this.infeedBox.checked }));
+    this.stepSelect.addEventListener("change", () => this.options.set({ ...this.options.value, step: this.stepSelect.value === "" ? null : Number(this.stepSelect.value) }));
     this.el.append(this.toolbar, this.body);
   }
 
@@ -85,31 +88,17 @@ export class RooflineView {
   }
 
   applyParams(params: URLSearchParams): void {
-    const next = readOptions(params);
-    if (sameOptions(next, this.options)) return;
-    this.options = next;
-    void this.load();
+    this.options.fromLink(params);
   }
 
   destroy(): void {
-    this.loading?.abort();
+    this.loads.abort();
     this.chart.destroy();
     this.ops.destroy();
   }
 
-  private setOptions(next: RooflineOptions): void {
-    if (sameOptions(next, this.options)) return;
-    this.options = next;
-    this.ctx.setParams(optionParams(next));
-    void this.load();
-  }
-
   private async load(): Promise<void> {
-    this.loading?.abort();
-    const loading = new AbortController();
-    this.loading = loading;
-    const abort = () => loading.abort();
-    this.ctx.signal.addEventListener("abort", abort, { once: true });
+    const loading = this.loads.next();
     this.status.textContent = "Loading…";
     this.infeedBox.disabled = true;
     this.stepSelect.disabled = true;
@@ -118,15 +107,15 @@ export class RooflineView {
       this.body.append(h("p", { class: "ps-loading" }, "Computing the roofline…"));
     }
     try {
-      const answer = await this.api.answer(this.ctx.subject, this.options, loading.signal);
+      const answer = await this.api.answer(this.ctx.subject, this.options.value, loading.signal);
       if (loading.signal.aborted) return;
       this.render(answer);
     } catch (e) {
       if (isAbort(e) || loading.signal.aborted) return;
-      this.showError(messageOf(e), e instanceof ApiError && e.status === 400 && this.options.step !== null);
+      this.showError(messageOf(e), e instanceof ApiError && e.status === 400 && this.options.value.step !== null);
     } finally {
-      this.ctx.signal.removeEventListener("abort", abort);
-      if (this.loading === loading) {
+      loading.end();
+      if (loading.latest()) {
         this.status.textContent = "";
         this.infeedBox.disabled = false;
         this.stepSelect.disabled = !(this.answer?.steps.length ?? 0);
@@ -139,7 +128,7 @@ export class RooflineView {
     const error = h("div", { class: "ps-error", role: "alert", "data-testid": "rf-error" }, `Could not compute the roofline: ${message} `);
     if (offerAllSteps) {
       const button = h("button", { type: "button", class: "ps-button" }, "Show every step");
-      button.addEventListener("click", () => this.setOptions({ ...this.options, step: null }));
+      button.addEventListener("click", () => this.options.set({ ...this.options.value, step: null }));
       error.append(button);
     }
     this.body.append(error);
@@ -161,7 +150,7 @@ export class RooflineView {
     this.programSection.replaceChildren(
       h("h2", {}, "Program"),
       ...(answer.step_source ? [h("p", { class: "rf-hint", "data-testid": "rf-step-source" }, `Steps: ${answer.step_source}`)] : []),
-      h("div", { class: "rf-table-scroll" }, programTable(answer.program, context, this.options.step, (row) => this.select(`program:${row.step}`, false))),
+      h("div", { class: "rf-table-scroll" }, programTable(answer.program, context, this.options.value.step, (row) => this.select(`program:${row.step}`, false))),
     );
     this.body.append(
       ...(warnings ? [warnings] : []),
@@ -171,7 +160,7 @@ export class RooflineView {
       this.programSection,
       this.ops.el,
     );
-    this.ops.setAnswer(answer, context, csvFileName(this.ctx.subject.run, this.ctx.subject.session, this.options.step));
+    this.ops.setAnswer(answer, context, csvFileName(this.ctx.subject.run, this.ctx.subject.session, this.options.value.step));
     this.select(this.selected, false);
   }
 
