@@ -10,7 +10,6 @@ import collections
 import gzip
 import importlib.util
 import json
-import os
 import shutil
 from decimal import Decimal
 from pathlib import Path
@@ -20,9 +19,7 @@ import fsspec
 import numpy as np
 import pytest
 
-from profscope.formats import chrome_helper, chrome_json
-from profscope.formats.chrome_blocks import BlockReader
-from profscope.formats.chrome_scan import EventScanner
+from profscope.formats import chrome_helper, chrome_json, chrome_spill
 
 DATA = Path(__file__).parent / "data" / "kineto"
 TRACES = sorted(p.name for p in DATA.glob("*.json.gz"))
@@ -502,58 +499,64 @@ def test_progress_polls_after_the_helper_finished_first(tmp_path: Path) -> None:
     assert tail.collector is not None
 
 
-@pytest.mark.parametrize("memory_file", [True, False])
-def test_helper_result_through_a_memory_file_or_the_pipe(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memory_file: bool
+def test_helper_columns_come_back_through_its_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Where there is no anonymous memory file (not Linux) everything goes through the pipe."""
+    """The helper writes its columns chunk by chunk; only ids, counts and chunk places come
+    through the pipe."""
     plain = plain_copy(tmp_path, NS_TRACE)
     sequential = read(plain)
     monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
-    if not memory_file:
-        monkeypatch.setattr(chrome_helper, "_memory_file", lambda: None)
-    elif chrome_helper._memory_file() is None:
-        pytest.skip("no os.memfd_create here")
-    kinds: list[str] = []
+    monkeypatch.setattr(chrome_spill, "CHUNK_BYTES", 256 << 10)
+    tails: list[Any] = []
     original = chrome_helper.HelperProcess.result
 
     def result(self: Any) -> Any:
-        tail = original(self)
-        kinds.append(type(tail.collector.ev_args[0]).__name__)
-        return tail
+        tails.append(original(self))
+        return tails[-1]
 
     monkeypatch.setattr(chrome_helper.HelperProcess, "result", result)
     assert_same_trace(read(plain), sequential)
-    assert kinds == (["ndarray"] if memory_file else ["bytes"])
+    (tail,) = tails
+    collector = tail.collector
+    assert len(collector.chunks) > 3 and sum(ref.rows.get("ev", 0) for ref in collector.chunks) > 10_000
+    assert collector.pending_bytes == 0 and not any(collector.ev.values()) and not collector.ev_args
 
 
-def test_spilled_result_round_trip_and_fallback(tmp_path: Path) -> None:
-    collector = chrome_helper.ColumnCollector()
+def test_without_a_temporary_file_one_process_reads_into_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     plain = plain_copy(tmp_path, NS_TRACE)
-    with open(plain, "rb") as f:
-        reader = BlockReader(f)
-        for batch in EventScanner(reader.next_block, collector.damage).batches():
-            collector.add(batch)
-        reader.close()
-    collector.finish()
-    args = bytes(collector.ev_args[0])
-    fd = chrome_helper._memory_file()
-    if fd is None:
-        pytest.skip("no os.memfd_create here")
+    sequential = read(plain)
+    monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
+
+    def no_file(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(chrome_spill.tempfile, "TemporaryFile", no_file)
+    used = spy_results(monkeypatch)
+    assert_same_trace(read(plain), sequential)
+    assert used == []  # no helper: it could not have written its columns anywhere
+
+
+@pytest.mark.parametrize("memory", [False, True])
+def test_spill_file_round_trip(memory: bool) -> None:
+    spill = chrome_spill.SpillFile(memory=memory)
+    columns = {
+        "i": np.arange(5, dtype=np.int32),
+        "s": np.array([b"7", b"12345678901234567890", b""]),
+        "b": np.array([True, False]),
+        "blob": [b'{"a": 1}', b"", b'{"b": 2}'],
+        "empty": np.zeros(0, np.int64),
+    }
+    refs = [spill.write({"t": columns}, chrome_spill.ChunkRef()) for _ in range(2)]
     try:
-        message = chrome_helper.spilled(chrome_helper.TailResult(collector, {"k": 1}, True), fd)
-        assert isinstance(message, chrome_helper.SpilledResult) and len(message.header) < 100_000
-        back = chrome_helper.unspilled(message, fd)
+        for ref in refs:
+            back = spill.read(ref, "t", tuple(columns))
+            assert back["i"].tolist() == [0, 1, 2, 3, 4] and back["i"].dtype == np.int32
+            assert back["s"].tolist() == [b"7", b"12345678901234567890", b""]
+            assert back["b"].tolist() == [True, False]
+            assert back["blob"].tobytes() == b'{"a": 1}{"b": 2}'
+            assert back["empty"].shape == (0,) and back["empty"].dtype == np.int64
     finally:
-        os.close(fd)
-    assert back.metadata == {"k": 1} and back.document_complete
-    assert bytes(back.collector.ev_args[0]) == args
-    for table in ("ev", "flow"):
-        for key, parts in getattr(collector, table).items():
-            assert [p.tolist() for p in getattr(back.collector, table)[key]] == [p.tolist() for p in parts], (
-                key
-            )
-    back.collector.ev["us"][0][0] += 1  # writable, like unpickled arrays
-    # A file that cannot be written: the result goes through the pipe as it is.
-    result = chrome_helper.TailResult(collector, {}, True)
-    assert chrome_helper.spilled(result, 10**6) is result
+        spill.close()

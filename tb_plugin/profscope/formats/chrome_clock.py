@@ -38,9 +38,9 @@ def parse_us(raws: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = len(raws)
     us = np.zeros(n, np.int64)
     frac = np.zeros(n, np.int64)
-    if n == 0:
-        return us, frac, np.zeros(0, bool)
     joined = b" ".join(raws)
+    if len(joined) < n:  # every text is empty (n - 1 separators): no event has a time
+        return us, frac, np.zeros(n, bool)
     a = np.frombuffer(joined, np.uint8)
     # Index of the separator after each field; a field holding a space itself (a damaged value
     # such as a quoted string) shifts them, and then lengths are taken one by one.
@@ -106,22 +106,31 @@ def parse_us(raws: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return us, frac, valid
 
 
+# Decimal texts of at most this many digits before the point are parsed; larger magnitudes are no
+# time (MAX_ABS_US has 19 digits), and 1e300 or 1e999999 must not reach int64 or Decimal's range.
+_MAX_SLOW_DIGITS = 20
+
+
 def _parse_us_slow(text: bytes) -> tuple[int, int] | None:
-    """Exact µs text → (whole µs, ps remainder) for the forms the fast path skips."""
+    """Exact µs text → (whole µs, ps remainder) for the forms the fast path skips; None for what is
+    no finite number of at most `MAX_ABS_US` µs."""
     text = text.strip()
     if text[:1] == b'"' and text[-1:] == b'"':
         text = text[1:-1].strip()
+    if len(text) > 64:  # no number a profiler writes is this long
+        return None
     try:
         value = Decimal(text.decode("ascii"))
     except (InvalidOperation, UnicodeDecodeError, ValueError):
         return None
-    if not value.is_finite():
+    if not value.is_finite() or (value and value.adjusted() >= _MAX_SLOW_DIGITS):
         return None
     ps = int((value * PS_PER_US).to_integral_value(ROUND_HALF_UP))
-    return divmod(ps, PS_PER_US)
+    whole, rest = divmod(ps, PS_PER_US)
+    return (whole, rest) if abs(whole) <= MAX_ABS_US else None
 
 
-def _densest(sample: np.ndarray) -> int:
+def densest(sample: np.ndarray) -> int:
     """The sampled time with the most others within the outlier window: the bulk of the trace."""
     if not sample.shape[0]:
         return 0
@@ -132,47 +141,35 @@ def _densest(sample: np.ndarray) -> int:
     return int(sample[int(np.argmax(around))])
 
 
+def in_range(us: np.ndarray, reference: int) -> np.ndarray:
+    """Times close enough to the bulk of the trace (`reference`) to be kept."""
+    return np.abs(us - reference) <= OUTLIER_US
+
+
 class Clock:
     """Exact conversion of (whole µs, ps remainder) to ps from the trace's zero.
 
-    `times` are the (whole µs, ps remainder) columns of every table of events in the trace.
+    `reference` is the bulk of the trace (`densest` of a sample of all times); `lowest` the
+    earliest (whole µs, ps remainder) within `OUTLIER_US` of it, None when there is none. The zero
+    is `lowest` rounded down to a whole ns, so the absolute origin is an exact integer.
     """
 
-    def __init__(self, times: list[tuple[np.ndarray, np.ndarray]]) -> None:
-        self.reference = (
-            _densest(np.concatenate([us[:: max(1, us.shape[0] // 50_000)] for us, _ in times]))
-            if times
-            else 0
-        )
-        lowest: tuple[int, int] | None = None
-        for us, frac in times:
-            ok = np.abs(us - self.reference) <= OUTLIER_US
-            if not ok.any():
-                continue
-            u = us[ok]
-            low = int(u.min())
-            candidate = (low, int(frac[ok][u == low].min()))
-            lowest = candidate if lowest is None else min(lowest, candidate)
+    def __init__(self, reference: int, lowest: tuple[int, int] | None) -> None:
+        self.reference = reference
         zero_ps = 0 if lowest is None else lowest[0] * PS_PER_US + lowest[1]
-        zero_ps -= zero_ps % 1000  # a whole ns, so the absolute origin is an exact integer
+        zero_ps -= zero_ps % 1000
         self.zero_us, self.zero_rem = divmod(zero_ps, PS_PER_US)
         self.zero_ps = zero_ps
 
     def to_ps(self, us: np.ndarray, frac: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(ps from zero, in-range mask)."""
-        ok = np.abs(us - self.reference) <= OUTLIER_US
+        ok = in_range(us, self.reference)
         rel = np.where(ok, us - self.zero_us, 0) * PS_PER_US + (frac.astype(np.int64) - self.zero_rem)
         return rel, ok
 
-    def latest_ps(self, times: list[tuple[np.ndarray, np.ndarray]]) -> int:
-        """Latest in-range time of `times` in ps from zero (0 if none): unclosed B/E and async
-        slices are drawn up to it."""
-        last = 0
-        for us, frac in times:
-            ts, ok = self.to_ps(us, frac)
-            if ok.any():
-                last = max(last, int(ts[ok].max()))
-        return last
+    def ps_of(self, us: int, frac: int) -> int:
+        """One time in ps from zero."""
+        return (us - self.zero_us) * PS_PER_US + frac - self.zero_rem
 
     def origin_ns(self, metadata: dict[str, Any]) -> int | None:
         """The absolute time of the zero in ns since the epoch, when the trace tells."""

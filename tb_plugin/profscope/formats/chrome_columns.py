@@ -5,8 +5,11 @@ pulled out with C-level `map` calls, names and track keys are interned through d
 factory hands out the next id, and times are parsed exactly from their decimal text in bulk
 (`chrome_clock.parse_us`). Complete events and instants (nearly everything in Kineto traces) are
 final columns; events that need the whole trace to be resolved (B/E and async pairs, counters,
-flow points, metadata) are kept as their own compact columns until the reader assembles the trace.
-A collector is picklable, so a second process can fill one for the second half of a big file.
+flow points) are kept as their own compact columns until the reader assembles the trace, and what
+metadata events say is kept as it comes (`chrome_meta`). `flush` writes the columns gathered so
+far to a temporary file as one chunk (`chrome_spill`), so a collector holds at most one chunk
+however big the file. A collector is picklable (without its columns' file), so a second process
+can fill one for the second half of a big file.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import numpy as np
 
 from profscope.formats.chrome_clock import MAX_US, PS_PER_US, parse_us
 from profscope.formats.chrome_decode import Damage, Event, args_blob
+from profscope.formats.chrome_meta import ProcessInfo
+from profscope.formats.chrome_spill import ChunkRef, SpillFile, time_bounds
 
 # Phase codes.
 UNKNOWN, COMPLETE, BEGIN, END, INSTANT = 0, 1, 2, 3, 4
@@ -71,6 +76,8 @@ _PHASES = _PhaseTable(
 
 # Track key kinds: the first element of every track key tuple.
 THREAD, PROCESS, GLOBAL, ASYNC, COUNTER_TRACK = 0, 1, 2, 3, 4
+# Which table a flow v2 binding points into: complete events / instants, or B/E halves.
+BIND_EV, BIND_BE = 0, 1
 
 _CORRELATION = re.compile(rb'"correlation":[ \t\r\n]*(\d+)')
 _EXTERNAL_ID = re.compile(rb'"[Ee]xternal id":[ \t\r\n]*(\d+)')
@@ -174,10 +181,19 @@ class ColumnCollector:
         self.flow: dict[str, list[np.ndarray]] = {
             k: [] for k in ("track", "us", "frac", "phase", "next", "name", "cat", "id")
         }
-        # (kind "ev" | "be", index in that table, bind id, flow_in, flow_out) for flow v2 events.
-        self.binds: list[tuple[str, int, bytes, bool, bool]] = []
-        # (name, pid, tid, args) of metadata events.
-        self.meta: list[tuple[str, Any, Any, Any]] = []
+        # (kind BIND_EV | BIND_BE, index in that table, bind id, flow_in, flow_out) for flow v2 events.
+        self.binds: list[tuple[int, int, bytes, bool, bool]] = []
+        # What metadata events say about processes and threads.
+        self.info = ProcessInfo()
+        # -- kept across chunks: what the reader needs before it reads the chunks back.
+        self.chunks: list[ChunkRef] = []
+        self.rows: collections.Counter[str] = collections.Counter()  # rows per table, all chunks
+        self.device_pairs: set[int] = set()  # local track key << 32 | local category, of events
+        self.async_names: dict[int, tuple[int, int]] = {}  # async key → (first row, its name)
+        # Rough bytes of the columns not yet written out (the reader flushes past a threshold).
+        self.pending_bytes = 0
+        # Set by the owner: where this part's chunks are (never pickled).
+        self.spill: SpillFile | None = None
 
     # -- entry point -------------------------------------------------------------------------
     def add(self, batch: list[Event]) -> None:
@@ -315,7 +331,7 @@ class ColumnCollector:
         if any(binds):
             for i, (raw, ev) in enumerate(zip(binds, events)):
                 if raw:
-                    self.binds.append(("ev", base + i, _id_text(raw), ev.flow_in, ev.flow_out))
+                    self.binds.append((BIND_EV, base + i, _id_text(raw), ev.flow_in, ev.flow_out))
         cols = self.ev
         cols["track"].append(track)
         cols["us"].append(us)
@@ -326,6 +342,7 @@ class ColumnCollector:
         cols["alen"].append(alen)
         self.ev_args.append(blob)
         self.num_events += n
+        self.pending_bytes += 64 * n + len(blob)  # 40 bytes of columns, links and binds
 
     @staticmethod
     def _link_ids(
@@ -357,7 +374,7 @@ class ColumnCollector:
         base = self.num_be
         for i, ev in enumerate(events):
             if ev.bind_id:
-                self.binds.append(("be", base + i, _id_text(ev.bind_id), ev.flow_in, ev.flow_out))
+                self.binds.append((BIND_BE, base + i, _id_text(ev.bind_id), ev.flow_in, ev.flow_out))
         cols = self.be
         cols["track"].append(self._thread_tracks(events))
         cols["us"].append(us)
@@ -368,6 +385,7 @@ class ColumnCollector:
         cols["alen"].append(alen)
         self.be_args.append(blob)
         self.num_be += len(events)
+        self.pending_bytes += 40 * len(events) + len(blob)
 
     def _async(self, events: list[Event], codes: np.ndarray) -> None:
         events, us, frac, codes, ids = self._with_ids(events, codes, "async events")
@@ -385,6 +403,7 @@ class ColumnCollector:
         cols["alen"].append(alen)
         self.asy_args.append(blob)
         self.num_asy += len(events)
+        self.pending_bytes += 40 * len(events) + len(blob)
 
     def _counters(self, events: list[Event], codes: np.ndarray) -> None:
         us, frac, keep = self._times(events, "counter events")
@@ -395,7 +414,7 @@ class ColumnCollector:
             ev = events[i]
             try:
                 series = msgspec.json.decode(ev.args) if ev.args else None
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 series = None
             if not isinstance(series, dict):
                 self.damage.skipped["counter events without an args object of values"] += 1
@@ -417,6 +436,7 @@ class ColumnCollector:
         cols["us"].append(us[sel])
         cols["frac"].append(frac[sel].astype(np.int32))
         cols["value"].append(np.asarray(values, np.float64))
+        self.pending_bytes += 24 * len(rows)
 
     def _flows(self, events: list[Event], codes: np.ndarray) -> None:
         events, us, frac, codes, ids = self._with_ids(events, codes, "flow events")
@@ -433,31 +453,89 @@ class ColumnCollector:
         cols["name"].append(self._names(events, _NAME))
         cols["cat"].append(self._names(events, _CAT))
         cols["id"].append(np.asarray(ids, dtype=object).astype(bytes))
+        self.pending_bytes += (32 + cols["id"][-1].dtype.itemsize) * len(events)
 
     def _metadata(self, events: list[Event], codes: np.ndarray) -> None:
         for ev in events:
             try:
                 args = msgspec.json.decode(ev.args) if ev.args else {}
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 args = {}
-            self.meta.append((ev.name or "", ev.pid, ev.tid, args))
+            self.info.add(ev.name or "", ev.pid, ev.tid, args)
 
     # -- hand-over ----------------------------------------------------------------------------
-    def finish(self) -> ColumnCollector:
-        """Concatenate the per-batch pieces (cheaper to pickle and to assemble)."""
-        for table in (self.ev, self.be, self.asy, self.ctr, self.flow):
-            for key, parts in table.items():
-                if len(parts) > 1:
-                    table[key] = [np.concatenate(parts)]
-        for name in ("ev_args", "be_args", "asy_args"):
-            parts = getattr(self, name)
-            if len(parts) > 1:
-                setattr(self, name, [b"".join(parts)])
-        for name in ("corr_event", "corr_value", "ext_event", "ext_value"):
-            parts = getattr(self, name)
-            if len(parts) > 1:
-                setattr(self, name, [np.concatenate(parts)])
-        return self
+    def flush(self, spill: SpillFile) -> None:
+        """Write the columns gathered since the last flush to `spill` as one chunk, keeping only
+        what resolving the whole file needs (row counts, time bounds, device categories, …)."""
+        tables: dict[str, dict[str, Any]] = {}
+        ref = ChunkRef()
+        for table, cols, blobs in (
+            ("ev", self.ev, self.ev_args),
+            ("be", self.be, self.be_args),
+            ("asy", self.asy, self.asy_args),
+            ("ctr", self.ctr, None),
+            ("flow", self.flow, None),
+        ):
+            if not cols["us"]:
+                continue
+            columns: dict[str, Any] = {k: _joined(v) for k, v in cols.items()}
+            if blobs is not None:
+                columns["args"] = blobs
+            n = columns["us"].shape[0]
+            ref.rows[table] = n
+            ref.base[table] = self.rows[table]
+            ref.bounds[table] = time_bounds(columns["us"], columns["frac"])
+            tables[table] = columns
+            self._summarize(table, columns, self.rows[table])
+            self.rows[table] += n
+        for table, events, values in (
+            ("corr", self.corr_event, self.corr_value),
+            ("ext", self.ext_event, self.ext_value),
+        ):
+            if events:
+                tables[table] = {"event": _joined(events), "value": _joined(values)}
+                ref.rows[table] = tables[table]["event"].shape[0]
+        if self.binds:
+            kind, local, ident, flow_in, flow_out = zip(*self.binds)
+            tables["bind"] = {
+                "kind": np.asarray(kind, np.int8),
+                "local": np.asarray(local, np.int64),
+                "id": np.asarray(ident, dtype=object).astype(bytes),
+                "in": np.asarray(flow_in, bool),
+                "out": np.asarray(flow_out, bool),
+            }
+            ref.rows["bind"] = len(self.binds)
+        if tables:
+            spill.write(tables, ref)
+            self.chunks.append(ref)
+        for cols in (self.ev, self.be, self.asy, self.ctr, self.flow):
+            for parts in cols.values():
+                parts.clear()
+        for parts in (self.ev_args, self.be_args, self.asy_args, self.corr_event, self.corr_value):
+            parts.clear()
+        self.ext_event.clear()
+        self.ext_value.clear()
+        self.binds.clear()
+        self.pending_bytes = 0
+
+    def _summarize(self, table: str, columns: dict[str, np.ndarray], base: int) -> None:
+        if table == "ev":
+            pairs = np.unique(columns["track"].astype(np.int64) << 32 | columns["cat"].astype(np.int64))
+            self.device_pairs.update(pairs.tolist())
+        elif table == "asy":
+            keys, first = np.unique(columns["track"], return_index=True)
+            names = columns["name"][first]
+            for k, i, name in zip(keys.tolist(), first.tolist(), names.tolist()):
+                self.async_names.setdefault(k, (base + i, name))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["spill"] = None
+        return state
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 _SHARED_CODES = frozenset({INSTANT, ASYNC_BEGIN, ASYNC_END, ASYNC_INSTANT})

@@ -50,7 +50,12 @@ _STRING_OR_BARE = re.compile(JSON_STRING + rb"|" + _BARE_LITERAL)
 # Bulk repair of a window: bare literals in value position only (after `:`, `,` or `[`).
 _BARE_IN_VALUE = re.compile(rb"(?<=[:,\[])([ \t\r\n]*)(N/A|-?NaN|-?nan|-?Infinity|-?inf)(?=[ \t\r\n]*[,}\]])")
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_ANY_CONTROL = re.compile(rb"[\x00-\x1f]")
+_BARE_ANYWHERE = re.compile(_BARE_LITERAL)
 _REPLACEMENT = "\ufffd".encode()
+# The JSON decoder recurses into nested values and stops at Python's recursion limit (about a
+# thousand levels, fewer the deeper the caller's stack); an event nested deeper is skipped so.
+NESTED_TOO_DEEPLY = "events nested too deeply to decode"
 
 
 class Damage:
@@ -105,6 +110,8 @@ def repair_event_text(text: bytes, damage: Damage) -> bytes:
         damage.repaired[f"bare {token.decode()} values kept as strings"] += 1
         return b'"' + token + b'"'
 
+    if not _ANY_CONTROL.search(text) and not _BARE_ANYWHERE.search(text):
+        return text  # nothing to repair: skip the per-string pass (seconds on a big event)
     return _STRING_OR_BARE.sub(fix, text)
 
 
@@ -171,24 +178,29 @@ def _coerce_event(obj: Any, damage: Damage) -> Event | None:
 
 def decode_event_text(text: bytes, damage: Damage) -> Event | None:
     """Decode one event's text, repairing it if needed; None (counted as skipped) if impossible."""
-    for attempt in range(2):
-        try:
-            return _EVENT_DECODER.decode(text)
-        except msgspec.ValidationError:
+    try:
+        for attempt in range(2):
             try:
-                return _coerce_event(_ANY_DECODER.decode(text), damage)
+                return _EVENT_DECODER.decode(text)
+            except msgspec.ValidationError:
+                try:
+                    return _coerce_event(_ANY_DECODER.decode(text), damage)
+                except msgspec.DecodeError:
+                    pass
             except msgspec.DecodeError:
                 pass
-        except msgspec.DecodeError:
-            pass
-        if attempt == 0:
-            text = repair_event_text(text, damage)
+            if attempt == 0:
+                text = repair_event_text(text, damage)
+    except RecursionError:
+        damage.skipped[NESTED_TOO_DEEPLY] += 1
+        return None
     damage.skipped["malformed event JSON"] += 1
     return None
 
 
 def decode_value_text(text: bytes, damage: Damage) -> Any:
-    """Decode a top-level metadata value, repairing it like an event if needed."""
+    """Decode a top-level metadata value, repairing it like an event if needed (RecursionError
+    when it is nested too deeply)."""
     try:
         return _ANY_DECODER.decode(text)
     except msgspec.DecodeError:

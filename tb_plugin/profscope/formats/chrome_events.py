@@ -1,8 +1,10 @@
 """Events that need no pairing into the builder: complete events, instants and counter values.
 
-Complete events and instants go in part by part, each part's columns freed once the builder holds
-them; `SimpleEvents` keeps, per part, where each event went (flows point at builder indices) and
-collects the `ProfilerStep#N` spans of the host. Counter values go in as one series per track.
+Complete events and instants go in chunk by chunk, in file order. What flows need later is kept
+per event that carries it, never per event: the Kineto ids of launches and annotations go to the
+temporary file as link records (`Links`: id text, builder index, start, on a device or not), the
+flow v2 bindings stay in memory (`Binds`). `SimpleEvents` also collects the `ProfilerStep#N` spans
+of the host. Counter values go in per chunk as one series per track.
 """
 
 from __future__ import annotations
@@ -13,80 +15,149 @@ from typing import Any
 import numpy as np
 
 from profscope.columns import TraceBuilder
+from profscope.formats import chrome_columns as cc
 from profscope.formats.chrome_clock import Clock
 from profscope.formats.chrome_decode import Damage
 from profscope.formats.chrome_layout import Layout
-from profscope.formats.chrome_parts import Parts, column, joined, select_args, string_table
+from profscope.formats.chrome_parts import Chunk, Parts, select_args, string_table
+from profscope.formats.chrome_spill import ChunkRef, SpillFile
 
 _STEP_NAME = re.compile(r"^ProfilerStep#\d+$")
+LINK_KINDS = ("corr", "ext")
+
+
+class Links:
+    """Link records of one kind (Kineto `correlation` or `External id`), in file order, in chunks
+    of the temporary file: `value` (id digits), `index` (builder index), `start`, `device`."""
+
+    def __init__(self, spill: SpillFile) -> None:
+        self.spill = spill
+        self.refs: list[ChunkRef] = []
+        self.rows = self.host_rows = self.device_rows = 0
+        self.width = 0  # widest id text, as decoded (whether ids compare as numbers follows it)
+
+    def add(self, value: np.ndarray, index: np.ndarray, start: np.ndarray, device: np.ndarray) -> None:
+        self.width = max(self.width, value.dtype.itemsize)
+        if not value.shape[0]:
+            return
+        ref = ChunkRef()
+        ref.rows["link"] = value.shape[0]
+        self.spill.write({"link": {"value": value, "index": index, "start": start, "device": device}}, ref)
+        self.refs.append(ref)
+        self.rows += value.shape[0]
+        on_device = int(device.sum())
+        self.device_rows += on_device
+        self.host_rows += value.shape[0] - on_device
+
+    def chunks(self) -> Any:
+        for ref in self.refs:
+            yield self.spill.read(ref, "link", ("value", "index", "start", "device"))
+
+
+class Binds:
+    """Flow v2 bindings (`bind_id` with `flow_in` / `flow_out`) in file order, with the builder
+    index and start of the event each is on (-1 until known: B halves get theirs when paired)."""
+
+    def __init__(self) -> None:
+        self.groups: list[dict[str, np.ndarray]] = []
+        # (part, B/E row) of the B halves that carry a binding → position in groups.
+        self.on_begin: dict[tuple[int, int], tuple[int, int]] = {}
+
+    def add(self, c: Chunk, ev_index: np.ndarray, ev_start: np.ndarray) -> None:
+        b = c.read("bind", "kind", "local", "id", "in", "out")
+        index = np.full(b["kind"].shape[0], -1, np.int64)
+        start = np.zeros(b["kind"].shape[0], np.int64)
+        on_ev = np.flatnonzero(b["kind"] == cc.BIND_EV)
+        if on_ev.shape[0]:
+            local = b["local"][on_ev] - c.ref.base["ev"]
+            index[on_ev], start[on_ev] = ev_index[local], ev_start[local]
+        g = len(self.groups)
+        for k in np.flatnonzero(b["kind"] == cc.BIND_BE).tolist():
+            self.on_begin[(c.part, int(b["local"][k]))] = (g, k)
+        self.groups.append({"id": b["id"], "in": b["in"], "out": b["out"], "index": index, "start": start})
+
+    def set_begin(self, place: tuple[int, int], index: int, start: int) -> None:
+        """The B half at `place` (part, B/E row) opened the slice at builder `index`."""
+        g, k = self.on_begin[place]
+        self.groups[g]["index"][k] = index
+        self.groups[g]["start"][k] = start
 
 
 class SimpleEvents:
-    """Complete events and instants into the builder, part by part; keeps index maps for flows."""
+    """Complete events and instants into the builder, chunk by chunk; keeps what flows need."""
 
     def __init__(
-        self, builder: TraceBuilder, ids: Parts, clock: Clock, layout: Layout, damage: Damage
+        self,
+        builder: TraceBuilder,
+        ids: Parts,
+        clock: Clock,
+        layout: Layout,
+        damage: Damage,
+        spill: SpillFile,
     ) -> None:
-        self.index: list[np.ndarray] = []  # per part: local event → builder index (-1 dropped)
-        self.start: list[np.ndarray] = []
-        self.track: list[np.ndarray] = []
         self.end_ps = 0
+        self.links = {kind: Links(spill) for kind in LINK_KINDS}
+        self.binds = Binds()
         steps: list[dict[str, Any]] = []
         step_ids = [sid for text, sid in builder.string_ids.items() if _STEP_NAME.match(text)]
         is_step_name = string_table(len(builder.string_ids), step_ids)
-        for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
-            n = p.num_events
-            start, ok = clock.to_ps(column(p.ev, "us", np.int64), column(p.ev, "frac", np.int32))
+        for c in ids.chunks():
+            if not c.has("ev"):
+                if c.has("bind"):
+                    self.binds.add(c, np.zeros(0, np.int64), np.zeros(0, np.int64))
+                continue
+            e = c.read("ev", "us", "frac", "track", "dur", "name", "cat", "alen")
+            n = e["us"].shape[0]
+            start, ok = clock.to_ps(e["us"], e["frac"])
             dropped = int(n - ok.sum())
             if dropped:
                 damage.skipped["events more than 25 days away from the rest of the trace"] += dropped
-            keys = kmap[column(p.ev, "track", np.int32)] if n else np.zeros(0, np.int32)
-            track = layout.track_of_key[keys]
-            dur = column(p.ev, "dur", np.int64)
-            name = smap[column(p.ev, "name", np.int32)] if n else np.zeros(0, np.int32)
-            cat = smap[column(p.ev, "cat", np.int32)] if n else np.zeros(0, np.int32)
-            alen = column(p.ev, "alen", np.int64)
-            blob = joined(p.ev_args) if p.ev_args else b""
-            index = np.full(n, -1, np.int64)
+            keys = c.kmap[e["track"]]
+            name = c.smap[e["name"]]
             kept = np.flatnonzero(ok)
-            if kept.shape[0] < n:
-                blob = select_args(blob, alen, ok)
             first = builder.add_events(
-                track[kept],
+                layout.track_of_key[keys[kept]],
                 start[kept],
-                dur[kept],
+                e["dur"][kept],
                 name[kept],
-                cat[kept],
-                args_blob=blob,
-                args_lengths=alen[kept],
+                c.smap[e["cat"][kept]],
+                args_blob=select_args(c.args("ev"), e["alen"], ok),
+                args_lengths=e["alen"][kept],
             )
+            index = np.full(n, -1, np.int64)
             index[kept] = first + np.arange(kept.shape[0])
             if kept.shape[0]:
-                self.end_ps = max(self.end_ps, int((start[kept] + dur[kept]).max()))
-            if step_ids and n:
+                self.end_ps = max(self.end_ps, int((start[kept] + e["dur"][kept]).max()))
+            if step_ids:
                 is_step = is_step_name[name] & ok & ~layout.device_key[keys]
                 for i in np.flatnonzero(is_step).tolist():
                     steps.append(
-                        {"name": ids.strings[name[i]], "start_ps": int(start[i]), "dur_ps": int(dur[i])}
+                        {"name": ids.strings[name[i]], "start_ps": int(start[i]), "dur_ps": int(e["dur"][i])}
                     )
-            self.index.append(index)
-            self.start.append(start)
-            self.track.append(keys)
-            # The builder holds its own copy now: free this part's columns before the next one.
-            p.ev = {k: [] for k in p.ev}
-            p.ev_args = []
+            for kind in LINK_KINDS:
+                if c.has(kind):
+                    link = c.read(kind, "event", "value")
+                    local = link["event"] - c.ref.base["ev"]
+                    found = index[local]
+                    sel = np.flatnonzero(found >= 0)
+                    local = local[sel]
+                    self.links[kind].add(
+                        link["value"][sel], found[sel], start[local], layout.device_key[keys[local]]
+                    )
+            if c.has("bind"):
+                self.binds.add(c, index, start)
         steps.sort(key=lambda s: (s["start_ps"], s["name"]))
         self.profiler_steps = steps
 
 
 def add_counters(builder: TraceBuilder, ids: Parts, clock: Clock, layout: Layout, damage: Damage) -> None:
-    """Counter values into the builder: one series per counter track, in file order within it."""
-    for p, kmap in zip(ids.parts, ids.kmaps):
-        if not p.ctr["us"]:
-            continue
-        ts, ok = clock.to_ps(column(p.ctr, "us", np.int64), column(p.ctr, "frac", np.int32))
-        track = layout.track_of_key[kmap[column(p.ctr, "track", np.int32)]]
-        value = column(p.ctr, "value", np.float64)
+    """Counter values into the builder: per chunk, one series per counter track, in file order
+    within it (the builder's stable sort by time keeps that order for equal times)."""
+    for c in ids.chunks("ctr"):
+        cols = c.read("ctr", "us", "frac", "track", "value")
+        ts, ok = clock.to_ps(cols["us"], cols["frac"])
+        track = layout.track_of_key[c.kmap[cols["track"]]]
+        value = cols["value"]
         dropped = int((~ok).sum())
         if dropped:
             damage.skipped["counter values more than 25 days away from the rest of the trace"] += dropped

@@ -6,104 +6,236 @@ device annotations of one range with one `External id`; those become flows by jo
 `async`/`launch`) are then redundant and left out. Other Chrome flow events (`s`/`t`/`f`) become
 flow points bound by the builder to their enclosing or next slice; flow v2 (`bind_id` with
 `flow_out` / `flow_in`) links each source to the next sink in time.
+
+Joins need every record of an id at once, wherever in the file it is. So that memory stays bounded,
+the link records (in the temporary file) and the flow points are split by id into B buckets,
+B = ceil(bytes / LINK_BUDGET_BYTES), each written once to the temporary file and then joined one
+at a time: records of one id, and all points of one flow, always fall in one bucket. The bucket of an id is its number modulo B where ids are
+compared as numbers (digit ids, at most 19 digits), else a hash of its text modulo B. With one
+bucket (every trace below a few GB) flows come out in the same order as from one join; with more,
+the same flows in bucket order.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Iterator
+
 import numpy as np
 
+from profscope import spill
 from profscope.columns import TraceBuilder
-from profscope.formats import chrome_columns as cc
 from profscope.formats.chrome_clock import Clock
 from profscope.formats.chrome_decode import Damage
-from profscope.formats.chrome_events import SimpleEvents
+from profscope.formats.chrome_events import Binds, Links
 from profscope.formats.chrome_layout import Layout
-from profscope.formats.chrome_parts import Parts, column, string_table
+from profscope.formats.chrome_parts import Parts, string_table
+from profscope.formats.chrome_spill import ChunkRef, SpillFile
 
 # Flow categories Kineto writes for host launch → device work; these are rebuilt from correlation ids.
 _LAUNCH_FLOW_CATEGORIES = frozenset({"ac2g"})
 _LEGACY_LAUNCH_FLOW = ("async", "launch")
+# Bytes of link records or flow points held at once (their sorts take about three times more);
+# inside an ingest at most 1 / LINK_SHARE of the reader's budget.
+LINK_BUDGET_BYTES = 64 << 20
+LINK_SHARE = 8
+_MIN_LINK_BUDGET_BYTES = 1 << 20
+# Bytes per link record and per flow point besides the id text.
+_LINK_ROW_BYTES = 17
+_POINT_ROW_BYTES = 38
 
 
-def launch_flows(
-    builder: TraceBuilder, ids: Parts, events: SimpleEvents, layout: Layout
-) -> tuple[np.ndarray, int]:
+def _numeric(width: int) -> bool:
+    """Whether ids of this text width are compared as numbers (digits below 10**19)."""
+    return width <= 19
+
+
+def _buckets(nbytes: int) -> int:
+    budget = LINK_BUDGET_BYTES
+    config = spill.current()
+    if config is not None and config.reader_bytes:
+        budget = max(_MIN_LINK_BUDGET_BYTES, min(budget, config.reader_bytes // LINK_SHARE))
+    return max(1, math.ceil(nbytes / budget))
+
+
+def _text_hash(values: np.ndarray) -> np.ndarray:
+    """A hash of each byte string (NUL padding adds nothing, so any width gives the same)."""
+    n, width = values.shape[0], values.dtype.itemsize
+    h = np.zeros(n, np.uint64)
+    if n == 0 or width == 0:
+        return h
+    chars = np.ascontiguousarray(values).view(np.uint8).reshape(n, width).astype(np.uint64)
+    weight = np.uint64(1)
+    with np.errstate(over="ignore"):
+        for k in range(width):
+            h += chars[:, k] * weight
+            weight *= np.uint64(1099511628211)
+    return h ^ (h >> np.uint64(29))
+
+
+def _bucket_of_links(values: np.ndarray, numeric: bool, buckets: int) -> np.ndarray:
+    if numeric:
+        return (values.astype(np.uint64) % np.uint64(buckets)).astype(np.int64)
+    return (_text_hash(values) % np.uint64(buckets)).astype(np.int64)
+
+
+def _bucket_of_points(ident: np.ndarray, numeric: bool, buckets: int) -> np.ndarray:
+    """Flow ids in the bucket of the link records they could be redundant with."""
+    by_text = (_text_hash(ident) % np.uint64(buckets)).astype(np.int64)
+    if not numeric:
+        return by_text
+    decimal, number = _decimal_numbers(ident)
+    return np.where(decimal, (number % np.uint64(buckets)).astype(np.int64), by_text)
+
+
+def _ids_as(values: np.ndarray, numeric: bool, width: int) -> np.ndarray:
+    return values.astype(np.uint64) if numeric else values.astype(f"S{width}")
+
+
+Columns = dict[str, np.ndarray]
+
+
+class _Buckets:
+    """Records (dicts of columns, chunk by chunk, in file order) split into buckets: with one
+    bucket the source as it is; with more, each chunk's records of each bucket are written once
+    to the temporary file, so a bucket is read back without going through the others."""
+
+    def __init__(
+        self,
+        source: Callable[[], Iterator[Columns]],
+        bucket_of: Callable[[Columns], np.ndarray],
+        buckets: int,
+        spill: SpillFile,
+    ) -> None:
+        self.buckets = buckets
+        self._source = source
+        self._spill = spill
+        self._refs: list[list[ChunkRef]] | None = None
+        if buckets == 1:
+            return
+        self._refs = [[] for _ in range(buckets)]
+        for cols in source():
+            which = bucket_of(cols)
+            order = np.argsort(which, kind="stable")  # file order within a bucket
+            bounds = np.searchsorted(which[order], np.arange(buckets + 1)).tolist()
+            for k in range(buckets):
+                sel = order[bounds[k] : bounds[k + 1]]
+                if sel.shape[0]:
+                    ref = ChunkRef()
+                    ref.rows["r"] = sel.shape[0]
+                    spill.write({"r": {name: v[sel] for name, v in cols.items()}}, ref)
+                    self._refs[k].append(ref)
+
+    def chunks(self, bucket: int) -> Iterator[Columns]:
+        if self._refs is None:
+            yield from self._source()
+            return
+        for ref in self._refs[bucket]:
+            yield self._spill.read(ref, "r", tuple(ref.columns["r"]))
+
+
+class _Side:
+    """The host and device link records of one bucket."""
+
+    def __init__(self, records: Iterator[Columns], numeric: bool, width: int) -> None:
+        host_v, host_t, host_i, dev_v, dev_i = [], [], [], [], []
+        for rec in records:
+            value, index, start, device = rec["value"], rec["index"], rec["start"], rec["device"]
+            host_v.append(value[~device])
+            host_t.append(start[~device])
+            host_i.append(index[~device])
+            dev_v.append(value[device])
+            dev_i.append(index[device])
+        width = max(width, 1)
+        self.hv = _ids_as(_cat(host_v, f"S{width}"), numeric, width)
+        self.ht, self.hi = _cat(host_t, np.int64), _cat(host_i, np.int64)
+        self.dv = _ids_as(_cat(dev_v, f"S{width}"), numeric, width)
+        self.di = _cat(dev_i, np.int64)
+
+
+def _cat(parts: list[np.ndarray], dtype: object) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+
+def _join(builder: TraceBuilder, side: _Side, name: int) -> np.ndarray:
+    """Link every device record to the host record of the same id; returns the linked ids.
+
+    Several host events may share an id (a runtime call and the driver call inside it): sorted
+    by (id, start), the last of a run is the innermost, the one that launched.
+    """
+    if not side.hv.shape[0] or not side.dv.shape[0]:
+        return side.dv[:0]
+    order = np.lexsort((side.ht, side.hv))
+    hv, hi = side.hv[order], side.hi[order]
+    pos = np.searchsorted(hv, side.dv, side="right") - 1
+    found = (pos >= 0) & (hv[np.maximum(pos, 0)] == side.dv)
+    builder.add_flows(hi[pos[found]], side.di[found], name)
+    return np.unique(side.dv[found])
+
+
+def _link_buckets(links: Links, buckets: int, numeric: bool) -> _Buckets:
+    return _Buckets(
+        links.chunks, lambda rec: _bucket_of_links(rec["value"], numeric, buckets), buckets, links.spill
+    )
+
+
+def host_device_flows(
+    builder: TraceBuilder, ids: Parts, clock: Clock, layout: Layout, links: dict[str, Links], damage: Damage
+) -> tuple[int, int]:
     """Host → device flows joined on Kineto ids: launches on correlation ids ("launch"), host →
-    device annotations of one range on External ids ("annotation").
+    device annotations of one range on External ids ("annotation"); then the Chrome flow points,
+    less Kineto launch flows whose correlation id was linked.
 
-    Returns the correlation ids linked (their Kineto flow events are then redundant) and the number
-    of annotation flows.
+    Returns the number of correlation ids linked and of annotation flows.
     """
-    linked = _join_host_device(builder, ids, events, layout, "corr", "launch")
-    annotations = _join_host_device(builder, ids, events, layout, "ext", "annotation")
-    return linked, int(annotations.shape[0])
-
-
-def _join_host_device(
-    builder: TraceBuilder, ids: Parts, events: SimpleEvents, layout: Layout, kind: str, flow_name: str
-) -> np.ndarray:
-    """Link every device event to the host event carrying the same id; returns the linked ids."""
-    host_v, host_t, host_i, dev_v, dev_i = [], [], [], [], []
-    for p, index, start, keys in zip(ids.parts, events.index, events.start, events.track):
-        event_parts, value_parts = getattr(p, f"{kind}_event"), getattr(p, f"{kind}_value")
-        if not event_parts:
-            continue
-        local = np.concatenate(event_parts)
-        values = np.concatenate(value_parts)
-        builder_index = index[local]
-        ok = builder_index >= 0
-        local, values, builder_index = local[ok], values[ok], builder_index[ok]
-        on_device = layout.device_key[keys[local]]
-        host_v.append(values[~on_device])
-        host_t.append(start[local[~on_device]])
-        host_i.append(builder_index[~on_device])
-        dev_v.append(values[on_device])
-        dev_i.append(builder_index[on_device])
-    if not host_v:
-        return np.zeros(0, bytes)
-    hv, ht, hi = np.concatenate(host_v), np.concatenate(host_t), np.concatenate(host_i)
-    dv, di = np.concatenate(dev_v), np.concatenate(dev_i)
-    if not hv.shape[0] or not dv.shape[0]:
-        return np.zeros(0, bytes)
-    hv, dv = _comparable_ids(hv, dv)
-    # Several host events may share an id (a runtime call and the driver call inside it): sorted
-    # by (id, start), the last of a run is the innermost, the one that launched.
-    order = np.lexsort((ht, hv))
-    hv, hi = hv[order], hi[order]
-    pos = np.searchsorted(hv, dv, side="right") - 1
-    found = (pos >= 0) & (hv[np.maximum(pos, 0)] == dv)
-    builder.add_flows(hi[pos[found]], di[found], builder.intern(flow_name))
-    return np.unique(dv[found])
-
-
-def flow_points(
-    builder: TraceBuilder, ids: Parts, clock: Clock, layout: Layout, linked: np.ndarray, damage: Damage
-) -> None:
-    """Chrome flow events (s/t/f), except Kineto launch flows already rebuilt from correlations.
-
-    The points of all parts are considered together: a flow may start before the split offset of
-    a two-process read and end after it.
-    """
-    columns: list[tuple[np.ndarray, ...]] = []
-    for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
-        if not p.flow["us"]:
-            continue
-        ts, ok = clock.to_ps(column(p.flow, "us", np.int64), column(p.flow, "frac", np.int32))
-        dropped = int((~ok).sum())
-        if dropped:
-            damage.skipped["flow events more than 25 days away from the rest of the trace"] += dropped
-        columns.append(
-            (
-                ok,
-                ts,
-                layout.track_of_key[kmap[column(p.flow, "track", np.int32)]],
-                smap[column(p.flow, "name", np.int32)],
-                smap[column(p.flow, "cat", np.int32)],
-                column(p.flow, "id", bytes),
-                column(p.flow, "phase", np.int8),
-                column(p.flow, "next", bool),
-            )
+    corr = links["corr"]
+    numeric = _numeric(corr.width)
+    flow_rows = sum(p.rows["flow"] for p in ids.parts)
+    id_width = max((np.dtype(c.ref.columns["flow"]["id"][1]).itemsize for c in ids.chunks("flow")), default=0)
+    buckets = max(
+        _buckets(corr.rows * (corr.width + _LINK_ROW_BYTES)),
+        _buckets(flow_rows * (id_width + _POINT_ROW_BYTES)),
+    )
+    launch = builder.intern("launch") if corr.host_rows and corr.device_rows else -1
+    linked = 0
+    corr_buckets = _link_buckets(corr, buckets, numeric) if launch >= 0 else None
+    points = None
+    if flow_rows:
+        points = _Buckets(
+            lambda: _point_columns(ids, clock, layout, damage),
+            lambda cols: _bucket_of_points(cols["id"], numeric, buckets),
+            buckets,
+            corr.spill,
         )
+    for bucket in range(buckets):
+        found = np.zeros(0, np.uint64)
+        if corr_buckets is not None:
+            found = _join(builder, _Side(corr_buckets.chunks(bucket), numeric, corr.width), launch)
+            linked += int(found.shape[0])
+        if points is not None:
+            _flow_points(builder, points.chunks(bucket), found, damage)
+    ext = links["ext"]
+    annotations = 0
+    if ext.host_rows and ext.device_rows:
+        name = builder.intern("annotation")
+        ext_numeric = _numeric(ext.width)
+        ext_buckets = _link_buckets(ext, _buckets(ext.rows * (ext.width + _LINK_ROW_BYTES)), ext_numeric)
+        for bucket in range(ext_buckets.buckets):
+            side = _Side(ext_buckets.chunks(bucket), ext_numeric, ext.width)
+            annotations += int(_join(builder, side, name).shape[0])
+    return linked, annotations
+
+
+_POINT_FIELDS = ("ok", "ts", "track", "name", "cat", "id", "phase", "next")
+
+
+def _flow_points(
+    builder: TraceBuilder, chunks: Iterator[Columns], linked: np.ndarray, damage: Damage
+) -> None:
+    """Chrome flow events (s/t/f) of one bucket, except Kineto launch flows already rebuilt from
+    correlations. Points of every chunk are considered together: a flow may start in one chunk
+    (or decoding process) and end in another."""
+    columns = [tuple(c[k] for k in _POINT_FIELDS) for c in chunks]
     if not columns:
         return
     ok, ts, track, name, cat, ident, phase, bind_next = (np.concatenate(c) for c in zip(*columns))
@@ -126,13 +258,25 @@ def flow_points(
         builder.add_flow_points(flow, name[sel], phase[sel], track[sel], ts[sel], bind_next[sel])
 
 
-def _comparable_ids(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Digit-string ids as uint64 when they all fit (sorting numbers is much faster), else as
-    byte strings of one width."""
-    width = max(a.dtype.itemsize, b.dtype.itemsize)
-    if width <= 19:  # below 10**19 < 2**64; the id patterns capture digits only
-        return a.astype(np.uint64), b.astype(np.uint64)
-    return a.astype(f"S{width}"), b.astype(f"S{width}")
+def _point_columns(ids: Parts, clock: Clock, layout: Layout, damage: Damage) -> Iterator[Columns]:
+    """The flow points of each chunk: in-range mask, time from zero, builder track, name and
+    category ids, id text, phase, whether they bind to the next slice."""
+    for c in ids.chunks("flow"):
+        f = c.read("flow", "us", "frac", "track", "name", "cat", "id", "phase", "next")
+        ts, ok = clock.to_ps(f["us"], f["frac"])
+        dropped = int((~ok).sum())
+        if dropped:
+            damage.skipped["flow events more than 25 days away from the rest of the trace"] += dropped
+        yield {
+            "ok": ok,
+            "ts": ts,
+            "track": layout.track_of_key[c.kmap[f["track"]]],
+            "name": c.smap[f["name"]],
+            "cat": c.smap[f["cat"]],
+            "id": f["id"],
+            "phase": f["phase"],
+            "next": f["next"],
+        }
 
 
 def _member(values: np.ndarray, members: np.ndarray) -> np.ndarray:
@@ -185,36 +329,30 @@ def _flow_ids(kind: np.ndarray, ident: np.ndarray) -> np.ndarray:
     return flow
 
 
-def bind_flows(
-    builder: TraceBuilder,
-    parts: list[cc.ColumnCollector],
-    events: SimpleEvents,
-    begin_end: tuple[list[np.ndarray], list[np.ndarray]],
-    damage: Damage,
-) -> None:
+def bind_flows(builder: TraceBuilder, binds: Binds, damage: Damage) -> None:
     """Flow v2 (`bind_id` with `flow_out` / `flow_in`): link each source to the next sink in time."""
     points: dict[bytes, list[tuple[int, int, bool, bool]]] = {}
-    for part_no, p in enumerate(parts):
-        for kind, local, ident, flow_in, flow_out in p.binds:
-            if kind == "ev":
-                index = int(events.index[part_no][local])
-                start = int(events.start[part_no][local])
-            else:
-                index = int(begin_end[0][part_no][local])
-                start = int(begin_end[1][part_no][local])
-            if index < 0:
-                continue
-            points.setdefault(ident, []).append((start, index, flow_in, flow_out))
+    for g in binds.groups:
+        for ident, flow_in, flow_out, index, start in zip(
+            g["id"].tolist(), g["in"].tolist(), g["out"].tolist(), g["index"].tolist(), g["start"].tolist()
+        ):
+            if index >= 0:
+                points.setdefault(ident, []).append((start, index, flow_in, flow_out))
     if not points:
         return
     name = builder.intern("flow")
     unmatched = 0
     for chain in points.values():
         chain.sort()
-        for k, (_, src, _, out) in enumerate(chain):
+        next_sink: int | None = None  # the first sink after the current point
+        targets: list[int | None] = [None] * len(chain)
+        for k in range(len(chain) - 1, -1, -1):
+            targets[k] = next_sink
+            if chain[k][2]:
+                next_sink = chain[k][1]
+        for (_, src, _, out), dst in zip(chain, targets):
             if not out:
                 continue
-            dst = next((c[1] for c in chain[k + 1 :] if c[2]), None)
             if dst is None:
                 unmatched += 1
             else:

@@ -16,7 +16,8 @@ import numpy as np
 
 from profscope.columns import TraceBuilder
 from profscope.formats import chrome_columns as cc
-from profscope.formats.chrome_parts import Parts, column, norm_id
+from profscope.formats.chrome_meta import ProcessInfo, is_int
+from profscope.formats.chrome_parts import Parts
 
 # Kineto categories of work that runs on a device (kernels, copies, device-side annotations).
 GPU_CATEGORIES = frozenset(
@@ -32,7 +33,7 @@ GPU_CATEGORIES = frozenset(
         "mtia_ccp_events",
     }
 )
-_STREAM_NAME = re.compile(r"^stream\s*(\d+)", re.I)
+_STREAM_NAME = re.compile(r"^stream\s*(\d{1,9})(?!\d)", re.I)  # longer numbers name no stream
 _CATEGORY_LABELS = {
     "kernel": "kernels",
     "gpu_memcpy": "memcpy",
@@ -44,41 +45,24 @@ _CATEGORY_LABELS = {
 }
 
 
-class _ProcessInfo:
-    """What metadata (`M`) events say about processes and threads, keyed by normalized pid / tid."""
-
-    def __init__(self, parts: list[cc.ColumnCollector]) -> None:
-        self.names: dict[Any, str] = {}
-        self.labels: dict[Any, str] = {}
-        self.sort: dict[Any, int] = {}
-        self.thread_names: dict[tuple[Any, Any], str] = {}
-        self.thread_sort: dict[tuple[Any, Any], int] = {}
-        for p in parts:
-            for name, pid, tid, args in p.meta:
-                if not isinstance(args, dict):
-                    continue
-                pid, tid = norm_id(pid), norm_id(tid)
-                value, sort = args.get("name"), args.get("sort_index")
-                if name == "process_name" and isinstance(value, str):
-                    self.names[pid] = value
-                elif name == "process_labels" and isinstance(args.get("labels"), str):
-                    self.labels[pid] = args["labels"]
-                elif name == "process_sort_index" and _is_int(sort):
-                    self.sort[pid] = sort
-                elif name == "thread_name" and isinstance(value, str):
-                    self.thread_names[(pid, tid)] = value.strip()  # the last name given wins
-                elif name == "thread_sort_index" and _is_int(sort):
-                    self.thread_sort[(pid, tid)] = sort
+def _process_info(parts: list[cc.ColumnCollector]) -> ProcessInfo:
+    """What the metadata events of all parts say, later parts winning."""
+    info = ProcessInfo()
+    for p in parts:
+        info.update(p.info)
+    return info
 
 
 def _device_categories(ids: Parts) -> dict[int, set[str]]:
     """Device work categories (kernels, copies, …) seen on each track key."""
     found: dict[int, set[str]] = {}
     for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
-        track, cat = column(p.ev, "track", np.int32), column(p.ev, "cat", np.int32)
-        if not track.shape[0]:
+        if not p.device_pairs:
             continue
-        pairs = np.unique(kmap[track].astype(np.int64) << 32 | smap[cat].astype(np.int64))
+        local = np.fromiter(p.device_pairs, np.int64, len(p.device_pairs))
+        pairs = np.unique(
+            kmap[local >> 32].astype(np.int64) << 32 | smap[local & 0xFFFFFFFF].astype(np.int64)
+        )
         for pair in pairs.tolist():
             cat_name = ids.strings[pair & 0xFFFFFFFF].lower()
             if cat_name in GPU_CATEGORIES:
@@ -95,12 +79,12 @@ class Layout:
 
     def __init__(self, builder: TraceBuilder, ids: Parts, metadata: dict[str, Any]) -> None:
         keys = ids.keys.values_by_id()
-        info = _ProcessInfo(ids.parts)
+        info = _process_info(ids.parts)
         device_cats = _device_categories(ids)
         devices = {
             int(dev["id"]): dev
             for dev in metadata.get("deviceProperties") or []
-            if isinstance(dev, dict) and _is_int(dev.get("id"))
+            if isinstance(dev, dict) and is_int(dev.get("id"))
         }
         pids_with_device_work = {keys[k][1] for k in device_cats if keys[k][0] == cc.THREAD}
 
@@ -242,19 +226,15 @@ def _clamp(value: int) -> int:
     return max(-(2**31), min(int(value), 2**31 - 1))
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _first_async_names(ids: Parts) -> dict[int, str]:
     """Name of the first event on each async track, to name the track."""
     names: dict[int, str] = {}
     for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
-        track = column(p.asy, "track", np.int32)
-        if not track.shape[0]:
-            continue
-        keys, first = np.unique(kmap[track], return_index=True)
-        name = column(p.asy, "name", np.int32)
-        for k, i in zip(keys.tolist(), first.tolist()):
-            names.setdefault(k, ids.strings[smap[name[i]]])
+        first: dict[int, tuple[int, int]] = {}
+        for local, (row, name) in p.async_names.items():
+            key = int(kmap[local])
+            if key not in first or row < first[key][0]:
+                first[key] = (row, name)
+        for key, (_, name) in first.items():
+            names.setdefault(key, ids.strings[smap[name]])
     return names

@@ -1,10 +1,16 @@
 """Slices from halves: B/E pairs per thread, and async b/e (legacy S/F) pairs per async track.
 
-Halves of all parts are paired together (a begin may sit before the split offset of a two-process
-read and its end after it), in time order per track, file order breaking ties. An end closes the
-latest open begin like a stack (for async events, of the same name); an end with none open is
-counted as skipped, and a begin left open is drawn up to the end of the trace. Async instants (n)
-become instants on the same tracks. The E args are merged into the B args.
+Halves are paired in time order per track, file order breaking ties. An end closes the latest open
+begin like a stack (for async events, of the same name); an end with none open is counted as
+skipped, and a begin left open is drawn up to the end of the trace. Async instants (n) become
+instants on the same tracks. The E args are merged into the B args.
+
+Halves are read back chunk by chunk. When every track's halves come in time order in the file (a
+first pass over their times checks), they are paired as they come: only the begins still open
+carry over from one chunk to the next (per group, a stack matched by `_brackets`), and slices go to
+the builder in the file order of their end (instants: of themselves), the ones left open at the
+end by track, then time. Otherwise all halves are first sorted by (track, time, file order) and
+paired in that order, the slices then coming in that order: this needs every half at once.
 """
 
 from __future__ import annotations
@@ -15,88 +21,217 @@ from profscope.columns import TraceBuilder
 from profscope.formats import chrome_columns as cc
 from profscope.formats.chrome_clock import Clock
 from profscope.formats.chrome_decode import Damage
+from profscope.formats.chrome_events import Binds
 from profscope.formats.chrome_layout import Layout
-from profscope.formats.chrome_parts import Parts, column, joined
+from profscope.formats.chrome_parts import Chunk, Parts
+
+_FIELDS = ("ts", "track", "name", "cat", "group", "key")
+
+
+class _Spec:
+    """What differs between B/E and async pairing."""
+
+    def __init__(
+        self, table: str, extra: str, what: str, unmatched: str, left_open: str, by_name: bool
+    ) -> None:
+        self.table, self.extra, self.what = table, extra, what
+        self.unmatched, self.left_open, self.by_name = unmatched, left_open, by_name
+
+
+BEGIN_END = _Spec(
+    "be",
+    "begin",
+    "B/E events",
+    "E events without a matching B",
+    "{} B events have no matching E; shown until the end of the trace",
+    False,
+)
+ASYNC = _Spec(
+    "asy",
+    "phase",
+    "async events",
+    "async end events without a matching begin",
+    "{} async begin events have no matching end; shown until the end of the trace",
+    True,
+)
 
 
 class _Halves:
-    """B/E or async events of all parts together, in file order (part, then position in part).
+    """Halves with an in-range time, in file order (or any order given by `take`).
 
-    Pairing needs every half at once: a begin may sit before the split offset of a two-process
-    read and its end after it.
-    """
+    `key` is the file position (part << 40 | row); `group` what an end must share with its begin
+    (the track, for async also the name)."""
 
     def __init__(
-        self, ids: Parts, clock: Clock, layout: Layout, table: str, extra: str, damage: Damage, what: str
+        self, cols: dict[str, np.ndarray], args: list[bytes], begin: np.ndarray, instant: np.ndarray
     ) -> None:
-        cols: list[tuple[np.ndarray, ...]] = []
-        blobs: list[bytes] = []
-        self.sizes = []
-        for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
-            t = getattr(p, table)
-            us = column(t, "us", np.int64)
-            self.sizes.append(us.shape[0])
-            if not us.shape[0]:
-                continue
-            ts, ok = clock.to_ps(us, column(t, "frac", np.int32))
-            cols.append(
-                (
-                    ts,
-                    ok,
-                    layout.track_of_key[kmap[column(t, "track", np.int32)]],
-                    smap[column(t, "name", np.int32)],
-                    smap[column(t, "cat", np.int32)],
-                    column(t, extra, np.int8),
-                    column(t, "alen", np.int64),
-                )
-            )
-            blobs.append(joined(getattr(p, f"{table}_args")) if getattr(p, f"{table}_args") else b"")
-        self.empty = not cols
-        if self.empty:
-            return
-        self.ts, ok, self.track, self.name, self.cat, self.extra, alen = (
-            np.concatenate(c) for c in zip(*cols)
-        )
-        self.blob = b"".join(blobs)
-        self.offsets = np.zeros(alen.shape[0] + 1, np.int64)
-        np.cumsum(alen, out=self.offsets[1:])
+        self.cols = cols
+        self.args = args
+        self.begin = begin
+        self.instant = instant
+
+    @classmethod
+    def of_chunk(cls, c: Chunk, spec: _Spec, clock: Clock, layout: Layout, damage: Damage) -> _Halves:
+        raw = c.read(spec.table, "us", "frac", "track", "name", "cat", spec.extra, "alen")
+        ts, ok = clock.to_ps(raw["us"], raw["frac"])
         dropped = int((~ok).sum())
         if dropped:
-            damage.skipped[f"{what} more than 25 days away from the rest of the trace"] += dropped
-        # Time order per track; file order breaks ties (a B and an E at the same ts stay in order).
-        order = np.flatnonzero(ok)
-        self.order = order[np.lexsort((order, self.ts[order], self.track[order]))]
+            damage.skipped[f"{spec.what} more than 25 days away from the rest of the trace"] += dropped
+        sel = np.flatnonzero(ok)
+        kmap, smap = c.kmap, c.smap
+        track = layout.track_of_key[kmap[raw["track"][sel]]]
+        name = smap[raw["name"][sel]]
+        extra = raw[spec.extra][sel]
+        group = (
+            track.astype(np.int64) << 32 | name.astype(np.int64) if spec.by_name else track.astype(np.int64)
+        )
+        offsets = np.zeros(raw["alen"].shape[0] + 1, np.int64)
+        np.cumsum(raw["alen"], out=offsets[1:])
+        blob = c.args(spec.table)
+        args = [blob[a:b] for a, b in zip(offsets[sel].tolist(), offsets[sel + 1].tolist())]
+        row = c.ref.base[spec.table] + sel
+        cols = {
+            "ts": ts[sel],
+            "track": track,
+            "name": name,
+            "cat": smap[raw["cat"][sel]],
+            "group": group,
+            "key": np.int64(c.part) << 40 | row,
+        }
+        if spec.by_name:
+            return cls(cols, args, extra == cc.ASYNC_BEGIN, extra == cc.ASYNC_INSTANT)
+        return cls(cols, args, extra.astype(bool), np.zeros(sel.shape[0], bool))
 
-    def args(self, i: int) -> bytes:
-        return self.blob[self.offsets[i] : self.offsets[i + 1]]
+    @classmethod
+    def empty(cls) -> _Halves:
+        cols = {k: np.zeros(0, np.int64) for k in _FIELDS}
+        return cls(cols, [], np.zeros(0, bool), np.zeros(0, bool))
 
-    def part_index(self, i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(part, index within that part's table) of halves `i`."""
-        ends = np.cumsum(self.sizes)
-        part = np.searchsorted(ends, i, side="right")
-        return part, i - (ends[part] - np.asarray(self.sizes)[part])
+    @classmethod
+    def joined(cls, parts: list[_Halves]) -> _Halves:
+        cols = {k: np.concatenate([h.cols[k] for h in parts]) for k in _FIELDS}
+        args = [a for h in parts for a in h.args]
+        return cls(
+            cols, args, np.concatenate([h.begin for h in parts]), np.concatenate([h.instant for h in parts])
+        )
 
-    def slices(
-        self, begin: np.ndarray, end: np.ndarray, end_ps: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, bytes, np.ndarray]:
-        """(track, start, dur, name, cat, args blob, args lengths) of slices opened by halves `begin`
-        and closed at `end_ps` by halves `end` (-1: closed by the end of the trace, no E args)."""
-        start = self.ts[begin]
-        lo, hi = self.offsets[begin].tolist(), self.offsets[begin + 1].tolist()
-        pieces = [self.blob[a:b] for a, b in zip(lo, hi)]
-        with_end_args = np.flatnonzero((end >= 0) & (self.offsets[end + 1] > self.offsets[end]))
-        for k in with_end_args.tolist():
-            pieces[k] = _merge_args(pieces[k], self.args(int(end[k])))
-        lengths = np.fromiter(map(len, pieces), np.int64, len(pieces))
-        return (
-            self.track[begin],
+    def __len__(self) -> int:
+        return self.begin.shape[0]
+
+    def take(self, idx: np.ndarray) -> _Halves:
+        args = [self.args[i] for i in idx.tolist()]
+        return _Halves({k: v[idx] for k, v in self.cols.items()}, args, self.begin[idx], self.instant[idx])
+
+
+class _Pairing:
+    """Pairs halves fed in time order per track; the begins still open carry over."""
+
+    def __init__(self, spec: _Spec, builder: TraceBuilder, binds: Binds | None) -> None:
+        self.spec = spec
+        self.builder = builder
+        self.binds = binds if binds is not None and binds.on_begin else None
+        self.open = _Halves.empty()
+        self.unmatched = 0
+
+    def feed(self, h: _Halves) -> None:
+        pairs = np.flatnonzero(~h.instant)
+        carry = self.open
+        active = np.flatnonzero(np.isin(carry.cols["group"], np.unique(h.cols["group"][pairs])))
+        idle = np.setdiff1d(np.arange(len(carry)), active, assume_unique=True)
+        both = _Halves.joined([carry.take(active), h.take(pairs)])
+        ends, begins, still = _brackets(both.cols["group"], both.begin)
+        self.unmatched += int((~h.begin[pairs]).sum()) - ends.shape[0]
+        self.open = _Halves.joined([carry.take(idle), both.take(still)])
+        # Instants and closed slices in the order of the instant or the end within this feed.
+        instants = np.flatnonzero(h.instant)
+        end_at = pairs[ends - active.shape[0]]
+        order = np.argsort(np.concatenate((instants, end_at)), kind="stable")
+        first = both.take(begins)
+        opened = _Halves.joined([h.take(instants), first]).take(order)
+        end_ps = np.concatenate((h.cols["ts"][instants], h.cols["ts"][end_at]))[order]
+        end_args = [b""] * instants.shape[0] + [h.args[i] for i in end_at.tolist()]
+        self._emit(opened, end_ps, [end_args[i] for i in order.tolist()])
+
+    def finish(self, trace_end: int, damage: Damage) -> None:
+        """The begins left open, by track, then time, drawn up to `trace_end`."""
+        if self.unmatched:
+            damage.skipped[self.spec.unmatched] += self.unmatched
+        left = self.open
+        if not len(left):
+            return
+        damage.warn(self.spec.left_open.format(len(left)))
+        order = np.lexsort((left.cols["key"], left.cols["ts"], left.cols["track"]))
+        left = left.take(order)
+        self._emit(left, np.full(len(left), trace_end, np.int64), [b""] * len(left))
+
+    def _emit(self, opened: _Halves, end_ps: np.ndarray, end_args: list[bytes]) -> None:
+        if not len(opened):
+            return
+        start = opened.cols["ts"]
+        pieces = [_merge_args(a, b) if b else a for a, b in zip(opened.args, end_args)]
+        first = self.builder.add_events(
+            opened.cols["track"],
             start,
             np.maximum(end_ps - start, 0),
-            self.name[begin],
-            self.cat[begin],
-            b"".join(pieces),
-            lengths,
+            opened.cols["name"],
+            opened.cols["cat"],
+            args_blob=b"".join(pieces),
+            args_lengths=np.fromiter(map(len, pieces), np.int64, len(pieces)),
         )
+        if self.binds is not None:
+            keys = opened.cols["key"]
+            for k in range(len(opened)):
+                place = (int(keys[k] >> 40), int(keys[k] & ((1 << 40) - 1)))
+                if place in self.binds.on_begin:
+                    self.binds.set_begin(place, first + k, int(start[k]))
+
+
+def _in_time_order(ids: Parts, spec: _Spec, clock: Clock, layout: Layout) -> bool:
+    """Whether every track's in-range halves come in time order in the file."""
+    last = np.full(max(1, int(layout.track_of_key.max(initial=0)) + 1), np.iinfo(np.int64).min, np.int64)
+    for c in ids.chunks(spec.table):
+        raw = c.read(spec.table, "us", "frac", "track")
+        ts, ok = clock.to_ps(raw["us"], raw["frac"])
+        track = layout.track_of_key[c.kmap[raw["track"][ok]]]
+        ts = ts[ok]
+        if not ts.shape[0]:
+            continue
+        order = np.argsort(track, kind="stable")
+        track, ts = track[order], ts[order]
+        same = track[1:] == track[:-1]
+        if (same & (ts[1:] < ts[:-1])).any():
+            return False
+        first = np.concatenate(([True], ~same))
+        if (ts[first] < last[track[first]]).any():
+            return False
+        last_of_run = np.concatenate((~same, [True]))
+        last[track[last_of_run]] = ts[last_of_run]
+    return True
+
+
+def pair_halves(
+    spec: _Spec,
+    builder: TraceBuilder,
+    ids: Parts,
+    clock: Clock,
+    layout: Layout,
+    damage: Damage,
+    trace_end: int,
+    binds: Binds | None = None,
+) -> None:
+    """Pair the halves of `spec.table` of all chunks into slices (async instants into instants)."""
+    if not any(True for _ in ids.chunks(spec.table)):
+        return
+    pairing = _Pairing(spec, builder, binds)
+    chunks = (_Halves.of_chunk(c, spec, clock, layout, damage) for c in ids.chunks(spec.table))
+    if _in_time_order(ids, spec, clock, layout):
+        for h in chunks:
+            pairing.feed(h)
+    else:
+        every = _Halves.joined(list(chunks))
+        c = every.cols
+        pairing.feed(every.take(np.lexsort((c["key"], c["ts"], c["track"]))))
+    pairing.finish(trace_end, damage)
 
 
 def _merge_args(begin: bytes, end: bytes) -> bytes:
@@ -148,76 +283,3 @@ def _brackets(group: np.ndarray, begin: np.ndarray) -> tuple[np.ndarray, np.ndar
     still_open &= is_begin[order]
     by_end = np.argsort(ends, kind="stable")
     return ends[by_end], begins[by_end], np.sort(by_group[order[still_open]])
-
-
-def pair_begin_end(
-    builder: TraceBuilder, ids: Parts, clock: Clock, layout: Layout, damage: Damage, trace_end: int
-) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """B/E halves paired per thread in time order into slices; per part: B → (builder index, start)."""
-    result = [np.full(p.num_be, -1, np.int64) for p in ids.parts]
-    starts = [np.zeros(p.num_be, np.int64) for p in ids.parts]
-    h = _Halves(ids, clock, layout, "be", "begin", damage, "B/E events")
-    if h.empty:
-        return result, starts
-    seq = h.order
-    ends, begins, still_open = _brackets(h.track[seq], h.extra[seq].astype(bool))
-    unmatched_end = int((~h.extra[seq].astype(bool)).sum()) - ends.shape[0]
-    if unmatched_end:
-        damage.skipped["E events without a matching B"] += unmatched_end
-    if still_open.shape[0]:
-        damage.warn(f"{still_open.shape[0]} B events have no matching E; shown until the end of the trace")
-    # Slices in the order their E comes, then those left open (by thread, then time).
-    begin = seq[np.concatenate((begins, still_open))]
-    end = np.concatenate((seq[ends], np.full(still_open.shape[0], -1, np.int64)))
-    if begin.shape[0]:
-        end_ps = np.where(end >= 0, h.ts[end], trace_end)
-        track, start, dur, name, cat, blob, lengths = h.slices(begin, end, end_ps)
-        first = builder.add_events(track, start, dur, name, cat, args_blob=blob, args_lengths=lengths)
-        part, local = h.part_index(begin)
-        for p in range(len(ids.parts)):
-            mine = part == p
-            result[p][local[mine]] = first + np.flatnonzero(mine)
-            starts[p][local[mine]] = start[mine]
-    return result, starts
-
-
-def pair_async(
-    builder: TraceBuilder, ids: Parts, clock: Clock, layout: Layout, damage: Damage, trace_end: int
-) -> None:
-    """Nestable async b/e (and legacy S/F) paired per (pid, category, id) track; n → instants.
-
-    An end closes the most recent open begin of the same name on its track.
-    """
-    h = _Halves(ids, clock, layout, "asy", "phase", damage, "async events")
-    if h.empty:
-        return
-    seq = h.order
-    phase = h.extra[seq]
-    pairs = np.flatnonzero(phase != cc.ASYNC_INSTANT)
-    group = h.track[seq[pairs]].astype(np.int64) << 32 | h.name[seq[pairs]].astype(np.int64)
-    ends, begins, still_open = _brackets(group, phase[pairs] == cc.ASYNC_BEGIN)
-    ends, begins, still_open = pairs[ends], pairs[begins], pairs[still_open]
-    unmatched = int((phase == cc.ASYNC_END).sum()) - ends.shape[0]
-    if unmatched:
-        damage.skipped["async end events without a matching begin"] += unmatched
-    if still_open.shape[0]:
-        damage.warn(
-            f"{still_open.shape[0]} async begin events have no matching end; shown until the end of the trace"
-        )
-    # Instants and closed slices in the order of the instant or the end, then those left open.
-    instants = np.flatnonzero(phase == cc.ASYNC_INSTANT)
-    at = np.concatenate((instants, ends))
-    in_order = np.argsort(at, kind="stable")
-    begin = seq[np.concatenate((np.concatenate((instants, begins))[in_order], still_open))]
-    end = np.concatenate(
-        (
-            np.concatenate((np.full(instants.shape[0], -1, np.int64), seq[ends]))[in_order],
-            np.full(still_open.shape[0], -1, np.int64),
-        )
-    )
-    if not begin.shape[0]:
-        return
-    is_instant = h.extra[begin] == cc.ASYNC_INSTANT
-    end_ps = np.where(is_instant, h.ts[begin], np.where(end >= 0, h.ts[end], trace_end))
-    track, start, dur, name, cat, blob, lengths = h.slices(begin, end, end_ps)
-    builder.add_events(track, start, dur, name, cat, args_blob=blob, args_lengths=lengths)

@@ -2,31 +2,28 @@
 
 Each `ColumnCollector` has its own string and track-key ids; `Parts` maps them to the builder's
 string ids and to one track-key table for the whole file (pid / tid normalized, so "25738" and
-25738 are one thread). The assembly stages read the collectors' columns through `column`.
+25738 are one thread). The assembly stages read the parts' chunks back, one at a time and in file
+order, through `Parts.chunks`; `clock` finds the trace's time base from them.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from profscope.columns import TraceBuilder
 from profscope.formats import chrome_columns as cc
+from profscope.formats.chrome_clock import Clock, densest, in_range
+from profscope.formats.chrome_meta import norm_id
+from profscope.formats.chrome_spill import ChunkRef
 
-_INT_TEXT = re.compile(r"^-?\d+$")
-
-
-def norm_id(value: Any) -> Any:
-    """pid / tid as Kineto means them: "25738" and 25738 are the same thread."""
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and _INT_TEXT.match(value.strip()):
-        return int(value.strip())
-    return value
+# Tables with times, and the ones whose latest time ends the slices left open.
+TIME_TABLES = ("ev", "be", "asy", "ctr")
+_OPEN_END_TABLES = ("be", "asy", "ctr")
+# Times sampled per table to find the bulk of the trace.
+CLOCK_SAMPLE = 50_000
 
 
 def _norm_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -36,6 +33,29 @@ def _norm_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
     if kind == cc.GLOBAL:
         return key
     return (kind, norm_id(key[1]), *key[2:])
+
+
+class Chunk:
+    """One chunk of one part, read back column by column; `smap` / `kmap` map its ids."""
+
+    def __init__(self, ids: Parts, part: int, ref: ChunkRef) -> None:
+        self.part = part
+        self.ref = ref
+        self.smap = ids.smaps[part]
+        self.kmap = ids.kmaps[part]
+        self._spill = ids.parts[part].spill
+
+    def has(self, table: str) -> bool:
+        return table in self.ref.rows
+
+    def read(self, table: str, *names: str) -> dict[str, np.ndarray]:
+        assert self._spill is not None
+        return self._spill.read(self.ref, table, names)
+
+    def args(self, table: str) -> bytes:
+        """The args texts of a table, one after another."""
+        assert self._spill is not None
+        return self._spill.read_bytes(self.ref, table, "args")
 
 
 class Parts:
@@ -55,33 +75,60 @@ class Parts:
             local = p.keys.values_by_id()
             self.kmaps.append(np.fromiter((self.keys[_norm_key(k)] for k in local), np.int32, len(local)))
 
-
-def column(table: dict[str, list[np.ndarray]], key: str, dtype: Any) -> np.ndarray:
-    """One column of a collector's table as one array (no copy once the collector is finished)."""
-    parts = table[key]
-    if not parts:
-        return np.zeros(0, dtype)
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
-def times(parts: list[cc.ColumnCollector], tables: tuple[str, ...]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(whole µs, ps remainder) columns of the named tables of every part that hold events."""
-    found = []
-    for p in parts:
-        for name in tables:
-            t = getattr(p, name)
-            if t["us"]:
-                found.append((column(t, "us", np.int64), column(t, "frac", np.int32)))
-    return found
+    def chunks(self, table: str | None = None) -> Iterator[Chunk]:
+        """The chunks of all parts in file order (those holding `table`, when given)."""
+        for i, p in enumerate(self.parts):
+            for ref in p.chunks:
+                if table is None or table in ref.rows:
+                    yield Chunk(self, i, ref)
 
 
-def joined(parts: list[bytes]) -> bytes:
-    """A collector's args blob as one bytes object."""
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+def clock(ids: Parts) -> tuple[Clock, int]:
+    """The trace's clock, and the latest in-range time of B/E, async and counter events in ps from
+    its zero (0 if none; slices left open are drawn up to it).
+
+    The bulk of the trace is the densest of every table's times sampled at a stride of
+    max(1, rows // CLOCK_SAMPLE) per part; the zero is the earliest time within `OUTLIER_US` of
+    it. Only chunks whose time bounds are not all within that range are read a second time.
+    """
+    samples = []
+    for c in ids.chunks():
+        for table in TIME_TABLES:
+            n = c.ref.rows.get(table, 0)
+            if not n:
+                continue
+            stride = max(1, ids.parts[c.part].rows[table] // CLOCK_SAMPLE)
+            us = c.read(table, "us")["us"]
+            samples.append(us[(-c.ref.base[table]) % stride :: stride])
+    reference = densest(np.concatenate(samples)) if samples else 0
+    lowest: tuple[int, int] | None = None
+    latest: tuple[int, int] | None = None
+    for c in ids.chunks():
+        for table in TIME_TABLES:
+            if table not in c.ref.bounds:
+                continue
+            low_us, low_frac, high_us, high_frac = c.ref.bounds[table]
+            if in_range(np.array([low_us, high_us]), reference).all():
+                low, high = (low_us, low_frac), (high_us, high_frac)
+            else:
+                cols = c.read(table, "us", "frac")
+                ok = in_range(cols["us"], reference)
+                if not ok.any():
+                    continue
+                us, frac = cols["us"][ok], cols["frac"][ok]
+                a, b = int(us.min()), int(us.max())
+                low, high = (a, int(frac[us == a].min())), (b, int(frac[us == b].max()))
+            lowest = low if lowest is None else min(lowest, low)
+            if table in _OPEN_END_TABLES:
+                latest = high if latest is None else max(latest, high)
+    result = Clock(reference, lowest)
+    return result, (max(0, result.ps_of(*latest)) if latest is not None else 0)
 
 
 def select_args(blob: bytes, lengths: np.ndarray, keep: np.ndarray) -> bytes:
     """The args texts of the kept events, concatenated: one slice per run of kept events."""
+    if keep.all():
+        return blob
     offsets = np.zeros(lengths.shape[0] + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
     edges = np.flatnonzero(np.diff(np.concatenate(([False], keep, [False])).astype(np.int8)))

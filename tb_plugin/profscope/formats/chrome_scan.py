@@ -11,6 +11,10 @@ control characters, stray text between events). A failing window is first repair
 when the damage is of a known kind, then narrowed down with the decoder's error offset; only the
 offending event goes through the slow, string-aware path (`chrome_decode`), and what cannot be
 read is counted, never fatal. The bytes come from `chrome_blocks.BlockReader`.
+
+Hostile input cannot stall the scanner: every loop moves through the input or ends (see
+`_events`), one element is never held past `MAX_EVENT_BYTES` (a larger one is skipped), and what
+is passed over (whitespace, a huge string or top-level value, garbage) is dropped as it is read.
 """
 
 from __future__ import annotations
@@ -21,9 +25,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from profscope.formats.chrome_decode import (
-    JSON_STRING,
     Damage,
     Event,
     decode_event_text,
@@ -36,9 +40,11 @@ from profscope.formats.chrome_decode import (
 # (1 MB measured ~25% less CPU than 8 MB on the benchmark trace).
 WINDOW_BYTES = 1 << 20
 MIN_WINDOW_BYTES = 4096
-# A single damaged event is scanned token by token; past this size it is treated as garbage.
+# The most of one element held in memory; a larger one (or one whose brackets never close) is
+# skipped up to the next element, and the window never grows past it.
 MAX_EVENT_BYTES = 64 << 20
-# Top-level values (other than traceEvents) bigger than this are not kept in the trace metadata.
+# Top-level values (other than traceEvents) bigger than this are not kept in the trace metadata;
+# a top-level key longer than this ends the reading of the document.
 MAX_METADATA_VALUE_BYTES = 1 << 20
 # Events decoded on the slow path are handed on in groups, not one batch per event.
 SLOW_FLUSH_EVENTS = 4096
@@ -47,15 +53,17 @@ _BATCH_DECODER = msgspec.json.Decoder(list[Event])
 _RAW_LIST_DECODER = msgspec.json.Decoder(list[msgspec.Raw])
 
 _WS = frozenset(b" \t\r\n")
+_NOT_WS = re.compile(rb"[^ \t\r\n]")
 # End of one event followed by the start of the next, or by the end of the array.
 EVENT_BOUNDARY = re.compile(rb"\}[ \t\r\n]*(?:,[ \t\r\n]*\{|\])")
-_STRING_RE = re.compile(JSON_STRING)
-# Tokens that matter for finding where a JSON value ends: whole strings, a lone quote (an
-# unterminated string), and brackets.
-_TOKEN = re.compile(JSON_STRING + rb'|"|[\[\]{}]')
+# What matters for finding where a JSON value ends: a quote opening a string, and brackets.
+_STRUCTURE = re.compile(rb'["\[\]{}]')
+# The rest of a string after its opening quote, up to its closing quote or to the end of the input
+# read so far (or to a backslash that is the last byte read).
+_STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 _ERROR_BYTE = re.compile(r"\(byte (\d+)\)")
 
-# -- the scanner ----------------------------------------------------------------------------------
+# -- finding where a value ends -------------------------------------------------------------------
 
 
 class Truncated(Exception):
@@ -64,6 +72,113 @@ class Truncated(Exception):
 
 _SCALAR = re.compile(rb"[^,}\] \t\r\n]+")
 _RESYNC = re.compile(rb",[ \t\r\n]*(?=\{)|\]")
+
+
+# Past this far into an object or array, a value's end is looked for in numpy chunks: token by
+# token in Python, a megabyte of small strings took ~0.1 s, and an unclosed `{` is read up to
+# MAX_EVENT_BYTES before the scanner gives up on it.
+_VECTOR_FROM = 64 << 10
+_VECTOR_CHUNK = 1 << 20
+
+
+class ValueScan:
+    """Where one JSON value ends, found piece by piece as more of the input arrives.
+
+    Brackets are counted, not recursed into, so no nesting is too deep for it; a string is passed
+    over by one regex match, escapes included; deep into a big value the rest is scanned in bulk
+    (`_bulk`). `rel` is how far into the value the scan has come, so the caller may move or drop
+    the bytes before it between two calls.
+    """
+
+    def __init__(self, first: int) -> None:
+        self.depth = 0
+        self.in_string = first == 0x22
+        self.scalar = first not in (0x22, 0x5B, 0x7B)
+        self.escaped = False  # the bulk scan stopped right after an odd run of backslashes
+        self.rel = 1 if self.in_string else 0
+
+    def length(self, buf: bytes, start: int) -> int | None:
+        """The value's length when its end is in `buf` (it starts at `start`), else None."""
+        at, n = start + self.rel, len(buf)
+        if self.scalar:
+            m = _SCALAR.match(buf, at)
+            end = m.end() if m else at
+            self.rel = end - start
+            return self.rel if end < n else None
+        while True:
+            if self.depth > 0 and at - start >= _VECTOR_FROM:
+                if at >= n:
+                    self.rel = n - start
+                    return None
+                stop = min(n, at + _VECTOR_CHUNK)
+                end = self._bulk(buf, at, stop)
+                if end is not None:
+                    self.rel = end - start
+                    return self.rel
+                at = stop
+                continue
+            if self.in_string:
+                at = _STRING_REST.match(buf, at).end()
+                if at >= n or buf[at] != 0x22:  # the string goes on past what was read
+                    self.rel = at - start
+                    return None
+                at += 1
+                self.in_string = False
+                if self.depth == 0:
+                    self.rel = at - start
+                    return self.rel
+                continue
+            m = _STRUCTURE.search(buf, at)
+            if m is None:
+                self.rel = n - start
+                return None
+            at = m.end()
+            c = buf[at - 1]
+            if c == 0x22:
+                self.in_string = True
+            elif c == 0x7B or c == 0x5B:
+                self.depth += 1
+            else:
+                self.depth -= 1
+                if self.depth <= 0:
+                    self.rel = at - start
+                    return self.rel
+
+    def _bulk(self, buf: bytes, lo: int, hi: int) -> int | None:
+        """Scan buf[lo:hi] inside an object or array at once: the index just past the bracket that
+        closes the value, or None with the state carried to the next chunk. A quote counts unless
+        an odd run of backslashes precedes it (outside strings too, where valid JSON has none)."""
+        a = np.frombuffer(buf, np.uint8, hi - lo, lo)
+        base = lo
+        if self.escaped:  # a backslash left at the end of the last chunk escapes this one's first byte
+            a = np.concatenate((np.array([0x5C], np.uint8), a))
+            base -= 1
+        quotes = np.flatnonzero(a == 0x22)
+        slashes = np.flatnonzero(a == 0x5C)
+        self.escaped = False
+        if slashes.shape[0]:
+            breaks = np.flatnonzero(np.diff(slashes) != 1) + 1
+            run_first = slashes[np.concatenate(([0], breaks))]
+            run_last = slashes[np.concatenate((breaks - 1, [slashes.shape[0] - 1]))]
+            odd = (run_last - run_first) % 2 == 0
+            run = np.minimum(np.searchsorted(run_last, quotes - 1), run_last.shape[0] - 1)
+            quotes = quotes[~((run_last[run] == quotes - 1) & odd[run])]
+            self.escaped = bool(run_last[-1] == a.shape[0] - 1 and odd[-1])
+        brackets = np.flatnonzero((a == 0x7B) | (a == 0x5B) | (a == 0x7D) | (a == 0x5D))
+        outside = (np.searchsorted(quotes, brackets) + self.in_string) % 2 == 0
+        brackets = brackets[outside]
+        opening = (a[brackets] == 0x7B) | (a[brackets] == 0x5B)
+        path = self.depth + np.cumsum(np.where(opening, 1, -1))
+        closed = np.flatnonzero(path <= 0)
+        if closed.shape[0]:
+            return base + int(brackets[closed[0]]) + 1
+        if path.shape[0]:
+            self.depth = int(path[-1])
+        self.in_string = (self.in_string + quotes.shape[0]) % 2 == 1
+        return None
+
+
+# -- the scanner ----------------------------------------------------------------------------------
 
 
 class EventScanner:
@@ -100,6 +215,9 @@ class EventScanner:
         self.bare_array = bare_array
         self.events_array_closed = False
         self.document_complete = False
+        self.cut_inside_event = False
+        # Where the decoder failed inside the event the slow path reads next (absolute offset).
+        self._error_at: int | None = None
         self._slow: list[Event] = []
         self._on_events_start = on_events_start
 
@@ -144,12 +262,11 @@ class EventScanner:
     def _peek(self) -> int | None:
         """Next non-whitespace byte (consuming the whitespace), None at end of input."""
         while True:
-            buf, pos, n = self._buf, self._pos, len(self._buf)
-            while pos < n and buf[pos] in _WS:
-                pos += 1
-            self._pos = pos
-            if pos < n:
-                return buf[pos]
+            m = _NOT_WS.search(self._buf, self._pos)
+            if m is not None:
+                self._pos = m.start()
+                return self._buf[self._pos]
+            self._pos = len(self._buf)  # whitespace only: drop it before reading on
             if not self._more():
                 return None
 
@@ -157,35 +274,56 @@ class EventScanner:
         """Index in _buf of the stop offset, or None when there is no stop."""
         return None if self._stop_at is None else self._stop_at - self._origin
 
-    # -- exact value scanning (slow path) ------------------------------------------------------
+    # -- whole values (slow path, top-level values) --------------------------------------------
     def _value_end(self, max_bytes: int) -> int | None:
-        """Index just past the JSON object or array starting at _pos, reading more input as
-        needed; None if it does not end within `max_bytes` or before the end of the input."""
+        """Index in _buf just past the JSON value starting at _pos, reading more input as needed;
+        None if it does not end within `max_bytes` or before the end of the input (`_cut_short`
+        then tells which). A bare scalar ends at the end of the input."""
+        scan = ValueScan(self._buf[self._pos])
         while True:
-            depth = 0
-            buf = self._buf
-            for m in _TOKEN.finditer(buf, self._pos):
-                tok = m.group()
-                c = tok[0]
-                if c == 0x22:  # '"'
-                    if len(tok) == 1:
-                        break  # a string that does not end in what we have
-                    continue
-                depth += 1 if c in (0x7B, 0x5B) else -1
-                if depth == 0:
-                    return m.end()
-            if len(buf) - self._pos >= max_bytes or not self._more():
+            length = scan.length(self._buf, self._pos)
+            if length is not None:
+                return self._pos + length if length <= max_bytes else None
+            if scan.rel >= max_bytes or not self._more():
+                if scan.scalar and self._eof and scan.rel > 0:
+                    return self._pos + scan.rel
+                return None
+
+    def _cut_short(self, max_bytes: int) -> bool:
+        """After `_value_end(max_bytes)` found no end: whether the input ended first."""
+        return self._eof and len(self._buf) - self._pos < max_bytes
+
+    def _skip_value(self) -> int | None:
+        """Skip the JSON value at _pos however long it is, dropping what it has passed: its size,
+        or None when the input ends inside it (_pos is then at the end)."""
+        scan = ValueScan(self._buf[self._pos])
+        passed = 0
+        while True:
+            length = scan.length(self._buf, self._pos)
+            if length is not None:
+                self._pos += length
+                return passed + length
+            drop = min(scan.rel, len(self._buf) - self._pos)
+            self._pos += drop
+            passed += drop
+            scan.rel -= drop
+            if not self._more():
+                self._pos = len(self._buf)
                 return None
 
     def _read_string(self) -> str:
         """A JSON string token at _pos (a top-level key); raises Truncated if it does not end."""
-        while True:
-            m = _STRING_RE.match(self._buf, self._pos)
-            if m:
-                self._pos = m.end()
-                return decode_value_text(m.group(), self.damage)
-            if not self._more():
-                raise Truncated("the file ends inside a key")
+        end = self._value_end(MAX_METADATA_VALUE_BYTES)
+        if end is None:
+            if self._cut_short(MAX_METADATA_VALUE_BYTES):
+                raise Truncated("the file ends inside a top-level key (truncated)")
+            raise Truncated(
+                f"a top-level key at byte {self.offset} is longer than {MAX_METADATA_VALUE_BYTES >> 20} MB; "
+                "rest of the file ignored"
+            )
+        text = self._buf[self._pos : end]
+        self._pos = end
+        return decode_value_text(text, self.damage)
 
     # -- top level -------------------------------------------------------------------------------
     def batches(self) -> Iterator[list[Event]]:
@@ -206,8 +344,10 @@ class EventScanner:
             yield from self._events_and_rest()
             return
         if c != 0x7B:  # '{'
-            head = bytes(self._buf[self._pos : self._pos + 16])
-            raise ValueError(f"not a JSON trace: it starts with {head!r}")
+            from profscope.formats.detect import describe_start  # only for this message
+
+            head = bytes(self._buf[self._pos : self._pos + 4])
+            raise ValueError(f"not a JSON trace: it starts with {describe_start(head)}")
         self._pos += 1
         yield from self._object_members(first=True)
 
@@ -260,16 +400,16 @@ class EventScanner:
                 return
             try:
                 key = self._read_string()
-            except Truncated:
-                self.damage.warn("the file ends inside a top-level key (truncated)")
+            except Truncated as exc:
+                self.damage.warn(str(exc))
                 return
             if self._peek() != 0x3A:  # ':'
-                self.damage.warn(f"expected ':' after key {key!r}; rest of the file ignored")
+                self.damage.warn(f"expected ':' after key {key[:100]!r}; rest of the file ignored")
                 return
             self._pos += 1
             c = self._peek()
             if c is None:
-                self.damage.warn(f"the file ends before the value of {key!r} (truncated)")
+                self.damage.warn(f"the file ends before the value of {key[:100]!r} (truncated)")
                 return
             if key == "traceEvents" and c == 0x5B and not self.found_events_array:
                 self._pos += 1
@@ -284,37 +424,44 @@ class EventScanner:
 
     def _metadata_value(self, key: str) -> bool:
         """Read one top-level value into metadata; False if the file ends inside it."""
-        c = self._buf[self._pos]
-        if c in (0x7B, 0x5B):
-            end = self._value_end(max_bytes=1 << 62)
-        else:
-            pattern = _STRING_RE if c == 0x22 else _SCALAR
-            while True:
-                m = pattern.match(self._buf, self._pos)
-                if m and m.end() < len(self._buf):
-                    end = m.end()
-                    break
-                if not self._more():
-                    end = m.end() if m else None
-                    break
+        start = self.offset
+        end = self._value_end(MAX_METADATA_VALUE_BYTES + 1)
+        if end is None and not self._cut_short(MAX_METADATA_VALUE_BYTES + 1):
+            size = self._skip_value()
+            if size is not None:
+                self.damage.warn(f"top-level key {key[:100]!r} ({size} bytes) not kept in the trace metadata")
+                return True
         if end is None:
-            self.damage.warn(f"the file ends inside the top-level value {key!r} (truncated)")
+            self.damage.warn(
+                f"the file ends inside the top-level value {key[:100]!r} at byte {start} (truncated)"
+            )
             return False
         text = self._buf[self._pos : end]
         self._pos = end
         if len(text) > MAX_METADATA_VALUE_BYTES:
-            self.damage.warn(f"top-level key {key!r} ({len(text)} bytes) not kept in the trace metadata")
+            self.damage.warn(
+                f"top-level key {key[:100]!r} ({len(text)} bytes) not kept in the trace metadata"
+            )
             return True
         try:
             self.metadata[key] = decode_value_text(text, self.damage)
         except msgspec.DecodeError:
-            self.damage.warn(f"top-level value {key!r} is not valid JSON; ignored")
+            self.damage.warn(f"top-level value {key[:100]!r} is not valid JSON; ignored")
+        except RecursionError:
+            self.damage.warn(f"top-level value {key[:100]!r} is nested too deeply to decode; ignored")
         return True
 
     # -- the events array ----------------------------------------------------------------------
     def _events(self) -> Iterator[list[Event]]:
-        """Decode the events array from _pos (just inside `[` or at an event start)."""
+        """Decode the events array from _pos (just inside `[` or at an event start).
+
+        The loop always ends: each pass moves _pos forward or changes the window size, and between
+        two moves the size changes one way only, growing (up to MAX_EVENT_BYTES) while no event
+        boundary is in reach and more input is, then shrinking (down to MIN_WINDOW_BYTES) while
+        decoding fails; what is left goes to `_slow_event`, which always moves on.
+        """
         size = WINDOW_BYTES
+        shrinking = False
         while True:
             if len(self._slow) >= SLOW_FLUSH_EVENTS:
                 yield self._take_slow()
@@ -329,7 +476,7 @@ class EventScanner:
             if c is None:
                 if self._slow:
                     yield self._take_slow()
-                if not self.bare_array:
+                if not self.bare_array and not self.cut_inside_event:
                     self.damage.warn("the file ends inside the traceEvents array (truncated)")
                 return
             if c == 0x5D:  # ']'
@@ -352,13 +499,21 @@ class EventScanner:
                 if batch:
                     yield batch
                 size = min(WINDOW_BYTES, size * 2)
-            elif status == "no boundary" and len(self._buf) - self._pos > size and size < MAX_EVENT_BYTES:
-                size *= 4  # one event larger than the window: widen it
-            elif status == "first event" or size <= MIN_WINDOW_BYTES:
+                shrinking = False
+            elif (
+                status == "no boundary"
+                and not shrinking
+                and size < MAX_EVENT_BYTES
+                and len(self._buf) - self._pos > size
+            ):
+                size = min(MAX_EVENT_BYTES, size * 4)  # one event larger than the window: widen it
+            elif status == "failed" and size > MIN_WINDOW_BYTES:
+                size = max(MIN_WINDOW_BYTES, size // 8)
+                shrinking = True
+            else:
                 self._slow_event()
                 size = MIN_WINDOW_BYTES * 2
-            else:
-                size = max(MIN_WINDOW_BYTES, size // 8)
+                shrinking = False
 
     def _lost_stop(self) -> None:
         """The stop offset is not an event boundary: keep scanning as if there were no stop."""
@@ -407,7 +562,7 @@ class EventScanner:
             except msgspec.ValidationError:
                 try:
                     raws = _RAW_LIST_DECODER.decode(window)
-                except msgspec.DecodeError:
+                except (msgspec.DecodeError, RecursionError):
                     return None, None
                 decoded = (decode_event_text(bytes(r), self.damage) for r in raws)
                 events = [e for e in decoded if e is not None]
@@ -420,6 +575,8 @@ class EventScanner:
                     return None, (pos - 1 + int(m.group(1))) if m and repairs is None else None
                 window, repairs = repaired
                 continue
+            except RecursionError:  # an element nested deeper than the decoder goes: find it slowly
+                return None, None
             if repairs:
                 self.damage.repaired.update(repairs)
             return events, None
@@ -453,24 +610,49 @@ class EventScanner:
                 return None, "failed"
             cut = self._last_boundary(pos, min(err, split - 1))
             if cut is None:
+                self._error_at = self._origin + err
                 return None, "first event"
             split, nxt = cut
 
     def _slow_event(self) -> None:
-        """Read exactly one event at _pos ('{') token by token."""
+        """Read exactly one event at _pos ('{') token by token; always moves past it.
+
+        One that does not end within MAX_EVENT_BYTES, or runs into the end of the input while
+        the input holds the start of a later event (its brackets never close), is skipped up to
+        the next element; one the input ends inside is the end of the events."""
         end = self._value_end(MAX_EVENT_BYTES)
         if end is None:
-            if self._eof and len(self._buf) - self._pos < MAX_EVENT_BYTES:
+            if self._cut_short(MAX_EVENT_BYTES) and EVENT_BOUNDARY.search(self._buf, self._pos + 1) is None:
+                size = len(self._buf) - self._pos
                 self.damage.skipped["event cut off by the end of the file"] += 1
+                self.damage.warn(
+                    f"the file is truncated inside an event of {size} bytes at offset {self.offset}"
+                )
+                self.cut_inside_event = True
                 self._pos = len(self._buf)
                 return
-            self.damage.skipped["unparseable text in traceEvents"] += 1
+            if self._cut_short(MAX_EVENT_BYTES):
+                self.damage.skipped["unparseable text in traceEvents"] += 1
+            else:
+                self.damage.skipped[f"array elements larger than {MAX_EVENT_BYTES >> 20} MB"] += 1
             self._resync(self._pos + 1)
             return
         stop = self._stop_index()
         if stop is not None and end > stop:
             self._lost_stop()
+        error_at, self._error_at = self._error_at, None
         event = decode_event_text(self._buf[self._pos : end], self.damage)
+        if (
+            event is None
+            and error_at is not None
+            and self._origin + self._pos < error_at < self._origin + end
+        ):
+            # Not an event but text that broke where the decoder said (an event never closed, so
+            # its brackets ran on into the next events): go on from the last `,` before that point.
+            comma = self._buf.rfind(b",", self._pos, error_at - self._origin)
+            if comma > self._pos:
+                self._resync(comma)
+                return
         self._pos = end
         if event is not None:
             self._slow.append(event)
@@ -481,31 +663,29 @@ class EventScanner:
     def _skip_non_event(self) -> None:
         """Skip an array element that is not an object (number, string, literal, array, garbage)."""
         self.damage.skipped["array element is not an event object"] += 1
-        c = self._buf[self._pos]
-        if c == 0x5B:
-            end = self._value_end(MAX_EVENT_BYTES)
-        else:
-            pattern = _STRING_RE if c == 0x22 else _SCALAR
-            while True:
-                m = pattern.match(self._buf, self._pos)
-                if (m and m.end() < len(self._buf)) or not self._more():
-                    break
-            end = m.end() if m else None
-        if end is not None:
+        end = self._value_end(MAX_EVENT_BYTES)
+        if end is not None and end > self._pos:
             self._pos = end
             if self._peek() in (0x2C, 0x5D, None):
                 return
-        self._resync(self._pos)
+            self._resync(self._pos)
+        elif end is None and not self._cut_short(MAX_EVENT_BYTES):
+            self._resync(self._pos + 1)
+        else:
+            self._resync(self._pos)
 
     def _resync(self, start: int) -> None:
-        """Move to the next `,` `{` or `]`, the likely start of the next element."""
-        searched = start - self._pos
+        """Move to the next `,` `{` or `]` from index `start` on, the likely start of the next
+        element, dropping what it passes (so a huge stretch of garbage is never held whole)."""
+        at = start
         while True:
-            m = _RESYNC.search(self._buf, self._pos + searched)
+            m = _RESYNC.search(self._buf, at)
             if m is not None:
                 self._pos = m.start() if m.group() == b"]" else m.end()
                 return
-            searched = max(0, len(self._buf) - self._pos - 64)
+            # A `,` near the end may be followed by `{` in the next block: keep a little.
+            self._pos = max(at, len(self._buf) - 64)
             if not self._more():
                 self._pos = len(self._buf)
                 return
+            at = self._pos

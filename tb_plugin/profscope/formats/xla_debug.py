@@ -26,14 +26,14 @@ _ANALYSIS = re.compile(
 _PROFILER = re.compile(r"pt-xla-profiler:?\s+(?P<body>.*)$")
 _COMPUTATION_HASH = re.compile(r"Computation hash: *([0-9a-fA-F]+)")
 _TOO_FREQUENT = re.compile(
-    r"(?P<metric>\w+) too frequent:? (?P<count>\d+)(?: counts)? (?:during|in) (?P<steps>\d+) steps"
+    r"(?<!\w)(?P<metric>\w+) too frequent:? (?P<count>\d{1,18})(?: counts)? (?:during|in) (?P<steps>\d{1,18}) steps"
 )
-_TOO_SLOW = re.compile(r"(?P<metric>\w+) too slow: longest instance took (?P<time>[0-9.dhmsu]+)")
-_NOT_LOWERED = re.compile(r"Op\(s\) not lowered: (?P<ops>.*?)\s*(?:Please open|$)")
-_XRT_FREQUENT = re.compile(r"Following metrics too frequent: (?P<items>.*?)during (?P<steps>\d+) steps")
-_XRT_ITEM = re.compile(r"(?P<metric>\w+) \((?P<count>[0-9.e+]+) counts\)")
+_TOO_SLOW = re.compile(r"(?<!\w)(?P<metric>\w+) too slow: longest instance took (?P<time>[0-9.dhmsu]+)")
+_NOT_LOWERED = re.compile(r"Op\(s\) not lowered: (?P<ops>.*)$")
+_XRT_FREQUENT = re.compile(r"Following metrics too frequent: (?P<items>.*?)during (?P<steps>\d{1,18}) steps")
+_XRT_ITEM = re.compile(r"(?<!\w)(?P<metric>\w+) \((?P<count>\d{1,18}(?:\.\d*)?(?:e[+-]?\d{1,3})?) counts\)")
 _SIZE = re.compile(
-    r"(?P<what>Graph input|Graph output|Aliased Input|Intermediate tensor|Compiled program) size: *(?P<gb>[0-9.]+|Unknown) *GB"
+    r"(?P<what>Graph input|Graph output|Aliased Input|Intermediate tensor|Compiled program) size: *(?P<gb>\d{1,18}(?:\.\d*)?|Unknown) *GB"
 )
 
 # Causes the debug tool prints for the sync that ends a training step; releases say `mark_step` or
@@ -135,7 +135,12 @@ def parse_profiler_message(number: int, body: str) -> ProfilerMessage:
         return ProfilerMessage(number, "too_slow", body, m.group("metric"), duration_ns=duration)
     m = _NOT_LOWERED.search(body)
     if m:
-        ops = [op.strip() for op in m.group("ops").split(",") if op.strip()]
+        # The list ends where the advice to open an issue begins (found by `find`, not by a lazy
+        # regex, which took quadratic time on long runs of blanks).
+        listed = m.group("ops")
+        advice = listed.find("Please open")
+        listed = listed[:advice] if advice >= 0 else listed
+        ops = [op.strip() for op in listed.split(",") if op.strip()]
         return ProfilerMessage(number, "not_lowered", body, ops=ops)
     m = _XRT_FREQUENT.search(body)
     if m:

@@ -20,14 +20,18 @@ _COUNT_DOT_NODE = re.compile(r"^\s*node\d+ \[")
 _COUNT_HLO_INSTR = re.compile(r"^\s*(?:ROOT )?%?[\w.-]+ = \S")
 _COUNT_STABLEHLO_OP = re.compile(r"^\s*(?:%[\w#:]+(?:, *%[\w#:]+)* = )?\"?(?:stablehlo|mhlo|chlo)\.")
 
-_IR_NODE = re.compile(r"^\s*%(?P<id>\d+) = (?P<rest>.*)$")
-_IR_OPERAND = re.compile(r"%(\d+)(?:\.\d+)?")
-_LOCATION = re.compile(r"^(?P<function>.*)@(?P<file>[^@]*?):(?P<line>\d+)$")
-_DOT_NODE = re.compile(r'^\s*node(?P<id>\d+) \[label="(?P<label>(?:[^"\\]|\\.)*)"')
-_DOT_EDGE = re.compile(r'^\s*node(?P<src>\d+) -> node(?P<dst>\d+)(?: \[label="(?P<label>[^"]*)"\])?')
+# Ids and line numbers have at most 18 digits: `int()` of thousands raises, and none is real.
+_IR_NODE = re.compile(r"^\s*%(?P<id>\d{1,18}) = (?P<rest>.*)$")
+_IR_OPERAND = re.compile(r"%(\d{1,18})(?:\.\d+)?")
+_LOCATION = re.compile(r"^(?P<function>.*)@(?P<file>[^@]*?):(?P<line>\d{1,18})$")
+_DOT_NODE = re.compile(r'^\s*node(?P<id>\d{1,18}) \[label="(?P<label>(?:[^"\\]|\\.)*)"')
+_DOT_EDGE = re.compile(
+    r'^\s*node(?P<src>\d{1,18}) -> node(?P<dst>\d{1,18})(?: \[label="(?P<label>[^"]*)"\])?'
+)
+_DOT_POSITION = re.compile(r"i=(\d{1,9})")
 _HLO_INSTR = re.compile(r"^\s*(?P<root>ROOT\s+)?%?(?P<name>[\w.\-]+)\s*=\s*(?P<rest>.*)$")
 _HLO_NAME = re.compile(r"%([\w.\-]+)")
-_HLO_SOURCE = re.compile(r'source_file="(?P<file>[^"]*)"\s+source_line=(?P<line>\d+)')
+_HLO_SOURCE = re.compile(r'source_file="(?P<file>[^"]*)"\s+source_line=(?P<line>\d{1,18})')
 _HLO_OP_NAME = re.compile(r'op_name="(?P<name>[^"]*)"')
 _SHLO_OP = re.compile(
     r'^\s*(?:(?P<names>%[\w#:]+(?:\s*,\s*%[\w#:]+)*)\s*=\s*)?"?(?P<op>(?:stablehlo|mhlo|chlo|func|tensor|arith)\.[\w.]+)"?(?P<rest>.*)$'
@@ -36,7 +40,7 @@ _SHLO_VALUE = re.compile(r"%([\w#]+)")
 _SHLO_RESULT_TYPE = re.compile(
     r"(?:->|:)\s*(?P<type>\(?tensor<[^>]*>(?:\s*,\s*tensor<[^>]*>)*\)?)\s*(?:loc\(.*)?$"
 )
-_SHLO_LOC = re.compile(r'loc\("(?P<file>[^"]+)":(?P<line>\d+)')
+_SHLO_LOC = re.compile(r'loc\("(?P<file>[^"]+)":(?P<line>\d{1,18})')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,12 +172,8 @@ def _parse_dot(text: str) -> list[Node]:
             continue
         m = _DOT_EDGE.match(line)
         if m:
-            label = m.group("label") or ""
-            position = (
-                int(label.split("i=")[1].split(",")[0])
-                if "i=" in label
-                else len(edges.get(int(m.group("dst")), []))
-            )
+            given = _DOT_POSITION.search(m.group("label") or "")
+            position = int(given.group(1)) if given else len(edges.get(int(m.group("dst")), []))
             edges.setdefault(int(m.group("dst")), []).append((position, int(m.group("src"))))
     order = sorted(labels)
     index_of = {node_id: i for i, node_id in enumerate(order)}

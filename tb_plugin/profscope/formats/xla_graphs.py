@@ -245,7 +245,8 @@ class _Parser(LineParser[GraphsFile]):
         if stripped == "New graph structure":
             record.change = GraphChange(kind="new_structure", line=number)
             return
-        m = _SHAPE_CHANGE.match(stripped)
+        # Checked first so the regex never backtracks over a long line that lacks the end.
+        m = _SHAPE_CHANGE.match(stripped) if stripped.rstrip().endswith(" for:") else None
         if m:
             record.change = GraphChange(
                 kind="different_shape",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import re
 
 import fsspec
@@ -41,10 +42,17 @@ _BYTES = re.compile(r"([-+]?(?:\d+(?:\.\d*)?|nan|inf))(B|KB|MB|GB|TB|PB)", re.IG
 _BYTE_SCALE = {"B": 1.0, "KB": 1024.0, "MB": 1024.0**2, "GB": 1024.0**3, "TB": 1024.0**4, "PB": 1024.0**5}
 _NUMBER = re.compile(r"[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|infinity)", re.IGNORECASE)
 
-_STEP_HEADER = re.compile(r"\[MetricsData;\s*step=(-?\d+)\]")
+_STEP_HEADER = re.compile(r"\[MetricsData;\s*step=(-?\d{1,18})\]")
+# No value the runtime prints is this long; longer text is not parsed (regexes and int() of
+# thousands of digits cost time or raise).
+_MAX_VALUE_CHARS = 200
 _KEYS = "Metric|Counter|TotalSamples|Accumulator|ValueRate|Rate|Mean|StdDev|Percentiles|Value"
 # A key starts the line or follows a launcher prefix that ends in a blank, `]`, `:`, `>` or `|`.
-_KEY_LINE = re.compile(rf"(?:^|(?<=[\s\]:>|)]))(?P<indent>[ \t]*)(?P<key>{_KEYS}):(?P<rest>.*)$")
+# No match starts after two blanks (one starting a blank earlier is the same match): otherwise
+# every position of a long run of blanks would scan the rest of it.
+_KEY_LINE = re.compile(
+    rf"(?:^|(?<=[\s\]:>|)]))(?<![ \t][ \t])(?P<indent>[ \t]*)(?P<key>{_KEYS}):(?P<rest>.*)$"
+)
 _NAME = re.compile(r"\S+")
 
 
@@ -133,11 +141,16 @@ def parse_time_ns(text: str) -> tuple[float, float, bool]:
     floor, so when the remainder below a part is at least half of that part's unit, the printed part
     is one too high. Walking from the smallest part up, the exact remainder is known at each step.
     """
+    if len(text) > _MAX_VALUE_CHARS:
+        raise ValueError(f"not a time: {text[:40]!r}…")
     parts: list[tuple[str, str]] = []
     pos = 0
     last_rank = -1
-    for m in _TIME_PART.finditer(text):
-        if m.start() != pos:
+    # Part by part from where the last one ended (a search from anywhere took quadratic time
+    # on a long run of digits).
+    while pos < len(text):
+        m = _TIME_PART.match(text, pos)
+        if m is None:
             raise ValueError(f"not a time: {text!r}")
         rank = _TIME_ORDER.index(m.group(2))
         if rank <= last_rank:
@@ -169,8 +182,26 @@ def parse_time_ns(text: str) -> tuple[float, float, bool]:
 
 @functools.lru_cache(maxsize=1 << 16)
 def parse_value(text: str) -> Value:
-    """Parse one printed metric value (time, bytes, plain number, or empty = an old zero)."""
+    """Parse one printed metric value (time, bytes, plain number, or empty = an old zero).
+
+    ValueError for anything else, also for a number beyond float range (`1e999999`, 400 digits)
+    unless it is written `inf` / `nan`: no runtime prints one, and it would break every sum."""
+    try:
+        value = _parse_value(text)
+    except OverflowError:
+        value = None
+    if value is None or not (math.isfinite(value.value) or _NON_FINITE.search(text)):
+        raise ValueError(f"metric value out of range: {text.strip()[:40]!r}")
+    return value
+
+
+_NON_FINITE = re.compile("nan|inf", re.IGNORECASE)
+
+
+def _parse_value(text: str) -> Value:
     s = text.strip()
+    if len(s) > _MAX_VALUE_CHARS:
+        raise ValueError(f"not a metric value: {s[:40]!r}…")
     if not s:
         return Value(0.0, None, 0.0, text)
     if s[-1] == "s" and _TIME_PART.match(s):
@@ -186,7 +217,8 @@ def parse_value(text: str) -> Value:
         mantissa = s.lower().split("e")[0]
         decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
         exponent = int(s.lower().split("e")[1]) if "e" in s.lower() and "inf" not in s.lower() else 0
-        return Value(float(s), UNIT_NUMBER, 10.0 ** (exponent - decimals), s)
+        resolution = 10.0 ** max(-400, min(400, exponent - decimals))  # 0 and inf past float range
+        return Value(float(s), UNIT_NUMBER, resolution, s)
     raise ValueError(f"not a metric value: {text!r}")
 
 
@@ -309,7 +341,7 @@ class _Parser(LineParser[MetricsFile]):
             if key == "Value" and block.value is None:
                 try:
                     block.value = int(float(rest))
-                except ValueError:
+                except (ValueError, OverflowError):  # not a number, or nan / inf / 1e999999
                     self.skipped["unreadable Counter value"] += 1
             return
         if not isinstance(block, Metric):

@@ -3,8 +3,8 @@
 The metrics report, the PT_XLA_DEBUG log and the graph dump are each read by a line-driven state
 machine, a `LineParser` subclass that sees one `feed(number, line)` per line, closes what is still
 open at `close(last_line)` and builds its file's dataclass in `result()`. `LineParser.read` is the
-loop around them: open through fsspec (or take the given text), count lines with invalid UTF-8 as
-skipped, and raise `UnreadableProfile` when the file holds nothing of its format.
+loop around them: open through fsspec (or take the given text), count lines with invalid UTF-8 or
+cut for their length as skipped, and raise `UnreadableProfile` when the file holds nothing of its format.
 """
 
 from __future__ import annotations
@@ -13,16 +13,20 @@ import abc
 import dataclasses
 import gzip
 import re
+import zlib
 from collections import Counter as Tally
 from collections.abc import Iterable, Iterator
-from typing import ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import fsspec
 
 from profscope.errors import UnreadableProfile
 from profscope.formats import registry
+from profscope.formats.chrome_blocks import InflateLimit, check_inflated
 
-_FRAME = re.compile(r"^(?P<function>.+?) \((?P<file>.*):(?P<line>-?\d+)\)$")
+# The end of `function (file:line)`; the function is what precedes the first " (". Found in two
+# linear steps: one regex `^(.+?) \((.*):(\d+)\)$` took quadratic time on long lines.
+_FRAME_END = re.compile(r":(?P<line>-?\d{1,18})\)$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,46 +39,106 @@ class Frame:
 
     @classmethod
     def parse(cls, text: str) -> Frame:
-        m = _FRAME.match(text.strip())
-        if m:
-            return cls(m.group("function"), m.group("file"), int(m.group("line")))
-        return cls(text.strip())
+        text = text.strip()
+        end = _FRAME_END.search(text)
+        split = text.find(" (", 1)
+        if end is not None and split > 0 and split + 2 <= end.start():
+            return cls(text[:split], text[split + 2 : end.start()], int(end.group("line")))
+        return cls(text)
 
     def label(self) -> str:
         return f"{self.function} ({self.file}:{self.line})" if self.file is not None else self.function
 
 
+# A line is kept up to this many bytes (the rest of it is passed over in pieces, never held), and
+# the file is read in blocks of _READ_BYTES.
+MAX_LINE_BYTES = 1 << 20
+_READ_BYTES = 1 << 20
+# A .gz log is checked for its inflation ratio past this much text (lines cost Python time each,
+# so a bomb of newlines must be stopped early; real logs are far below the ratio).
+RATIO_CHECK_BYTES = 2 << 20
+BAD_UTF8 = "lines with invalid UTF-8 (replaced)"
+LONG_LINE = f"lines longer than {MAX_LINE_BYTES >> 20} MB (cut)"
+
+
 def iter_text_lines(
     path: str, fs: fsspec.AbstractFileSystem | None = None, text: str | None = None
-) -> Iterator[tuple[int, str, bool]]:
-    """Yield (1-based line number, line without its end, had invalid UTF-8) for a text log.
+) -> Iterator[tuple[int, str, str | None]]:
+    """Yield (1-based line number, line without its end, what was wrong with it or None) for a log.
 
-    Reads through `fs` one line at a time so big logs are never held whole; `.gz` is inferred from the
-    name. A carriage return inside a line (progress bars) also ends a line, keeping the line number.
+    Reads through `fs` in blocks so big logs are never held whole, a line longer than
+    MAX_LINE_BYTES is cut, and `.gz` (inferred from the name) is refused when it inflates like a
+    gzip bomb. A carriage return inside a line (progress bars) also ends a line, keeping the
+    line number. The problems are `BAD_UTF8` and `LONG_LINE`.
     """
     if text is not None:
         for number, line in enumerate(text.splitlines(), 1):
+            problem = None
+            if len(line) > MAX_LINE_BYTES:
+                line, problem = line[:MAX_LINE_BYTES], LONG_LINE
             for piece in line.split("\r"):
-                yield number, piece, False
+                yield number, piece, problem
         return
     filesystem = fs if fs is not None else fsspec.filesystem("file")
     try:
         with filesystem.open(path, "rb") as raw_handle:
             handle = gzip.GzipFile(fileobj=raw_handle) if path.endswith(".gz") else raw_handle
-            for number, raw in enumerate(handle, 1):
+            raw_lines = _raw_lines(handle, raw_handle if handle is not raw_handle else None)
+            for number, (raw, cut) in enumerate(raw_lines, 1):
+                problem = LONG_LINE if cut else None
                 try:
                     line = raw.decode("utf-8")
-                    bad = False
                 except UnicodeDecodeError:
                     line = raw.decode("utf-8", errors="replace")
-                    bad = True
-                line = line.rstrip("\n").rstrip("\r")
+                    problem = problem or BAD_UTF8
+                line = line.rstrip("\r")
                 for piece in line.split("\r"):
-                    yield number, piece, bad
+                    yield number, piece, problem
     except FileNotFoundError as exc:
         raise UnreadableProfile(path, "file not found") from exc
-    except (OSError, EOFError) as exc:
-        raise UnreadableProfile(path, f"cannot read it: {exc}") from exc
+    except InflateLimit as exc:
+        raise UnreadableProfile(path, str(exc)) from exc
+    except (OSError, EOFError, zlib.error) as exc:
+        raise UnreadableProfile(path, f"cannot read it: {_describe(exc)}") from exc
+
+
+def _describe(exc: BaseException) -> str:
+    """An I/O or gzip failure in words (its message, or what kind of failure when it has none)."""
+    if isinstance(exc, EOFError):
+        return "the gzip stream is truncated"
+    if isinstance(exc, (zlib.error, gzip.BadGzipFile)):
+        return f"the gzip stream is damaged ({exc})"
+    return str(exc)
+
+
+def _raw_lines(handle: Any, compressed: Any | None) -> Iterator[tuple[bytes, bool]]:
+    """(line without its newline, whether it was cut to MAX_LINE_BYTES) of a binary stream;
+    `compressed` is the file under a gzip stream, whose position measures the inflation ratio."""
+    partial = b""
+    cut = False
+    inflated = 0
+    while True:
+        block = handle.read(_READ_BYTES)
+        if not block:
+            if partial or cut:
+                yield partial, cut
+            return
+        if compressed is not None:
+            inflated += len(block)
+            check_inflated(inflated, compressed.tell(), RATIO_CHECK_BYTES)
+        pieces = block.split(b"\n")
+        for piece in pieces[:-1]:
+            if cut:  # the end of a long line: what was kept of it
+                yield partial, True
+                partial, cut = b"", False
+                continue
+            line = partial + piece if partial else piece
+            partial = b""
+            yield (line[:MAX_LINE_BYTES], True) if len(line) > MAX_LINE_BYTES else (line, False)
+        if not cut:
+            partial += pieces[-1]
+            if len(partial) > MAX_LINE_BYTES:
+                partial, cut = partial[:MAX_LINE_BYTES], True
 
 
 class StepItem(Protocol):
@@ -138,14 +202,14 @@ class LineParser(abc.ABC, Generic[Parsed]):
         opened or `found` is false."""
         parser = cls(path)
         last = 0
-        bad_lines = 0
-        for number, line, bad in iter_text_lines(path, fs, text):
-            bad_lines += bad
+        problems: Tally[str] = Tally()
+        for number, line, problem in iter_text_lines(path, fs, text):
+            if problem is not None and number != last:
+                problems[problem] += 1
             parser.feed(number, line)
             last = number
         parser.close(last)
-        if bad_lines:
-            parser.skipped["lines with invalid UTF-8 (replaced)"] += bad_lines
+        parser.skipped.update(problems)
         parsed = parser.result()
         if not cls.found(parsed):
             raise UnreadableProfile(path, cls.NOTHING_FOUND)

@@ -346,7 +346,10 @@ def decode_space(data: bytes) -> RawSpace:
     ev_ok = ~evf.broken & ~aggregated
     skipped["events that could not be decoded"] += int(evf.broken.sum())
     skipped["aggregated events (num_occurrences, no timestamp)"] += int((aggregated & ~evf.broken).sum())
-    insane = ev_ok & ((np.abs(ev_offset) >= MAX_SPAN_PS) | (ev_dur < 0) | (ev_dur >= MAX_SPAN_PS))
+    # Compared without np.abs, which leaves -2**63 negative (and so "small").
+    insane = ev_ok & (
+        (ev_offset >= MAX_SPAN_PS) | (ev_offset <= -MAX_SPAN_PS) | (ev_dur < 0) | (ev_dur >= MAX_SPAN_PS)
+    )
     skipped["events with a negative or impossible offset/duration"] += int(insane.sum())
     ev_ok &= ~insane
 

@@ -20,8 +20,10 @@ from profscope.trace.lod import LodIndex
 
 # Bytes after a hit in which the closing quote of a JSON key must appear: keys are short.
 KEY_LOOKAHEAD = 64
-# Bytes of the args blob scanned per step of a search (bounds the temporary arrays).
-SCAN_CHUNK = 1 << 25
+# Bytes of the args blob scanned per step of a search, and events per step of the name lookup:
+# they bound the temporary arrays (a one-letter query hits about every tenth byte).
+SCAN_CHUNK = 1 << 20
+NAME_CHUNK = 1 << 20
 _QUOTE, _BACKSLASH, _COLON, _SPACE = 34, 92, 58, 32
 
 
@@ -47,19 +49,46 @@ def _windows(blob: np.ndarray, overlap: int) -> Iterator[tuple[int, np.ndarray]]
 
 
 def parse_args(raw: bytes) -> tuple[dict[str, Any], str | None]:
-    """Args as a dict, or (`{}`, reason) when the stored text is not a JSON object."""
+    """Args as a dict, or (`{}`, reason) when the stored text is not a JSON object or is nested
+    deeper than MAX_ARGS_DEPTH (the answer's encoder recurses too, from a deeper stack)."""
     if not raw:
         return {}, None
     try:
-        value = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
         try:
-            value = json.loads(raw.decode("utf-8", errors="replace"))  # tolerates NaN / Infinity
-        except ValueError:
-            return {}, f"args are not valid JSON: {raw[:200].decode('utf-8', errors='replace')!r}"
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            try:
+                value = json.loads(raw.decode("utf-8", errors="replace"))  # tolerates NaN / Infinity
+            except ValueError:
+                return {}, f"args are not valid JSON: {raw[:200].decode('utf-8', errors='replace')!r}"
+    except RecursionError:
+        value = _TOO_DEEP
+    if value is _TOO_DEEP or _deeper_than(value, MAX_ARGS_DEPTH):
+        return {}, f"args are nested deeper than {MAX_ARGS_DEPTH} levels; not shown"
     if not isinstance(value, dict):
         return {"value": value}, None
     return value, None
+
+
+# Levels of nested objects and lists an event's args may have to be shown.
+MAX_ARGS_DEPTH = 64
+_TOO_DEEP = object()
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether some value inside `value` sits in more than `limit` nested lists / dicts (walked
+    level by level, without recursion)."""
+    level: list[Any] = [value]
+    for _ in range(limit + 1):
+        level = [
+            c
+            for v in level
+            if isinstance(v, (dict, list))
+            for c in (v.values() if isinstance(v, dict) else v)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def event_details(trace: Trace, index: LodIndex, i: int) -> dict[str, Any]:
@@ -112,7 +141,7 @@ class Searcher:
     """Case-insensitive substring search over one trace's names and argument values.
 
     Lowercased names are computed on first use and kept; argument values are compared with ASCII
-    case folded on the fly (see `_arg_hits`).
+    case folded on the fly (see `_mark_arg_hits`).
     """
 
     def __init__(self, trace: Trace) -> None:
@@ -122,25 +151,34 @@ class Searcher:
     def matches(self, query: str) -> np.ndarray:
         """Sorted indices of all events whose name or any argument value contains `query`
         (surrounding whitespace ignored: it would only match JSON layout)."""
-        q = query.strip().lower()
-        if not q:
-            return np.zeros(0, np.int64)
-        hit = self._name_hits(q)
-        arg_events = self._arg_hits(q)
-        if arg_events.shape[0]:
-            hit[arg_events] = True
-        return np.flatnonzero(hit)
+        return np.flatnonzero(self.mask(query))
 
-    def _name_hits(self, q: str) -> np.ndarray:
+    def mask(self, query: str) -> np.ndarray:
+        """Per event, whether it matches `query` (see `matches`): one byte per event, the only
+        array of the trace's size a search makes; names and args are looked at in chunks."""
+        q = query.strip().lower()
+        hit = np.zeros(self.trace.num_events, dtype=bool)
+        if not q:
+            return hit
+        self._mark_name_hits(q, hit)
+        self._mark_arg_hits(q, hit)
+        return hit
+
+    def _mark_name_hits(self, q: str, hit: np.ndarray) -> None:
         if self._names_lower is None:
             self._names_lower = [s.lower() for s in self.trace.strings]
+        wanted = [i for i, s in enumerate(self._names_lower) if q in s]
+        if not wanted:
+            return
         table = np.zeros(len(self._names_lower), dtype=bool)
-        table[[i for i, s in enumerate(self._names_lower) if q in s]] = True
-        return table[np.asarray(self.trace.ev_name)]
+        table[wanted] = True
+        names = self.trace.ev_name
+        for lo in range(0, hit.shape[0], NAME_CHUNK):
+            np.take(table, np.asarray(names[lo : lo + NAME_CHUNK]), out=hit[lo : lo + NAME_CHUNK])
 
-    def _arg_hits(self, q: str) -> np.ndarray:
-        """Events with `q` in an argument value: blob hits minus those inside a JSON key, mapped
-        from the args record that holds them to its event.
+    def _mark_arg_hits(self, q: str, hit: np.ndarray) -> None:
+        """Mark events with `q` in an argument value: blob hits minus those inside a JSON key,
+        mapped from the args record that holds them to its event.
 
         `q` is lowercase, so ASCII folding needs no lowered copy of the blob: a byte matches a
         letter a-z of `q` when it equals it once bit 0x20 is set (that maps exactly 'A'-'Z' onto
@@ -148,9 +186,9 @@ class Searcher:
         """
         needle = np.frombuffer(q.encode("utf-8"), dtype=np.uint8)
         fold = ((needle >= ord("a")) & (needle <= ord("z"))).tolist()
-        offsets = np.asarray(self.trace.args_off)
+        offsets = self.trace.args_off
+        args_event = self.trace.args_event
         m = needle.shape[0]
-        records = []
         for lo, view in _windows(self.trace.args_blob, m - 1 + KEY_LOOKAHEAD + 2):
             limit = min(SCAN_CHUNK, view.shape[0] - m + 1)
             if limit <= 0:
@@ -163,26 +201,32 @@ class Searcher:
                 pos = pos[(got | np.uint8(0x20) if fold[j] else got) == needle[j]]
             if pos.shape[0] == 0:
                 continue
-            pos = pos[~_inside_key(view, pos + m)]
-            absolute = pos + lo
-            owner = np.searchsorted(offsets, absolute, side="right") - 1
-            within = absolute + m <= offsets[owner + 1]
-            records.append(np.unique(owner[within]))
-        if not records:
-            return np.zeros(0, np.int64)
-        return np.unique(np.asarray(self.trace.args_event)[np.concatenate(records)])
+            # The records this chunk touches, as small arrays: hits are sorted, so are owners.
+            first = int(np.searchsorted(offsets, lo, side="right")) - 1
+            last = int(np.searchsorted(offsets, lo + limit, side="left")) + 1
+            bounds = np.asarray(offsets[first : last + 1]) - lo
+            owner = np.searchsorted(bounds, pos, side="right") - 1
+            within = pos + m <= bounds[owner + 1]
+            event = np.asarray(args_event[first : last + 1])[owner]
+            # Events already matched (by name, or an earlier hit) need no key check.
+            todo = within & ~hit[event]
+            pos, event = pos[todo], event[todo]
+            if pos.shape[0]:
+                hit[event[~_inside_key(view, pos + m)]] = True
 
 
 def _inside_key(view: np.ndarray, after: np.ndarray) -> np.ndarray:
-    """For hits ending at `after`, True when the next unescaped quote closes a key (`"…":`)."""
+    """For hits ending at `after` (sorted), True when the next unescaped quote, within
+    KEY_LOOKAHEAD bytes, closes a key (`"…":` or `"…" :`)."""
     n = view.shape[0]
-    window = np.arange(KEY_LOOKAHEAD)
-    idx = np.minimum(after[:, None] + window[None, :], n - 1)
-    chars = view[idx]
-    prev = view[np.maximum(idx - 1, 0)]
-    is_quote = (chars == _QUOTE) & (prev != _BACKSLASH)
-    has = is_quote.any(axis=1)
-    first = after + is_quote.argmax(axis=1)
+    quotes = np.flatnonzero(view == _QUOTE)
+    quotes = quotes[(quotes == 0) | (view[np.maximum(quotes - 1, 0)] != _BACKSLASH)]
+    if quotes.shape[0] == 0:
+        return np.zeros(after.shape[0], dtype=bool)
+    k = np.searchsorted(quotes, after, side="left")
+    found = k < quotes.shape[0]
+    first = quotes[np.minimum(k, quotes.shape[0] - 1)]
+    has = found & (first < np.minimum(after + KEY_LOOKAHEAD, n))
     c1 = view[np.minimum(first + 1, n - 1)]
     c2 = view[np.minimum(first + 2, n - 1)]
     return has & ((c1 == _COLON) | ((c1 == _SPACE) & (c2 == _COLON)))

@@ -8,6 +8,7 @@ Every question is answered per host in host-local ps and merged here.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import hashlib
 from collections.abc import Sequence
@@ -37,6 +38,46 @@ HOST_SHIFT = 32
 HOST_MASK = (1 << HOST_SHIFT) - 1
 # Matches a search answers when the caller does not say how many.
 DEFAULT_SEARCH_LIMIT = 100
+# The longest session a timeline spans (53 days): session ps, and the sums of tile bounds and host
+# offsets made from them, stay inside int64. Hosts whose clocks start further apart are not aligned.
+MAX_SESSION_PS = 1 << 62
+PS_PER_DAY = 86_400 * 10**12
+# Events whose matches a search takes at once (bounds its temporary arrays).
+SEARCH_CHUNK = 1 << 18
+
+
+class _FirstMatches:
+    """The `keep` first of the matches added, in (session ps, host, index) order, exactly: a
+    chunk of matches joins those kept so far and the union is cut back to `keep` by
+    partition, with ties at the cut broken by (host, index), never by arrival."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.start = np.zeros(0, np.int64)
+        self.host = np.zeros(0, np.int64)
+        self.index = np.zeros(0, np.int64)
+
+    def add(self, start: np.ndarray, host: int, index: np.ndarray) -> None:
+        self.start = np.concatenate((self.start, start.astype(np.int64, copy=False)))
+        self.host = np.concatenate((self.host, np.full(index.shape[0], host, np.int64)))
+        self.index = np.concatenate((self.index, index.astype(np.int64, copy=False)))
+        if self.start.shape[0] > self.keep:
+            chosen = self._first(self.keep)
+            self.start, self.host, self.index = self.start[chosen], self.host[chosen], self.index[chosen]
+
+    def _first(self, k: int) -> np.ndarray:
+        if k == 0:
+            return np.zeros(0, np.int64)
+        cut = self.start[np.argpartition(self.start, k - 1)[k - 1]]
+        below = np.flatnonzero(self.start < cut)
+        tied = np.flatnonzero(self.start == cut)
+        tied = tied[np.lexsort((self.index[tied], self.host[tied]))[: k - below.shape[0]]]
+        return np.concatenate((below, tied))
+
+    def ordered(self, offset: int) -> list[tuple[int, int, int]]:
+        """(session ps, host, index) of the kept matches from the `offset`-th on, in order."""
+        order = np.lexsort((self.index, self.host, self.start))[offset:]
+        return list(zip(self.start[order].tolist(), self.host[order].tolist(), self.index[order].tolist()))
 
 
 @dataclasses.dataclass
@@ -77,26 +118,40 @@ class Timeline:
 
     # -- alignment --------------------------------------------------------------------------
     def _align(self) -> list[int]:
-        """Per-host ps offset from host-local time to session time (session starts at 0)."""
-        firsts = [h.trace.time_span_ps()[0] for h in self.hosts]
-        anchored = [
-            h.trace.clock_origin_ns * 1000 + first
-            for h, first in zip(self.hosts, firsts)
+        """Per-host ps offset from host-local time to session time (session starts at 0).
+
+        Hosts with a clock origin are placed at their absolute time, the earliest at 0, as long as
+        the session spans at most MAX_SESSION_PS; otherwise (origins months apart: a wrong clock)
+        the largest group of hosts that fits is aligned and each of the others is placed at the
+        session start on its own, with a warning, so that no session time leaves int64."""
+        spans = [h.trace.time_span_ps() for h in self.hosts]
+        anchored = sorted(
+            (h.trace.clock_origin_ns * 1000 + first, h.trace.clock_origin_ns * 1000 + last, i)
+            for i, (h, (first, last)) in enumerate(zip(self.hosts, spans))
             if h.trace.clock_origin_ns is not None
-        ]
-        zero = min(anchored) if anchored else 0
+        )
+        aligned = _largest_group(anchored)
+        zero = min((start for start, _, i in anchored if i in aligned), default=0)
         offsets = []
-        unanchored = []
-        for host, first in zip(self.hosts, firsts):
-            if host.trace.clock_origin_ns is None:
-                offsets.append(-first)
-                unanchored.append(host.name)
-            else:
+        unanchored, apart = [], []
+        for i, (host, (first, _)) in enumerate(zip(self.hosts, spans)):
+            if i in aligned:
                 offsets.append(host.trace.clock_origin_ns * 1000 - zero)
+                continue
+            offsets.append(-first)
+            (apart if host.trace.clock_origin_ns is not None else unanchored).append(i)
         if unanchored and len(self.hosts) > 1:
             self.warnings.append(
-                f"no clock origin for {', '.join(unanchored)}: placed at the session start, "
-                "not aligned with the other hosts"
+                f"no clock origin for {', '.join(self.hosts[i].name for i in unanchored)}: placed at the "
+                "session start, not aligned with the other hosts"
+            )
+        for i in apart:
+            origin_ps = self.hosts[i].trace.clock_origin_ns * 1000 + spans[i][0]
+            days = abs(origin_ps - zero) / PS_PER_DAY
+            self.warnings.append(
+                f"the clock of {self.hosts[i].name} starts {days:,.0f} days away from the other hosts' "
+                f"(one timeline spans at most {MAX_SESSION_PS / PS_PER_DAY:.0f} days): placed at the "
+                "session start, not aligned with them"
             )
         return offsets
 
@@ -294,28 +349,23 @@ class Timeline:
 
     def search(self, q: str, limit: int = DEFAULT_SEARCH_LIMIT, offset: int = 0) -> TraceSearch:
         """All events of all hosts matching `q`: total count and `limit` matches in time order from the
-        `offset`-th, so a client can page through every match of a big trace."""
-        total = 0
-        wanted = offset + limit
-        # Candidates of all hosts as columns (session start ps, host, index): a deep page sorts
-        # arrays, not one Python tuple per match.
-        c_start, c_host, c_index = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-        for h, host in enumerate(self.hosts):
-            hits = host.searcher.matches(q)
-            total += int(hits.shape[0])
-            if hits.shape[0] == 0:
-                continue
-            starts = np.asarray(host.trace.ev_start_ps)[hits]
-            if hits.shape[0] > wanted:
-                keep = np.argpartition(starts, wanted - 1)[:wanted] if wanted > 0 else np.zeros(0, np.int64)
-                hits, starts = hits[keep], starts[keep]
-            c_start.append(starts.astype(np.int64) + self.offsets_ps[h])
-            c_host.append(np.full(hits.shape[0], h, np.int64))
-            c_index.append(hits.astype(np.int64))
-        start_col, host_col, index_col = (np.concatenate(c) for c in (c_start, c_host, c_index))
-        page = np.lexsort((index_col, host_col, start_col))[offset:wanted]
+        `offset`-th, so a client can page through every match of a big trace.
+
+        Matches are taken from each host's match mask in chunks of events into a `_FirstMatches`
+        that keeps only the `offset + limit` first in (session time, host, index) order, so a
+        search holds one byte per event plus the page, whatever the number of matches."""
+        masks = [host.searcher.mask(q) for host in self.hosts]
+        total = sum(int(np.count_nonzero(mask)) for mask in masks)
+        first = _FirstMatches(min(offset, total) + limit)
+        for h, (host, mask) in enumerate(zip(self.hosts, masks)):
+            starts = host.trace.ev_start_ps
+            for lo in range(0, mask.shape[0] if offset < total else 0, SEARCH_CHUNK):
+                hits = np.flatnonzero(mask[lo : lo + SEARCH_CHUNK]) + lo
+                if hits.shape[0]:
+                    session = np.asarray(starts[lo : lo + SEARCH_CHUNK])[hits - lo] + self.offsets_ps[h]
+                    first.add(session, h, hits)
         matches = []
-        for start, h, i in zip(start_col[page].tolist(), host_col[page].tolist(), index_col[page].tolist()):
+        for start, h, i in first.ordered(offset):
             trace = self.hosts[h].trace
             matches.append(
                 SearchMatch(
@@ -391,6 +441,21 @@ class Timeline:
             num_events=int(sum(e.shape[0] for e in per_host)),
             truncated=len(rows) > limit,
         )
+
+
+def _largest_group(anchored: list[tuple[int, int, int]]) -> set[int]:
+    """Of hosts as (absolute first ps, absolute last ps, host) sorted by first, the most that fit
+    in one MAX_SESSION_PS window (the earliest such window on a tie): their host numbers."""
+    if not anchored or max(last for _, last, _ in anchored) - anchored[0][0] <= MAX_SESSION_PS:
+        return {i for _, _, i in anchored}
+    firsts = [first for first, _, _ in anchored]
+    best: set[int] = set()
+    for k, start in enumerate(firsts):
+        reach = bisect.bisect_right(firsts, start + MAX_SESSION_PS)
+        group = {i for _, last, i in anchored[k:reach] if last - start <= MAX_SESSION_PS}
+        if len(group) > len(best):
+            best = group
+    return best
 
 
 def _concat(

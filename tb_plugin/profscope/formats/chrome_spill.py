@@ -1,0 +1,196 @@
+"""Decoded columns of a Chrome trace parked in a temporary file until the whole file is known.
+
+Some of what an event becomes depends on the whole file: the time zero (the earliest time of the
+bulk of the trace), the tracks and their order (names, sort indices and whether a process is a
+device come from metadata and from what runs anywhere in the file). So each decoding process
+writes its columns, chunk by chunk as it decodes, to an unnamed temporary file (`SpillFile`), and
+keeps in memory only what is needed to resolve those facts; the reader then reads the chunks back
+one at a time and hands them to the builder. Memory follows the chunk size, not the file size.
+
+A chunk is a few tables (events, B/E halves, …) of named columns; `ChunkRef` says where each
+column is in the file, how many rows each table has, and the time bounds of each table, from which
+the time zero is found without reading the chunks that lie wholly inside the bulk of the trace.
+Where no temporary file can be made, the chunks stay in memory (`SpillFile(memory=True)`). Inside an
+ingest the files go to its temporary entry directory and chunks are sized by the reader's share of
+its memory budget (`spill.current()`, see `budget`); a file that cannot be written or read back
+raises `spill.SpillWriteError` (the machine's fault, not the trace's).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from profscope import spill
+
+_log = logging.getLogger(__name__)
+# A decoding process writes what it gathered as one chunk once it holds about this much (the
+# columns of ~200 k Kineto events).
+CHUNK_BYTES = 32 << 20
+# Inside an ingest, chunks hold at most this share of the reader's budget (main and helper both
+# hold one while the next is gathered, plus their read-ahead blocks and decoded windows).
+CHUNK_SHARE = 16
+MIN_CHUNK_BYTES = 1 << 20
+# A column as written: an array, or byte strings that are written one after another (args texts).
+Column = np.ndarray | list[bytes]
+# Time bounds of one table of a chunk: (lowest µs, lowest ps remainder at it, highest µs, highest
+# ps remainder at it).
+Bounds = tuple[int, int, int, int]
+
+
+class ChunkRef:
+    """Where the columns of one chunk are: `columns[table][column]` = (offset, dtype, count)."""
+
+    __slots__ = ("columns", "rows", "base", "bounds")
+
+    def __init__(self) -> None:
+        self.columns: dict[str, dict[str, tuple[int, str, int]]] = {}
+        self.rows: dict[str, int] = {}
+        self.base: dict[str, int] = {}  # index of the table's first row in its part
+        self.bounds: dict[str, Bounds] = {}
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.columns, self.rows, self.base, self.bounds)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.columns, self.rows, self.base, self.bounds = state
+
+
+def time_bounds(us: np.ndarray, frac: np.ndarray) -> Bounds:
+    """Lowest and highest (µs, ps remainder) of a non-empty table."""
+    low, high = int(us.min()), int(us.max())
+    return low, int(frac[us == low].min()), high, int(frac[us == high].max())
+
+
+def budget() -> tuple[int, str | None]:
+    """(chunk bytes, directory of the temporary files): inside an ingest, a share of the reader's
+    budget and the ingest's temporary entry; elsewhere CHUNK_BYTES and the system's default."""
+    config = spill.current()
+    if config is None:
+        return CHUNK_BYTES, None
+    chunk = CHUNK_BYTES
+    if config.reader_bytes:
+        chunk = max(MIN_CHUNK_BYTES, min(CHUNK_BYTES, config.reader_bytes // CHUNK_SHARE))
+    return chunk, config.spill_dir
+
+
+class SpillFile:
+    """An unnamed temporary file that chunks are appended to and read back from.
+
+    `fd` writes into a file another process created (the helper writes where its parent reads);
+    without it a new file is made in `directory` (default: the system's temporary directory),
+    nameless where the OS allows (`tempfile.TemporaryFile`), so nothing is left behind whatever
+    happens to the process.
+    """
+
+    def __init__(self, fd: int | None = None, memory: bool = False, directory: str | None = None) -> None:
+        self._arrays: dict[int, np.ndarray] | None = {} if memory else None
+        self._file: Any = None
+        self._where = directory or tempfile.gettempdir()
+        if not memory:
+            if fd is None:
+                self._file = tempfile.TemporaryFile(buffering=0, dir=directory)  # noqa: SIM115 - closed by close()
+            else:
+                self._file = os.fdopen(fd, "r+b", buffering=0)
+        self._end = 0
+
+    @classmethod
+    def create(cls, directory: str | None = None) -> SpillFile:
+        """A new temporary file, or chunks kept in memory where none can be made."""
+        try:
+            return cls(directory=directory)
+        except OSError:
+            _log.warning(
+                "no temporary file in %s: the reader keeps its columns in memory", directory, exc_info=True
+            )
+            return cls(memory=True)
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    def write(self, tables: dict[str, dict[str, Column]], ref: ChunkRef) -> ChunkRef:
+        """Append the columns of `tables` and note where they went in `ref`."""
+        for table, columns in tables.items():
+            placed = ref.columns.setdefault(table, {})
+            for name, column in columns.items():
+                placed[name] = self._put(column)
+        return ref
+
+    def _put(self, column: Column) -> tuple[int, str, int]:
+        at = self._end
+        if isinstance(column, list):
+            pieces: list[Any] = column
+            dtype, count = "u1", sum(map(len, column))
+        else:
+            column = np.ascontiguousarray(column)
+            pieces = [column.reshape(-1).view(np.uint8)] if column.shape[0] else []
+            dtype, count = column.dtype.str, column.shape[0]
+        if self._arrays is not None:
+            data = b"".join(pieces) if isinstance(column, list) else column
+            self._arrays[at] = data if isinstance(data, np.ndarray) else np.frombuffer(data, np.uint8)
+            self._end += 1
+            return at, dtype, count
+        try:
+            self._file.seek(at)
+            for piece in pieces:
+                view = memoryview(piece)
+                while view.nbytes:
+                    view = view[self._file.write(view) :]
+        except OSError as exc:
+            raise spill.SpillWriteError(
+                OSError(exc.errno, f"writing the reader's temporary columns in {self._where}: {exc.strerror}")
+            ) from exc
+        size = sum(memoryview(p).nbytes for p in pieces)
+        self._end += size
+        return at, dtype, count
+
+    def read(self, ref: ChunkRef, table: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+        """Columns `names` of one table of a chunk, as fresh arrays."""
+        placed = ref.columns[table]
+        return {name: self._get(*placed[name]) for name in names}
+
+    def read_bytes(self, ref: ChunkRef, table: str, name: str) -> bytes:
+        """One column as bytes (args texts: the builder keeps bytes as they are, arrays it copies)."""
+        at, dtype, count = ref.columns[table][name]
+        if self._arrays is not None:
+            return self._arrays[at].tobytes()
+        size = count * np.dtype(dtype).itemsize
+        try:
+            self._file.seek(at)
+            data = self._file.read(size)
+            while len(data) < size:  # a short read (over 2 GB at once): read on
+                more = self._file.read(size - len(data))
+                if not more:
+                    raise OSError(f"the reader's temporary file in {self._where} ended early")
+                data += more
+        except OSError as exc:
+            raise spill.SpillWriteError(exc) from exc
+        return data
+
+    def _get(self, at: int, dtype: str, count: int) -> np.ndarray:
+        kind = np.dtype(dtype)
+        if self._arrays is not None:
+            return self._arrays[at]
+        out = np.empty(count * kind.itemsize, np.uint8)
+        try:
+            if out.shape[0]:
+                self._file.seek(at)
+                view = memoryview(out)
+                while view.nbytes:
+                    n = self._file.readinto(view)
+                    if not n:
+                        raise OSError(f"the reader's temporary file in {self._where} ended early")
+                    view = view[n:]
+        except OSError as exc:
+            raise spill.SpillWriteError(exc) from exc
+        return out.view(kind)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        self._arrays = None if self._arrays is None else {}

@@ -1,0 +1,316 @@
+"""The Chrome / Kineto reader in bounded memory: tiny blocks, windows and chunks give the same trace.
+
+Each decoding process writes its columns to a temporary file chunk by chunk and the reader reads
+them back in file order (`chrome_spill`); B/E and async pairs carry their open begins from chunk
+to chunk, and Kineto id joins and flow points go by buckets of ids (`chrome_flows`). Reading the
+real traces of tests/data/kineto and tests/data/overview with sizes small enough that a chunk
+holds a few dozen events (so launches, kernels, flow points and pairs sit in different chunks)
+must give the trace of the default read: every column, args, flows, counters, warnings, skip
+counts and metadata. String ids are compared as their texts: they follow the order strings are
+first met within each decoded window, which depends on the window size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import fsspec
+import numpy as np
+import pytest
+
+from profscope import spill
+from profscope.formats import (
+    chrome_blocks,
+    chrome_columns,
+    chrome_flows,
+    chrome_json,
+    chrome_scan,
+    chrome_spill,
+)
+
+DATA = Path(__file__).parent / "data"
+REAL = sorted(
+    p.relative_to(DATA).as_posix() for d in ("kineto", "overview") for p in (DATA / d).glob("*.json.gz")
+)
+NS_TRACE = "kineto/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+
+
+def read(path: Path) -> Any:
+    return chrome_json.read(str(path), fsspec.filesystem("file"))
+
+
+def tiny(monkeypatch: pytest.MonkeyPatch, chunk: int = 16 << 10) -> list[dict[str, int]]:
+    """Blocks of 16 kB, windows of 4 kB, a chunk every `chunk` bytes; returns a list that gets
+    the rows per table of each chunk written."""
+    monkeypatch.setattr(chrome_blocks, "READ_BLOCK_BYTES", 16 << 10)
+    monkeypatch.setattr(chrome_scan, "WINDOW_BYTES", 4096)
+    monkeypatch.setattr(chrome_scan, "MIN_WINDOW_BYTES", 512)
+    monkeypatch.setattr(chrome_spill, "CHUNK_BYTES", chunk)
+    written: list[dict[str, int]] = []
+    flush = chrome_columns.ColumnCollector.flush
+
+    def counting(self: chrome_columns.ColumnCollector, spill: chrome_spill.SpillFile) -> None:
+        before = len(self.chunks)
+        flush(self, spill)
+        written.extend(dict(ref.rows) for ref in self.chunks[before:])
+
+    monkeypatch.setattr(chrome_columns.ColumnCollector, "flush", counting)
+    return written
+
+
+def resolved(trace: Any, flows_in_order: bool = True) -> dict[str, Any]:
+    """Everything a trace holds, string ids replaced by their texts."""
+    text = np.asarray(trace.strings, dtype=object)
+    flows = list(zip(trace.flow_src.tolist(), trace.flow_dst.tolist(), text[trace.flow_name].tolist()))
+    out = {
+        field.name: getattr(trace, field.name)
+        for field in dataclasses.fields(trace)
+        if field.name
+        not in ("strings", "ev_name", "ev_cat", "flow_src", "flow_dst", "flow_name", "attachments")
+    }
+    for name, value in out.items():
+        if isinstance(value, np.ndarray):
+            out[name] = (value.dtype.str, value.tolist())
+    out["sections"] = [dataclasses.astuple(s) for s in trace.sections]
+    out["tracks"] = [dataclasses.astuple(t) for t in trace.tracks]
+    out["metadata"] = json.dumps(trace.metadata, sort_keys=True)
+    out["strings"] = sorted(trace.strings)
+    out["ev_name"] = text[trace.ev_name].tolist()
+    out["ev_cat"] = text[trace.ev_cat].tolist()
+    out["flows"] = flows if flows_in_order else sorted(flows)
+    return out
+
+
+def assert_same(a: Any, b: Any, flows_in_order: bool = True) -> None:
+    ra, rb = resolved(a, flows_in_order), resolved(b, flows_in_order)
+    assert ra.keys() == rb.keys()
+    for key in ra:
+        assert ra[key] == rb[key], key
+
+
+@pytest.fixture(scope="module")
+def defaults() -> dict[str, Any]:
+    return {name: read(DATA / name) for name in REAL}
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_tiny_chunks_give_the_trace_of_the_default_read(
+    defaults: dict[str, Any], monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    written = tiny(monkeypatch)
+    trace = read(DATA / name)
+    assert_same(trace, defaults[name])
+    rows = [sum(w.values()) for w in written]
+    assert len(rows) >= trace.num_events // 400 and max(rows) < 400  # many chunks, none big
+    if trace.flow_src.shape[0]:
+        # Builder index = position in the file among complete events (none is dropped here):
+        # some flows join events of different chunks.
+        ends = np.cumsum([w.get("ev", 0) for w in written])
+        src, dst = (
+            np.searchsorted(ends, trace.ev_args[f], side="right") for f in (trace.flow_src, trace.flow_dst)
+        )
+        assert (src != dst).any()
+
+
+@pytest.mark.parametrize(
+    ("name", "budget"),
+    [
+        (NS_TRACE, 64 << 10),
+        ("kineto/worker0.1623143089861.pt.trace.json.gz", 64 << 10),
+        ("kineto/alexnet.pt.trace.json.gz", 2 << 10),
+    ],
+)
+def test_links_and_flow_points_in_many_buckets_give_the_same_flows(
+    defaults: dict[str, Any], monkeypatch: pytest.MonkeyPatch, name: str, budget: int
+) -> None:
+    """Every Kineto id join and every Chrome flow resolved within its bucket: the same flows
+    (in bucket order), the same single-endpoint skips, the same counts in the metadata."""
+    tiny(monkeypatch, chunk=256 << 10)
+    monkeypatch.setattr(chrome_flows, "LINK_BUDGET_BYTES", budget)
+    buckets: list[int] = []
+    original = chrome_flows._buckets
+
+    def counted(nbytes: int) -> int:
+        buckets.append(original(nbytes))
+        return buckets[-1]
+
+    monkeypatch.setattr(chrome_flows, "_buckets", counted)
+    trace = read(DATA / name)
+    assert max(buckets) >= 4
+    assert_same(trace, defaults[name], flows_in_order=False)
+
+
+def test_launch_flows_in_many_buckets_are_the_correlations_of_the_source(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Counted independently: one launch flow per device event whose correlation id a host
+    event carries too."""
+    events = json.loads(gzip.decompress((DATA / NS_TRACE).read_bytes()))["traceEvents"]
+    device = ("kernel", "gpu_memcpy", "gpu_memset")
+    host = {
+        e["args"]["correlation"]
+        for e in events
+        if e.get("ph") == "X" and e.get("cat") not in device and "correlation" in e.get("args", {})
+    }
+    launched = [
+        e["args"]["correlation"]
+        for e in events
+        if e.get("ph") == "X" and e.get("cat") in device and e["args"].get("correlation") in host
+    ]
+    monkeypatch.setattr(chrome_flows, "LINK_BUDGET_BYTES", 8 << 10)
+    trace = read(DATA / NS_TRACE)
+    assert int((trace.flow_name == trace.strings.index("launch")).sum()) == len(launched) > 1000
+    assert trace.metadata["reader"]["launch_flows_from_correlation"] == len(set(launched))
+
+
+def test_the_helper_process_with_tiny_chunks_gives_the_same_trace(
+    defaults: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = tmp_path / "trace.json"
+    plain.write_bytes(gzip.decompress((DATA / NS_TRACE).read_bytes()))
+    sequential = read(plain)
+    tiny(monkeypatch)
+    monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
+    sizes: list[int] = []
+    original = chrome_json.chrome_helper.HelperProcess.result
+
+    def result(self: Any) -> Any:
+        tail = original(self)
+        sizes.append(len(tail.collector.chunks))
+        return tail
+
+    monkeypatch.setattr(chrome_json.chrome_helper.HelperProcess, "result", result)
+    parallel = read(plain)
+    # The helper decodes windows of its own default size: a chunk per window of ~1 MB.
+    assert sizes and sizes[0] >= 5
+    assert_same(parallel, sequential, flows_in_order=False)
+
+
+# -- synthetic: pairs, flows and counters across chunks ------------------------------------------
+
+
+def _events() -> list[dict[str, Any]]:
+    """Nested and unclosed B/E, async pairs of two names on one id, instants, counters, Chrome
+    flows and flow v2 bindings, each spread over hundreds of events of padding."""
+    pad = [
+        {"ph": "X", "name": f"pad{i}", "pid": 1, "tid": 9, "ts": 10 * i, "dur": 5, "args": {"i": i}}
+        for i in range(600)
+    ]
+    out: list[dict[str, Any]] = []
+    specials = {
+        10: {"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": 100, "args": {"a": 1}},
+        20: {"ph": "B", "name": "inner", "pid": 1, "tid": 1, "ts": 200, "bind_id": 7, "flow_out": True},
+        30: {"ph": "E", "pid": 1, "tid": 2, "ts": 250},  # no B on this thread
+        40: {"ph": "b", "name": "req", "cat": "net", "id": 5, "pid": 1, "ts": 300},
+        50: {"ph": "b", "name": "other", "cat": "net", "id": 5, "pid": 1, "ts": 310},
+        60: {"ph": "n", "name": "mark", "cat": "net", "id": 5, "pid": 1, "ts": 320},
+        80: {"ph": "s", "name": "hop", "cat": "c", "id": 3, "pid": 1, "tid": 9, "ts": 1001},
+        100: {"ph": "C", "name": "mem", "pid": 1, "ts": 400, "args": {"used": 1, "free": 2}},
+        300: {"ph": "E", "pid": 1, "tid": 1, "ts": 3000, "args": {"b": 2}},  # closes inner
+        350: {"ph": "e", "name": "req", "cat": "net", "id": 5, "pid": 1, "ts": 3500},
+        400: {
+            "ph": "X",
+            "name": "sink",
+            "pid": 1,
+            "tid": 9,
+            "ts": 4001,
+            "dur": 3,
+            "bind_id": 7,
+            "flow_in": True,
+        },
+        450: {"ph": "f", "name": "hop", "cat": "c", "id": 3, "pid": 1, "tid": 9, "ts": 4501, "bp": "e"},
+        500: {"ph": "C", "name": "mem", "pid": 1, "ts": 5000, "args": {"used": 3, "free": 4}},
+        550: {"ph": "B", "name": "open", "pid": 1, "tid": 3, "ts": 5500},
+    }
+    for i, event in enumerate(pad):
+        if i in specials:
+            out.append(specials[i])
+        out.append(event)
+    return out
+
+
+def test_pairs_flows_and_counters_across_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": _events()}))
+    default = read(path)
+    written = tiny(monkeypatch, chunk=1024)
+    trace = read(path)
+    assert len(written) > 10
+    assert_same(trace, default)
+    names = [trace.strings[n] for n in trace.ev_name.tolist()]
+    spans = {n: (s, d) for n, s, d in zip(names, trace.ev_start_ps.tolist(), trace.ev_dur_ps.tolist())}
+    assert spans["inner"] == (200_000_000, 2_800_000_000)
+    assert spans["req"] == (300_000_000, 3_200_000_000) and spans["mark"] == (320_000_000, 0)
+    last = 5990_000_000 + 5_000_000  # the end of the last padding event
+    assert spans["outer"] == (100_000_000, last - 100_000_000)  # never closed
+    assert spans["other"] == (310_000_000, last - 310_000_000)
+    assert spans["open"] == (5500_000_000, last - 5500_000_000)
+    inner = names.index("inner")
+    assert json.loads(trace.args_json(inner)) == {"b": 2}
+    pairs = {(names[s], names[d]) for s, d in zip(trace.flow_src.tolist(), trace.flow_dst.tolist())}
+    assert pairs == {("inner", "sink"), ("pad100", "pad450")}
+    assert trace.skipped == {"E events without a matching B": 1}
+    assert sorted(trace.warnings) == [
+        "1 async begin events have no matching end; shown until the end of the trace",
+        "2 B events have no matching E; shown until the end of the trace",
+    ]
+    assert trace.ctr_value.tolist() == [2.0, 4.0, 1.0, 3.0]
+
+
+def test_halves_out_of_time_order_are_paired_by_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread whose halves are not in time order in the file: pairing sorts them all first,
+    whatever the chunks."""
+    events = _events()
+    events.append({"ph": "E", "pid": 1, "tid": 3, "ts": 5600})  # closes "open"
+    events.insert(5, {"ph": "B", "name": "early", "pid": 1, "tid": 3, "ts": 5550})  # before it in time
+    events.insert(3, {"ph": "E", "pid": 1, "tid": 3, "ts": 5580})  # closes "early"
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    default = read(path)
+    tiny(monkeypatch, chunk=1024)
+    trace = read(path)
+    assert_same(trace, default)
+    names = [trace.strings[n] for n in trace.ev_name.tolist()]
+    spans = {n: (s, d) for n, s, d in zip(names, trace.ev_start_ps.tolist(), trace.ev_dur_ps.tolist())}
+    assert spans["open"] == (5500_000_000, 100_000_000)
+    assert spans["early"] == (5550_000_000, 30_000_000)
+
+
+def test_a_full_disk_is_the_machines_fault_not_the_traces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writing the chunks fails: the ingest is told it is the temporary directory (SpillWriteError,
+    no OSError that readers turn into "unreadable file"), and the directory is left empty."""
+    tiny(monkeypatch, chunk=64 << 10)
+    real = chrome_spill.tempfile.TemporaryFile
+
+    class Full:
+        """A temporary file that takes 100 kB, then reports a full disk."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self._file = real(*args, **kwargs)
+            self._room = 100 << 10
+
+        def write(self, data: Any) -> int:
+            n = memoryview(data).nbytes
+            if n > self._room:
+                raise OSError(28, "No space left on device")
+            self._room -= n
+            return self._file.write(data)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._file, name)
+
+    monkeypatch.setattr(chrome_spill.tempfile, "TemporaryFile", Full)
+    spill_dir = tmp_path / "scratch"
+    spill_dir.mkdir()
+    budget = spill.IngestMemory(str(spill_dir), 64 << 20, reader_bytes=64 << 20)
+    with spill.use(budget), pytest.raises(spill.SpillWriteError) as caught:
+        read(DATA / NS_TRACE)
+    error = caught.value.error
+    assert isinstance(error, OSError) and str(spill_dir) in str(error) and "No space left" in str(error)
+    assert list(spill_dir.iterdir()) == []
