@@ -1,14 +1,24 @@
-"""Time the XPlane reader on one file: read time, events per second, peak RSS.
+"""Time the XPlane reader on one file: events per second and peak RSS, end to end and of the reader.
 
     .venv/bin/python benchmarks/bench_xplane.py PATH.xplane.pb [--repeat 3]
-    .venv/bin/python benchmarks/bench_xplane.py tests/data/xplane/mi300_jax_conv.xplane.pb --replicate 100
+    .venv/bin/python benchmarks/bench_xplane.py tests/data/xplane/mi300_jax_conv.xplane.pb --replicate 2000
+    .venv/bin/python benchmarks/bench_xplane.py tests/data/xplane/mi300_jax_conv.xplane.pb \\
+        --replicate 20000 --builder-mb 1024 --repeat 1          # about 2 GB, 73 M events
 
-Each repeat runs `xplane.read` in a fresh child process and reports wall and CPU time (on a
-shared machine CPU time is the steadier number) and the child's peak RSS; then one in-process
-run is split into decode (wire → columns), load (names, args, flows, derived lines →
-TraceBuilder) and the model's `finalize`. `--replicate N` first writes a copy of the file whose
-every line holds its events N times over, shifted in time, so a small real GPU profile becomes a
-large one with the same structure (kernels, launches, correlation ids, HLO ops).
+Each repeat runs `xplane.read` in fresh child processes, twice: end to end (the TraceBuilder and
+its finalize included: what an ingest pays before the cache write) and with a counting sink in
+place of the builder, which keeps nothing, so its numbers are the reader's own work and memory.
+Reported per mode: wall and CPU time (on a shared machine CPU time is the steadier number),
+events per second, and the child's peak RSS (ru_maxrss) with what the interpreter and imports
+held before the read; medians with min–max over the repeats, and the load average around the
+runs (say what else was running).
+
+`--replicate N` first writes a copy of the file whose every line holds its events N times over,
+each copy shifted past the previous one and its correlation ids made unique (so launches still
+pair up): a small real profile becomes a large one with the same structure (kernels, launches,
+HLO ops). The copy is streamed to disk line by line, so a 2 GB one takes little memory; it is
+deleted afterwards unless `--keep`. `--builder-mb M` gives the builder the budget an ingest would
+(it spills to files past it, `profscope.spill`); without it the builder holds everything.
 """
 
 from __future__ import annotations
@@ -17,82 +27,201 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import fsspec
+import numpy as np
 
 SCHEMA = Path(__file__).resolve().parent.parent / "tests" / "data" / "xplane" / "xspace_reference.textproto"
 
 
-def _one_read(path: str) -> None:
+def _child(path: str, sink: bool, builder_mb: int, scratch: str) -> None:
+    from profscope import spill
+    from profscope.columns import TraceBuilder
     from profscope.formats import xplane
 
+    counted = {"events": 0, "args": 0, "flows": 0, "counters": 0}
+
+    class Sink(TraceBuilder):
+        """Counts what the reader hands over and keeps nothing."""
+
+        def add_events(self, track: Any, start_ps: Any, dur_ps: Any, name: Any, cat: Any = 0, args: Any = None,
+                       *, args_blob: Any = None, args_lengths: Any = None) -> int:  # fmt: skip
+            n = int(np.asarray(start_ps).shape[0])
+            counted["events"] += n
+            counted["args"] += (
+                len(args_blob) if args_blob is not None else sum(len(a or b"") for a in args or ())
+            )
+            first = self._num_events
+            self._num_events += n
+            return first
+
+        def add_flows(self, src: Any, dst: Any, name: Any = 0) -> None:
+            counted["flows"] += int(np.asarray(src).shape[0])
+
+        def add_counter(self, track: int, time_ps: Any, value: Any) -> None:
+            counted["counters"] += int(np.asarray(time_ps).shape[0])
+
+    if sink:
+        xplane.TraceBuilder = Sink  # type: ignore[misc]
+    before_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    budget = spill.IngestMemory(scratch, builder_mb << 20) if builder_mb else None
     wall, cpu = time.perf_counter(), time.process_time()
-    trace = xplane.read(path, fsspec.filesystem("file"))
+    with spill.use(budget):
+        trace = xplane.read(path, fsspec.filesystem("file"))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    if not sink:
+        counted = {
+            "events": trace.num_events,
+            "args": int(trace.args_blob.shape[0]),
+            "flows": int(trace.flow_src.shape[0]),
+            "counters": int(trace.ctr_track.shape[0]),
+        }
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(
-        json.dumps(
-            {
-                "wall": wall,
-                "cpu": cpu,
-                "events": trace.num_events,
-                "flows": int(trace.flow_src.shape[0]),
-                "args_bytes": int(trace.args_blob.shape[0]),
-                "peak_rss_mib": peak_kib / 1024,
-            }
-        )
+        json.dumps({"wall": wall, "cpu": cpu, **counted, "rss": peak_kib / 1024, "base": before_kib / 1024})
     )
 
 
-def _breakdown(path: str) -> dict[str, float]:
-    from profscope.columns import TraceBuilder
-    from profscope.formats import xplane
-    from profscope.formats.xplane_decode import decode_space
-
-    data = Path(path).read_bytes()
-    t0 = time.process_time()
-    raw = decode_space(data)
-    t1 = time.process_time()
-    builder = TraceBuilder(source=path, format="xplane")
-    xplane._Loader(raw, builder).load()
-    t2 = time.process_time()
-    builder.finalize()
-    t3 = time.process_time()
-    return {"decode": t1 - t0, "load": t2 - t1, "finalize": t3 - t2}
+def _run(path: str, sink: bool, builder_mb: int) -> dict[str, Any]:
+    scratch = tempfile.mkdtemp(prefix="bench_xplane_spill_")
+    try:
+        command = [sys.executable, __file__, path, "--child", "--builder-mb", str(builder_mb)]
+        command += ["--scratch", scratch] + (["--sink"] if sink else [])
+        out = subprocess.run(command, capture_output=True, text=True, check=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _replicate(path: str, copies: int, out: str) -> None:
-    """Write `path` with each line's events repeated `copies` times, each copy shifted past the
-    previous one (and correlation ids made unique per copy, so launches still pair up)."""
+def _spread(values: list[float], fmt: str) -> str:
+    return f"{statistics.median(values):{fmt}} [{min(values):{fmt}}–{max(values):{fmt}}]"
+
+
+def _report(label: str, runs: list[dict[str, Any]]) -> None:
+    events = runs[0]["events"]
+    wall = [r["wall"] for r in runs]
+    cpu = [r["cpu"] for r in runs]
+    print(f"{label} ({len(runs)} runs, median [min–max]):")
+    print(
+        f"  events {events}  flows {runs[0]['flows']}  counter samples {runs[0]['counters']}  args {runs[0]['args'] / 1e6:.1f} MB"
+    )
+    print(f"  wall {_spread(wall, '.2f')} s   CPU {_spread(cpu, '.2f')} s")
+    print(f"  throughput {_spread([events / w / 1e6 for w in wall], '.2f')} M events/s wall, "
+          f"{_spread([events / c / 1e6 for c in cpu], '.2f')} M events/s CPU")  # fmt: skip
+    print(f"  peak RSS {_spread([r['rss'] for r in runs], '.0f')} MiB "
+          f"(before the read: {statistics.median([r['base'] for r in runs]):.0f} MiB)")  # fmt: skip
+
+
+# -- replicating a file -------------------------------------------------------------------------
+def _space_class() -> Any:
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format
 
     fdp = text_format.Parse(SCHEMA.read_text(), descriptor_pb2.FileDescriptorProto())
     pool = descriptor_pool.DescriptorPool()
     pool.Add(fdp)
-    space = message_factory.GetMessageClass(pool.FindMessageTypeByName("xspace_reference.XSpace"))()
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("xspace_reference.XSpace"))
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _split(message: bytes, number: int) -> tuple[bytes, bytes]:
+    """A message's serialized fields before field `number` and after it (serializers write fields
+    in number order)."""
+    from profscope.formats import xplane_wire as wire
+
+    head, tail = bytearray(), bytearray()
+    pos = 0
+    for n, _, _, end in wire.iter_fields(message, 0, len(message)):
+        (head if n < number else tail).extend(message[pos:end])
+        pos = end
+    return bytes(head), bytes(tail)
+
+
+def _line_copies(line: Any, copies: int, correlation: set[int], scratch: BinaryIO) -> int:
+    """Write the line's events `copies` times (each copy shifted) to `scratch`; returns the bytes."""
+    events = list(line.events)
+    if not events:
+        return 0
+    holder = type(line)()
+    holder.events.extend(events)
+    span = max(e.offset_ps + e.duration_ps for e in events) - min(e.offset_ps for e in events) + 1000
+    base = [e.offset_ps for e in holder.events]
+    stats = [
+        [(s, s.uint64_value) for s in e.stats if s.metadata_id in correlation and s.WhichOneof("value") == "uint64_value"]
+        for e in holder.events
+    ]  # fmt: skip
+    written = 0
+    for copy in range(copies):
+        for event, offset, ids in zip(holder.events, base, stats, strict=True):
+            event.offset_ps = offset + copy * span
+            for stat, value in ids:
+                stat.uint64_value = value + (copy << 32)
+        data = holder.SerializeToString()
+        scratch.write(data)
+        written += len(data)
+    return written
+
+
+def _replicate(path: str, copies: int, out: str) -> None:
+    """Write `path` with each line's events repeated `copies` times, each copy shifted past the
+    previous one (and correlation ids made unique per copy, so launches still pair up)."""
+    space = _space_class()()
     space.ParseFromString(Path(path).read_bytes())
-    for plane in space.planes:
-        correlation = {k for k, v in plane.stat_metadata.items() if v.name == "correlation_id"}
-        for line in plane.lines:
-            events = list(line.events)
-            if not events:
-                continue
-            span = max(e.offset_ps + e.duration_ps for e in events) - min(e.offset_ps for e in events) + 1000
-            for copy in range(1, copies):
-                for event in events:
-                    new = line.events.add()
-                    new.CopyFrom(event)
-                    new.offset_ps = event.offset_ps + copy * span
-                    for stat in new.stats:
-                        if stat.metadata_id in correlation and stat.WhichOneof("value") == "uint64_value":
-                            stat.uint64_value += copy << 32
-    Path(out).write_bytes(space.SerializeToString())
+    with tempfile.TemporaryFile() as scratch, open(out, "wb") as dst:
+        planes: list[tuple[bytes, bytes, list[tuple[bytes, bytes, int, int]]]] = []
+        at = 0
+        for plane in space.planes:
+            correlation = {k for k, v in plane.stat_metadata.items() if v.name == "correlation_id"}
+            lines = []
+            for line in plane.lines:
+                size = _line_copies(line, copies, correlation, scratch)
+                del line.events[:]
+                head, tail = _split(line.SerializeToString(), 4)
+                lines.append((head, tail, at, size))
+                at += size
+            del plane.lines[:]
+            head, tail = _split(plane.SerializeToString(), 3)
+            planes.append((head, tail, lines))
+        del space.planes[:]
+        rest = space.SerializeToString()
+        for head, tail, lines in planes:
+            sizes = [len(h) + size + len(t) for h, t, _, size in lines]
+            plane_size = len(head) + len(tail) + sum(1 + len(_varint(s)) + s for s in sizes)
+            dst.write(b"\x0a" + _varint(plane_size) + head)
+            for (line_head, line_tail, start, size), line_size in zip(lines, sizes, strict=True):
+                dst.write(b"\x1a" + _varint(line_size) + line_head)
+                for chunk in _chunks(scratch, start, size):
+                    dst.write(chunk)
+                dst.write(line_tail)
+            dst.write(tail)
+        dst.write(rest)
+
+
+def _chunks(f: BinaryIO, start: int, size: int) -> Iterator[bytes]:
+    f.seek(start)
+    while size:
+        chunk = f.read(min(size, 1 << 22))
+        size -= len(chunk)
+        yield chunk
 
 
 def main() -> None:
@@ -100,38 +229,41 @@ def main() -> None:
     parser.add_argument("path")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--replicate", type=int, default=0, help="repeat every line's events N times first")
+    parser.add_argument("--keep", action="store_true", help="keep the replicated file")
+    parser.add_argument("--builder-mb", type=int, default=0, help="the builder's budget (0: unbounded)")
+    parser.add_argument("--sink-only", action="store_true", help="measure the reader alone")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--sink", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--scratch", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _one_read(args.path)
+        _child(args.path, args.sink, args.builder_mb, args.scratch)
         return
     path = args.path
+    made = None
     if args.replicate > 1:
-        path = os.path.join(tempfile.mkdtemp(prefix="bench_xplane_"), Path(args.path).name)
+        made = tempfile.mkdtemp(prefix="bench_xplane_")
+        path = os.path.join(made, Path(args.path).name)
+        start = time.perf_counter()
         _replicate(args.path, args.replicate, path)
-    runs = []
-    for _ in range(args.repeat):
-        out = subprocess.run(
-            [sys.executable, __file__, path, "--child"], capture_output=True, text=True, check=True
-        )
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    wall = [r["wall"] for r in runs]
-    cpu = [r["cpu"] for r in runs]
-    first = runs[0]
-    print(f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB)")
-    print(f"events: {first['events']}  flows: {first['flows']}  args: {first['args_bytes'] / 1e6:.1f} MB")
-    print(
-        f"xplane.read wall: best {min(wall):.3f} s, median {statistics.median(wall):.3f} s ({len(runs)} runs)"
-    )
-    print(f"xplane.read CPU:  best {min(cpu):.3f} s, median {statistics.median(cpu):.3f} s")
-    print(
-        f"throughput: {first['events'] / min(wall) / 1e6:.2f} M events/s wall, {first['events'] / min(cpu) / 1e6:.2f} M/s CPU"
-    )
-    print(
-        f"peak RSS: {max(r['peak_rss_mib'] for r in runs):.0f} MiB (child process: interpreter, imports, file, trace)"
-    )
-    parts = _breakdown(path)
-    print("CPU breakdown (one in-process run): " + ", ".join(f"{k} {v:.3f} s" for k, v in parts.items()))
+        print(f"replicated ×{args.replicate} in {time.perf_counter() - start:.0f} s")
+    try:
+        print(f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB); load average before: {os.getloadavg()}")
+        modes = [True] if args.sink_only else [False, True]
+        runs: dict[bool, list[dict[str, Any]]] = {m: [] for m in modes}
+        for _ in range(args.repeat):
+            for mode in modes:
+                runs[mode].append(_run(path, mode, args.builder_mb))
+        for mode in modes:
+            _report(
+                "reader alone (counting sink)" if mode else "end to end (TraceBuilder, finalize)", runs[mode]
+            )
+        print(f"load average after: {os.getloadavg()}")
+    finally:
+        if made and not args.keep:
+            shutil.rmtree(made, ignore_errors=True)
+        elif made:
+            print(f"kept {path}")
 
 
 if __name__ == "__main__":

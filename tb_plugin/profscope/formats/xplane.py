@@ -1,553 +1,343 @@
-"""XPlane (`.xplane.pb`, an XSpace protobuf) → the common columnar trace model.
+"""XPlane (`.xplane.pb`, an XSpace protobuf) → the common columnar trace model, in bounded memory.
 
 Planes become sections (host CPU first, then devices by ordinal), lines become tracks: one per host
 thread, one per GPU stream (named after what runs on it), TPU lines as they are. Event names come
 from event metadata (display name when present), args from the event's and its metadata's stats,
 flows from the `flow` stat and from host↔device `correlation_id`, `_counters_` lines become
-counter tracks, and GPU/TPU sections get the derived lines XProf users know (`xplane_derived`,
-built from the `xplane_events.DecodedEvents` this reader hands it).
+counter tracks, and GPU/TPU sections get the derived lines XProf users know (`xplane_derived`).
 The wire format is decoded without the protobuf runtime (`xplane_wire`), in bulk.
+
+How the memory stays bounded: the file is never read whole (`xplane_source`). `index_space` walks
+the XSpace and its planes, skipping their lines, and decodes the metadata; then a plane's lines
+are read in windows of `batch_bytes` (a window holds part of a long line or several short ones)
+and every window's events are decoded and turned into builder calls (`xplane_plane`) before the
+next is read. What the reader keeps besides: the metadata, per line and per counter series a few
+numbers, and per GPU or TPU plane the rows its derived lines are built from (about 60 bytes per
+kernel or op, freed once the plane is done). What the whole file decides is settled at the end:
+
+- times count from the trace's zero, the earliest event rounded down to a whole ns, on the clock
+  of the line holding the median event (lines years away from it are dropped). Batches are put on
+  the clock of the first line read; the builder calls are recorded on a tape (`xplane_spill`)
+  and replayed with the difference subtracted once every event is known:
+  start = (line timestamp − base) · 1000 + offset − zero;
+- flows and kernel launches link events anywhere in the file (`xplane_flows`);
+- a file whose clock assumption does not hold (a line far from the others, a line that names
+  itself after its events) is read a second time with what the first pass learnt.
+
+The results do not depend on `batch_bytes` or on the memory budget, only on the file.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 import fsspec
-import msgspec
 import numpy as np
 
+from profscope import spill
 from profscope.columns import Trace, TraceBuilder
 from profscope.errors import UnreadableProfile
 from profscope.formats import registry, xplane_derived
+from profscope.formats import xplane_wire as wire
 from profscope.formats.xplane_decode import (
     BYTES,
     DOUBLE,
-    INT64,
     REF,
-    UINT64,
     RawLine,
     RawPlane,
-    RawSpace,
-    decode_space,
+    SpaceIndex,
+    decode_events,
+    index_space,
+    record_payloads,
+    text,
 )
-from profscope.formats.xplane_events import DecodedEvents
-from profscope.formats.xplane_hlo import attachment_name, hlo_protos
-from profscope.formats.xplane_layout import line_sort_index, plane_kind, stream_sort_index
-from profscope.formats.xplane_stats import StatTable, json_value
+from profscope.formats.xplane_flows import FLOW_CATEGORIES, FlowRecords
+from profscope.formats.xplane_hlo import InstructionMetadata, attachment_name, hlo_protos
+from profscope.formats.xplane_layout import plane_kind
+from profscope.formats.xplane_plane import (
+    COUNTERS,
+    EVENTS_BY_REF,
+    EVENTS_ON_TRACK,
+    Frame,
+    LineState,
+    PlaneReader,
+    ReadState,
+)
+from profscope.formats.xplane_source import Source, Window
+from profscope.formats.xplane_spill import Scratch, Tape
+from profscope.formats.xplane_stats import json_value
 
 FORMAT = registry.XPLANE
-COUNTER_LINE = "_counters_"
-_READ_CHUNK = 1 << 22
+# File bytes of events decoded together: about 1 MB is fastest (the batch's columns stay in the
+# CPU caches), and decoding one takes about 50 times its bytes at its peak.
+BATCH_BYTES = 1 << 20
+MEMORY_MB = 512  # what the reader may hold: recordings and flow records beyond go to scratch files
+# Under a small budget batches are cut smaller (budget / _BATCH_SHARE), down to _MIN_BATCH_BYTES.
+_BATCH_SHARE = 64
+_MIN_BATCH_BYTES = 1 << 16
+_OTHER_BATCH = 1 << 16  # events with an unusual tag, decoded together at the end of their line
 # Line timestamps below this many ns after the epoch (≈ 11.6 days) are offsets from the profile
 # start, as profilers write them after normalizing, not wall-clock times.
 _EPOCH_THRESHOLD_NS = 10**15
-_STREAM_NUMBER = re.compile(r"#(\d+)")
-_STREAM_KINDS = ("Compute", "MemcpyH2D", "MemcpyD2H", "MemcpyD2D", "MemcpyP2P", "Memcpy", "Memset")
-# XProf's flow categories (tsl ContextType), indexed by the flow stat's top 6 bits.
-_FLOW_CATEGORIES = (
-    "flow", "flow", "tf_exec", "tfrt_exec", "batch_sched", "PjRt", "as_batch_sched", "tfrt_rt",
-    "tpu_embed", "gpu_launch", "batcher", "tpu_stream", "tpu_launch", "pathways_exec",
-    "pjrt_library_call", "threadpool_event",
-)  # fmt: skip
-_KIND_CODES = {"cpu": 1, "gpu": 2, "tpu": 3, "other": 4}
-_encode = msgspec.json.Encoder().encode
+_FAR_PS = 1 << 61
 
 
 def read(
-    path: str, fs: fsspec.AbstractFileSystem, progress: Callable[[int, int], None] | None = None
+    path: str,
+    fs: fsspec.AbstractFileSystem,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    scratch_dir: str | None = None,
+    batch_bytes: int | None = None,
+    memory_mb: int | None = None,
 ) -> Trace:
-    """Load one `.xplane.pb` file; raises UnreadableProfile only when nothing in it is usable."""
-    data = _read_all(path, fs, progress)
-    if not data:
-        raise UnreadableProfile(path, "the file is empty")
-    raw = decode_space(data)
-    if raw.num_events == 0 and raw.damage:
-        raise UnreadableProfile(path, f"not a readable XSpace protobuf ({raw.damage[0]})")
-    if raw.num_events == 0 and not any(plane.name for plane in raw.planes):
-        # Stray bytes can happen to parse as protobuf fields; an XSpace names its planes.
-        raise UnreadableProfile(path, "no XPlane in the file (not an XSpace protobuf)")
-    builder = TraceBuilder(source=path, format=FORMAT)
-    _Loader(raw, builder).load()
+    """Load one `.xplane.pb` file; raises UnreadableProfile only when nothing in it is usable.
+
+    `memory_mb` bounds what the reader holds besides one batch of `batch_bytes` (recordings and
+    flow records beyond it go to scratch files); `scratch_dir` holds those files and the copy of a
+    file that is not local. Inside an ingest both default to the ingest's (`spill.current`: the
+    reader's share of its budget, its temporary entry), elsewhere to MEMORY_MB and the system's
+    temporary directory; `batch_bytes` to BATCH_BYTES, less under a small budget.
+    """
+    config = spill.current()
+    if scratch_dir is None and config is not None:
+        scratch_dir = config.spill_dir
+    if memory_mb is not None:
+        budget = memory_mb << 20
+    elif config is not None and config.reader_bytes:
+        budget = config.reader_bytes
+    else:
+        budget = MEMORY_MB << 20
+    if batch_bytes is None:
+        batch_bytes = max(_MIN_BATCH_BYTES, min(BATCH_BYTES, budget // _BATCH_SHARE))
+    scratch = Scratch(scratch_dir)
+    try:
+        source = Source(path, fs, scratch.dir, progress)
+        try:
+            if source.size == 0:
+                raise UnreadableProfile(path, "the file is empty")
+            reading = _Reading(path, source, scratch, progress, batch_bytes, budget)
+            trace = reading.run()
+        finally:
+            source.close()
+    finally:
+        scratch.close()
     if progress is not None:
-        progress(len(data), len(data))
-    return builder.finalize()
+        progress(source.size, source.size)
+    return trace
 
 
-def _read_all(path: str, fs: fsspec.AbstractFileSystem, progress: Callable[[int, int], None] | None) -> bytes:
-    chunks: list[bytes] = []
-    done = 0
-    with fs.open(path, "rb") as handle:
-        total = getattr(handle, "size", None) or 0
-        while True:
-            chunk = handle.read(_READ_CHUNK)
-            if not chunk:
+class _Recorder:
+    """The builder `xplane_derived` adds a plane's boxes to: names and tracks go to the trace
+    builder at once, the boxes onto the tape (their times are in the reader's frame)."""
+
+    def __init__(self, state: ReadState) -> None:
+        self.state = state
+
+    def intern(self, name: str) -> int:
+        return self.state.builder.intern(name)
+
+    def track(
+        self, section: int, name: str, kind: str = "thread", sort_index: int = 0, key: Any = None
+    ) -> int:
+        return self.state.builder.track(section, name, kind, sort_index, key=key)
+
+    def add_events(
+        self, track: int, start_ps: np.ndarray, dur_ps: np.ndarray, name: np.ndarray, *, args: list[bytes]
+    ) -> int:
+        parts = [a or b"" for a in args]
+        lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+        blob = np.frombuffer(b"".join(parts), dtype=np.uint8)
+        tape = self.state.tape
+        tape.record(EVENTS_ON_TRACK, np.array([track], dtype=np.int64), start_ps, dur_ps, name, lengths, blob)
+        first = self.state.added
+        self.state.added += int(np.asarray(start_ps).shape[0])
+        return first
+
+
+class _Reading:
+    """One file being read: one pass, or two when the first one's frame did not hold."""
+
+    def __init__(
+        self,
+        path: str,
+        source: Source,
+        scratch: Scratch,
+        progress: Callable[[int, int], None] | None,
+        batch_bytes: int,
+        budget: int,
+    ) -> None:
+        self.path = path
+        self.source = source
+        self.scratch = scratch
+        self.progress = progress
+        self.batch_bytes = max(1, batch_bytes)
+        self.budget = budget
+        self.index: SpaceIndex = index_space(source)
+        self.line_damage: dict[tuple[int, int], str] = {}  # (plane, line slot) → what went wrong
+        self.lines_seen = 0
+        self.protos = hlo_protos(self.index)
+        self.hlo = InstructionMetadata(self.protos)
+
+    def run(self) -> Trace:
+        frame = Frame()
+        for attempt in range(2):
+            state = self._pass(frame)
+            used = [ln for ln in state.lines if ln.num_events]
+            if not used:
                 break
-            chunks.append(chunk)
-            done += len(chunk)
-            if progress is not None:
-                progress(done, max(total, done))
-    return b"".join(chunks)
+            base = _median_line(used).timestamp_ns
+            far = frozenset(ln.index for ln in used if abs((ln.timestamp_ns - base) * 1000) >= _FAR_PS)
+            if attempt == 0 and (state.invalid or far != frame.far):
+                state.tape.close()
+                state.flows.close()
+                frame = Frame(base, far, dict(state.final_headers))
+                continue
+            break
+        return self._finish(state)
 
+    # -- the pass over the file --------------------------------------------------------------------
+    def _pass(self, frame: Frame) -> ReadState:
+        index = self.index
+        builder = TraceBuilder(source=self.path, format=FORMAT)
+        # The tape is replayed before the links are made: half for it, an eighth for each of the
+        # flow record tables (two during the pass, three while linking), the rest for a batch.
+        tape = Tape(self.scratch, self.budget // 2)
+        flows = FlowRecords(self.scratch, self.budget // 8)
+        state = ReadState(builder, tape, flows, frame)
+        recorder = _Recorder(state)
+        self.line_damage = {}
+        self.lines_seen = 0
+        for plane, slots in zip(index.planes, index.slots, strict=True):
+            plane.lines = []
+            reader = PlaneReader(state, plane, self.hlo)
+            _PlaneWalk(self, reader).run(slots)
+            reader.finish(recorder)
+        return state
 
-class _Loader:
-    """Turns a decoded RawSpace into TraceBuilder calls; one instance per file."""
+    def _report(self, pos: int) -> None:
+        if self.progress is not None:
+            size = self.source.size
+            done = min(pos, size)
+            self.progress((size + done) // 2 if self.source.copied else done, size)
 
-    def __init__(self, raw: RawSpace, builder: TraceBuilder) -> None:
-        self.raw = raw
-        self.builder = builder
-        n = raw.num_events
-        plane_of_line = np.array([ln.plane for ln in raw.lines], dtype=np.int32)
-        self.ev_plane = plane_of_line[raw.ev_line] if n else np.zeros(0, np.int32)
-        self.stats = StatTable(raw, self.ev_plane)
-        self.ev_start = np.zeros(n, dtype=np.int64)
-        self.ev_name = np.zeros(n, dtype=np.int32)
-        self.ev_meta = np.full(n, -1, dtype=np.int64)  # row in self.meta_keys
-        self.ev_track = np.full(n, -1, dtype=np.int32)
-        self.ev_section = np.full(n, -1, dtype=np.int32)
-        self.builder_index = np.full(n, -1, dtype=np.int64)
-        self.sections: dict[int, int] = {}  # plane index → section id
-        self.meta_keys: list[tuple[int, int]] = []  # (plane, event metadata id)
-        self.hlo_protos = hlo_protos(raw)
+    # -- what the whole file decides ---------------------------------------------------------------
+    def _damage(self) -> list[str]:
+        index = self.index
+        out = list(index.damage)
+        for p, slots in enumerate(index.slots):
+            whole = len(slots) - 1 if index.cut[p] else len(slots)
+            out += [self.line_damage[(p, k)] for k in range(whole) if (p, k) in self.line_damage]
+            if index.plane_damage[p]:
+                out.append(index.plane_damage[p])
+            if index.cut[p] and (p, whole) in self.line_damage:
+                out.append(self.line_damage[(p, whole)])
+        return out
 
-    # -- orchestration ----------------------------------------------------------------------------
-    def load(self) -> None:
-        raw, b = self.raw, self.builder
-        for note in raw.damage:
+    def _finish(self, state: ReadState) -> Trace:
+        index, b = self.index, state.builder
+        damage = self._damage()
+        num_events = sum(ln.num_events for ln in state.lines)
+        if num_events == 0 and damage:
+            raise UnreadableProfile(self.path, f"not a readable XSpace protobuf ({damage[0]})")
+        if num_events == 0 and not any(plane.name for plane in index.planes):
+            # Stray bytes can happen to parse as protobuf fields; an XSpace names its planes.
+            raise UnreadableProfile(self.path, "no XPlane in the file (not an XSpace protobuf)")
+        for note in damage:
             b.warn(f"damaged input, stopped reading part of it: {note}")
-        for reason, count in raw.skipped.items():
+        for reason, count in (index.skipped + state.skipped).items():
             b.skip(reason, count)
-        for message in raw.errors:
+        for message in index.errors:
             b.warn(f"the profiler reported an error: {message}")
-        for message in raw.warnings:
+        for message in index.warnings:
             b.warn(f"the profiler reported: {message}")
-        if self.stats.unknown_names:
+        if state.unknown_names:
+            b.warn(f"{state.unknown_names} event stats refer to missing stat metadata (shown as stat#<id>)")
+        if state.unknown_refs:
+            b.warn(f"{state.unknown_refs} stat values refer to missing stat metadata (shown as ?ref <id>)")
+        shift = self._clock(state)
+        if state.missing_meta:
             b.warn(
-                f"{self.stats.unknown_names} event stats refer to missing stat metadata (shown as stat#<id>)"
+                f"{state.missing_meta} events refer to event metadata missing from their plane; named by id"
             )
-        if self.stats.unknown_refs:
-            b.warn(
-                f"{self.stats.unknown_refs} stat values refer to missing stat metadata (shown as ?ref <id>)"
-            )
-        self._times()
-        self._names()
-        counter_line = self._counters()
-        regular = raw.ev_ok & ~counter_line
-        self._tracks(regular)
-        self._add_events(np.flatnonzero(regular & (self.ev_track >= 0)))
-        self._flows()
-        xplane_derived.add_derived_lines(self._decoded_events(), b)
-        self._metadata()
-        for program_id, proto in self.hlo_protos.items():
+        self._replay(state, shift)
+        self._flows(state, shift)
+        self._metadata(state)
+        for program_id, proto in self.protos.items():
             b.attach(attachment_name(program_id), proto)
-        if b.num_events == 0 and not self.num_counter_samples:
+        if b.num_events == 0 and not state.counter_samples:
             b.warn("the XSpace holds no timed events")
+        return b.finalize()
 
-    # -- time ---------------------------------------------------------------------------------------
-    def _times(self) -> None:
-        """Event starts in ps from the trace zero (a whole ns at or before the earliest event)."""
-        raw = self.raw
-        lines = raw.lines
-        used = [ln for ln in lines if ln.num_events]
+    def _clock(self, state: ReadState) -> int:
+        """Set the trace's clock origin; returns what to subtract from the frame's times."""
+        b = state.builder
+        used = [ln for ln in state.lines if ln.num_events]
         if not used:
-            self.zero_ns = 0
-            self.builder.clock_origin_ns = self._absolute(0)
-            return
-        # The line holding the median event sets the common base, so one line with a wild
-        # timestamp is the one dropped, not all the others.
-        by_time = sorted(used, key=lambda ln: ln.timestamp_ns)
-        weights = np.cumsum([ln.num_events for ln in by_time])
-        base_ns = by_time[int(np.searchsorted(weights, (weights[-1] + 1) // 2))].timestamp_ns
-        line_ps = np.zeros(len(lines), dtype=np.int64)
-        far = np.zeros(len(lines), dtype=bool)
-        for i, ln in enumerate(lines):
-            delta = (ln.timestamp_ns - base_ns) * 1000
-            if abs(delta) >= 1 << 61:
-                far[i] = True
-            else:
-                line_ps[i] = delta
-        bad = far[raw.ev_line] & raw.ev_ok
-        if bad.any():
-            self.builder.skip("events on lines whose timestamp is years away from the others", int(bad.sum()))
-            raw.ev_ok &= ~bad
-        start = line_ps[raw.ev_line] + raw.ev_offset_ps
-        ok = raw.ev_ok
-        zero_ps = int(start[ok].min()) // 1000 * 1000 if ok.any() else 0
-        self.ev_start = start - zero_ps
-        self.zero_ns = base_ns + zero_ps // 1000
-        self.builder.clock_origin_ns = self._absolute(self.zero_ns)
+            b.clock_origin_ns = self._absolute(state, 0)
+            return 0
+        base_ns = _median_line(used).timestamp_ns
+        if state.far_events:
+            b.skip("events on lines whose timestamp is years away from the others", state.far_events)
+        offset = (base_ns - (state.base_ns if state.base_ns is not None else base_ns)) * 1000
+        zero_ps = (state.min_start - offset) // 1000 * 1000 if state.min_start is not None else 0
+        b.clock_origin_ns = self._absolute(state, base_ns + zero_ps // 1000)
+        return offset + zero_ps
 
-    def _absolute(self, zero_ns: int) -> int | None:
+    def _absolute(self, state: ReadState, zero_ns: int) -> int | None:
         if zero_ns >= _EPOCH_THRESHOLD_NS or any(
-            ln.timestamp_ns >= _EPOCH_THRESHOLD_NS for ln in self.raw.lines
+            ln.timestamp_ns >= _EPOCH_THRESHOLD_NS for ln in state.lines
         ):
             return zero_ns
         start = self._task_env().get("profile_start_time")
         if isinstance(start, int) and start >= _EPOCH_THRESHOLD_NS:
             return start + zero_ns
-        self.builder.warn("the file does not say when the profile started: times are relative only")
+        state.builder.warn("the file does not say when the profile started: times are relative only")
         return None
 
     def _task_env(self) -> dict[str, Any]:
-        for plane in self.raw.planes:
+        for plane in self.index.planes:
             if plane.name == "Task Environment":
                 return plane.stat_dict(plane.stats)
         return {}
 
-    # -- names --------------------------------------------------------------------------------------
-    def _names(self) -> None:
-        """Name of every event from its plane's event metadata (display name when present)."""
-        raw, b = self.raw, self.builder
-        bounds = np.searchsorted(self.ev_plane, np.arange(len(raw.planes) + 1))
-        self.meta_name: list[int] = []
-        self.meta_long: list[str | None] = []
-        missing = 0
-        for plane in raw.planes:
-            first_row = len(self.meta_keys)
-            mids = np.array(sorted(plane.event_names), dtype=np.int64)
-            for mid in mids.tolist():
-                name, display = plane.event_names[mid]
-                self.meta_keys.append((plane.index, mid))
-                self.meta_name.append(b.intern(display or name))
-                self.meta_long.append(name if display and display != name else None)
-            lo, hi = int(bounds[plane.index]), int(bounds[plane.index + 1])
-            if hi == lo:
+    def _replay(self, state: ReadState, shift: int) -> None:
+        b = state.builder
+        track_of_ref = np.array(state.track_of_ref or [0], dtype=np.int64)
+        for kind, arrays in state.tape.play():
+            if kind == COUNTERS:
+                ref, time_ps, values = arrays
+                b.add_counter(int(track_of_ref[ref[0]]), time_ps - shift, values)
                 continue
-            query = raw.ev_mid[lo:hi]
-            found = np.zeros(hi - lo, dtype=bool)
-            if mids.shape[0]:
-                pos = np.minimum(np.searchsorted(mids, query), mids.shape[0] - 1)
-                found = mids[pos] == query
-                self.ev_meta[lo:hi] = np.where(found, first_row + pos, -1)
-                names = np.array(self.meta_name[first_row:], dtype=np.int32)
-                self.ev_name[lo:hi] = names[pos]
-            lost = np.flatnonzero(~found & raw.ev_ok[lo:hi])
-            for i, mid in zip(lost.tolist(), query[lost].tolist(), strict=True):
-                self.ev_name[lo + i] = b.intern(f"unknown event (metadata id {mid})")
-            missing += lost.shape[0]
-        if missing:
-            b.warn(f"{missing} events refer to event metadata missing from their plane; named by id")
-        rows = self.stats.rows("step_name")
-        owners = raw.st_event[rows]
-        for ev, step in zip(owners.tolist(), self.stats.texts(rows), strict=True):
-            if step:
-                self.ev_name[ev] = b.intern(step)
+            track, start, dur, names, lengths, blob = arrays
+            tid = track_of_ref[track] if kind == EVENTS_BY_REF else int(track[0])
+            b.add_events(tid, start - shift, dur, names, args_blob=blob, args_lengths=lengths)
 
-    # -- sections and tracks --------------------------------------------------------------------
-    def section(self, plane_index: int) -> int:
-        """Section id of a plane, created on first use (planes without events get none)."""
-        sid = self.sections.get(plane_index)
-        if sid is None:
-            plane = self.raw.planes[plane_index]
-            kind, sort, _ = plane_kind(plane.name)
-            name = plane.name or f"plane {plane.id}"
-            sid = self.builder.section(name, kind, sort, key=("plane", plane_index))
-            self.sections[plane_index] = sid
-        return sid
-
-    def _tracks(self, regular: np.ndarray) -> None:
-        raw, b = self.raw, self.builder
-        per_line = np.bincount(raw.ev_line[regular], minlength=len(raw.lines))
-        categories = self._stream_categories(regular)
-        self.streams: dict[int, list[tuple[int, int]]] = {}  # section → [(stream number, track)]
-        for plane in raw.planes:
-            kind = plane_kind(plane.name)[0]
-            specs: list[tuple[RawLine, str, str, int, int]] = []
-            for ln in plane.lines:
-                if not per_line[ln.index]:
-                    continue
-                name = ln.display_name or ln.name or f"line {ln.id}"
-                number = -1
-                if kind == "cpu":
-                    track_kind, sort = "thread", 0
-                elif kind == "gpu" and (ln.name.startswith("Stream") or ln.index in categories):
-                    track_kind = "stream"
-                    number = _stream_number(ln)
-                    if ln.index in categories:
-                        name = f"Stream #{number} ({', '.join(categories[ln.index])})"
-                    sort = stream_sort_index(number)
-                else:
-                    track_kind, sort = "line", line_sort_index(name)
-                specs.append((ln, name, track_kind, sort, number))
-            if not specs:
-                continue
-            if kind == "cpu":
-                ranked = sorted(range(len(specs)), key=lambda i: (specs[i][1].lower(), specs[i][0].id))
-                for rank, i in enumerate(ranked):
-                    specs[i] = (*specs[i][:3], rank, specs[i][4])
-            sid = self.section(plane.index)
-            for ln, name, track_kind, sort, number in specs:
-                tid = b.track(sid, name, track_kind, sort, key=("line", ln.index))
-                if track_kind == "stream":
-                    self.streams.setdefault(sid, []).append((number, tid))
-                sel = slice(ln.first_event, ln.first_event + ln.num_events)
-                mask = regular[sel]
-                self.ev_track[sel] = np.where(mask, tid, -1)
-                self.ev_section[sel] = np.where(mask, sid, -1)
-
-    def names_starting(self, prefix: str) -> np.ndarray:
-        """Builder string ids of all interned names that start with `prefix`."""
-        return np.array(
-            [sid for text, sid in self.builder.string_ids.items() if text.startswith(prefix)], dtype=np.int32
-        )
-
-    def _stream_categories(self, regular: np.ndarray) -> dict[int, list[str]]:
-        """What runs on each GPU line (by line index): Compute (kernels), Memcpy kinds, Memset."""
-        raw, st = self.raw, self.stats
-        gpu_planes = [p.index for p in raw.planes if plane_kind(p.name)[0] == "gpu"]
-        if not gpu_planes:
-            return {}
-        on_gpu = regular & np.isin(self.ev_plane, gpu_planes)
-        code = np.full(raw.num_events, -1, dtype=np.int8)
-        ids = self.builder.string_ids
-        memcpy = np.isin(self.ev_name, self.names_starting("Memcpy"))
-        code[on_gpu & memcpy] = _STREAM_KINDS.index("Memcpy")
-        for label in _STREAM_KINDS[1:5]:
-            if label in ids:
-                code[on_gpu & (self.ev_name == ids[label])] = _STREAM_KINDS.index(label)
-        code[on_gpu & np.isin(self.ev_name, self.names_starting("Memset"))] = _STREAM_KINDS.index("Memset")
-        for stat, label in (
-            ("memcpy_details", "Memcpy"),
-            ("memset_details", "Memset"),
-            ("kernel_details", "Compute"),
-        ):
-            owners = raw.st_event[st.rows(stat)]
-            owners = owners[on_gpu[owners]]
-            if label == "Memcpy":
-                owners = owners[code[owners] < 0]
-            code[owners] = _STREAM_KINDS.index(label)
-        sel = np.flatnonzero(code >= 0)
-        pairs = np.unique(raw.ev_line[sel].astype(np.int64) * 8 + code[sel])
-        out: dict[int, list[str]] = {}
-        for pair in pairs.tolist():
-            out.setdefault(pair // 8, []).append(_STREAM_KINDS[pair % 8])
-        return out
-
-    # -- events -------------------------------------------------------------------------------------
-    def _add_events(self, rows: np.ndarray) -> None:
-        raw, b = self.raw, self.builder
-        prefixes, ev_prefix = self._arg_prefixes()
-        position = np.full(raw.num_events, -1, dtype=np.int64)
-        position[rows] = np.arange(rows.shape[0], dtype=np.int64)
-        owner = position[raw.st_event]
-        stat_rows = np.flatnonzero(owner >= 0)
-        offsets, blob = self.stats.args_json(prefixes, ev_prefix[rows], stat_rows, owner[stat_rows])
-        first = b.add_events(
-            self.ev_track[rows],
-            self.ev_start[rows],
-            raw.ev_dur_ps[rows],
-            self.ev_name[rows],
-            args_blob=blob[: offsets[-1]],
-            args_lengths=np.diff(offsets),
-        )
-        self.builder_index[rows] = first + np.arange(rows.shape[0], dtype=np.int64)
-
-    def _meta_members(self, row: int, without: frozenset[int] = frozenset()) -> dict[str, Any]:
-        """Args an event inherits from its metadata: long_name and the metadata's stats."""
-        plane_index, mid = self.meta_keys[row]
-        plane = self.raw.planes[plane_index]
-        members: dict[str, Any] = {}
-        if self.meta_long[row] is not None:
-            members["long_name"] = self.meta_long[row]
-        for smid, kind, value in plane.event_meta_stats.get(mid, ()):
-            name = plane.stat_names.get(smid, f"stat#{smid}")
-            if self.stats.name_ids.get(name) not in without:
-                members[name] = json_value(kind, value, plane.stat_names)
-        return members
-
-    def _arg_prefixes(self) -> tuple[list[bytes], np.ndarray]:
-        """Per event, the opening of its args object (see StatTable.args_json)."""
-        raw, st = self.raw, self.stats
-        prefixes: list[bytes] = []
-        meta_prefix = np.full(len(self.meta_keys) + 1, -1, dtype=np.int64)
-        member_names: list[tuple[int, list[int]]] = []
-        for row in range(len(self.meta_keys)):
-            members = self._meta_members(row)
-            if members:
-                meta_prefix[row] = len(prefixes)
-                prefixes.append(_encode(members)[:-1] + b",")
-                member_names.append((row, [st.name_id(k) for k in members]))
-        ev_prefix = meta_prefix[self.ev_meta]
-        # Where an event stat repeats a metadata stat's name the event's own value wins: give
-        # such events a prefix without that member, so the JSON has no duplicate key.
-        width = len(st.names) + 1
-        meta_stat_keys = [row * width + name for row, names in member_names for name in names]
-        owners = raw.st_event
-        keys = self.ev_meta[owners] * width + st.row_name
-        shadow = np.flatnonzero(
-            (self.ev_meta[owners] >= 0) & (st.row_name >= 0) & np.isin(keys, meta_stat_keys)
-        )
-        dropped: dict[int, set[int]] = {}
-        for ev, name in zip(owners[shadow].tolist(), st.row_name[shadow].tolist(), strict=True):
-            dropped.setdefault(ev, set()).add(name)
-        variants: dict[tuple[int, frozenset[int]], int] = {}
-        for ev, names in dropped.items():
-            key = (int(self.ev_meta[ev]), frozenset(names))
-            if key not in variants:
-                members = self._meta_members(*key)
-                variants[key] = len(prefixes) if members else -1
-                if members:
-                    prefixes.append(_encode(members)[:-1] + b",")
-            ev_prefix[ev] = variants[key]
-        return prefixes, ev_prefix
-
-    # -- counters -----------------------------------------------------------------------------------
-    def _counters(self) -> np.ndarray:
-        """Events of `_counters_` lines become counter samples; returns the mask of those events.
-
-        Each counter event's name is the counter; each numeric stat is one series (named
-        "<counter> <stat>" when a counter has several).
-        """
-        raw, b, st = self.raw, self.builder, self.stats
-        mask = np.zeros(raw.num_events, dtype=bool)
-        for ln in raw.lines:
-            if ln.name == COUNTER_LINE:
-                mask[ln.first_event : ln.first_event + ln.num_events] = True
-        mask &= raw.ev_ok
-        self.num_counter_samples = 0
-        if not mask.any():
-            return mask
-        rows = np.flatnonzero(mask[raw.st_event])
-        kind = raw.st_kind[rows]
-        rows = rows[(kind == INT64) | (kind == UINT64) | (kind == DOUBLE)]
-        kind = raw.st_kind[rows]
-        bits = raw.st_value[rows]
-        values = bits.view(np.float64).copy()
-        values[kind == INT64] = bits[kind == INT64].view(np.int64)
-        values[kind == UINT64] = bits[kind == UINT64]
-        owners = raw.st_event[rows]
-        series = np.stack([self.ev_plane[owners], self.ev_name[owners], st.row_name[rows]], axis=1)
-        keys, inverse = np.unique(series, axis=0, return_inverse=True)
-        inverse = inverse.ravel()
-        per_counter: dict[tuple[int, int], int] = {}
-        for plane_index, cname, _ in keys.tolist():
-            per_counter[(plane_index, cname)] = per_counter.get((plane_index, cname), 0) + 1
-        strings = list(b.string_ids)
-        order = np.argsort(inverse, kind="stable")
-        bounds = np.searchsorted(inverse[order], np.arange(keys.shape[0] + 1))
-        for k, (plane_index, cname, sname) in enumerate(keys.tolist()):
-            label = strings[cname]
-            if per_counter[(plane_index, cname)] > 1:
-                label = f"{label} {st.names[sname] if sname >= 0 else 'value'}"
-            sid = self.section(plane_index)
-            tid = b.track(sid, label, "counter", 10**6, key=("counter", plane_index, cname, sname))
-            sel = order[bounds[k] : bounds[k + 1]]
-            b.add_counter(tid, self.ev_start[owners[sel]], values[sel])
-        self.num_counter_samples = int(rows.shape[0])
-        return mask
-
-    # -- flows --------------------------------------------------------------------------------------
-    def _flows(self) -> None:
-        """Flows from `flow` stats (chained per flow id in time order) and correlation ids."""
-        raw, b, st = self.raw, self.builder, self.stats
-        names = [b.intern(c) for c in _FLOW_CATEGORIES]
-        pairs: list[np.ndarray] = []
-        rows = st.rows("flow")
-        rows = rows[
-            (self.builder_index[raw.st_event[rows]] >= 0) & np.isin(raw.st_kind[rows], (UINT64, INT64))
-        ]
-        if rows.shape[0]:
-            value = raw.st_value[rows]
-            direction = (value & np.uint64(3)).astype(np.int64)
-            flow_id = (value >> np.uint64(2)) & np.uint64((1 << 56) - 1)
-            category = (value >> np.uint64(58)).astype(np.int64)
-            ev = raw.st_event[rows]
-            # out (2) starts a flow, in-out (3) passes it on, in (1) ends it; unspecified (0) sorts
-            # with the middle.
-            rank = np.array([1, 2, 0, 1])[direction]
-            order = np.lexsort((rank, self.ev_start[ev], flow_id))
-            ev, flow_id, category = ev[order], flow_id[order], category[order]
-            link = np.flatnonzero(flow_id[1:] == flow_id[:-1])
-            name = np.array(names, dtype=np.int64)[np.minimum(category[link], len(names) - 1)]
-            name[category[link] >= len(names)] = names[0]
-            pairs.append(np.stack([ev[link], ev[link + 1], name], axis=1))
-        self.launches = self._correlations()
-        if self.launches.shape[0]:
-            gpu_launch = names[_FLOW_CATEGORIES.index("gpu_launch")]
-            pairs.append(np.column_stack([self.launches, np.full(self.launches.shape[0], gpu_launch)]))
-        if not pairs:
-            return
-        links = np.concatenate(pairs)
-        links[:, 0] = self.builder_index[links[:, 0]]
-        links[:, 1] = self.builder_index[links[:, 1]]
-        links = links[links[:, 0] != links[:, 1]]
-        # A link found both ways (flow stat and correlation id) is added once.
-        _, first = np.unique(links[:, 0] * (b.num_events + 1) + links[:, 1], return_index=True)
-        links = links[np.sort(first)]
-        b.add_flows(links[:, 0], links[:, 1], links[:, 2])
-
-    def _correlations(self) -> np.ndarray:
-        """(host event, device event) rows linked by the CUPTI/ROCm correlation id.
-
-        A device event links to the host event with its id; when several host events carry it,
-        to the last one that starts before the device event.
-        """
-        raw, st = self.raw, self.stats
-        none = np.zeros((0, 2), dtype=np.int64)
-        rows = st.rows("correlation_id")
-        ev = raw.st_event[rows]
-        values, valid = st.ints(rows)
-        keep = valid & (self.builder_index[ev] >= 0)
-        ev, values = ev[keep], values[keep]
-        plane_kinds = np.array([_KIND_CODES[plane_kind(p.name)[0]] for p in raw.planes] or [0])
-        kind = plane_kinds[self.ev_plane[ev]]
-        host = kind == _KIND_CODES["cpu"]
-        device = (kind == _KIND_CODES["gpu"]) | (kind == _KIND_CODES["tpu"])
-        if not host.any() or not device.any():
-            return none
-        h_ev, h_id = ev[host], values[host]
-        d_ev, d_id = ev[device], values[device]
-        order = np.lexsort((self.ev_start[h_ev], h_id))
-        h_ev, h_id = h_ev[order], h_id[order]
-        lo = np.searchsorted(h_id, d_id, side="left")
-        hi = np.searchsorted(h_id, d_id, side="right")
-        single = hi - lo == 1
-        links = [np.stack([h_ev[lo[single]], d_ev[single]], axis=1)]
-        unmatched = 0
-        for d, a, z in zip(
-            d_ev[hi - lo > 1].tolist(), lo[hi - lo > 1].tolist(), hi[hi - lo > 1].tolist(), strict=True
-        ):
-            cands = h_ev[a:z]
-            before = cands[self.ev_start[cands] <= self.ev_start[d]]
-            if before.shape[0]:
-                links.append(np.array([[before[-1], d]], dtype=np.int64))
-            else:
-                unmatched += 1
-        if unmatched:
-            self.builder.warn(
-                f"{unmatched} device events share a correlation id with several host events that all "
+    def _flows(self, state: ReadState, shift: int) -> None:
+        b, flows = state.builder, state.flows
+        names = [b.intern(c) for c in FLOW_CATEGORIES]
+        for src, dst, name in flows.links(b.num_events, names):
+            b.add_flows(src, dst, name)
+        if flows.unmatched:
+            b.warn(
+                f"{flows.unmatched} device events share a correlation id with several host events that all "
                 "start after them; not linked"
             )
-        return np.concatenate(links).astype(np.int64)
+        for plane_index, (group, lo, hi, count, longest, total) in flows.launch_totals().items():
+            plane = self.index.planes[plane_index]
+            if plane_index in state.sections and xplane_derived.wants_launch_stats(plane):
+                span = (lo - shift, hi - shift)
+                xplane_derived.add_launch_stats(
+                    b, state.sections[plane_index], group, span, count, longest, total
+                )
+        flows.close()
 
-    def _decoded_events(self) -> DecodedEvents:
-        """What the derived lines are built from, once every event is on the timeline."""
-        raw = self.raw
-        return DecodedEvents(
-            planes=raw.planes,
-            stats=self.stats,
-            stat_event=raw.st_event,
-            start_ps=self.ev_start,
-            duration_ps=raw.ev_dur_ps,
-            metadata_row=self.ev_meta,
-            metadata_keys=self.meta_keys,
-            track=self.ev_track,
-            section=self.ev_section,
-            on_timeline=self.builder_index >= 0,
-            sections=self.sections,
-            streams=self.streams,
-            launches=self.launches,
-            hlo_protos=self.hlo_protos,
-        )
-
-    # -- metadata -----------------------------------------------------------------------------------
-    def _metadata(self) -> None:
-        raw, b = self.raw, self.builder
+    def _metadata(self, state: ReadState) -> None:
+        b, index = state.builder, self.index
         devices: dict[str, Any] = {}
-        for plane_index, sid in sorted(self.sections.items(), key=lambda kv: kv[1]):
-            plane = raw.planes[plane_index]
+        for plane_index, sid in sorted(state.sections.items(), key=lambda kv: kv[1]):
+            plane = index.planes[plane_index]
             kind, _, ordinal = plane_kind(plane.name)
             devices[str(sid)] = {
                 "plane": plane.name,
@@ -557,7 +347,7 @@ class _Loader:
                 "stats": _plain_stats(plane),
             }
         b.metadata["devices"] = devices
-        b.metadata["hostnames"] = list(raw.hostnames)
+        b.metadata["hostnames"] = list(index.hostnames)
         env = self._task_env()
         for key in ("profile_start_time", "profile_stop_time"):
             if isinstance(env.get(key), int):
@@ -569,8 +359,102 @@ class _Loader:
                 "lines": len(p.lines),
                 "events": sum(ln.num_events for ln in p.lines),
             }
-            for p in raw.planes
+            for p in index.planes
         ]
+
+
+class _PlaneWalk:
+    """Walks the lines of one plane window by window: the events a window holds, from one line
+    or several short ones, are decoded as one batch before the next window is read."""
+
+    def __init__(self, reading: _Reading, reader: PlaneReader) -> None:
+        self.reading = reading
+        self.reader = reader
+        self.state = reader.state
+        self.source = reading.source
+        self.win: Window | None = None
+        self.pending: list[tuple[LineState, list[int], int]] = []  # (line, records, limit)
+        self.walked: list[tuple[int, LineState]] = []  # lines walked, not yet ended
+
+    def run(self, slots: list[tuple[int, int]]) -> None:
+        step = self.reading.batch_bytes
+        for k, (start, end) in enumerate(slots):
+            ln = self.reader.line(self.reading.lines_seen, wire.LineRecord())
+            self.reading.lines_seen += 1
+            pos, size, done = start, step, False
+            while not done:
+                win = self.win
+                if win is None or not win.base <= pos < win.base + len(win.view) or size > step:
+                    self._flush()
+                    win = self.win = self.source.window(pos, size)
+                records: list[int] = []
+                at, done = wire.walk_line_part(
+                    win.view, win.base, pos - win.base, end - win.base, win.whole, ln.record, records
+                )
+                if records:
+                    self.pending.append((ln, records, min(end - win.base, len(win.view))))
+                if not done:
+                    # The window ends inside this line: decode what it holds, then read on.
+                    stuck = win.base + at == pos and not records
+                    self._flush()
+                    self.win = None
+                    size = size * 2 if stuck else step
+                pos = win.base + at
+                self.reading._report(pos)
+            if ln.record.other_events:
+                self._flush()
+                self._others(ln)
+            self.walked.append((k, ln))
+        self._flush()
+        self.win = None
+
+    def _flush(self) -> None:
+        """Decode the events of the pending lines, then end the lines walked to their end."""
+        if self.pending:
+            buf = self.win.buf  # type: ignore[union-attr]
+            counts = [len(r) for _, r, _ in self.pending]
+            records = np.array([p for _, r, _ in self.pending for p in r], dtype=np.int64)
+            limits = np.repeat(np.array([lim for _, _, lim in self.pending], dtype=np.int64), counts)
+            line_at = np.repeat(np.arange(len(self.pending)), counts)
+            starts, ends, readable = record_payloads(buf, records, limits)
+            self.state.skipped["events that could not be decoded"] += int((~readable).sum())
+            batch = decode_events(buf, starts[readable], ends[readable], self.state.skipped)
+            per_line = np.bincount(line_at[readable], minlength=len(self.pending))
+            lines = []
+            for (ln, _, _), count in zip(self.pending, per_line.tolist(), strict=True):
+                ln.num_events += count
+                if count:
+                    lines.append(ln)
+            renumber = np.cumsum(per_line > 0) - 1
+            self.reader.batch(lines, renumber[line_at[readable]], batch)
+            self.pending.clear()
+        for k, ln in self.walked:
+            rec = ln.record
+            if rec.damage:
+                where = f"plane {self.reader.plane.index}, line {text(rec.name)!r}"
+                self.reading.line_damage[(self.reader.plane.index, k)] = f"{where}: {rec.damage}"
+            self.reader.end_line(ln)
+        self.walked = []
+
+    def _others(self, ln: LineState) -> None:
+        """Events written with an unusual tag come after the line's usual records."""
+        other = ln.record.other_events
+        for lo in range(0, len(other), _OTHER_BATCH):
+            chunk = other[lo : lo + _OTHER_BATCH]
+            buf, _, shift = self.source.gather(chunk)
+            arr = np.asarray(chunk, dtype=np.int64).reshape(-1, 2) - shift[:, None]
+            batch = decode_events(buf, arr[:, 0], arr[:, 1], self.state.skipped)
+            ln.num_events += batch.num_events
+            if batch.num_events:
+                self.reader.batch([ln], np.zeros(batch.num_events, dtype=np.int64), batch)
+
+
+def _median_line(used: list[RawLine]) -> RawLine:
+    """The line holding the median event: its clock is the common base, so one line with a wild
+    timestamp is the one dropped, not all the others."""
+    by_time = sorted(used, key=lambda ln: ln.timestamp_ns)
+    weights = np.cumsum([ln.num_events for ln in by_time])
+    return by_time[int(np.searchsorted(weights, (weights[-1] + 1) // 2))]
 
 
 def _plain_stats(plane: RawPlane) -> dict[str, Any]:
@@ -579,8 +463,3 @@ def _plain_stats(plane: RawPlane) -> dict[str, Any]:
         name = plane.stat_names.get(mid, f"stat#{mid}")
         out[name] = json_value(kind, value, plane.stat_names) if kind in (REF, BYTES, DOUBLE) else value
     return out
-
-
-def _stream_number(line: Any) -> int:
-    match = _STREAM_NUMBER.search(line.name)
-    return int(match.group(1)) if match else line.id

@@ -1,8 +1,11 @@
-"""XSpace bytes → planes, lines, and flat numpy columns of every event and event stat.
+"""XSpace bytes → planes with their metadata, line slots, and numpy columns of events by batch.
 
 This layer knows the XPlane schema (field numbers from tsl/profiler/protobuf/xplane.proto) but
-nothing about how the timeline shows it. Damage is recorded, never raised: `RawSpace.damage` says
-where decoding stopped and `skipped` counts what was dropped, so the reader can load the rest.
+nothing about how the timeline shows it. `index_space` walks the XSpace and its planes without
+reading their lines (only where each line's bytes are) and decodes every plane's metadata;
+`decode_events` decodes one batch of a line's events, found by `xplane_wire.walk_line_part`.
+Damage is recorded, never raised: `SpaceIndex.damage` says where decoding stopped and the
+`skipped` counters count what was dropped, so the reader can load the rest.
 """
 
 from __future__ import annotations
@@ -10,11 +13,13 @@ from __future__ import annotations
 import dataclasses
 import struct
 from collections import Counter
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from profscope.formats import xplane_fast as fast
 from profscope.formats import xplane_wire as wire
+from profscope.formats.xplane_source import BytesSource, Window, fields
 
 # XStat value kinds: the field number of the oneof member that is set (0 = none).
 NO_VALUE, DOUBLE, UINT64, INT64, STR, BYTES, REF = 0, 2, 3, 4, 5, 6, 7
@@ -28,9 +33,9 @@ MAX_SPAN_PS = 1 << 61
 
 @dataclasses.dataclass
 class RawLine:
-    """One XLine; its events are rows first_event … first_event + num_events of the event columns."""
+    """One XLine's header, as walked; `num_events` counts its events with a readable header."""
 
-    index: int  # position in RawSpace.lines
+    index: int  # position among all lines of the space, in file order
     plane: int
     id: int
     name: str
@@ -38,13 +43,13 @@ class RawLine:
     display_id: int
     timestamp_ns: int
     duration_ps: int
-    first_event: int
     num_events: int
 
 
 @dataclasses.dataclass
 class RawPlane:
-    """One XPlane's names and metadata, decoded to Python values (metadata is small)."""
+    """One XPlane's names and metadata, decoded to Python values (metadata is small); `lines`
+    are filled in as the reader walks them."""
 
     index: int
     id: int
@@ -67,35 +72,60 @@ class RawPlane:
 
 
 @dataclasses.dataclass
-class RawSpace:
-    """Everything decoded from one XSpace file."""
+class SpaceIndex:
+    """An XSpace's planes and metadata, and where each plane's lines are (file byte ranges)."""
 
-    data: bytes
-    buf: np.ndarray  # `data` padded for the vectorized scanner
     planes: list[RawPlane]
-    lines: list[RawLine]
+    slots: list[list[tuple[int, int]]]  # per plane: (start, end) of each line's bytes
+    cut: list[bool]  # per plane: its last line is cut off (the plane ends inside it)
+    plane_damage: list[str | None]  # per plane: where and why walking its fields stopped
     hostnames: list[str]
     errors: list[str]
     warnings: list[str]
-    damage: list[str]  # where and why decoding stopped early
+    damage: list[str]  # where and why walking the XSpace's own fields stopped
     skipped: Counter[str]
-    # One row per event, in line order. Times are still relative to the owning line.
-    ev_line: np.ndarray  # int32 index into `lines`
+
+
+class ByteSource(Protocol):
+    """What `index_space` reads: random access to the file's bytes (see `xplane_source`)."""
+
+    size: int
+
+    def window(self, start: int, size: int) -> Window: ...
+
+    def read(self, start: int, end: int) -> bytes: ...
+
+    def gather(self, ranges: list[tuple[int, int]]) -> tuple[np.ndarray, bytes, np.ndarray]: ...
+
+
+@dataclasses.dataclass
+class EventBatch:
+    """Consecutive events of one line, decoded: one row per event, one per event stat."""
+
+    buf: np.ndarray  # the padded bytes the positions below refer to
     ev_mid: np.ndarray  # int64 event metadata id
-    ev_offset_ps: np.ndarray  # int64
+    ev_offset_ps: np.ndarray  # int64, from the line's timestamp
     ev_dur_ps: np.ndarray  # int64
     ev_ok: np.ndarray  # bool: decodable, has a timestamp, sane values
-    # One row per event stat, grouped by event in source order.
+    # One row per stat of the ok events, grouped by event in source order.
     st_event: np.ndarray  # int64 row in the event columns
     st_mid: np.ndarray  # int64 stat metadata id
     st_kind: np.ndarray  # int8, one of the kinds above
     st_value: np.ndarray  # uint64: the varint, or the double's bits
-    st_start: np.ndarray  # int64 payload start for STR / BYTES
+    st_start: np.ndarray  # int64 payload start in `buf` for STR / BYTES
     st_len: np.ndarray  # int64 payload length for STR / BYTES
+    _data: bytes | None = None
 
     @property
     def num_events(self) -> int:
         return int(self.ev_mid.shape[0])
+
+    @property
+    def data(self) -> bytes:
+        """The bytes of `buf` (made on first use: only string and bytes stats need them)."""
+        if self._data is None:
+            self._data = self.buf[: self.buf.shape[0] - wire.PADDING].tobytes()
+        return self._data
 
 
 def text(raw: bytes) -> str:
@@ -143,55 +173,79 @@ def _python_stats(data: bytes, cols: tuple[np.ndarray, ...], rows: np.ndarray) -
     return out
 
 
+def index_space(source: ByteSource) -> SpaceIndex:
+    """Walk the XSpace and its planes (not their lines) and decode every plane's metadata."""
+    index = SpaceIndex([], [], [], [], [], [], [], [], Counter())
+    plane_ranges: list[tuple[int, int]] = []
+    try:
+        for number, wtype, a, b in fields(source, 0, source.size):
+            if number == 1 and wtype == wire.LEN:
+                plane_ranges.append((a, b))
+            elif wtype == wire.LEN and number in (2, 3, 4):
+                (index.errors, index.warnings, index.hostnames)[number - 2].append(text(source.read(a, b)))
+    except wire.TruncatedField as exc:
+        index.damage.append(f"file: {exc} (truncated?)")
+        if exc.number == 1:
+            plane_ranges.append((exc.payload, source.size))
+    except wire.WireError as exc:
+        index.damage.append(f"file: {exc}")
+    walked = [_walk_plane(source, i, a, b) for i, (a, b) in enumerate(plane_ranges)]
+    metadata = _decode_metadata(source, [w.ranges for w in walked], index.skipped)
+    for i, (w, (stat_names, event_names, event_meta_stats, stats)) in enumerate(
+        zip(walked, metadata, strict=True)
+    ):
+        index.planes.append(
+            RawPlane(i, w.id, text(w.name), stat_names, event_names, event_meta_stats, stats, [])
+        )
+        index.slots.append(w.slots)
+        index.cut.append(w.cut)
+        index.plane_damage.append(w.damage)
+    return index
+
+
+def decode_space(data: bytes) -> SpaceIndex:
+    """`index_space` of an XSpace held in memory (its planes and their metadata)."""
+    return index_space(BytesSource(data))
+
+
 @dataclasses.dataclass
-class _PlaneParts:
-    """Byte ranges collected by the Python walk of one XPlane, decoded in bulk afterwards."""
+class _WalkedPlane:
+    """One XPlane's fields as walked: where its lines and metadata are."""
 
     id: int = 0
     name: bytes = b""
-    line_records: list[tuple[wire.LineRecord, int]] = dataclasses.field(default_factory=list)
-    event_meta: list[tuple[int, int]] = dataclasses.field(default_factory=list)
-    stat_meta: list[tuple[int, int]] = dataclasses.field(default_factory=list)
-    stats: list[tuple[int, int]] = dataclasses.field(default_factory=list)
+    slots: list[tuple[int, int]] = dataclasses.field(default_factory=list)
+    # (event metadata, stat metadata, stats) entry ranges.
+    ranges: tuple[list[tuple[int, int]], ...] = dataclasses.field(default_factory=lambda: ([], [], []))
+    damage: str | None = None
+    cut: bool = False
 
 
-def _walk_plane(data: bytes, start: int, end: int, damage: list[str], where: str) -> _PlaneParts:
-    parts = _PlaneParts()
+def _walk_plane(source: ByteSource, i: int, start: int, end: int) -> _WalkedPlane:
+    out = _WalkedPlane()
     try:
-        for number, wtype, a, b in wire.iter_fields(data, start, end):
+        for number, wtype, a, b in fields(source, start, end):
             if number == 3 and wtype == wire.LEN:
-                line = wire.walk_line(data, a, b)
-                parts.line_records.append((line, b))
-                if line.damage:
-                    damage.append(f"{where}, line {text(line.name)!r}: {line.damage}")
-            elif number == 4 and wtype == wire.LEN:
-                parts.event_meta.append((a, b))
-            elif number == 5 and wtype == wire.LEN:
-                parts.stat_meta.append((a, b))
-            elif number == 6 and wtype == wire.LEN:
-                parts.stats.append((a, b))
+                out.slots.append((a, b))
+            elif 4 <= number <= 6 and wtype == wire.LEN:
+                out.ranges[number - 4].append((a, b))
             elif number == 1 and wtype == wire.VARINT:
-                parts.id = wire.as_int64(a)
+                out.id = wire.as_int64(a)
             elif number == 2 and wtype == wire.LEN:
-                parts.name = data[a:b]
+                out.name = source.read(a, b)
     except wire.TruncatedField as exc:
-        damage.append(f"{where}: {exc}")
+        out.damage = f"plane {i}: {exc}"
         if exc.number == 3:
             # A cut-off line still holds the events before the cut.
-            line = wire.walk_line(data, exc.payload, end)
-            parts.line_records.append((line, end))
-            if line.damage:
-                damage.append(f"{where}, line {text(line.name)!r}: {line.damage}")
+            out.slots.append((exc.payload, end))
+            out.cut = True
     except wire.WireError as exc:
-        damage.append(f"{where}: {exc}")
-    return parts
+        out.damage = f"plane {i}: {exc}"
+    return out
 
 
-def _map_entries(
-    buf: np.ndarray, ranges: list[tuple[int, int]]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _map_entries(buf: np.ndarray, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(key, value start, value length, broken) of map<int64, Message> entries."""
-    arr = np.asarray(ranges, dtype=np.int64).reshape(-1, 2)
     sc = wire.scan(buf, arr[:, 0], arr[:, 1], {1: wire.VARINT, 2: wire.LEN})
     vstart, vlen = sc.text_range(2)
     missing = vlen < 0
@@ -200,48 +254,30 @@ def _map_entries(
     return sc.signed(1), vstart, vlen, sc.broken
 
 
-def _cat(parts: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-def decode_space(data: bytes) -> RawSpace:
-    """Decode a whole XSpace; never raises on bad bytes (see `RawSpace.damage`)."""
-    buf = wire.padded(data)
-    damage: list[str] = []
-    skipped: Counter[str] = Counter()
-    plane_ranges: list[tuple[int, int]] = []
-    hostnames: list[str] = []
-    errors: list[str] = []
-    warnings: list[str] = []
-    try:
-        for number, wtype, a, b in wire.iter_fields(data, 0, len(data)):
-            if number == 1 and wtype == wire.LEN:
-                plane_ranges.append((a, b))
-            elif wtype == wire.LEN and number in (2, 3, 4):
-                (errors, warnings, hostnames)[number - 2].append(text(data[a:b]))
-    except wire.TruncatedField as exc:
-        damage.append(f"file: {exc} (truncated?)")
-        if exc.number == 1:
-            plane_ranges.append((exc.payload, len(data)))
-    except wire.WireError as exc:
-        damage.append(f"file: {exc}")
-
-    walked = [_walk_plane(data, a, b, damage, f"plane {i}") for i, (a, b) in enumerate(plane_ranges)]
-
-    # Metadata of all planes, decoded in bulk.
-    em_owner = np.repeat(np.arange(len(walked)), [len(p.event_meta) for p in walked])
-    sm_owner = np.repeat(np.arange(len(walked)), [len(p.stat_meta) for p in walked])
-    em_key, em_vs, em_vl, em_broken = _map_entries(buf, [r for p in walked for r in p.event_meta])
-    sm_key, sm_vs, sm_vl, sm_broken = _map_entries(buf, [r for p in walked for r in p.stat_meta])
+def _decode_metadata(
+    source: ByteSource, ranges: list[tuple[list[tuple[int, int]], ...]], skipped: Counter[str]
+) -> list[tuple[dict[int, str], dict[int, tuple[str, str]], dict[int, list[tuple[int, int, Any]]], list]]:
+    """Per plane: (stat names, event names, event metadata stats, plane stats), all planes in bulk."""
+    flat = [r for plane in ranges for group in plane for r in group]
+    buf, data, shift = source.gather(flat)
+    arr = np.asarray(flat, dtype=np.int64).reshape(-1, 2) - shift[:, None]
+    # Which plane and group (event metadata, stat metadata, stats) each range belongs to.
+    counts = [len(group) for plane in ranges for group in plane]
+    owner = np.repeat(np.arange(len(counts)), counts)
+    plane_of, group_of = owner // 3, owner % 3
+    em_arr, sm_arr, ps = (arr[group_of == g] for g in range(3))
+    em_owner, sm_owner, ps_owner = (plane_of[group_of == g] for g in range(3))
+    em_key, em_vs, em_vl, em_broken = _map_entries(buf, em_arr)
+    sm_key, sm_vs, sm_vl, sm_broken = _map_entries(buf, sm_arr)
     skipped["event metadata entries that could not be decoded"] += int(em_broken.sum())
     skipped["stat metadata entries that could not be decoded"] += int(sm_broken.sum())
 
+    out: list[tuple[dict, dict, dict, list]] = [({}, {}, {}, []) for _ in ranges]
     smf = wire.scan(buf, sm_vs, sm_vs + sm_vl, {2: wire.LEN})
     sm_name_s, sm_name_l = smf.text_range(2)
-    stat_names: list[dict[int, str]] = [{} for _ in walked]
     for i in np.flatnonzero(~sm_broken & ~smf.broken).tolist():
         lo, ln = int(sm_name_s[i]), int(sm_name_l[i])
-        stat_names[int(sm_owner[i])][int(sm_key[i])] = text(data[lo : lo + ln]) if ln >= 0 else ""
+        out[int(sm_owner[i])][0][int(sm_key[i])] = text(data[lo : lo + ln]) if ln >= 0 else ""
     skipped["stat metadata entries that could not be decoded"] += int((~sm_broken & smf.broken).sum())
 
     emf = wire.scan(buf, em_vs, em_vs + em_vl, {2: wire.LEN, 4: wire.LEN, 5: wire.LEN}, repeated=(5,))
@@ -253,8 +289,6 @@ def decode_space(data: bytes) -> RawSpace:
     stat_owner, stat_start, stat_len = emf.blocks[5]
     em_stat_cols = _decode_stats(buf, stat_start, stat_start + stat_len)
     skipped["event metadata stats that could not be decoded"] += int(em_stat_cols[-1].sum())
-    event_names: list[dict[int, tuple[str, str]]] = [{} for _ in walked]
-    event_meta_stats: list[dict[int, list[tuple[int, int, Any]]]] = [{} for _ in walked]
     order = np.argsort(stat_owner, kind="stable")
     bounds = np.searchsorted(stat_owner[order], np.arange(n_em + 1))
     for i in np.flatnonzero(em_good).tolist():
@@ -263,117 +297,50 @@ def decode_space(data: bytes) -> RawSpace:
         ns, nl, ds, dl = int(em_name_s[i]), int(em_name_l[i]), int(em_disp_s[i]), int(em_disp_l[i])
         name = text(data[ns : ns + nl]) if nl > 0 else ""
         display = text(data[ds : ds + dl]) if dl > 0 else ""
-        event_names[p][key] = (name, display)
+        out[p][1][key] = (name, display)
         lo, hi = int(bounds[i]), int(bounds[i + 1])
         if hi > lo:
-            event_meta_stats[p][key] = _python_stats(data, em_stat_cols, order[lo:hi])
+            out[p][2][key] = _python_stats(data, em_stat_cols, order[lo:hi])
 
-    plane_stat_first = np.cumsum([0] + [len(p.stats) for p in walked])
-    ps = np.asarray([r for p in walked for r in p.stats], dtype=np.int64).reshape(-1, 2)
     ps_cols = _decode_stats(buf, ps[:, 0], ps[:, 1])
     skipped["plane stats that could not be decoded"] += int(ps_cols[-1].sum())
+    for p in range(len(ranges)):
+        out[p][3].extend(_python_stats(data, ps_cols, np.flatnonzero(ps_owner == p)))
+    return out
 
-    # Lines and the event columns.
-    planes: list[RawPlane] = []
-    lines: list[RawLine] = []
-    records: list[np.ndarray] = []
-    record_limits: list[np.ndarray] = []
-    others: list[np.ndarray] = []
-    for i, parts in enumerate(walked):
-        plane = RawPlane(
-            index=i,
-            id=parts.id,
-            name=text(parts.name),
-            stat_names=stat_names[i],
-            event_names=event_names[i],
-            event_meta_stats=event_meta_stats[i],
-            stats=_python_stats(data, ps_cols, np.arange(plane_stat_first[i], plane_stat_first[i + 1])),
-            lines=[],
-        )
-        for rec, line_end in parts.line_records:
-            pos = np.asarray(rec.event_records, dtype=np.int64)
-            records.append(pos)
-            record_limits.append(np.full(pos.shape[0], line_end, dtype=np.int64))
-            others.append(np.asarray(rec.other_events, dtype=np.int64).reshape(-1, 2))
-            line = RawLine(
-                index=len(lines),
-                plane=i,
-                id=rec.id,
-                name=text(rec.name),
-                display_name=text(rec.display_name),
-                display_id=rec.display_id,
-                timestamp_ns=rec.timestamp_ns,
-                duration_ps=rec.duration_ps,
-                first_event=0,
-                num_events=pos.shape[0] + len(rec.other_events),
-            )
-            plane.lines.append(line)
-            lines.append(line)
-        planes.append(plane)
 
-    # Event payload ranges, line by line: the usual records (headers decoded in bulk), then any
-    # written with an unusual tag.
-    payload, stop, header_ok = wire.event_ranges(buf, _cat(records), _cat(record_limits))
-    skipped["events that could not be decoded"] += int((~header_ok).sum())
-    starts_parts: list[np.ndarray] = []
-    ends_parts: list[np.ndarray] = []
-    at = 0
-    first = 0
-    for line, pos, extra in zip(lines, records, others, strict=True):
-        n = pos.shape[0]
-        good = header_ok[at : at + n]
-        starts_parts += [payload[at : at + n][good], extra[:, 0]]
-        ends_parts += [stop[at : at + n][good], extra[:, 1]]
-        at += n
-        line.first_event = first
-        line.num_events = int(good.sum()) + extra.shape[0]
-        first += line.num_events
-    starts = _cat(starts_parts)
-    ends = _cat(ends_parts)
-    ev_line = np.repeat(np.arange(len(lines), dtype=np.int32), [ln.num_events for ln in lines])
-    evf = wire.scan(
-        buf,
-        starts,
-        ends,
-        {1: wire.VARINT, 2: wire.VARINT, 3: wire.VARINT, 4: wire.LEN, 5: wire.VARINT},
-        repeated=(4,),
+def record_payloads(
+    buf: np.ndarray, records: np.ndarray, limits: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(payload start, payload end, readable) of the event records `walk_line_part` found in
+    `buf`, record i reaching no further than limits[i]."""
+    return wire.event_ranges(buf, records, limits)
+
+
+def decode_events(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, skipped: Counter[str]) -> EventBatch:
+    """Decode the XEvents buf[starts[i]:ends[i]] and their stats; never raises on bad bytes."""
+    ev_mid, ev_offset, ev_dur, broken, aggregated, st_owner, st_start_all, st_len_all = fast.events(
+        buf, starts, ends
     )
-    ev_mid = evf.signed(1)
-    ev_offset = evf.signed(2)
-    ev_dur = evf.signed(3)
     # offset_ps and num_occurrences share a oneof: whichever comes last is the one set.
-    aggregated = evf.step[5] > evf.step[2]
-    ev_ok = ~evf.broken & ~aggregated
-    skipped["events that could not be decoded"] += int(evf.broken.sum())
-    skipped["aggregated events (num_occurrences, no timestamp)"] += int((aggregated & ~evf.broken).sum())
+    ev_ok = ~broken & ~aggregated
+    skipped["events that could not be decoded"] += int(broken.sum())
+    skipped["aggregated events (num_occurrences, no timestamp)"] += int((aggregated & ~broken).sum())
     # Compared without np.abs, which leaves -2**63 negative (and so "small").
-    insane = ev_ok & (
-        (ev_offset >= MAX_SPAN_PS) | (ev_offset <= -MAX_SPAN_PS) | (ev_dur < 0) | (ev_dur >= MAX_SPAN_PS)
-    )
+    far = (ev_offset >= MAX_SPAN_PS) | (ev_offset <= -MAX_SPAN_PS)
+    insane = ev_ok & (far | (ev_dur < 0) | (ev_dur >= MAX_SPAN_PS))
     skipped["events with a negative or impossible offset/duration"] += int(insane.sum())
     ev_ok &= ~insane
 
-    st_owner, st_start_all, st_len_all = evf.blocks[4]
     keep = ev_ok[st_owner]
     st_owner, st_start_all, st_len_all = st_owner[keep], st_start_all[keep], st_len_all[keep]
-    order = np.argsort(st_owner, kind="stable")  # blocks come field step by step: regroup by event
-    st_owner, st_start_all, st_len_all = st_owner[order], st_start_all[order], st_len_all[order]
-    st_mid, st_kind, st_value, st_start, st_len, st_broken = _decode_stats(
+    st_mid, st_kind, st_value, st_start, st_len, st_broken = fast.stats(
         buf, st_start_all, st_start_all + st_len_all
     )
     skipped["event stats that could not be decoded"] += int(st_broken.sum())
     good = ~st_broken
-    return RawSpace(
-        data=data,
+    return EventBatch(
         buf=buf,
-        planes=planes,
-        lines=lines,
-        hostnames=hostnames,
-        errors=errors,
-        warnings=warnings,
-        damage=damage,
-        skipped=Counter({k: v for k, v in skipped.items() if v}),
-        ev_line=ev_line,
         ev_mid=ev_mid,
         ev_offset_ps=ev_offset,
         ev_dur_ps=ev_dur,

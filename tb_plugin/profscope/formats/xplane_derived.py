@@ -11,19 +11,24 @@ within one XLA module execution (XProf merges across executions, which makes box
 time and other programs). Lines the producer already wrote (e.g. "Steps" or "TensorFlow Ops" in
 older profiles) are not derived again. All of it is vectorized per stream: the cost is numpy work
 per kernel, Python work per line.
+
+Each plane is derived on its own once the reader has read its last line (`xplane_events`), from
+the rows it kept of that plane; "Launch Stats" need the host's launches from anywhere in the file
+and are added at the end of the read (`xplane_flows.FlowRecords.launch_totals`). Box names are
+interned in the order boxes first show them, so the string table depends only on the file.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any, Protocol
 
 import msgspec
 import numpy as np
 
-from profscope.columns import TraceBuilder
-from profscope.formats.xplane_events import DecodedEvents
-from profscope.formats.xplane_hlo import resolve
+from profscope.formats.xplane_decode import RawPlane
+from profscope.formats.xplane_events import PlaneEvents
 from profscope.formats.xplane_layout import (
     PER_STREAM_LINES,
     TPU_CORE_PLANE,
@@ -31,7 +36,7 @@ from profscope.formats.xplane_layout import (
     plane_kind,
     stream_sort_index,
 )
-from profscope.formats.xplane_stats import StatTable
+from profscope.formats.xplane_stats import StatNames
 
 # Lines older producers wrote under another name count as already present.
 _ALIASES = {"Framework Name Scope": "TensorFlow Name Scope", "Framework Ops": "TensorFlow Ops"}
@@ -111,8 +116,32 @@ class _Runs:
         return np.cumsum(marks) - 1
 
 
+class BoxSink(Protocol):
+    """Where derived boxes go: a TraceBuilder, or the reader's recorder of builder calls."""
+
+    def intern(self, text: str) -> int: ...
+
+    def track(
+        self, section: int, name: str, kind: str = "thread", sort_index: int = 0, key: Any = None
+    ) -> int: ...
+
+    def add_events(
+        self, track: int, start_ps: np.ndarray, dur_ps: np.ndarray, name: np.ndarray, *, args: list[bytes]
+    ) -> int: ...
+
+
+def _interned(b: BoxSink, ids: np.ndarray, text: Callable[[int], str]) -> np.ndarray:
+    """Builder string id of `text(id)` for each box, interned in the order the boxes first show
+    each one, so the string table never depends on how stat text ids happen to be numbered."""
+    uniq, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    out = np.zeros(uniq.shape[0], dtype=np.int32)
+    for k in np.argsort(first, kind="stable").tolist():
+        out[k] = b.intern(text(int(uniq[k])))
+    return out[inverse.ravel()]
+
+
 def _add_boxes(
-    builder: TraceBuilder,
+    builder: BoxSink,
     track: int,
     start: np.ndarray,
     dur: np.ndarray,
@@ -124,80 +153,86 @@ def _add_boxes(
         builder.add_events(track, start, dur, names, args=args)
 
 
-def add_derived_lines(events: DecodedEvents, builder: TraceBuilder) -> None:
-    """Add the derived GPU and TPU lines of `events` to `builder` (see module docstring)."""
-    planes = events.planes
-    present_lines = {p.index: {ln.name for ln in p.lines if ln.num_events} for p in planes}
-    added = events.on_timeline
-    group, has_group = events.stat_int("group_id")
-    gpu = {p: sid for p, sid in events.sections.items() if plane_kind(planes[p].name)[0] == "gpu"}
-    tpu = {p: sid for p, sid in events.sections.items() if TPU_CORE_PLANE.match(planes[p].name)}
-    if gpu:
-        kernel = added & events.has_stat("kernel_details")
-        program, has_program = events.stat_int("program_id")
-        values = {"module": events.stat_text("hlo_module"), "op": events.stat_text("hlo_op")}
+def add_derived_lines(events: PlaneEvents, builder: BoxSink) -> None:
+    """Add the derived lines of one GPU or TPU core plane to `builder` (see module docstring)."""
+    plane, sid = events.plane, events.section
+    have = {ln.name for ln in plane.lines if ln.num_events}
+    group, has_group = events.group, events.has_group
+    if plane_kind(plane.name)[0] == "gpu":
+        kernel = events.kernel
+        program, has_program = events.program, events.has_program
+        values = {"module": events.module, "op": events.op}
         values["tf_op"], values["source"] = _framework_of_kernels(
-            events,
-            kernel,
-            values["op"],
-            program,
-            has_program,
-            events.stat_text("tf_op"),
-            events.stat_text("source"),
+            events, kernel, events.op, program, has_program, events.tf_op, events.source
         )
         # Kernels grouped by stream track, each group in time order.
         kernels = np.flatnonzero(kernel)
         kernels = kernels[np.lexsort((events.start_ps[kernels], events.track[kernels]))]
         kernel_track = events.track[kernels]
-        for plane_index, sid in gpu.items():
-            have = present_lines[plane_index]
-            wanted = {
-                line for line in PER_STREAM_LINES if line not in have and _ALIASES.get(line) not in have
-            }
-            for number, track in sorted(events.streams.get(sid, [])):
-                lo, hi = np.searchsorted(kernel_track, [track, track + 1])
-                if hi > lo:
-                    lines = _LineSet(events, builder, sid, wanted, number)
-                    _stream_lines(lines, kernels[lo:hi], values, program, has_program, group, has_group)
-            if "Steps" not in have:
-                _steps(events, builder, sid, added & (events.section == sid), group, has_group)
-            if "Launch Stats" not in have:
-                _launch_stats(events, builder, sid, group, has_group)
-    if tpu:
-        is_async = np.zeros(events.num_events, dtype=bool)
-        for flag in ("_a", "is_async"):
-            value, valid = events.stat_int(flag)
-            is_async |= valid & (value != 0)
-        tf_op, source = events.stat_text("tf_op"), events.stat_text("source")
-        for plane_index, sid in tpu.items():
-            ev = np.flatnonzero(added & ~is_async & (events.section == sid) & ((tf_op >= 0) | (source >= 0)))
-            ev = ev[np.argsort(events.start_ps[ev], kind="stable")]
-            have = present_lines[plane_index]
-            wanted = {
-                line
-                for line in ("Framework Name Scope", "Framework Ops", "Source code")
-                if line not in have and _ALIASES.get(line) not in have
-            }
-            lines = _LineSet(events, builder, sid, wanted, None)
-            module = _enclosing_module(events, plane_index, ev)
-            _framework_lines(lines, ev, tf_op, module, group, has_group)
-            _simple_line(lines, "Source code", ev, source, group, has_group, module)
+        wanted = {line for line in PER_STREAM_LINES if line not in have and _ALIASES.get(line) not in have}
+        for number, track in sorted(events.streams):
+            lo, hi = np.searchsorted(kernel_track, [track, track + 1])
+            if hi > lo:
+                lines = _LineSet(events, builder, sid, wanted, number)
+                _stream_lines(lines, kernels[lo:hi], values, program, has_program, group, has_group)
+        if "Steps" not in have:
+            _steps(events, builder, sid, np.ones(events.num_events, dtype=bool), group, has_group)
+    elif TPU_CORE_PLANE.match(plane.name):
+        tf_op, source = events.tf_op, events.source
+        ev = np.flatnonzero(~events.is_async & ((tf_op >= 0) | (source >= 0)))
+        ev = ev[np.argsort(events.start_ps[ev], kind="stable")]
+        wanted = {
+            line
+            for line in ("Framework Name Scope", "Framework Ops", "Source code")
+            if line not in have and _ALIASES.get(line) not in have
+        }
+        lines = _LineSet(events, builder, sid, wanted, None)
+        module = _enclosing_module(events, ev)
+        _framework_lines(lines, ev, tf_op, module, group, has_group)
+        _simple_line(lines, "Source code", ev, source, group, has_group, module)
 
 
-def _enclosing_module(events: DecodedEvents, plane_index: int, ev: np.ndarray) -> np.ndarray:
+def wants_launch_stats(plane: RawPlane) -> bool:
+    """A GPU plane gets "Launch Stats" unless its producer already wrote that line."""
+    return plane_kind(plane.name)[0] == "gpu" and not any(
+        ln.name == "Launch Stats" and ln.num_events for ln in plane.lines
+    )
+
+
+def add_launch_stats(
+    b: BoxSink,
+    sid: int,
+    group: np.ndarray,
+    span: tuple[np.ndarray, np.ndarray],
+    count: np.ndarray,
+    max_dur: np.ndarray,
+    sum_dur: np.ndarray,
+) -> None:
+    """Per step (group id, ascending), the host's kernel launches for one GPU: span, count, max
+    and mean time (`xplane_flows.launch_totals` sums them up over the file)."""
+    if not group.shape[0]:
+        return
+    track = b.track(
+        sid, "Launch Stats", "derived", line_sort_index("Launch Stats"), key=("derived", sid, "Launch Stats")
+    )
+    max_us = max_dur / 1e6
+    avg_us = sum_dur / count / 1e6
+    names = np.array([b.intern(f"Launch Stats for {x}") for x in group.tolist()], dtype=np.int32)
+    args = [
+        b'{"group_id":%d,"num_launches":%d,"max_launch_time_us":%r,"avg_launch_time_us":%r}' % (x, n, mx, av)
+        for x, n, mx, av in zip(group.tolist(), count.tolist(), max_us.tolist(), avg_us.tolist(), strict=True)
+    ]
+    _add_boxes(b, track, span[0], span[1] - span[0], names, args)
+
+
+def _enclosing_module(events: PlaneEvents, ev: np.ndarray) -> np.ndarray:
     """Per TPU op, which "XLA Modules" event (module execution) it starts in, -1 for none.
 
     XProf merges equal framework ops across module executions on TPUs, so one box can span
     seconds of idle time and other programs; keying the merge on the execution keeps each box
     inside the program run that produced it.
     """
-    rows = [
-        np.arange(ln.first_event, ln.first_event + ln.num_events)
-        for ln in events.planes[plane_index].lines
-        if ln.name == "XLA Modules"
-    ]
-    modules = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-    modules = modules[events.on_timeline[modules]]
+    modules = np.flatnonzero(events.module_line)
     if not modules.shape[0]:
         return np.full(ev.shape[0], -1, dtype=np.int64)
     modules = modules[np.argsort(events.start_ps[modules], kind="stable")]
@@ -209,7 +244,7 @@ def _enclosing_module(events: DecodedEvents, plane_index: int, ev: np.ndarray) -
 
 
 def _framework_of_kernels(
-    events: DecodedEvents,
+    events: PlaneEvents,
     kernel: np.ndarray,
     op: np.ndarray,
     program: np.ndarray,
@@ -224,13 +259,13 @@ def _framework_of_kernels(
     whose instruction is not found, use their tf_op / source stats, except a tf_op that only
     names XLA's module annotation ("XlaModule:…").
     """
-    st = events.stats
+    st = events.names
     tf_op = tf_op.copy()
     annotation = [nid for text, nid in st.name_ids.items() if text.startswith("XlaModule:")]
     tf_op[np.isin(tf_op, annotation) & (op >= 0)] = -1
     xla = np.flatnonzero(kernel & (op >= 0))
-    protos = events.hlo_protos
-    if not xla.shape[0] or not protos:
+    hlo = events.hlo
+    if not xla.shape[0] or not hlo.protos:
         return tf_op, source
     pid = np.where(has_program[xla], program[xla], np.int64(-(1 << 63)))
     programs, pid_index = np.unique(pid, return_inverse=True)
@@ -238,7 +273,7 @@ def _framework_of_kernels(
     combos, inverse = np.unique(pid_index.ravel() * width + op[xla], return_inverse=True)
     last = {int(u): st.names[u].rsplit("::", 1)[-1] for u in np.unique(op[xla]).tolist()}
     keys = [(int(programs[c // width]), int(c % width)) for c in combos.tolist()]
-    found = resolve(protos, {(p, last[o]) for p, o in keys if p in protos})
+    found = hlo.resolve({(p, last[o]) for p, o in keys})
     resolved_op = np.full(len(keys), -1, dtype=np.int32)
     resolved_source = np.full(len(keys), -1, dtype=np.int32)
     for i, (p, o) in enumerate(keys):
@@ -258,7 +293,7 @@ class _LineSet:
     """The derived tracks of one GPU stream or TPU core, created when their first box arrives."""
 
     def __init__(
-        self, events: DecodedEvents, builder: TraceBuilder, sid: int, wanted: set[str], number: int | None
+        self, events: PlaneEvents, builder: BoxSink, sid: int, wanted: set[str], number: int | None
     ) -> None:
         self.events, self.builder, self.sid, self.wanted, self.number = events, builder, sid, wanted, number
         self.tracks: dict[str, int] = {}
@@ -288,7 +323,7 @@ def _stream_lines(
     has_group: np.ndarray,
 ) -> None:
     """XLA Modules, XLA Ops, Framework Name Scope / Ops and Source code of one stream's kernels."""
-    events, b, st = lines.events, lines.builder, lines.events.stats
+    events, b, st = lines.events, lines.builder, lines.events.names
     start = events.start_ps[ev]
     end = start + events.duration_ps[ev]
     g = np.where(has_group[ev], group[ev], -1)
@@ -317,7 +352,7 @@ def _stream_lines(
 
 
 def _levels(
-    st: StatTable, ids: np.ndarray, split: Callable[[str], list[str]]
+    st: StatNames, ids: np.ndarray, split: Callable[[str], list[str]]
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per nesting level: (path id per item or -1, display name id per item) from text ids."""
     uniq = np.unique(ids[ids >= 0])
@@ -351,7 +386,7 @@ def _nested(
     The path id at level L includes every shallower part, so a new box at any shallower level
     also starts a new one at L.
     """
-    b, st = lines.builder, lines.events.stats
+    b, st = lines.builder, lines.events.names
     member = member_ids >= 0
     if levels:
         member &= levels[0][0] >= 0
@@ -360,9 +395,7 @@ def _nested(
         runs = _Runs(start, end, member, [*parent_keys, path], path >= 0)
         if level == 0:
             seq0 = runs.sequence()
-        firsts = name[runs.first_item]
-        ids = {int(u): b.intern(st.names[u]) for u in np.unique(firsts).tolist()}
-        names = np.array([ids[int(u)] for u in firsts.tolist()], dtype=np.int32)
+        names = _interned(b, name[runs.first_item], lambda u: st.names[u])
         lines.add(line, runs, names, _count_args(lines.unit, runs.count, g[runs.first_item]))
     return seq0
 
@@ -379,7 +412,7 @@ def _framework_lines(
 
     A new outer scope box also starts new op boxes, as in XProf.
     """
-    events, b, st = lines.events, lines.builder, lines.events.stats
+    events, b, st = lines.events, lines.builder, lines.events.names
     ops = tf_op[ev]
     if not ev.shape[0] or not (ops >= 0).any():
         return
@@ -396,10 +429,9 @@ def _framework_lines(
         lines, "Framework Name Scope", start, end, ops, _levels(st, ops, scopes), [module_seq, g], g
     )
     runs = _Runs(start, end, ops >= 0, [module_seq, scope_seq, g, ops], ops >= 0)
-    display = {u: b.intern(p[2]) for u, p in parsed.items()}
     encoded = {u: _json_str(st.names[u]) for u in parsed}
+    names = _interned(b, ops[runs.first_item], lambda u: parsed[u][2])
     op_first = ops[runs.first_item].tolist()
-    names = np.array([display[u] for u in op_first], dtype=np.int32)
     args = [
         b'{"long_name":%s,"%s":%d%s}' % (encoded[u], lines.unit, n, _group_member(gr))
         for u, n, gr in zip(op_first, runs.count.tolist(), g[runs.first_item].tolist(), strict=True)
@@ -417,21 +449,19 @@ def _simple_line(
     parent: np.ndarray | None = None,
 ) -> None:
     """One level of boxes: runs of the same value (and group, and parent), e.g. Source code."""
-    events, b, st = lines.events, lines.builder, lines.events.stats
+    events, b, st = lines.events, lines.builder, lines.events.names
     values = column[ev]
     g = np.where(has_group[ev], group[ev], -1)
     start = events.start_ps[ev]
     keys = [values, g] if parent is None else [values, g, parent]
     runs = _Runs(start, start + events.duration_ps[ev], values >= 0, keys, values >= 0)
-    firsts = values[runs.first_item]
-    ids = {int(u): b.intern(st.names[u]) for u in np.unique(firsts).tolist()}
-    names = np.array([ids[int(u)] for u in firsts.tolist()], dtype=np.int32)
+    names = _interned(b, values[runs.first_item], lambda u: st.names[u])
     lines.add(line, runs, names, _count_args(lines.unit, runs.count, g[runs.first_item]))
 
 
 def _steps(
-    events: DecodedEvents,
-    b: TraceBuilder,
+    events: PlaneEvents,
+    b: BoxSink,
     sid: int,
     mask: np.ndarray,
     group: np.ndarray,
@@ -451,43 +481,6 @@ def _steps(
     args = [b'{"group_id":%d,"events":%d}' % (x, n) for x, n in zip(steps, runs.count.tolist(), strict=True)]
     track = b.track(sid, "Steps", "derived", line_sort_index("Steps"), key=("derived", sid, "Steps"))
     _add_boxes(b, track, runs.start, runs.end - runs.start, names, args)
-
-
-def _launch_stats(
-    events: DecodedEvents, b: TraceBuilder, sid: int, group: np.ndarray, has_group: np.ndarray
-) -> None:
-    """Per step, the host's kernel launches for this device: span, count, max and mean time."""
-    links = events.launches
-    if not links.shape[0]:
-        return
-    host, device = links[:, 0], links[:, 1]
-    mine = (events.section[device] == sid) & has_group[host]
-    host = np.unique(host[mine])
-    if not host.shape[0]:
-        return
-    g = group[host]
-    order = np.lexsort((events.start_ps[host], g))
-    host, g = host[order], g[order]
-    first, stop = _runs([g], np.ones(host.shape[0], dtype=bool))
-    start = events.start_ps[host]
-    dur = events.duration_ps[host]
-    end = start + dur
-    span_start = np.minimum.reduceat(start, first)
-    span_end = np.maximum.reduceat(end, first)
-    count = stop - first
-    max_us = np.maximum.reduceat(dur, first) / 1e6
-    avg_us = np.add.reduceat(dur, first) / count / 1e6
-    track = b.track(
-        sid, "Launch Stats", "derived", line_sort_index("Launch Stats"), key=("derived", sid, "Launch Stats")
-    )
-    names = np.array([b.intern(f"Launch Stats for {x}") for x in g[first].tolist()], dtype=np.int32)
-    args = [
-        b'{"group_id":%d,"num_launches":%d,"max_launch_time_us":%r,"avg_launch_time_us":%r}' % (x, n, mx, av)
-        for x, n, mx, av in zip(
-            g[first].tolist(), count.tolist(), max_us.tolist(), avg_us.tolist(), strict=True
-        )
-    ]
-    _add_boxes(b, track, span_start, span_end - span_start, names, args)
 
 
 def _group_member(group: int) -> bytes:

@@ -97,11 +97,11 @@ def iter_fields(data: bytes | memoryview, start: int, end: int) -> Iterator[tupl
 
 @dataclasses.dataclass
 class LineRecord:
-    """The scalar fields of one XLine plus where its XEvent records are.
+    """The scalar fields of one XLine, where its unusual event records are, and its damage.
 
-    `event_records` holds the position of each event's tag byte (0x22: field 4, LEN) for the
-    usual encoding, whose length prefix `event_ranges` decodes in bulk; events written any other
-    way are listed directly as payload ranges in `other_events`.
+    The usual event records (a 0x22 tag byte: field 4, LEN) are collected by `walk_line_part`
+    into a list per window, for `event_ranges` to decode their length prefixes in bulk; events
+    written any other way are listed here as file payload ranges in `other_events`.
     """
 
     id: int = 0
@@ -110,25 +110,34 @@ class LineRecord:
     display_id: int = 0
     timestamp_ns: int = 0
     duration_ps: int = 0
-    event_records: list[int] = dataclasses.field(default_factory=list)
     other_events: list[tuple[int, int]] = dataclasses.field(default_factory=list)
     damage: str | None = None
 
 
-def walk_line(data: bytes, start: int, end: int) -> LineRecord:
-    """Decode an XLine's header fields and find every event record, in one Python pass.
+def walk_line_part(
+    data: memoryview, base: int, pos: int, end: int, whole: bool, line: LineRecord, records: list[int]
+) -> tuple[int, bool]:
+    """Walk an XLine's fields from `pos` within a window of the file; returns (pos, done).
 
-    Events dominate a line, so a run of them is stepped through by a tight loop that only jumps
-    from record to record (one- and two-byte lengths inline) and remembers where each begins.
-    Everything else goes through the general field reader. On damage the events before it are
-    kept and `damage` says what went wrong.
+    `data` holds the file bytes from offset `base` on and positions are relative to it; `end`
+    is the line's end, possibly past the window. Event records go to `records` (window
+    positions), header fields and damage to `line`. Events dominate a line, so a run of them is
+    stepped through by a tight loop that only jumps from record to record (one- and two-byte
+    lengths inline); everything else goes through the general field reader. When the window
+    ends before the next record or field does, the walk stops there (done False) for the caller
+    to go on from `pos` with the next window; `whole` says the window reaches the end of the
+    file, so running past it is damage. On damage the events before it are kept.
     """
-    line = LineRecord()
-    add = line.event_records.append
-    pos = start
+    add = records.append
+    size = len(data)
+    soft_end = min(end, size)
+    in_run = False
+    field_start = pos
     try:
         while pos < end:
+            field_start = pos
             if data[pos] == 0x22:
+                in_run = True
                 while True:
                     add(pos)
                     first = data[pos + 1]
@@ -141,11 +150,16 @@ def walk_line(data: bytes, start: int, end: int) -> LineRecord:
                         else:
                             length, payload = read_varint(data, pos + 1, end)
                             pos = payload + length
-                    if pos >= end or data[pos] != 0x22:
+                    if pos >= soft_end or data[pos] != 0x22:
                         break
+                in_run = False
                 if pos > end:
-                    record = line.event_records.pop()
-                    raise WireError(f"event at byte {record} runs past the end of its line")
+                    record = records.pop()
+                    raise WireError(f"event at byte {base + record} runs past the end of its line")
+                if pos > size:
+                    return records.pop(), False
+                if pos == size and pos < end:
+                    return pos, False
                 continue
             tag, pos = read_varint(data, pos, end)
             number, wtype = tag >> 3, tag & 7
@@ -163,13 +177,16 @@ def walk_line(data: bytes, start: int, end: int) -> LineRecord:
                 length, payload = read_varint(data, pos, end)
                 stop = payload + length
                 if stop > end:
-                    raise TruncatedField(number, payload, length, end - payload)
-                if number == 2:
-                    line.name = data[payload:stop]
-                elif number == 11:
-                    line.display_name = data[payload:stop]
+                    raise TruncatedField(number, base + payload, length, end - payload)
+                if number in (2, 11):
+                    if stop > size:
+                        return field_start, False
+                    if number == 2:
+                        line.name = bytes(data[payload:stop])
+                    else:
+                        line.display_name = bytes(data[payload:stop])
                 elif number == 4:
-                    line.other_events.append((payload, stop))
+                    line.other_events.append((base + payload, base + stop))
                 pos = stop
             elif wtype in (I64, I32):
                 pos += 8 if wtype == I64 else 4
@@ -178,20 +195,23 @@ def walk_line(data: bytes, start: int, end: int) -> LineRecord:
             else:
                 raise WireError(f"wire type {wtype} in field {number}")
     except IndexError:
-        # Only the run loop reads past `end`, right after recording an event: drop that event.
-        line.event_records.pop()
+        if not whole:
+            return (records.pop() if in_run else field_start), False
+        # Only the run loop reads past the end of the file, right after recording an event: drop it.
+        if in_run:
+            records.pop()
         line.damage = "the file ends inside an event"
     except WireError as exc:
         line.damage = str(exc)
-    return line
+    return pos, True
 
 
 def event_ranges(
     buf: np.ndarray, records: np.ndarray, limits: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(payload start, payload end, ok) of the event records found by `walk_line`: each is a 0x22
+    """(payload start, payload end, ok) of the event records found by `walk_line_part`: each is a 0x22
     tag byte followed by a varint length, decoded here for all records at once."""
-    length, payload, ok = _varints(buf, _windows(buf), records + 1, limits)
+    length, payload, ok = varints(buf, byte_windows(buf), records + 1, limits)
     room = (limits - payload).astype(np.uint64)
     ok &= length <= room
     stop = payload + np.where(ok, length, np.uint64(0)).astype(np.int64)
@@ -244,7 +264,7 @@ def padded(data: bytes) -> np.ndarray:
     return buf
 
 
-def _windows(buf: np.ndarray) -> np.ndarray:
+def byte_windows(buf: np.ndarray) -> np.ndarray:
     """Overlapping little-endian uint64 view: element i is bytes buf[i:i+8] (no copy)."""
     return np.ndarray(shape=(buf.shape[0] - 7,), dtype="<u8", buffer=buf.data, offset=0, strides=(1,))
 
@@ -256,7 +276,7 @@ def _compact7(x: np.ndarray) -> np.ndarray:
     return ((x & np.uint64(0x0FFFFFFF00000000)) >> np.uint64(4)) | (x & np.uint64(0x000000000FFFFFFF))
 
 
-def _varints(
+def varints(
     buf: np.ndarray, windows: np.ndarray, pos: np.ndarray, limit: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Decode one varint at each `pos` without reading at or past `limit`: (value, next pos, ok).
@@ -337,7 +357,7 @@ def scan(
     (a handful for XEvent and XStat) while the work per step is vectorized over the messages
     (in batches of `_BATCH`, to bound memory).
     """
-    windows = _windows(buf)
+    windows = byte_windows(buf)
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.minimum(np.asarray(ends, dtype=np.int64), buf.shape[0] - PADDING)
     count = starts.shape[0]
@@ -385,7 +405,7 @@ def _scan_batch(
             # field would cost far more than reading them field by field.
             _scan_tail(buf, active, pos, limit, fields, oneof, out, block_parts, step)
             return
-        tag, pos, ok = _varints(buf, windows, pos, limit)
+        tag, pos, ok = varints(buf, windows, pos, limit)
         number = tag >> np.uint64(3)
         wtype = tag & np.uint64(7)
         ok &= number > 0
@@ -393,10 +413,10 @@ def _scan_batch(
         is_len = wtype == LEN
         has_varint = ok & ((wtype == VARINT) | is_len)
         if has_varint.all():
-            v, p, good = _varints(buf, windows, pos, limit)
+            v, p, good = varints(buf, windows, pos, limit)
         else:
             sel = np.flatnonzero(has_varint)
-            v_sel, p_sel, good_sel = _varints(buf, windows, pos[sel], limit[sel])
+            v_sel, p_sel, good_sel = varints(buf, windows, pos[sel], limit[sel])
             v = np.zeros(active.shape[0], dtype=np.uint64)
             v[sel] = v_sel
             p = pos.copy()
