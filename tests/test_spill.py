@@ -379,3 +379,31 @@ def test_the_cli_memory_flag_reaches_the_dask_tasks(tmp_path, monkeypatch):
             out.getvalue()
         )
     assert seen == [300 << 20]
+
+
+def test_a_spilled_xplane_ingest_keeps_its_hlo_attachments(tmp_path, monkeypatch):
+    """The ingest child's spilled path stores what the builder kept in scratch (the HLO protos)
+    before the scratch goes: it failed with 'cache directory … not writable (No such file …)'."""
+    monkeypatch.setattr(ingest_memory, "shares", lambda process: (1, 1 << 20))  # spill at once
+    path = DATA / "xplane/mi300_jax_conv.xplane.pb"
+    source = ingest.SourceFile(str(path), "xplane")
+    key, size = ingest.source_key(source)
+    cache = tmp_path / "cache"
+    spec = {
+        "url": str(path),
+        "format": "xplane",
+        "reader": ingest.READERS["xplane"],
+        "fs": source.fs.to_json(),
+        "cache_root": str(cache),
+        "key": key,
+        "size": size,
+        "memory_bytes": 1,
+    }
+    assert ingest.run_ingest(spec) == 0
+    entry = store.lookup(str(cache), key)
+    assert entry is not None and store.verify(entry) == []
+    stored = store.open(entry)
+    expected = read(path, "xplane")
+    assert expected.attachments and dict(stored.attachments) == dict(expected.attachments)
+    assert stored.num_events == expected.num_events
+    assert os.listdir(cache / store.TMP_DIR) == []

@@ -177,10 +177,10 @@ def write(
                     columns.result()
         for name, array in (extra or {}).items():
             arrays[f"{EXTRA_DIR}/{name}"] = _store(os.path.join(tmp, EXTRA_DIR, name + ".npy"), array, None)
-        spill.remove_scratch(tmp)
         strings = msgspec.json.encode(trace.strings)
         _write_file(os.path.join(tmp, "strings.json"), strings)
         attachments = _save_attachments(tmp, trace.attachments)
+        spill.remove_scratch(tmp)  # after the attachments: a spilled builder keeps them in scratch
         meta = {
             "format_version": FORMAT_VERSION,
             "fingerprint": key,
