@@ -173,3 +173,40 @@ def test_index_built_while_columns_are_written(tmp_path):
         store.write(trace, root, "f" * 64, compute_extra=failing)
     assert store.lookup(root, "f" * 64) is None
     assert os.listdir(os.path.join(root, store.TMP_DIR)) == []
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(5, dtype=np.int64),
+        np.zeros(0, np.int32),
+        np.ones(3, bool),
+        np.zeros((2, 3), ">f8"),
+        np.arange(4, dtype=np.uint8),
+    ],
+)
+def test_npy_headers_are_read_without_building_an_ast(array, tmp_path, monkeypatch):
+    """numpy's header parser (ast.literal_eval) fails at random when threads build ASTs at once on
+    CPython 3.11 ('AST constructor recursion depth mismatch'); the headers we write need no AST."""
+    path = tmp_path / "a.npy"
+    np.save(path, array)
+    with open(path, "rb") as f:
+        np.lib.format.read_magic(f)
+        expected = np.lib.format.read_array_header_1_0(f)
+        offset = f.tell()
+
+    def no_ast(*args, **kwargs):
+        raise AssertionError("parsed with ast")
+
+    monkeypatch.setattr("ast.literal_eval", no_ast)
+    with open(path, "rb") as f:
+        shape, fortran, dtype = store.read_npy_header(f)
+        assert (shape, fortran, dtype) == expected and f.tell() == offset
+
+
+def test_an_unusual_npy_header_still_reads_through_numpy(tmp_path):
+    path = tmp_path / "s.npy"
+    np.save(path, np.zeros(2, dtype=[("a", "<i4"), ("b", "<f8")]))
+    with open(path, "rb") as f:
+        shape, fortran, dtype = store.read_npy_header(f)
+    assert shape == (2,) and not fortran and dtype.names == ("a", "b")
