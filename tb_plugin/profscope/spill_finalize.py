@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from profscope import spill, spill_sort
+from profscope.column_types import COLUMN_DTYPES
 from profscope.layout import FLOW_PHASES, _bind_flow_points, event_order, layout_depths
 from profscope.spill import NpyColumn, RecordFile
 from profscope.spill_layout import Context, SplitTrack, bind_piece
@@ -57,15 +58,19 @@ BOUND_POINT = np.dtype(
     [("kid", "<i8"), ("ts", "<i8"), ("rank", "<i8"), ("ev", "<i8"), ("name", "<i8"), ("pos", "<i8")]
 )
 PAIR = np.dtype([("pos", "<i8"), ("value", "<i8")])
+# The per-event columns a spilled finalize writes.
 EVENT_COLUMNS = {
-    "ev_start_ps": np.int64,
-    "ev_dur_ps": np.int64,
-    "ev_track": np.int32,
-    "ev_depth": np.int32,
-    "ev_name": np.int32,
-    "ev_cat": np.int32,
-    "ev_args": np.int64,
-    "args_event": np.int64,
+    name: COLUMN_DTYPES[name]
+    for name in (
+        "ev_start_ps",
+        "ev_dur_ps",
+        "ev_track",
+        "ev_depth",
+        "ev_name",
+        "ev_cat",
+        "ev_args",
+        "args_event",
+    )
 }
 
 

@@ -44,6 +44,7 @@ import msgspec
 import numpy as np
 
 from profscope import spill
+from profscope.column_types import COLUMN_DTYPES
 from profscope.columns import Section, Trace, Track
 
 # Bump whenever the layout of an entry or the meaning of a column changes: old entries are ignored.
@@ -66,24 +67,7 @@ _META_CRC = b',"meta_crc":"%08x"}'
 _META_CRC_LEN = len(_META_CRC % 0)
 
 # Trace columns stored one `.npy` each, with the dtype every reader of the cache can rely on.
-COLUMNS: dict[str, type] = {
-    "ev_start_ps": np.int64,
-    "ev_dur_ps": np.int64,
-    "ev_track": np.int32,
-    "ev_depth": np.int32,
-    "ev_name": np.int32,
-    "ev_cat": np.int32,
-    "ev_args": np.int64,
-    "args_off": np.int64,
-    "args_event": np.int64,
-    "args_blob": np.uint8,
-    "flow_src": np.int64,
-    "flow_dst": np.int64,
-    "flow_name": np.int32,
-    "ctr_track": np.int32,
-    "ctr_time_ps": np.int64,
-    "ctr_value": np.float64,
-}
+COLUMNS: dict[str, type] = COLUMN_DTYPES
 
 
 class CacheError(Exception):
