@@ -8,11 +8,13 @@ outside the logdir holding a real trace, and links that stay inside the logdir (
 from __future__ import annotations
 
 import argparse
+import io
 import pathlib
 import shutil
 
 import pytest
 
+from profscope import cli
 from profscope import logdir as logdir_lib
 from profscope import plugin as plugin_lib
 from profscope.formats import detect
@@ -88,6 +90,49 @@ def test_loader_defines_the_follow_flag(linked: pathlib.Path, tmp_path: pathlib.
     flags = parser.parse_args(["--profscope_follow_symlinks", "--profscope_cache_dir", str(tmp_path / "c")])
     plugin = plugin_lib.ProfscopeLoader().load(base_plugin.TBContext(logdir=str(linked), flags=flags))
     assert plugin.logdir is not None and plugin.logdir.follow_symlinks is True
+
+
+def test_cli_commands_skip_links_out_of_the_logdir_unless_told(
+    linked: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    out = io.StringIO()
+    assert cli.main(["ls", str(linked)], out) == 0
+    tree = out.getvalue()
+    assert "run away" not in tree and "run leak" not in tree
+    assert "ERROR skipped 2 symbolic links to places outside the logdir" in tree
+    assert "--follow-symlinks" in tree and SECRET.decode() not in tree
+
+    out = io.StringIO()
+    assert cli.main(["ls", "--follow-symlinks", str(linked)], out) == 0
+    tree = out.getvalue()
+    assert "run away" in tree and "run leak" in tree and "skipped" not in tree
+    assert SECRET.decode() not in tree
+
+    cache, written = str(tmp_path / "cache"), tmp_path / "away.json.gz"
+    out = io.StringIO()
+    assert (
+        cli.main(
+            ["export", str(linked), "away", "pytorch", "rank-0", "-o", str(written), "--cache-dir", cache],
+            out,
+        )
+        == 2
+    )
+    assert "has no run 'away'" in out.getvalue() and not written.exists()
+    out = io.StringIO()
+    args = [
+        "export",
+        "--follow-symlinks",
+        str(linked),
+        "away",
+        "pytorch",
+        "rank-0",
+        "-o",
+        str(written),
+        "--cache-dir",
+        cache,
+    ]
+    assert cli.main(args, out) == 0, out.getvalue()
+    assert written.stat().st_size > 0
 
 
 def test_links_inside_the_logdir_are_followed(tmp_path: pathlib.Path) -> None:

@@ -40,7 +40,7 @@ def _run_ls(args: argparse.Namespace, out: TextIO) -> int:
     Exit status: 0 when at least one run was found, 1 when none (the message says which layouts are
     recognised), 2 when the logdir itself cannot be read.
     """
-    listing = logdir_lib.discover(args.logdir)
+    listing = logdir_lib.discover(args.logdir, follow_symlinks=args.follow_symlinks)
     if args.json:
         json.dump(msgspec.to_builtins(runs.answer(listing)), out, indent=2)
         out.write("\n")
@@ -112,7 +112,7 @@ def _run_export(args: argparse.Namespace, out: TextIO) -> int:
     from profscope.tools.trace import export
     from profscope.trace import store as trace_store
 
-    logdir = logdir_lib.Logdir(args.logdir)
+    logdir = logdir_lib.Logdir(args.logdir, follow_symlinks=args.follow_symlinks)
     listing = logdir.listing()
     run = listing.run(args.run)
     session = run.session(args.session) if run is not None else None
@@ -179,7 +179,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"profscope {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (help_text, add_arguments, _) in COMMANDS.items():
-        add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        add_arguments(command)
+        # Every command reads a logdir: the twin of TensorBoard's --profscope_follow_symlinks.
+        command.add_argument(
+            "--follow-symlinks",
+            action="store_true",
+            help="also read symbolic links that resolve outside the logdir (skipped by default)",
+        )
     return parser
 
 

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"ERROR --memory-mb needs at least {ingest_memory.MIN_CHILD_MB // 2}\n")
         return EXIT_NOTHING
     cache_root = os.path.abspath(args.cache_dir.removeprefix("file://"))
-    logdir = logdir_lib.Logdir(args.logdir)
+    logdir = logdir_lib.Logdir(args.logdir, follow_symlinks=args.follow_symlinks)
     listing = logdir.listing()
     for error in listing.errors:
         out.write(f"ERROR {error}\n")

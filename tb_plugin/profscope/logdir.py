@@ -400,9 +400,9 @@ class _Candidate:
     match: detect.NameMatch
 
 
-def discover(url: str) -> Listing:
+def discover(url: str, *, follow_symlinks: bool = False) -> Listing:
     """One-off scan of a logdir (the CLI and tests use this; the plugin keeps a `Logdir`)."""
-    return Logdir(url).listing()
+    return Logdir(url, follow_symlinks=follow_symlinks).listing()
 
 
 class _TreeBuilder:
@@ -562,7 +562,8 @@ def _outside_links_message(links: list[str]) -> str:
     shown = ", ".join(links[:5]) + (f" and {len(links) - 5} more" if len(links) > 5 else "")
     return (
         f"skipped {len(links)} symbolic link{'s' if len(links) > 1 else ''} to places outside the logdir "
-        f"({shown}); start TensorBoard with --profscope_follow_symlinks to read them"
+        f"({shown}); start TensorBoard with --profscope_follow_symlinks (the profscope commands: "
+        "--follow-symlinks) to read them"
     )
 
 
