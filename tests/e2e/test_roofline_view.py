@@ -226,7 +226,7 @@ def test_infeed_toggle_and_step_live_in_the_link(
 
 
 def test_kineto_costs_estimated_from_shapes_are_marked(
-    tensorboard_server, browser_page, page_errors, roofline_logdir
+    tensorboard_server, browser_page, page_errors, screenshot, roofline_logdir
 ) -> None:  # type: ignore[no-untyped-def]
     server = tensorboard_server(roofline_logdir)
     frame = open_roofline(browser_page, server, BERT)
@@ -256,6 +256,7 @@ def test_kineto_costs_estimated_from_shapes_are_marked(
     browser_page.mouse.move(x, y)
     tooltip = frame.wait_for_selector("[data-testid=rf-tooltip]:not([hidden])").inner_text()
     assert "FLOPs and bytes estimated from shapes" in tooltip, tooltip
+    screenshot(browser_page, "kineto_estimated")
     assert page_errors == []
 
 
