@@ -22,48 +22,34 @@ import time
 from profscope.formats.hlo_proto import HloModules
 from profscope.formats.hlo_text import module_text
 from profscope.tools.trace import hlo
+from proto_bytes import field, varint
 
 F32 = 11  # xla.PrimitiveType F32
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, value = value & 0x7F, value >> 7
-        out.append(low | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _field(number: int, value: int | bytes) -> bytes:
-    if isinstance(value, int):
-        return _varint(number << 3) + _varint(value)
-    return _varint(number << 3 | 2) + _varint(len(value)) + value
-
-
 def _packed(values: list[int]) -> bytes:
-    return b"".join(_varint(v) for v in values)
+    return b"".join(varint(v) for v in values)
 
 
-SHAPE = _field(2, F32) + _field(3, _packed([128, 128])) + _field(5, _field(1, _packed([1, 0])))
+SHAPE = field(2, F32) + field(3, _packed([128, 128])) + field(5, field(1, _packed([1, 0])))
 
 
 def _instruction(name: str, opcode: str, uid: int, operands: list[int], extra: bytes = b"") -> bytes:
-    body = _field(1, name.encode()) + _field(2, opcode.encode()) + _field(3, SHAPE) + _field(35, uid)
-    return body + (_field(36, _packed(operands)) if operands else b"") + extra
+    body = field(1, name.encode()) + field(2, opcode.encode()) + field(3, SHAPE) + field(35, uid)
+    return body + (field(36, _packed(operands)) if operands else b"") + extra
 
 
 def _computation(name: str, uid: int, instructions: list[bytes], root: int, fusion: bool = False) -> bytes:
-    body = _field(1, name.encode()) + b"".join(_field(2, i) for i in instructions)
-    return body + _field(5, uid) + _field(6, root) + (_field(7, 1) if fusion else b"")
+    body = field(1, name.encode()) + b"".join(field(2, i) for i in instructions)
+    return body + field(5, uid) + field(6, root) + (field(7, 1) if fusion else b"")
 
 
 def synthetic_module(count: int) -> bytes:
     """A serialized HloProto whose entry computation holds `count` instructions (see the docstring)."""
-    meta = _field(7, _field(1, b"add") + _field(2, b"jit(f)/add") + _field(3, b"/w/model.py") + _field(4, 42))
+    meta = field(7, field(1, b"add") + field(2, b"jit(f)/add") + field(3, b"/w/model.py") + field(4, 42))
     fused = [
         _instruction("param_0", "parameter", 1_000_000, []),
-        _instruction("param_1", "parameter", 1_000_001, [], _field(9, 1)),
+        _instruction("param_1", "parameter", 1_000_001, [], field(9, 1)),
         _instruction("multiply.f", "multiply", 1_000_002, [1_000_000, 1_000_001]),
     ]
     body = [_instruction("p0", "parameter", 0, [])]
@@ -72,14 +58,14 @@ def synthetic_module(count: int) -> bytes:
         if i % 50:
             body.append(_instruction(f"add.{i}", "add", i, operands, meta))
         else:
-            calls = _field(11, b"kLoop") + _field(38, _packed([2]))
+            calls = field(11, b"kLoop") + field(38, _packed([2]))
             body.append(_instruction(f"fusion.{i}", "fusion", i, operands, calls + meta))
     computations = [
         _computation("fused_computation", 2, fused, 1_000_002, fusion=True),
         _computation("main", 1, body, count - 1),
     ]
-    module = _field(1, b"jit_synthetic") + _field(2, b"main") + b"".join(_field(3, c) for c in computations)
-    return _field(1, module + _field(5, 7) + _field(6, 1))
+    module = field(1, b"jit_synthetic") + field(2, b"main") + b"".join(field(3, c) for c in computations)
+    return field(1, module + field(5, 7) + field(6, 1))
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any, NamedTuple
 
 from profscope.formats import detect
 from profscope.trace import ingest
@@ -64,45 +65,71 @@ ingest.end_process(code)
 """
 
 
+class Finished(NamedTuple):
+    """A job's run in an ingest child: its stderr, when it was sent and when the child had exited
+    (time.time()), and the CPU seconds of the child and its helper process."""
+
+    err: str
+    sent: float
+    exited: float
+    cpu: float
+
+
+def start_child(code: str) -> subprocess.Popen[bytes]:
+    """A child running `code`, given 2 s for its imports, like the spare child waiting for its job."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    time.sleep(2.0)
+    return child
+
+
+def job_spec(path: str, fmt: str, cache: str) -> dict[str, Any]:
+    """The job the server sends its ingest child for `path`, its cache entry under `cache`."""
+    source = ingest.SourceFile(path, fmt)
+    key, size = ingest.source_key(source)
+    return {
+        "url": path,
+        "format": fmt,
+        "reader": ingest.READERS[fmt],
+        "fs": source.fs.to_json(),
+        "cache_root": cache,
+        "key": key,
+        "size": size,
+    }
+
+
+def run_job(child: subprocess.Popen[bytes], spec: dict[str, Any]) -> Finished:
+    """Send `spec` to the child and wait for its exit; raises when the ingest failed."""
+    assert child.stdin is not None and child.stderr is not None
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    sent = time.time()
+    child.stdin.write(json.dumps(spec).encode() + b"\n")
+    child.stdin.close()
+    err = child.stderr.read().decode(errors="replace")
+    child.wait()
+    exited = time.time()
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if child.returncode != 0:
+        raise RuntimeError(f"ingest child failed ({child.returncode}):\n{err[-3000:]}")
+    return Finished(err, sent, exited, sum(cpu_after[:2]) - sum(cpu_before[:2]))
+
+
 def run_once(path: str, fmt: str) -> dict[str, float]:
     """One ingest in a fresh child process and a fresh cache directory."""
     cache = tempfile.mkdtemp(prefix="bench_ingest_")
     try:
-        child = subprocess.Popen(
-            [sys.executable, "-c", _CHILD],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        time.sleep(2.0)  # imports done, like the spare child waiting for its job
-        source = ingest.SourceFile(path, fmt)
-        key, size = ingest.source_key(source)
-        spec = {
-            "url": path,
-            "format": fmt,
-            "reader": ingest.READERS[fmt],
-            "fs": source.fs.to_json(),
-            "cache_root": cache,
-            "key": key,
-            "size": size,
-        }
-        assert child.stdin is not None and child.stderr is not None
-        cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        sent = time.time()
-        child.stdin.write(json.dumps(spec).encode() + b"\n")
-        child.stdin.close()
-        err = child.stderr.read().decode(errors="replace")
-        child.wait()
-        exited = time.time()
-        cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if child.returncode != 0:
-            raise RuntimeError(f"ingest child failed ({child.returncode}):\n{err[-3000:]}")
-        stages = json.loads(next(x for x in err.splitlines() if x.startswith("STAGES "))[7:])
+        child = start_child(_CHILD)
+        done = run_job(child, job_spec(path, fmt, cache))
+        stages = json.loads(next(x for x in done.err.splitlines() if x.startswith("STAGES "))[7:])
         out = {k: v for k, v in stages.items() if not k.endswith("_at")}
-        out["total"] = exited - sent
-        out["cpu"] = sum(cpu_after[:2]) - sum(cpu_before[:2])
-        out["exit"] = exited - stages["returned_at"]
-        out["job_start"] = stages["started_at"] - sent
+        out["total"] = done.exited - done.sent
+        out["cpu"] = done.cpu
+        out["exit"] = done.exited - stages["returned_at"]
+        out["job_start"] = stages["started_at"] - done.sent
         entry = os.path.join(cache, f"v{ingest.store.FORMAT_VERSION}")
         out["cache_mb"] = (
             sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(entry) for f in files) / 1e6

@@ -26,14 +26,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 
+from bench_ingest import job_spec, run_job, start_child
 from profscope.formats import detect
 from profscope.trace import ingest, ingest_memory
 
@@ -176,46 +174,19 @@ class Sampler(threading.Thread):
 def run_once(path: str, fmt: str, memory_bytes: int, replicate: int = 1) -> dict[str, float]:
     cache = tempfile.mkdtemp(prefix="bench_ingest_memory_")
     try:
-        child = subprocess.Popen(
-            [sys.executable, "-c", _CHILD],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        time.sleep(2.0)  # imports done, like the spare child waiting for its job
-        source = ingest.SourceFile(path, fmt)
-        key, size = ingest.source_key(source)
-        spec = {
-            "url": path,
-            "format": fmt,
-            "reader": ingest.READERS[fmt],
-            "fs": source.fs.to_json(),
-            "cache_root": cache,
-            "key": key,
-            "size": size,
-            "memory_bytes": memory_bytes,
-        }
+        child = start_child(_CHILD)
+        spec = job_spec(path, fmt, cache) | {"memory_bytes": memory_bytes}
         if replicate > 1:
             spec.update(reader="__main__:replicated", replica_reader=ingest.READERS[fmt], replicate=replicate)
-        assert child.stdin is not None and child.stderr is not None
         sampler = Sampler(child.pid)
         sampler.start()
-        cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        sent = time.time()
-        child.stdin.write(json.dumps(spec).encode() + b"\n")
-        child.stdin.close()
-        err = child.stderr.read().decode(errors="replace")
-        child.wait()
-        exited = time.time()
-        cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = run_job(child, spec)
         sampler.stop.set()
         sampler.join()
-        if child.returncode != 0:
-            raise RuntimeError(f"ingest child failed ({child.returncode}):\n{err[-3000:]}")
-        marks = json.loads(next(x for x in err.splitlines() if x.startswith("MARKS "))[6:])
+        marks = json.loads(next(x for x in done.err.splitlines() if x.startswith("MARKS "))[6:])
         return {
-            "total_s": exited - sent,
-            "cpu_s": sum(cpu_after[:2]) - sum(cpu_before[:2]),
+            "total_s": done.exited - done.sent,
+            "cpu_s": done.cpu,
             "read_s": marks["finalize_at"] - marks["started_at"],
             "finalize_s": marks["finalized_at"] - marks["finalize_at"],
             "lod_store_s": marks["returned_at"] - marks["finalized_at"],

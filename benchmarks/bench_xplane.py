@@ -40,6 +40,8 @@ from typing import Any, BinaryIO
 import fsspec
 import numpy as np
 
+from proto_bytes import varint
+
 SCHEMA = Path(__file__).resolve().parent.parent / "tests" / "data" / "xplane" / "xspace_reference.textproto"
 
 
@@ -131,18 +133,6 @@ def _space_class() -> Any:
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("xspace_reference.XSpace"))
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def _split(message: bytes, number: int) -> tuple[bytes, bytes]:
     """A message's serialized fields before field `number` and after it (serializers write fields
     in number order)."""
@@ -205,10 +195,10 @@ def _replicate(path: str, copies: int, out: str) -> None:
         rest = space.SerializeToString()
         for head, tail, lines in planes:
             sizes = [len(h) + size + len(t) for h, t, _, size in lines]
-            plane_size = len(head) + len(tail) + sum(1 + len(_varint(s)) + s for s in sizes)
-            dst.write(b"\x0a" + _varint(plane_size) + head)
+            plane_size = len(head) + len(tail) + sum(1 + len(varint(s)) + s for s in sizes)
+            dst.write(b"\x0a" + varint(plane_size) + head)
             for (line_head, line_tail, start, size), line_size in zip(lines, sizes, strict=True):
-                dst.write(b"\x1a" + _varint(line_size) + line_head)
+                dst.write(b"\x1a" + varint(line_size) + line_head)
                 for chunk in _chunks(scratch, start, size):
                     dst.write(chunk)
                 dst.write(line_tail)

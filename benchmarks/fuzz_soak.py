@@ -46,6 +46,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from profscope.formats.xplane_wire import WireError, read_varint
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when a test loads this file by its path
+from proto_bytes import varint  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
 
@@ -100,18 +105,6 @@ _PROTO_TOKENS = (
 # -- seeds ----------------------------------------------------------------------------------------
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def xspace_parts(data: bytes) -> list[bytes]:
     """Every top-level field of an XSpace as its own encoded bytes: one plane each, hostnames, …
 
@@ -120,12 +113,12 @@ def xspace_parts(data: bytes) -> list[bytes]:
     pos, out = 0, []
     while pos < len(data):
         start = pos
-        tag, pos = _read_varint(data, pos)
+        tag, pos = read_varint(data, pos, len(data))
         wire_type = tag & 7
         if wire_type == 0:
-            _, pos = _read_varint(data, pos)
+            _, pos = read_varint(data, pos, len(data))
         elif wire_type == 2:
-            length, pos = _read_varint(data, pos)
+            length, pos = read_varint(data, pos, len(data))
             pos += length
         else:
             raise ValueError("not an XSpace seed")
@@ -133,31 +126,20 @@ def xspace_parts(data: bytes) -> list[bytes]:
     return out
 
 
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-
-
 def small_plane(field: bytes, keep_lines: int, keep_events: int) -> bytes:
     """An XSpace plane field cut down to its first `keep_lines` lines of `keep_events` events each
     (names, metadata and stats kept): a real plane small enough to fuzz fast."""
-    _, pos = _read_varint(field, 0)
-    _, pos = _read_varint(field, pos)
+    _, pos = read_varint(field, 0, len(field))
+    _, pos = read_varint(field, pos, len(field))
     body, lines = [], 0
     while pos < len(field):
         start = pos
-        tag, pos = _read_varint(field, pos)
+        tag, pos = read_varint(field, pos, len(field))
         if tag & 7 == 0:
-            _, pos = _read_varint(field, pos)
+            _, pos = read_varint(field, pos, len(field))
             body.append(field[start:pos])
             continue
-        length, payload = _read_varint(field, pos)
+        length, payload = read_varint(field, pos, len(field))
         pos = payload + length
         if tag >> 3 != 3:
             body.append(field[start:pos])
@@ -165,18 +147,18 @@ def small_plane(field: bytes, keep_lines: int, keep_events: int) -> bytes:
             lines += 1
             body.append(_small_line(field[payload:pos], keep_events))
     inner = b"".join(body)
-    return b"\x0a" + _varint(len(inner)) + inner
+    return b"\x0a" + varint(len(inner)) + inner
 
 
 def _small_line(line: bytes, keep_events: int) -> bytes:
     pos, body, events = 0, [], 0
     while pos < len(line):
         start = pos
-        tag, pos = _read_varint(line, pos)
+        tag, pos = read_varint(line, pos, len(line))
         if tag & 7 == 0:
-            _, pos = _read_varint(line, pos)
+            _, pos = read_varint(line, pos, len(line))
         elif tag & 7 == 2:
-            length, pos = _read_varint(line, pos)
+            length, pos = read_varint(line, pos, len(line))
             pos += length
         else:
             pos += 8 if tag & 7 == 1 else 4
@@ -186,7 +168,7 @@ def _small_line(line: bytes, keep_events: int) -> bytes:
                 continue
         body.append(line[start:pos])
     inner = b"".join(body)
-    return b"\x1a" + _varint(len(inner)) + inner
+    return b"\x1a" + varint(len(inner)) + inner
 
 
 # The most bytes of a seed of the unit-test suite (`big=False`): each input reads in milliseconds.
@@ -317,14 +299,14 @@ def _proto_fields(data: bytes, depth: int) -> list[list[Any]] | None:
     fields, pos = [], 0
     try:
         while pos < len(data):
-            tag, pos = _read_varint(data, pos)
+            tag, pos = read_varint(data, pos, len(data))
             number, wire_type = tag >> 3, tag & 7
             if number == 0:
                 return None
             if wire_type == 0:
-                value, pos = _read_varint(data, pos)
+                value, pos = read_varint(data, pos, len(data))
             elif wire_type == 2:
-                length, pos = _read_varint(data, pos)
+                length, pos = read_varint(data, pos, len(data))
                 if pos + length > len(data):
                     return None
                 raw = data[pos : pos + length]
@@ -336,7 +318,7 @@ def _proto_fields(data: bytes, depth: int) -> list[list[Any]] | None:
             else:
                 return None
             fields.append([number, wire_type, value])
-    except IndexError:
+    except WireError:
         return None
     return fields if pos == len(data) else None
 
@@ -344,12 +326,12 @@ def _proto_fields(data: bytes, depth: int) -> list[list[Any]] | None:
 def _proto_bytes(fields: list[list[Any]]) -> bytes:
     out = []
     for number, wire_type, value in fields:
-        out.append(_varint(number << 3 | wire_type))
+        out.append(varint(number << 3 | wire_type))
         if wire_type == 0:
-            out.append(_varint(value))
+            out.append(varint(value))
         elif wire_type == 2:
             payload = value if isinstance(value, bytes) else _proto_bytes(value)
-            out.append(_varint(len(payload)) + payload)
+            out.append(varint(len(payload)) + payload)
         else:
             out.append(value)
     return b"".join(out)

@@ -12,16 +12,15 @@ engine for hundreds of thousands of inputs, each in a child process with a memor
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import random
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from reading_limits import cpu_bound
 
 _SPEC = importlib.util.spec_from_file_location(
     "fuzz_soak", Path(__file__).resolve().parents[1] / "benchmarks" / "fuzz_soak.py"
@@ -44,28 +43,7 @@ SECONDS_PER_INPUT = 5.0
 
 
 class Hang(Exception):
-    """The reader did not return within SECONDS_PER_INPUT."""
-
-
-@contextlib.contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    """Raise `Hang` in this (the main) thread when the block uses more than `seconds` of CPU, or
-    four times that of wall time; CPU time, so that a machine shared with other work does not
-    fail it."""
-
-    def expire(signum: int, frame: object) -> None:
-        raise Hang(f"no answer within {seconds:g} s")
-
-    previous = {sig: signal.signal(sig, expire) for sig in (signal.SIGPROF, signal.SIGALRM)}
-    signal.setitimer(signal.ITIMER_PROF, seconds)
-    signal.setitimer(signal.ITIMER_REAL, 4 * seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    """The reader used more than SECONDS_PER_INPUT of CPU (or four times that of wall time)."""
 
 
 def _fuzz(reader: str) -> object:
@@ -79,7 +57,7 @@ def _fuzz(reader: str) -> object:
     @given(st.integers(min_value=0, max_value=2**64))
     def check(seed: int) -> None:
         data = fuzz.input_from(reader, random.Random(seed), big=False)
-        with deadline(SECONDS_PER_INPUT):
+        with cpu_bound(SECONDS_PER_INPUT, lambda: Hang(f"no answer within {SECONDS_PER_INPUT:g} s")):
             outcome, detail = fuzz.run_reader(reader, data)
         assert outcome in ("loaded", "refused"), detail
 

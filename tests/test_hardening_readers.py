@@ -12,8 +12,6 @@ import gzip
 import json
 import re
 import shutil
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,8 @@ from profscope.formats import (
     xplane,
 )
 from profscope.formats.xla_text import Frame
+from reading_limits import cpu_bound
+from xplane_messages import field
 
 DATA = Path(__file__).parent / "data"
 XLA = DATA / "xla" / "pytorch_xla_cpu_recompile"
@@ -38,25 +38,10 @@ _EXCEPTION_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
 GOOD = {"ph": "X", "name": "good", "pid": 1, "tid": 1, "ts": 1, "dur": 2}
 
 
-@contextlib.contextmanager
-def within(seconds: float) -> Iterator[None]:
+def within(seconds: float) -> contextlib.AbstractContextManager[None]:
     """Fail the test when the block uses more than `seconds` of CPU, or four times that of wall
-    time (a reader waiting on its helper process), instead of hanging the run; CPU time, so that
-    a machine shared with other work does not fail it."""
-
-    def expire(signum: int, frame: object) -> None:
-        raise AssertionError(f"still reading after {seconds:g} s (the reader hangs)")
-
-    previous = {sig: signal.signal(sig, expire) for sig in (signal.SIGPROF, signal.SIGALRM)}
-    signal.setitimer(signal.ITIMER_PROF, seconds)
-    signal.setitimer(signal.ITIMER_REAL, 4 * seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    time (a reader waiting on its helper process), instead of hanging the run."""
+    return cpu_bound(seconds, lambda: AssertionError(f"still reading after {seconds:g} s (the reader hangs)"))
 
 
 def read_chrome(tmp_path: Path, content: bytes, name: str = "trace.json", seconds: float = 20) -> Any:
@@ -501,28 +486,12 @@ def test_a_gzip_bomb_named_like_a_text_log_is_refused(tmp_path: Path) -> None:
 # -- XPlane -------------------------------------------------------------------------------------------
 
 
-def _varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        out.append((value & 0x7F) | (0x80 if value >> 7 else 0))
-        value >>= 7
-        if not value:
-            return bytes(out)
-
-
-def _field(number: int, value: int | bytes) -> bytes:
-    if isinstance(value, int):
-        return _varint(number << 3) + _varint(value)
-    return _varint(number << 3 | 2) + _varint(len(value)) + value
-
-
 def _xspace(offsets_ps: list[int]) -> bytes:
-    events = b"".join(_field(4, _field(1, 1) + _field(2, off) + _field(3, 1000)) for off in offsets_ps)
-    line = _field(1, 1) + _field(2, b"Stream #1(Compute)") + _field(3, 1_000_000) + events
-    metadata = _field(4, _field(1, 1) + _field(2, _field(1, 1) + _field(2, b"kernel")))
-    plane = _field(1, 1) + _field(2, b"/device:GPU:0") + _field(3, line) + metadata
-    return _field(1, plane)
+    events = b"".join(field(4, field(1, 1) + field(2, off) + field(3, 1000)) for off in offsets_ps)
+    line = field(1, 1) + field(2, b"Stream #1(Compute)") + field(3, 1_000_000) + events
+    metadata = field(4, field(1, 1) + field(2, field(1, 1) + field(2, b"kernel")))
+    plane = field(1, 1) + field(2, b"/device:GPU:0") + field(3, line) + metadata
+    return field(1, plane)
 
 
 @pytest.mark.parametrize("offset", [-(2**63), 2**63 - 1, 2**62, -(2**61)])

@@ -15,13 +15,13 @@ from test_hlo_proto import (
     F32,
     S32,
     computation,
-    field,
     hlo_proto,
     instruction,
     modules,
     shape,
     synthetic_ops,
 )
+from xplane_messages import field
 
 # XProf 2.24.2 `roofline_model` for tests/data/xplane/mi300_jax_conv.xplane.pb, "Total" op rows
 # (include_infeed_outfeed = true), saved in /work/notes/xprof_anchor/mi300_jax_conv.roofline.json by

@@ -21,6 +21,7 @@ from profscope.formats.hlo_proto import HloModule, HloModules
 from profscope.formats.hlo_text import instruction_text
 from profscope.formats.xplane_decode import decode_space
 from profscope.formats.xplane_hlo import hlo_protos
+from xplane_messages import field, varint
 
 DATA = pathlib.Path(__file__).parent / "data" / "xplane"
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -87,24 +88,7 @@ def raw_computations(data: bytes) -> list[dict]:
     return out
 
 
-# -- a protobuf encoder for synthetic modules (test_hlo_cost uses it too) -----------------------------
-def varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        low, value = value & 0x7F, value >> 7
-        out.append(low | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def field(number: int, value: int | bytes) -> bytes:
-    """A VARINT field for an int, a LEN field for bytes."""
-    if isinstance(value, int):
-        return varint(number << 3) + varint(value)
-    return varint(number << 3 | 2) + varint(len(value)) + value
-
-
+# -- synthetic modules (test_hlo_cost uses them too), on the tests' one protobuf encoder ------------
 def packed(values: list[int] | tuple[int, ...]) -> bytes:
     return b"".join(varint(v) for v in values)
 

@@ -17,6 +17,7 @@ import pytest
 from profscope.columns import TraceBuilder
 from profscope.formats import xplane
 from profscope.tools.roofline import analysis, routes
+from xplane_messages import varint
 
 DATA = pathlib.Path(__file__).parent / "data" / "xplane"
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -356,7 +357,7 @@ def synthetic_tpu(ops: list[tuple[str, str, int, int, float, int]]):
     track = b.track(sid, "XLA Ops", "line")
     args = []
     for _name, category, start, dur, flops, hbm in ops:
-        breakdown = bytes([0x08, 0x02, 0x10, 0x01, 0x18]) + _encode_varint(hbm)
+        breakdown = bytes([0x08, 0x02, 0x10, 0x01, 0x18]) + varint(hbm)
         message = bytes([0x0A, len(breakdown)]) + breakdown
         stats = {"hlo_category": category, "program_id": 7, "flops": flops, "bytes_accessed": hbm}
         stats.update(memory_access_breakdown=message.hex(), device_offset_ps=start, device_duration_ps=dur)
@@ -373,15 +374,6 @@ def synthetic_tpu(ops: list[tuple[str, str, int, int, float, int]]):
     }
     b.metadata["planes"] = [{"name": "/device:TPU:0"}]
     return b.finalize()
-
-
-def _encode_varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, value = value & 0x7F, value >> 7
-        out.append(low | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
 
 
 def test_infeed_excluded_with_its_time_and_wrappers_not_double_counted():

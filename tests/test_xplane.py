@@ -14,26 +14,16 @@ import fsspec
 import msgspec
 import numpy as np
 import pytest
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format
 
 from profscope.columns import Trace
 from profscope.formats import xplane
+from xplane_messages import space_class
 
 DATA = Path(__file__).parent / "data" / "xplane"
 TPU = "tpu_v6e_inference.xplane.pb"
 GPU_TF = "gpu_8x_tf_training.xplane.pb"
 MI300 = "mi300_jax_conv.xplane.pb"
 ALL = (TPU, GPU_TF, MI300)
-
-
-@cache
-def space_class() -> type:
-    fdp = text_format.Parse(
-        (DATA / "xspace_reference.textproto").read_text(), descriptor_pb2.FileDescriptorProto()
-    )
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(fdp)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("xspace_reference.XSpace"))
 
 
 @cache

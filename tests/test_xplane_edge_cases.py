@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -14,27 +13,17 @@ import fsspec
 import msgspec
 import numpy as np
 import pytest
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from profscope.columns import Trace
 from profscope.errors import UnreadableProfile
 from profscope.formats import xplane
+from xplane_messages import field, space_class, varint
 
 DATA = Path(__file__).parent / "data" / "xplane"
 MI300 = DATA / "mi300_jax_conv.xplane.pb"
 EPOCH_NS = 1_700_000_000_000_000_000
-
-
-@cache
-def space_class() -> type:
-    fdp = text_format.Parse(
-        (DATA / "xspace_reference.textproto").read_text(), descriptor_pb2.FileDescriptorProto()
-    )
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(fdp)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("xspace_reference.XSpace"))
 
 
 class PlaneBuilder:
@@ -394,24 +383,17 @@ def test_huge_declared_lengths_do_not_allocate(tmp_path: Path) -> None:
     host = PlaneBuilder(space, "/host:CPU")
     host.event(host.line("t"), "e", 0, 10)
     plane_bytes = space.planes[0].SerializeToString()
-    huge = b"\x0a" + _varint(1 << 62) + plane_bytes
+    huge = b"\x0a" + varint(1 << 62) + plane_bytes
     tr = xplane.read(write(tmp_path, huge), fsspec.filesystem("file"))
     assert tr.num_events == 1
     assert any("declares" in w for w in tr.warnings)
     # An event whose stat claims far more bytes than the event holds: that event is dropped.
-    meta = _len_field(4, _varint_field(1, 1) + _len_field(2, _varint_field(1, 1) + _len_field(2, b"e")))
-    good = _varint_field(1, 1) + _varint_field(2, 0) + _varint_field(3, 10)
-    bad = (
-        _varint_field(1, 1)
-        + _varint_field(2, 20)
-        + _varint_field(3, 10)
-        + b"\x22"
-        + _varint(1 << 35)
-        + b"\x08\x01"
-    )
-    line = _len_field(2, b"t") + _len_field(4, good) + _len_field(4, bad)
-    plane = _len_field(2, b"/host:CPU") + _len_field(3, line) + meta
-    tr = xplane.read(write(tmp_path, _len_field(1, plane), "bad_stat.xplane.pb"), fsspec.filesystem("file"))
+    meta = field(4, field(1, 1) + field(2, field(1, 1) + field(2, b"e")))
+    good = field(1, 1) + field(2, 0) + field(3, 10)
+    bad = field(1, 1) + field(2, 20) + field(3, 10) + b"\x22" + varint(1 << 35) + b"\x08\x01"
+    line = field(2, b"t") + field(4, good) + field(4, bad)
+    plane = field(2, b"/host:CPU") + field(3, line) + meta
+    tr = xplane.read(write(tmp_path, field(1, plane), "bad_stat.xplane.pb"), fsspec.filesystem("file"))
     assert tr.num_events == 1
     assert tr.skipped == {"events that could not be decoded": 1}
 
@@ -421,7 +403,7 @@ def test_deep_nesting_does_not_recurse(tmp_path: Path) -> None:
     headers = []
     size = 0
     for _ in range(100_000):
-        header = b"\x7a" + _varint(size)  # field 15, LEN, wrapping everything inside it
+        header = b"\x7a" + varint(size)  # field 15, LEN, wrapping everything inside it
         headers.append(header)
         size += len(header)
     nested = b"".join(reversed(headers))
@@ -526,26 +508,6 @@ def _expected_args(stats: dict[str, Any]) -> bytes:
         else:
             out[key] = value
     return msgspec.json.encode(out) if out else b""
-
-
-def _varint_field(number: int, value: int) -> bytes:
-    return _varint(number << 3) + _varint(value)
-
-
-def _len_field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 def test_an_event_with_thousands_of_stats_is_read_completely(tmp_path: Path) -> None:

@@ -4,17 +4,16 @@ and whatever goes to scratch files, for every real XPlane in tests/data/xplane."
 from __future__ import annotations
 
 import dataclasses
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import fsspec
 import numpy as np
 import pytest
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format
 
 from profscope.columns import Trace
 from profscope.formats import xplane, xplane_spill
+from xplane_messages import space_class
 
 DATA = Path(__file__).parent / "data" / "xplane"
 FILES = sorted(p.name for p in DATA.glob("*.xplane.pb"))
@@ -68,16 +67,6 @@ def test_tiny_batches_and_spilling_give_the_one_batch_trace(
     assert "tape.npy" in opened
     assert_same(small, whole)
     assert list(tmp_path.iterdir()) == []  # the scratch files are gone
-
-
-@cache
-def space_class() -> type:
-    fdp = text_format.Parse(
-        (DATA / "xspace_reference.textproto").read_text(), descriptor_pb2.FileDescriptorProto()
-    )
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(fdp)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("xspace_reference.XSpace"))
 
 
 def set_stats(plane: Any, event: Any, **stats: int | float) -> None:
