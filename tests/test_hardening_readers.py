@@ -295,6 +295,63 @@ def test_a_deeply_nested_top_level_value_is_ignored(tmp_path: Path) -> None:
     assert "top-level value 'deviceProperties' is nested too deeply to decode; ignored" in trace.warnings
 
 
+def _read_within_memory(path: str, megabytes: int, result: Any) -> None:
+    """Forked child: read `path` with its address space bounded to what it has plus `megabytes`."""
+    import resource
+
+    with open("/proc/self/statm") as f:
+        limit = int(f.read().split()[0]) * resource.getpagesize() + (megabytes << 20)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        trace = chrome_json.read(path, fsspec.filesystem("file"))
+        result.put((trace.num_events, int(trace.flow_src.shape[0]), dict(trace.skipped)))
+    except MemoryError:
+        result.put("MemoryError")
+
+
+@pytest.mark.parametrize("where", ["correlation", "async id", "flow id", "bind_id"])
+def test_a_megabyte_long_id_is_not_an_id_and_costs_no_memory(tmp_path: Path, where: str) -> None:
+    """Ids are kept in fixed-width byte columns as wide as the longest id of their chunk: the fuzz soak
+    found a 3-million-digit correlation in a 3.3 MB file that made the reader take 13 GB."""
+    import multiprocessing
+
+    source = DATA / "kineto" / "alexnet.pt.trace.json.gz"
+    base = chrome_json.read(str(source), fsspec.filesystem("file"))
+    text = gzip.decompress(source.read_bytes())
+    long_id = b"7" * 3_000_000
+    at = {"pid": 1, "tid": 1, "ts": float(re.search(rb'"ts": ([\d.]+)', text).group(1))}  # within the trace
+    extra = {
+        "correlation": None,
+        "async id": {"ph": "b", "name": "a", "cat": "c", **at, "id": long_id.decode()},
+        "flow id": {"ph": "s", "name": "f", "cat": "c", **at, "id": long_id.decode()},
+        "bind_id": {**GOOD, **at, "name": "bound", "bind_id": long_id.decode(), "flow_out": True},
+    }[where]
+    if extra is None:
+        text, n = re.subn(rb'"correlation": \d+', b'"correlation": ' + long_id, text, count=1)
+        assert n == 1
+    else:
+        text = text.replace(b'"traceEvents": [', b'"traceEvents": [' + json.dumps(extra).encode() + b",", 1)
+    path = tmp_path / "trace.json"
+    path.write_bytes(text)
+    context = multiprocessing.get_context("fork")
+    result = context.Queue()
+    child = context.Process(target=_read_within_memory, args=(str(path), 600, result))
+    child.start()
+    outcome = result.get(timeout=120)
+    child.join()
+    assert outcome != "MemoryError", "the reader needed more than 600 MB"
+    events, flows, skipped = outcome
+    expected_skip = {
+        "correlation": {},
+        "async id": {"async events with an id of over 256 bytes": 1},
+        "flow id": {"flow events with an id of over 256 bytes": 1},
+        "bind_id": {"flow bindings with an id of over 256 bytes": 1},
+    }[where]
+    assert {k: v for k, v in skipped.items() if "256 bytes" in k} == expected_skip
+    assert events == base.num_events + (where == "bind_id")
+    assert base.flow_src.shape[0] - (where == "correlation") <= flows <= base.flow_src.shape[0]
+
+
 @pytest.mark.parametrize("where", ["thread name", "tid"])
 def test_a_stream_numbered_with_5000_digits_is_a_plain_thread(tmp_path: Path, where: str) -> None:
     """`int()` of the number in "stream 999…" raised ValueError (found by the fuzz soak)."""

@@ -79,8 +79,13 @@ THREAD, PROCESS, GLOBAL, ASYNC, COUNTER_TRACK = 0, 1, 2, 3, 4
 # Which table a flow v2 binding points into: complete events / instants, or B/E halves.
 BIND_EV, BIND_BE = 0, 1
 
-_CORRELATION = re.compile(rb'"correlation":[ \t\r\n]*(\d+)')
-_EXTERNAL_ID = re.compile(rb'"[Ee]xternal id":[ \t\r\n]*(\d+)')
+# Ids are kept as fixed-width byte arrays, as wide as the longest id of their chunk: one megabyte-long
+# id would make a chunk's column gigabytes. A longer id is not an id (the event is skipped, or its
+# link or binding is not made).
+MAX_ID_BYTES = 256
+_ID_DIGITS = rb"(\d{1,%d})(?!\d)" % MAX_ID_BYTES
+_CORRELATION = re.compile(rb'"correlation":[ \t\r\n]*' + _ID_DIGITS)
+_EXTERNAL_ID = re.compile(rb'"[Ee]xternal id":[ \t\r\n]*' + _ID_DIGITS)
 # Host and device annotations of one range (e.g. ProfilerStep#6) share a Kineto "External id".
 ANNOTATION_CATEGORIES = ("user_annotation", "gpu_user_annotation")
 
@@ -262,6 +267,12 @@ class ColumnCollector:
         if no_id.any():
             self.damage.skipped[f"{what} without an id"] += int((no_id & keep).sum())
             keep &= ~no_id
+        too_long = np.fromiter((len(i) > MAX_ID_BYTES for i in ids), bool, len(ids))
+        if too_long.any():
+            self.damage.skipped[f"{what} with an id of over {MAX_ID_BYTES} bytes"] += int(
+                (too_long & keep).sum()
+            )
+            keep &= ~too_long
         sel = np.flatnonzero(keep)
         if sel.shape[0] != len(events):
             events, us, frac, codes = _take(events, sel), us[sel], frac[sel], codes[sel]
@@ -331,7 +342,7 @@ class ColumnCollector:
         if any(binds):
             for i, (raw, ev) in enumerate(zip(binds, events)):
                 if raw:
-                    self.binds.append((BIND_EV, base + i, _id_text(raw), ev.flow_in, ev.flow_out))
+                    self._bind(BIND_EV, base + i, raw, ev)
         cols = self.ev
         cols["track"].append(track)
         cols["us"].append(us)
@@ -343,6 +354,14 @@ class ColumnCollector:
         self.ev_args.append(blob)
         self.num_events += n
         self.pending_bytes += 64 * n + len(blob)  # 40 bytes of columns, links and binds
+
+    def _bind(self, table: int, row: int, raw: Any, ev: Event) -> None:
+        """Note the flow v2 binding of event `row` of `table` (`bind_id`), unless its id is too long."""
+        ident = _id_text(raw)
+        if len(ident) > MAX_ID_BYTES:
+            self.damage.skipped[f"flow bindings with an id of over {MAX_ID_BYTES} bytes"] += 1
+            return
+        self.binds.append((table, row, ident, ev.flow_in, ev.flow_out))
 
     @staticmethod
     def _link_ids(
@@ -374,7 +393,7 @@ class ColumnCollector:
         base = self.num_be
         for i, ev in enumerate(events):
             if ev.bind_id:
-                self.binds.append((BIND_BE, base + i, _id_text(ev.bind_id), ev.flow_in, ev.flow_out))
+                self._bind(BIND_BE, base + i, ev.bind_id, ev)
         cols = self.be
         cols["track"].append(self._thread_tracks(events))
         cols["us"].append(us)
