@@ -12,7 +12,8 @@ repository's venv, `--load_fast=false`, one process) and measures, as the browse
 - cold first view: from the first `trace/meta` (polled every 50 ms while it answers 202) until every
   tile of the full-trace screen has arrived; ingest MB/s = file size / time until `trace/meta` is 200
   (child process parse + index + cache write, end to end);
-- server RSS (VmRSS of the TensorBoard process) after that first view, and its peak (VmHWM);
+- server RSS (VmRSS of the TensorBoard process, with its anonymous part and the mapped cache files)
+  after that first view, and its peak (VmHWM);
 - views: the full trace and windows of 1/4 … 1/16384 of it at seeded random places, each as a screen of
   `--screen-px` pixels at the level the frontend picks; per tile the HTTP latency on localhost (first
   request = computed; second = tile cache) and bytes per screen (gzip as sent, raw as decoded);
@@ -92,13 +93,14 @@ class Server:
         return {"status": res.status, "body": body, "wire_bytes": len(wire), "seconds": seconds}
 
     def memory_mb(self) -> dict[str, float]:
-        """VmRSS and VmHWM of the server process (MB)."""
+        """VmRSS, VmHWM and the anonymous and file-backed parts of VmRSS (RssAnon, RssFile: pages
+        of the memory-mapped cache, which the kernel can drop) of the server process (MB)."""
         assert self.proc is not None
         out = {}
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
                 key, _, value = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
+                if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
                     out[key] = int(value.split()[0]) / 1024
         return out
 
@@ -381,10 +383,14 @@ def report(results: dict[str, Any]) -> str:
             lines.append(f"- search {q!r}: {s['seconds'] * 1e3:.0f} ms over HTTP, {s['total']:,} matches")
         m = r["memory_after_first_view_mb"]
         lines.append(
-            f"- server RSS after first view {m['VmRSS']:.0f} MB (peak {m['VmHWM']:.0f} MB); after all views and searches "
-            f"{r['memory_after_all_mb']['VmRSS']:.0f} MB; after reopen + first view {r['memory_after_reopen_mb']['VmRSS']:.0f} MB"
+            f"- server RSS after first view {_rss(m)} (peak {m['VmHWM']:.0f} MB); after all views and searches "
+            f"{_rss(r['memory_after_all_mb'])}; after reopen + first view {_rss(r['memory_after_reopen_mb'])}"
         )
     return "\n".join(lines)
+
+
+def _rss(m: dict[str, float]) -> str:
+    return f"{m['VmRSS']:.0f} MB (anonymous {m['RssAnon']:.0f}, mapped files {m['RssFile']:.0f})"
 
 
 def main() -> None:
