@@ -275,3 +275,32 @@ def test_encode_decode_layout():
         tiles.decode(b"XXXX" + data[4:])
     with pytest.raises(ValueError):
         tiles.decode(data[:-8])
+
+
+def test_flows_touching_a_tiles_events_are_found_without_reading_every_flow() -> None:
+    """The flows of a tile's events come from a binary search through the flow order (no gather of
+    the whole flow column per tile); on a real Kineto trace they are exactly the flows with an end
+    among the events, for any subset of them."""
+    import pathlib
+
+    import fsspec
+
+    from profscope.formats import chrome_json
+
+    path = pathlib.Path(__file__).parent / "data" / "kineto" / "bert_small.pt.trace.json.gz"
+    trace = chrome_json.read(str(path), fsspec.filesystem("file"))
+    index = lod.build(trace)
+    src, dst = np.asarray(trace.flow_src), np.asarray(trace.flow_dst)
+    assert src.shape[0] == 62
+    rng = np.random.default_rng(3)
+    for size in (1, 10, 500, trace.num_events):
+        events = np.sort(rng.choice(trace.num_events, size, replace=False))
+        expected = np.flatnonzero(np.isin(src, events) | np.isin(dst, events))
+        assert np.array_equal(lod.flows_touching(trace, index, events), expected)
+    for column, order in ((src, index.flow_by_src), (dst, index.flow_by_dst)):
+        values = np.arange(-1, trace.num_events + 1)
+        for side in ("left", "right"):
+            assert np.array_equal(
+                lod.searchsorted_through(column, order, values, side),
+                np.searchsorted(column[order], values, side),
+            )

@@ -543,15 +543,35 @@ def flows_touching(trace: Trace, index: LodIndex, events: np.ndarray) -> np.ndar
     for column, by in ((trace.flow_src, index.flow_by_src), (trace.flow_dst, index.flow_by_dst)):
         if by.shape[0] == 0 or events.shape[0] == 0:
             continue
-        ends = np.asarray(column)[by]
-        lo = np.searchsorted(ends, events, side="left")
-        hi = np.searchsorted(ends, events, side="right")
+        lo = searchsorted_through(column, by, events, "left")
+        hi = searchsorted_through(column, by, events, "right")
         hit = hi > lo
         if hit.any():
             found.append(np.asarray(by)[_ranges(lo[hit], hi[hit])])
     if not found:
         return np.zeros(0, np.int64)
     return np.unique(np.concatenate(found))
+
+
+def searchsorted_through(column: np.ndarray, order: np.ndarray, values: Any, side: str) -> np.ndarray:
+    """`np.searchsorted(column[order], values, side)` for an `order` that sorts `column`, without
+    gathering `column[order]`: that gather reads the whole column (every flow of a 29 M-event trace
+    for each tile), while a binary search of all `values` at once reads about 2 log2(n) entries per
+    value."""
+    column, order = np.asarray(column), np.asarray(order)
+    values = np.asarray(values)
+    lo = np.zeros(values.shape, np.int64)
+    hi = np.full(values.shape, order.shape[0], np.int64)
+    for _ in range(int(order.shape[0]).bit_length()):
+        open_ = lo < hi
+        if not open_.any():
+            break
+        mid = (lo + hi) >> 1
+        probe = column[order[np.minimum(mid, order.shape[0] - 1)]]
+        below = probe < values if side == "left" else probe <= values
+        lo = np.where(open_ & below, mid + 1, lo)
+        hi = np.where(open_ & ~below, mid, hi)
+    return lo
 
 
 def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
