@@ -220,17 +220,34 @@ def _inside_key(view: np.ndarray, after: np.ndarray) -> np.ndarray:
     """For hits ending at `after` (sorted), True when the next unescaped quote, within
     KEY_LOOKAHEAD bytes, closes a key (`"…":` or `"…" :`)."""
     n = view.shape[0]
-    quotes = np.flatnonzero(view == _QUOTE)
-    quotes = quotes[(quotes == 0) | (view[np.maximum(quotes - 1, 0)] != _BACKSLASH)]
-    if quotes.shape[0] == 0:
-        return np.zeros(after.shape[0], dtype=bool)
-    k = np.searchsorted(quotes, after, side="left")
-    found = k < quotes.shape[0]
-    first = quotes[np.minimum(k, quotes.shape[0] - 1)]
-    has = found & (first < np.minimum(after + KEY_LOOKAHEAD, n))
+    first, has = (_next_quotes_near if after.shape[0] * KEY_LOOKAHEAD < n else _next_quotes_scan)(view, after)
     c1 = view[np.minimum(first + 1, n - 1)]
     c2 = view[np.minimum(first + 2, n - 1)]
     return has & ((c1 == _COLON) | ((c1 == _SPACE) & (c2 == _COLON)))
+
+
+def _next_quotes_scan(view: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position, found) of the first unescaped quote at or after each of `after` and within
+    KEY_LOOKAHEAD bytes, from one pass over the window's quotes: for many hits."""
+    n = view.shape[0]
+    quotes = np.flatnonzero(view == _QUOTE)
+    quotes = quotes[(quotes == 0) | (view[np.maximum(quotes - 1, 0)] != _BACKSLASH)]
+    if quotes.shape[0] == 0:
+        return np.zeros(after.shape[0], np.int64), np.zeros(after.shape[0], dtype=bool)
+    k = np.searchsorted(quotes, after, side="left")
+    first = quotes[np.minimum(k, quotes.shape[0] - 1)]
+    return first, (k < quotes.shape[0]) & (first < np.minimum(after + KEY_LOOKAHEAD, n))
+
+
+def _next_quotes_near(view: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The same from the KEY_LOOKAHEAD bytes after each hit only: for few hits, where a pass over
+    the whole window (1 MB per chunk with a hit) would cost most of the search."""
+    n = view.shape[0]
+    at = after[:, None] + np.arange(KEY_LOOKAHEAD)
+    idx = np.minimum(at, n - 1)
+    quote = (view[idx] == _QUOTE) & (at < n) & ((idx == 0) | (view[np.maximum(idx - 1, 0)] != _BACKSLASH))
+    first = idx[np.arange(after.shape[0]), quote.argmax(axis=1)] if after.shape[0] else np.zeros(0, np.int64)
+    return first, quote.any(axis=1)
 
 
 def range_events(
