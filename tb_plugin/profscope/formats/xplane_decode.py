@@ -29,6 +29,9 @@ _VALUE_FIELDS = ((DOUBLE, wire.I64), (UINT64, wire.VARINT), (INT64, wire.VARINT)
 # |offset| or duration beyond this (about 26 days in ps) cannot come from a real capture and
 # would overflow int64 once lines are put on one clock.
 MAX_SPAN_PS = 1 << 61
+# Planes read from one XSpace. A capture has one per device plus a few host planes (hundreds at the
+# most); each costs tens of µs even when empty, so a hostile file of millions would take minutes.
+MAX_PLANES = 4096
 
 
 @dataclasses.dataclass
@@ -189,6 +192,11 @@ def index_space(source: ByteSource) -> SpaceIndex:
             plane_ranges.append((exc.payload, source.size))
     except wire.WireError as exc:
         index.damage.append(f"file: {exc}")
+    if len(plane_ranges) > MAX_PLANES:
+        index.damage.append(
+            f"file: {len(plane_ranges):,} planes, more than a capture holds; read the first {MAX_PLANES:,}"
+        )
+        del plane_ranges[MAX_PLANES:]
     walked = [_walk_plane(source, i, a, b) for i, (a, b) in enumerate(plane_ranges)]
     metadata = _decode_metadata(source, [w.ranges for w in walked], index.skipped)
     for i, (w, (stat_names, event_names, event_meta_stats, stats)) in enumerate(
