@@ -267,8 +267,8 @@ class ColumnCollector:
         if no_id.any():
             self.damage.skipped[f"{what} without an id"] += int((no_id & keep).sum())
             keep &= ~no_id
-        too_long = np.fromiter((len(i) > MAX_ID_BYTES for i in ids), bool, len(ids))
-        if too_long.any():
+        if ids and max(map(len, ids)) > MAX_ID_BYTES:
+            too_long = np.fromiter((len(i) > MAX_ID_BYTES for i in ids), bool, len(ids))
             self.damage.skipped[f"{what} with an id of over {MAX_ID_BYTES} bytes"] += int(
                 (too_long & keep).sum()
             )

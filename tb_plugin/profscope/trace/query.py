@@ -16,8 +16,7 @@ import msgspec
 import numpy as np
 
 from profscope.columns import Trace
-from profscope.trace import lod
-from profscope.trace.lod import LodIndex
+from profscope.trace.lod import LodIndex, searchsorted_through
 
 # Bytes after a hit in which the closing quote of a JSON key must appear: keys are short.
 KEY_LOOKAHEAD = 64
@@ -120,8 +119,8 @@ def event_details(trace: Trace, index: LodIndex, i: int) -> dict[str, Any]:
 def _linked(
     trace: Trace, by: np.ndarray, this_end: np.ndarray, other_end: np.ndarray, i: int
 ) -> list[dict[str, Any]]:
-    lo = int(lod.searchsorted_through(this_end, by, i, "left"))
-    hi = int(lod.searchsorted_through(this_end, by, i, "right"))
+    lo = int(searchsorted_through(this_end, by, i, "left"))
+    hi = int(searchsorted_through(this_end, by, i, "right"))
     out = []
     for f in np.asarray(by)[lo:hi].tolist():
         j = int(other_end[f])
