@@ -27,7 +27,7 @@ from profscope import logdir as logdir_lib
 from profscope.context import HostContext, StillIngesting
 from profscope.errors import UnreadableProfile
 from profscope.params import Params
-from profscope.trace import fanout, ingest_memory
+from profscope.trace import fanout, ingest_memory, resident
 from profscope.trace import service as trace_service
 from profscope.trace import store as trace_store
 
@@ -97,6 +97,16 @@ class ProfscopeLoader(base_plugin.TBLoader):
             "in the cache directory, and fewer ingests run at once when it is low.",
         )
 
+        group.add_argument(
+            "--profscope_resident_mb",
+            metavar="MB",
+            type=int,
+            default=None,
+            help="Pages of memory-mapped cache files that the server keeps counted in its resident "
+            f"memory, in MB (default {resident.DEFAULT_BUDGET_MB}): past it, they are handed back to "
+            "the page cache after a request (touching them again reads no disk).",
+        )
+
     def load(self, context: base_plugin.TBContext) -> ProfscopePlugin:
         return ProfscopePlugin(context)
 
@@ -127,6 +137,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         self.cache_dir = getattr(flags, "profscope_cache_dir", None) or trace_store.default_cache_root()
         self.dask_scheduler: str | None = getattr(flags, "profscope_dask_scheduler", None) or None
         self.ingest_memory_mb: int | None = getattr(flags, "profscope_ingest_memory_mb", None) or None
+        resident_mb = getattr(flags, "profscope_resident_mb", None)
+        resident.set_budget_mb(resident.DEFAULT_BUDGET_MB if resident_mb is None else resident_mb)
         self.static_dir = pathlib.Path(static_dir) if static_dir is not None else STATIC_DIR
         self._trace_service: trace_service.TraceService | None = None
         self._trace_lock = threading.Lock()
@@ -245,10 +257,10 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             return self._trace_service
 
     def _tool_app(self, handler: tools.Handler) -> Any:
-        """The WSGI app of one tool route: resolve the subject, call the handler, encode its answer."""
+        """The WSGI app of one tool route: resolve the subject, call the handler, encode its answer;
+        then the mapped cache pages it touched are trimmed to their budget (`resident`)."""
 
-        @wrappers.Request.application
-        def app(request: wrappers.Request) -> wrappers.Response:
+        def respond(request: wrappers.Request) -> wrappers.Response:
             try:
                 answer = handler(self.subject(request), Params(request.args))
             except StillIngesting as waiting:
@@ -270,6 +282,13 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                     headers=headers,
                 )
             return http_util.Respond(request, answers.encode(answer), "application/json")
+
+        @wrappers.Request.application
+        def app(request: wrappers.Request) -> wrappers.Response:
+            try:
+                return respond(request)
+            finally:
+                resident.trim()
 
         return app
 

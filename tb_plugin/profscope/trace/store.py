@@ -46,6 +46,7 @@ import numpy as np
 from profscope import spill
 from profscope.column_types import COLUMN_DTYPES
 from profscope.columns import Section, Trace, Track
+from profscope.trace import resident
 
 # Bump whenever the layout of an entry or the meaning of a column changes: old entries are ignored.
 FORMAT_VERSION = 5
@@ -380,7 +381,7 @@ def _load(path: str, rel: str, meta: Mapping[str, Any]) -> np.ndarray:
             _check_blocks(f, rel, record, sorted({0, last}))
             f.seek(0)
             _check_header(f, rel, dtype, shape, offset)
-        return np.memmap(file, dtype=dtype, mode="r", offset=offset, shape=shape)
+        return resident.register(np.memmap(file, dtype=dtype, mode="r", offset=offset, shape=shape))
     except CacheError:
         raise
     except (OSError, ValueError, TypeError, KeyError, EOFError) as e:
