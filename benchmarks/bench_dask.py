@@ -139,7 +139,7 @@ def engine(cache: pathlib.Path, runner: Any = None) -> Iterator[service.TraceSer
 def merged_views(hosts: list[service.HostSource], scratch: pathlib.Path, screen_px: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with engine(scratch / "cache-local") as svc:
-        time.sleep(1.0)  # let the spare child finish its imports, as a server that has been up a while
+        time.sleep(1.0)  # let the template finish its imports, as on a server that has been up a while
         out["local child processes"] = first_view(svc, hosts, screen_px)
     print(f"  local: {out['local child processes']}", flush=True)
     with fanout.cluster_client(workers=2) as client:

@@ -3,7 +3,7 @@
 Usage:
     python benchmarks/bench_ingest.py TRACE [TRACE ...] [--runs 3]
 
-Each run starts a child like the server's spare ingest process (interpreter started and readers
+Each run starts a child like the one the server forks for a job (interpreter started and readers
 imported before the job arrives, so that start is not counted), sends it the job on stdin and
 measures until the child has exited: that is when the server sees the cache entry (it waits for the
 process, not for the files). Inside the child the stages are timed: the reader (for Chrome JSON
@@ -76,7 +76,7 @@ class Finished(NamedTuple):
 
 
 def start_child(code: str) -> subprocess.Popen[bytes]:
-    """A child running `code`, given 2 s for its imports, like the spare child waiting for its job."""
+    """A child running `code`, given 2 s for its imports, like the template waiting for a job."""
     child = subprocess.Popen(
         [sys.executable, "-c", code],
         stdin=subprocess.PIPE,

@@ -4,7 +4,7 @@ write), as the server runs it, with and without a memory budget.
 Usage:
     python benchmarks/bench_ingest_memory.py TRACE [--memory-mb MB] [--runs 1] [--replicate K]
 
-The child is started like the server's spare ingest process (interpreter started and readers
+The child is started like the one the server forks for a job (interpreter started and readers
 imported before the job arrives) and gets the job spec the server would send: with `--memory-mb`
 that per-child budget, else the default share of `--profscope_ingest_memory_mb`
 (`trace.ingest_memory.child_budget`). A fresh empty cache directory per run.

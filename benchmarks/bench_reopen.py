@@ -4,7 +4,7 @@ Usage:
     python benchmarks/bench_reopen.py TRACE [--cache DIR] [--runs 5]
 
 Ingests TRACE once into DIR (skipped when its entry is already there), then `--runs` times makes a
-fresh `IngestManager` (no spare child) and asks it for the trace: what a server does on the
+fresh `IngestManager` (no template process) and asks it for the trace: what a server does on the
 first request after a restart (each in a new process; the interpreter start and imports are not
 counted), and it includes the checks of `store.open` (sizes, `.npy` headers,
 invariants, the first and last block of every mapped array, every block of every copied one). It

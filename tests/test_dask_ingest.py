@@ -27,7 +27,7 @@ from profscope import cli
 from profscope import logdir as logdir_lib
 from profscope.columns import TraceBuilder
 from profscope.formats import registry
-from profscope.trace import fanout, ingest, progressive, store, validate
+from profscope.trace import fanout, ingest, ingest_children, progressive, store, validate
 from profscope.trace import service as trace_service
 from profscope.trace.answers import Ingesting
 
@@ -153,7 +153,7 @@ def test_a_cluster_ingests_16_hosts_that_tensorboard_serves_without_an_ingest_of
     assert not any((cache / "tmp").iterdir()) and not any((cache / "progress").iterdir())
 
     starts = count_calls(monkeypatch, ingest.IngestManager, "_start")
-    handed = count_calls(monkeypatch, ingest, "_hand_over")
+    handed = count_calls(monkeypatch, ingest_children.Template, "hand_over")
     plugin, client = plugin_client(logdir, profscope_cache_dir=str(cache))
     hosts = [f"h{i:02d}" for i in range(16)]
     res = client.get(meta_url(hosts))
@@ -272,7 +272,7 @@ def test_damaged_or_foreign_worker_entries_are_refused_and_rebuilt_on_the_cluste
     assert "another source" in validate.problems(str(cache), keys["b"])[0]
 
     starts = count_calls(monkeypatch, ingest.IngestManager, "_start")
-    spawned = count_calls(monkeypatch, ingest.IngestManager, "_spawn_child")
+    spawned = count_calls(monkeypatch, ingest_children.ChildPool, "spawn")
     plugin, client = plugin_client(
         logdir, profscope_cache_dir=str(cache), profscope_dask_scheduler=cluster.scheduler.address
     )

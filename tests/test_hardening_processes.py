@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from profscope.trace import ingest, store
+from profscope.trace import ingest, ingest_children, store
 
 TESTS = pathlib.Path(__file__).parent
 
@@ -31,7 +31,12 @@ _SERVER = textwrap.dedent(
     manager = ingest.IngestManager(sys.argv[1], readers={"scripted": "test_ingest:scripted_read"})
     assert not isinstance(manager.ensure(ingest.SourceFile(sys.argv[2], "scripted")), ingest.OpenedTrace)
     (job,) = manager._jobs.values()
-    print(json.dumps({"job": job.process.pid, "spare": manager._spare[0].pid}), flush=True)
+    deadline = time.monotonic() + 60
+    while not manager._children.idle_pids():  # the template started for the next job
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    (waiting,) = manager._children.idle_pids()
+    print(json.dumps({"job": job.process.pid, "template": job.process._template.pid, "spare": waiting}), flush=True)
     time.sleep(600)
     """
 )
@@ -61,14 +66,15 @@ def test_children_end_when_the_server_is_killed(tmp_path: pathlib.Path) -> None:
         while not pathlib.Path(f"{script}.calls").exists():  # the child is inside the reader
             assert time.monotonic() < deadline
             time.sleep(0.05)
-        assert _alive(pids["job"]) and _alive(pids["spare"])
+        assert all(_alive(pid) for pid in pids.values())
         server.send_signal(signal.SIGKILL)
         server.wait(10)
         deadline = time.monotonic() + 5
-        while (_alive(pids["job"]) or _alive(pids["spare"])) and time.monotonic() < deadline:
+        while any(_alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not _alive(pids["job"]), "the ingest child outlived its server"
-        assert not _alive(pids["spare"]), "the spare child outlived its server"
+        assert not _alive(pids["template"]), "the job's template outlived its server"
+        assert not _alive(pids["spare"]), "the waiting template outlived its server"
     finally:
         server.kill()
         for pid in pids.values() if "pids" in locals() else ():
@@ -132,8 +138,9 @@ def test_the_job_spec_is_not_on_the_command_line(tmp_path: pathlib.Path) -> None
     try:
         manager.ensure(ingest.SourceFile(str(script), "scripted"))
         (job,) = manager._jobs.values()
-        assert job.process.args[-1] == ingest.SPARE_FLAG
+        assert job.process.args[-1] == ingest_children.TEMPLATE_MODULE
         assert str(script) not in " ".join(map(str, job.process.args))
+        assert str(script) not in pathlib.Path(f"/proc/{job.process.pid}/cmdline").read_text()
     finally:
         for job in manager._jobs.values():
             job.process.kill()

@@ -25,12 +25,13 @@ DATA = pathlib.Path(__file__).parent / "data" / "trace" / "logdir"
 
 
 def scripted_read(path, fs, progress=None):
-    """Reader driven by the JSON file it reads; appends its pid to `<file>.calls` each run."""
+    """Reader driven by the JSON file it reads; appends its pid and its parent's to `<file>.calls`
+    each run."""
     with fs.open(path, "rb") as f:
         raw = f.read()
     script = json.loads(raw)
     with open(path + ".calls", "a") as log:
-        log.write(f"{os.getpid()}\n")
+        log.write(f"{os.getpid()} {os.getppid()}\n")
     steps = script.get("steps", 1)
     for i in range(steps):
         if progress is not None:
@@ -49,6 +50,15 @@ def scripted_read(path, fs, progress=None):
     return b.finalize()
 
 
+def _running(pid: int) -> bool:
+    """Running, not a zombie (nobody may reap a child whose parent is gone)."""
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
 def write_script(path: pathlib.Path, **script) -> ingest.SourceFile:
     path.write_text(json.dumps(script))
     return ingest.SourceFile(str(path), "scripted")
@@ -56,7 +66,7 @@ def write_script(path: pathlib.Path, **script) -> ingest.SourceFile:
 
 def calls(source: ingest.SourceFile) -> int:
     try:
-        return len(pathlib.Path(source.url + ".calls").read_text().split())
+        return len(pathlib.Path(source.url + ".calls").read_text().splitlines())
     except FileNotFoundError:
         return 0
 
@@ -198,15 +208,43 @@ def test_killed_ingest_leaves_nothing_usable_and_is_redone(manager, tmp_path):
     assert m.wait(src).trace.num_events == 1
 
 
-def test_spare_child_takes_the_next_job(manager, tmp_path):
+def test_a_waiting_template_forks_each_job_and_takes_the_next(manager, tmp_path):
+    """Jobs run in children forked from a pre-imported template (no interpreter start per job),
+    each in a process of its own, and the template waits for the next job."""
     m = manager()
-    spare = m._spare
-    assert spare is not None and spare[0].poll() is None
-    src = write_script(tmp_path / "i.json")
-    m.wait(src)
-    pid = int(pathlib.Path(src.url + ".calls").read_text().split()[0])
-    assert pid == spare[0].pid
-    assert m._spare is not None and m._spare[0].pid != pid
+    (template,) = m._children.idle_pids()
+    pids = []
+    for name in ("i.json", "j.json"):
+        src = write_script(tmp_path / name)
+        m.wait(src)
+        pid, parent = map(int, pathlib.Path(src.url + ".calls").read_text().split())
+        assert parent == template and pid != template
+        pids.append(pid)
+    assert pids[0] != pids[1]
+    waiting = m._children.idle_pids()
+    assert template in waiting and len(waiting) <= m._slots.size, "one template per slot at most"
+
+
+def test_a_killed_template_fails_its_job_and_the_next_job_gets_a_new_one(manager, tmp_path):
+    m = manager(prewarm=False)
+    src = write_script(tmp_path / "k.json", sleep=30, steps=300)
+    assert isinstance(m.ensure(src), ingest.Progress)
+    job = next(iter(m._jobs.values()))
+    deadline = time.monotonic() + 30
+    while calls(src) == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    child, template = job.process.pid, job.process._template.pid
+    os.kill(template, signal.SIGKILL)
+    with pytest.raises(ingest.IngestError, match="stopped"):
+        m.wait(src)
+    deadline = time.monotonic() + 5
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(child), "the job outlived its template"
+    write_script(tmp_path / "k.json", events=[[1, 2]])
+    assert m.wait(src).trace.num_events == 1
+    assert template not in m._children.idle_pids()
 
 
 def test_memory_filesystem_is_ingested_in_process(manager, tmp_path, memory_fs):

@@ -306,7 +306,8 @@ def test_the_default_bounds_all_ingest_processes_together():
     total = ingest_memory.DEFAULT_TOTAL_MB
     slots = ingest_memory.local_slots(total)
     assert slots == ingest_memory.MAX_LOCAL_INGESTS
-    assert slots * ingest_memory.child_budget(total) + (ingest_memory.IDLE_CHILD_MB << 20) <= total << 20
+    # Each slot: a working child (its budget) and the template it was forked from.
+    assert slots * (ingest_memory.child_budget(total) + (ingest_memory.IDLE_CHILD_MB << 20)) <= total << 20
     assert ingest_memory.local_slots(300) == 1
 
 

@@ -1,14 +1,14 @@
 """Single-flight ingest of profile files into the cache, in a child process.
 
 Parsing a large profile takes seconds and a lot of transient memory, so the server never does it
-itself: `IngestManager.ensure` starts `python -m profscope.trace.ingest` once per source version
-and answers with a `Progress` until the cache entry exists; after that it only memory-maps the
-entry. One ingest per fingerprint per server process (a table under a lock), and one across
+itself: `IngestManager.ensure` starts a child process once per source version (forked by a
+pre-imported template, `ingest_children`) and answers with a `Progress` until the cache entry
+exists; after that it only memory-maps the entry. One ingest per fingerprint per server process (a table under a lock), and one across
 processes (the child holds an exclusive lock file in the cache directory while it works; a second
 child waits for it and then finds the entry). Progress (bytes done / total) travels through a small
 JSON file the child rewrites; a failure comes back as a readable message naming the file.
 
-Hygiene: every child watches its parent and exits within `ORPHAN_CHECK_S` when the server is gone
+Hygiene: every child watches its parent and exits within `ingest_children.ORPHAN_CHECK_S` when the server is gone
 (it polls its parent pid: `PR_SET_PDEATHSIG` would fire when the *thread* that started the child
 ends, and requests start children from short-lived threads). A child holds a lock on its log file
 and the per-fingerprint lock while it works, so a starting manager removes the temporary entries,
@@ -31,7 +31,6 @@ import logging
 import os
 import queue
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -49,6 +48,13 @@ from profscope.columns import Trace
 from profscope.errors import UnreadableProfile
 from profscope.formats import registry
 from profscope.trace import ingest_memory, lod, query, store
+from profscope.trace.ingest_children import (
+    CHILD_LOG_PREFIX,
+    Child,
+    ChildPool,
+    hold_log_lock,
+    watch_parent_from_env,
+)
 from profscope.trace.locks import exclusive as _exclusive
 from profscope.trace.locks import held as _held
 
@@ -58,8 +64,6 @@ READERS: dict[str, str] = {f.id: f.reader for f in registry.FORMATS if f.kind ==
 _VERSION_KEYS = ("ETag", "etag", "generation", "md5Hash", "mtime", "LastModified", "last_modified", "updated")
 PROGRESS_DIR = "progress"
 LOCK_DIR = "locks"
-# Child started ahead of need: reads its job spec from stdin.
-SPARE_FLAG = "--job-from-stdin"
 # A failed file is not read again before this many seconds (unless it changes, which gives it a new
 # fingerprint): requests for it answer with the error instead of starting a child each time, and a
 # cause outside the file (permissions, a full disk) gets retried eventually.
@@ -68,15 +72,8 @@ RETRY_FAILED_AFTER_S = 60.0
 PROGRESS_EVERY_S = 0.1
 # Bytes of the head and of the tail of a source hashed into its fingerprint.
 SAMPLE_BYTES = 64 << 10
-# Seconds between two checks by a child that its parent (the server) still runs.
-ORPHAN_CHECK_S = 0.5
-# Environment variable that tells a child the pid of the server that started it.
-PARENT_ENV = "PROFSCOPE_INGEST_PARENT"
-# Exit codes of a child: its parent is gone; the cache directory cannot be written.
-EXIT_ORPHANED = 70
+# Exit code of a child when the cache directory cannot be written.
 EXIT_CACHE_UNUSABLE = 73
-# Prefix of children's log files in `progress/` (each child holds a lock on its own).
-CHILD_LOG_PREFIX = "child-"
 _CACHE_FULL = (errno.ENOSPC, errno.EDQUOT)
 NEARLY_FULL_BYTES = 64 << 20
 _log = logging.getLogger(__name__)
@@ -214,7 +211,7 @@ class _Job:
     url: str
     size: int
     cache_root: str
-    process: subprocess.Popen[bytes] | None = None
+    process: Child | None = None
     log_path: str | None = None
     returncode: int | None = None
     done: threading.Event = dataclasses.field(default_factory=threading.Event)
@@ -228,8 +225,8 @@ class IngestManager:
     """Turns sources into opened cache entries; never parses in the calling process.
 
     `in_process` runs ingest in a thread instead (for filesystems a child cannot see, such as
-    `memory://`); `readers` overrides the format → reader table; `prewarm` keeps one child started
-    ahead of need (imports done), which takes the interpreter start off the first view; `runner`
+    `memory://`); `readers` overrides the format → reader table; `prewarm` keeps a template process
+    started ahead of need (imports done), which takes the interpreter start off the first view; `runner`
     runs the ingests elsewhere (a Dask cluster), and then no local child is started. `memory_mb`
     bounds all local ingest processes together (`ingest_memory`: children at once, each's budget).
     """
@@ -270,9 +267,9 @@ class IngestManager:
         else:
             remove_stale_files(self.cache_root)
         self.prewarm = prewarm and not in_process and runner is None
-        self._spare: tuple[subprocess.Popen[bytes], str] | None = None
+        self._children = ChildPool(lambda: child_log_path(self.cache_root), self._slots.size)
         if self.prewarm and self.cache_error is None:
-            self._start_spare()
+            self._children.prewarm()
 
     def ensure(self, source: SourceFile, wait_s: float = 0.0) -> OpenedTrace | Progress:
         """The opened entry for `source`, or the progress of its (single) ingest, started if needed.
@@ -447,19 +444,18 @@ class IngestManager:
             self._launch(spec, job, queued=True)
 
     def _launch(self, spec: dict[str, Any], job: _Job, queued: bool) -> None:
-        """Hand the job to the spare child (or a new one) and reap it; its slot is released when it
-        ends. A child that cannot start fails the job (at once: IngestError)."""
-        spare, self._spare = self._spare, None
-        process = None
+        """Run the job in a child forked by a waiting template (`ingest_children`) and reap it;
+        its slot is released when it ends. A child that cannot start fails the job (at once:
+        IngestError)."""
         line = json.dumps(spec).encode("utf-8") + b"\n"
-        for attempt in range(2):
-            if spare is None or attempt:
-                spare = self._spawn_child()
-            if spare is not None and _hand_over(spare[0], line):
-                process, job.log_path = spare
-                break
-            spare = None
+        log_path = ""
+        with contextlib.suppress(OSError):
+            log_path = child_log_path(self.cache_root)
+        process = self._children.start(line, log_path) if log_path else None
         if process is None:
+            with contextlib.suppress(OSError):
+                if log_path:
+                    os.remove(log_path)
             message = f"could not start an ingest process for {job.url}"
             if not queued:
                 self._slots.release()
@@ -468,55 +464,25 @@ class IngestManager:
             job.done.set()
             self._slots.release()
             return
-        job.process = process
-        if self.prewarm:
-            self._start_spare()
+        job.process, job.log_path = process, log_path
 
         def reap() -> None:
             assert job.process is not None
             job.returncode = job.process.wait()
             job.done.set()
             self._slots.release()
+            if self.prewarm:
+                self._children.prewarm()
 
         threading.Thread(target=reap, name=f"profscope-ingest-wait-{spec['key'][:8]}", daemon=True).start()
-
-    def _spawn_child(self) -> tuple[subprocess.Popen[bytes], str] | None:
-        """Start a child that imports everything, then waits for its job on stdin (it exits on
-        EOF, and when this process ends). None when no process can be started."""
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        env[PARENT_ENV] = str(os.getpid())
-        log_path = ""
-        try:
-            log_path = _progress_file(self.cache_root, f"{CHILD_LOG_PREFIX}{uuid.uuid4().hex}", ".log")
-            with open(log_path, "wb") as log:
-                process = subprocess.Popen(
-                    [sys.executable, "-m", "profscope.trace.ingest", SPARE_FLAG],
-                    stdin=subprocess.PIPE,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    close_fds=True,
-                )
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.remove(log_path)
-            return None
-        return process, log_path
-
-    def _start_spare(self) -> None:
-        """Keep a child started ahead of need, so the next ingest does not pay the interpreter start."""
-        self._spare = self._spawn_child()
+        if self.prewarm:
+            threading.Thread(
+                target=self._children.prewarm, name="profscope-ingest-prewarm", daemon=True
+            ).start()
 
     def close(self) -> None:
-        """Let the spare child go (it exits when its stdin closes) and remove its log."""
-        spare, self._spare = self._spare, None
-        if spare is not None and spare[0].stdin is not None:
-            with contextlib.suppress(OSError):
-                spare[0].stdin.close()
-            spare[0].wait()
-            with contextlib.suppress(OSError):
-                os.remove(spare[1])
+        """Let the waiting templates go (each exits when its stdin closes) and remove their logs."""
+        self._children.close()
 
     def _progress(self, key: str, job: _Job) -> Progress:
         state = _read_json(_progress_file(job.cache_root, key, ".json", create=False)) or {}
@@ -553,18 +519,6 @@ class IngestManager:
             return IngestError(job.url, problem, cache_problem=True)
         detail = f": {log_tail.splitlines()[-1]}" if log_tail else ""
         return IngestError(job.url, f"ingest of {job.url} stopped (exit code {job.returncode}){detail}")
-
-
-def _hand_over(process: subprocess.Popen[bytes], line: bytes) -> bool:
-    """Send a waiting child its job; False when it is gone."""
-    if process.poll() is not None or process.stdin is None:
-        return False
-    try:
-        process.stdin.write(line)
-        process.stdin.close()
-    except OSError:
-        return False
-    return True
 
 
 def remove_stale_files(cache_root: str) -> int:
@@ -727,37 +681,23 @@ def _cache_writes(root: str) -> Iterator[None]:
         raise CacheUnusable(describe_cache_problem(root, e)) from e
 
 
-def _exit_when_orphaned(parent: int) -> None:
-    """Watch the server that started this child; end the child when it is gone (the child is
-    then reparented, so its parent pid changes)."""
-    while True:
-        if os.getppid() != parent:
-            os._exit(EXIT_ORPHANED)
-        time.sleep(ORPHAN_CHECK_S)
+def child_log_path(cache_root: str) -> str:
+    """A new log file for an ingest process in `progress/` (the process holds a lock on it)."""
+    return _progress_file(cache_root, f"{CHILD_LOG_PREFIX}{uuid.uuid4().hex}", ".log")
 
 
-def _hold_log_lock() -> None:
-    """Lock this child's log (its stdout) for as long as it lives: a starting manager removes
-    only logs nobody holds."""
-    with contextlib.suppress(ImportError, OSError, ValueError):
-        import fcntl
-
-        fcntl.flock(sys.stdout.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+def import_readers() -> None:
+    """Import every reader (a waiting process does it before its job arrives)."""
+    for reader in READERS.values():
+        with contextlib.suppress(ImportError):
+            registry.import_reader(reader)
 
 
 def main(argv: list[str]) -> int:
-    parent = os.environ.get(PARENT_ENV)
-    if parent and parent.isdigit():
-        threading.Thread(target=_exit_when_orphaned, args=(int(parent),), daemon=True).start()
-    _hold_log_lock()
-    if argv == [SPARE_FLAG]:
-        for reader in READERS.values():  # imported while waiting, not after the job arrives
-            with contextlib.suppress(ImportError):
-                registry.import_reader(reader)
-        line = sys.stdin.readline()
-        return run_ingest(json.loads(line)) if line.strip() else 0
+    watch_parent_from_env()
+    hold_log_lock()
     if len(argv) != 1:
-        print(f"usage: python -m profscope.trace.ingest '<json spec>' | {SPARE_FLAG}", file=sys.stderr)
+        print("usage: python -m profscope.trace.ingest '<json spec>'", file=sys.stderr)
         return 64
     return run_ingest(json.loads(argv[0]))
 

@@ -2,11 +2,13 @@
 
 `--profscope_ingest_memory_mb M` (default DEFAULT_TOTAL_MB) bounds the peak RSS of all the server's
 local ingest processes together:
-    slots = max(1, min(MAX_LOCAL_INGESTS, (M - IDLE_CHILD_MB) // MIN_CHILD_MB))
-children ingest at once (a later job waits, "queued", until one ends), beside one idle spare child
-(IDLE_CHILD_MB: an interpreter with the readers imported, 44 MB measured), and each gets
-    child budget = (M - IDLE_CHILD_MB) / slots
-for itself and its helper processes, sent in the job spec (`memory_bytes`; a Dask task gets the one
+    slots = max(1, min(MAX_LOCAL_INGESTS, M // (MIN_CHILD_MB + IDLE_CHILD_MB)))
+children ingest at once (a later job waits, "queued", until one ends), each forked by a template
+process (`ingest_children`; IDLE_CHILD_MB: an interpreter with the readers imported, 44 MB
+measured; one per slot at most), and each gets
+    child budget = (M - slots * IDLE_CHILD_MB) / slots
+for itself and its helper processes (a child shares its template's pages, but RSS counts them in
+both, so a template's share comes off each slot), sent in the job spec (`memory_bytes`; a Dask task gets the one
 of `profscope ingest --memory-mb` per worker process). Inside the child, CHILD_BASELINE_MB (the
 interpreter, imports and a reader's fixed tables: 44 MB idle, about 100 MB while reading a 3 MB
 XPlane, measured) comes off, and the rest is split in halves: the
@@ -44,12 +46,13 @@ MIN_BUILDER_MB = 16
 
 def local_slots(total_mb: int) -> int:
     """How many local ingest children may run at once within `total_mb`."""
-    return max(1, min(MAX_LOCAL_INGESTS, (int(total_mb) - IDLE_CHILD_MB) // MIN_CHILD_MB))
+    return max(1, min(MAX_LOCAL_INGESTS, int(total_mb) // (MIN_CHILD_MB + IDLE_CHILD_MB)))
 
 
 def child_budget(total_mb: int) -> int:
     """Bytes one working child (and its helpers) may use when `total_mb` bounds them all."""
-    return max((int(total_mb) - IDLE_CHILD_MB) // local_slots(total_mb), MIN_CHILD_MB // 2) << 20
+    slots = local_slots(total_mb)
+    return max((int(total_mb) - slots * IDLE_CHILD_MB) // slots, MIN_CHILD_MB // 2) << 20
 
 
 def shares(process_bytes: int) -> tuple[int, int]:
