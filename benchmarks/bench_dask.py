@@ -21,7 +21,8 @@ holds the bytes once (the file is read once before timing).
    local child processes (no cluster), `--profscope_dask_scheduler` on a running `LocalCluster` of 2
    workers, and a cache built beforehand by `profscope ingest` (the time of that ingest is shown).
 
-Timings on a shared 2-core machine are noisy; the script prints what it measured, no targets.
+Before each timed phase the disk is synced (`settle`). Timings on a shared 2-core machine are noisy;
+the script prints what it measured, no targets.
 """
 
 from __future__ import annotations
@@ -51,6 +52,13 @@ SESSION = "2026_12_01_12_00_00"
 POLL_S = 0.05
 
 
+def settle() -> None:
+    """Flush what earlier phases wrote (gigabytes of cache entries) before the next is timed: the
+    disk writing them back otherwise slows the next phase's ingests about twofold on this VM."""
+    os.sync()
+    time.sleep(2.0)
+
+
 def make_session(root: pathlib.Path, source: pathlib.Path, hosts: int) -> list[service.HostSource]:
     """A logdir of `hosts` hard links of `source` in one session; its hosts as the server opens them."""
     folder = root / "run" / "plugins" / "profile" / SESSION
@@ -73,6 +81,7 @@ def scaling(
     rows = []
     for n in workers:
         cache = scratch / f"cache-{n}w"
+        settle()
         started = time.perf_counter()
         with fanout.cluster_client(workers=n) as client:
             client.wait_for_workers(n)
@@ -138,6 +147,7 @@ def engine(cache: pathlib.Path, runner: Any = None) -> Iterator[service.TraceSer
 
 def merged_views(hosts: list[service.HostSource], scratch: pathlib.Path, screen_px: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    settle()
     with engine(scratch / "cache-local") as svc:
         time.sleep(1.0)  # let the template finish its imports, as on a server that has been up a while
         out["local child processes"] = first_view(svc, hosts, screen_px)
@@ -146,16 +156,19 @@ def merged_views(hosts: list[service.HostSource], scratch: pathlib.Path, screen_
         client.wait_for_workers(2)
         address = client.scheduler.address
         runner = fanout.DaskRunner(address)
+        settle()
         with engine(scratch / "cache-dask", runner) as svc:
             out["dask, 2 workers (server submits)"] = first_view(svc, hosts, screen_px)
         runner.close()
         print(f"  dask: {out['dask, 2 workers (server submits)']}", flush=True)
+        settle()
         started = time.perf_counter()
         outcomes = fanout.ingest_files(
             client, [(h.label, h.source) for h in hosts], str(scratch / "cache-cli")
         )
         ingest_s = time.perf_counter() - started
         assert all(o.ok for o in outcomes)
+    settle()
     with engine(scratch / "cache-cli") as svc:
         row = first_view(svc, hosts, screen_px)
     row["ingested_before_s"] = round(ingest_s, 2)

@@ -15,6 +15,8 @@ import io
 import json
 import os
 import pathlib
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -408,3 +410,60 @@ def test_a_spilled_xplane_ingest_keeps_its_hlo_attachments(tmp_path, monkeypatch
     assert expected.attachments and dict(stored.attachments) == dict(expected.attachments)
     assert stored.num_events == expected.num_events
     assert os.listdir(cache / store.TMP_DIR) == []
+
+
+_MAPPED_WHILE_HOLDING = """
+import ctypes
+import numpy as np
+from profscope.trace import ingest_memory
+
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+        "keepcost")]
+
+
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = MallInfo2
+
+
+def mapped_while_holding():
+    # Bytes malloc serves from mappings of their own while an 8 MB array (a reader's batch
+    # temporary) is alive: such blocks are unmapped when freed, their pages faulted in anew.
+    before = libc.mallinfo2().hblkhd
+    a = np.ones(1 << 20)
+    mapped = libc.mallinfo2().hblkhd - before
+    del a
+    return mapped
+
+
+warm = [mapped_while_holding() for _ in range(3)][-1]
+with ingest_memory.heap_for_ingest():
+    inside = [mapped_while_holding() for _ in range(3)][-1]
+print(warm, inside)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc")
+@pytest.mark.parametrize("trim", [None, "65536"])
+def test_an_ingest_keeps_freed_memory_where_dask_workers_would_hand_it_back(trim):
+    """Dask starts its workers with MALLOC_TRIM_THRESHOLD_=65536, which also pins glibc's mmap
+    threshold at 128 KiB: every large array is then a mapping of its own, unmapped when freed and
+    faulted in again by the next. Inside an ingest it comes from the heap; without the variable
+    glibc's own (dynamic) threshold does that already and nothing is changed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    if trim is not None:
+        env["MALLOC_TRIM_THRESHOLD_"] = trim
+    done = subprocess.run(
+        [sys.executable, "-c", _MAPPED_WHILE_HOLDING], env=env, capture_output=True, text=True, timeout=120
+    )
+    if done.returncode != 0 and "mallinfo2" in done.stderr:
+        pytest.skip("glibc without mallinfo2")
+    assert done.returncode == 0, done.stderr
+    warm, inside = map(int, done.stdout.split())
+    assert inside == 0, "inside an ingest the array comes from the heap"
+    if trim is None:
+        assert warm == 0, "glibc's dynamic threshold already serves it from the heap"
+    else:
+        assert warm >= 8 << 20, "with the worker's setting it is a mapping of its own"

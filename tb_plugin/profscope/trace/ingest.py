@@ -615,7 +615,7 @@ def run_ingest(spec: Mapping[str, Any], fs: fsspec.AbstractFileSystem | None = N
             error_path = _progress_file(root, key, ".error")
             progress_path = _progress_file(root, key, ".json")
             os.makedirs(os.path.join(root, LOCK_DIR), exist_ok=True)
-        with _exclusive(_lock_file(root, key)):
+        with _exclusive(_lock_file(root, key)), ingest_memory.heap_for_ingest():
             if store.lookup(root, key) is not None:
                 return 0
             with contextlib.suppress(OSError):
