@@ -53,8 +53,8 @@ POLL_S = 0.05
 
 
 def settle() -> None:
-    """Flush what earlier phases wrote (gigabytes of cache entries) before the next is timed: the
-    disk writing them back otherwise slows the next phase's ingests about twofold on this VM."""
+    """Flush what earlier phases wrote (gigabytes of cache entries) before the next is timed, so
+    that writing it back does not overlap the next phase."""
     os.sync()
     time.sleep(2.0)
 

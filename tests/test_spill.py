@@ -450,8 +450,8 @@ print(warm, inside)
 def test_an_ingest_keeps_freed_memory_where_dask_workers_would_hand_it_back(trim):
     """Dask starts its workers with MALLOC_TRIM_THRESHOLD_=65536, which also pins glibc's mmap
     threshold at 128 KiB: every large array is then a mapping of its own, unmapped when freed and
-    faulted in again by the next. Inside an ingest it comes from the heap; without the variable
-    glibc's own (dynamic) threshold does that already and nothing is changed."""
+    faulted in again by the next. Inside an ingest it comes from the heap (without the variable,
+    glibc's dynamic threshold gets there after the first large free)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
     if trim is not None:
         env["MALLOC_TRIM_THRESHOLD_"] = trim
