@@ -447,11 +447,10 @@ class IngestManager:
         """Run the job in a child forked by a waiting template (`ingest_children`) and reap it;
         its slot is released when it ends. A child that cannot start fails the job (at once:
         IngestError)."""
-        line = json.dumps(spec).encode("utf-8") + b"\n"
         log_path = ""
         with contextlib.suppress(OSError):
             log_path = child_log_path(self.cache_root)
-        process = self._children.start(line, log_path) if log_path else None
+        process = self._children.start(spec, log_path) if log_path else None
         if process is None:
             with contextlib.suppress(OSError):
                 if log_path:

@@ -32,7 +32,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 # Environment variable that tells a child the pid of the server that started it.
@@ -57,12 +57,12 @@ class Template:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def hand_over(self, spec_line: bytes, job_log: str) -> bool:
+    def hand_over(self, spec: Mapping[str, Any], job_log: str) -> bool:
         """Send a job (the template answers with its child's pid once forked); False when the
         template is gone."""
         if not self.alive() or self.process.stdin is None:
             return False
-        job = {"spec": json.loads(spec_line), "log": job_log}
+        job = {"spec": dict(spec), "log": job_log}
         try:
             self.process.stdin.write(json.dumps(job).encode("utf-8") + b"\n")
             self.process.stdin.flush()
@@ -175,7 +175,7 @@ class ChildPool:
             with self._lock:
                 self._idle.append(template)
 
-    def start(self, spec_line: bytes, job_log: str) -> Child | None:
+    def start(self, spec: Mapping[str, Any], job_log: str) -> Child | None:
         """Run a job in a child of an idle template (started when none waits); None when no
         process can be started."""
         for _attempt in range(2):
@@ -185,7 +185,7 @@ class ChildPool:
                 template = self.spawn()
                 if template is None:
                     return None
-            if template.hand_over(spec_line, job_log):
+            if template.hand_over(spec, job_log):
                 return Child(self, template, job_log)
             self.discard(template)
         return None
