@@ -3,13 +3,13 @@
 Parsing a large profile takes seconds and a lot of transient memory, so the server never does it
 itself: `IngestManager.ensure` starts a child process once per source version (forked by a
 pre-imported template, `ingest_children`) and answers with a `Progress` until the cache entry
-exists; after that it only memory-maps the entry. One ingest per fingerprint per server process (a table under a lock), and one across
-processes (the child holds an exclusive lock file in the cache directory while it works; a second
-child waits for it and then finds the entry). Progress (bytes done / total) travels through a small
+exists; after that it only memory-maps the entry. One ingest per fingerprint per server process
+(a table under a lock), and one across processes (the child holds an exclusive lock file in the
+cache directory while it works; a second child waits for it and then finds the entry). Progress (bytes done / total) travels through a small
 JSON file the child rewrites; a failure comes back as a readable message naming the file.
 
-Hygiene: every child watches its parent and exits within `ingest_children.ORPHAN_CHECK_S` when the server is gone
-(it polls its parent pid: `PR_SET_PDEATHSIG` would fire when the *thread* that started the child
+Hygiene: every child watches its parent and exits within `ingest_children.ORPHAN_CHECK_S` when
+the server is gone (it polls its parent pid: `PR_SET_PDEATHSIG` would fire when the *thread* that started the child
 ends, and requests start children from short-lived threads). A child holds a lock on its log file
 and the per-fingerprint lock while it works, so a starting manager removes the temporary entries,
 progress, error and log files that no live child holds. A cache directory that cannot be written
@@ -225,9 +225,9 @@ class IngestManager:
     """Turns sources into opened cache entries; never parses in the calling process.
 
     `in_process` runs ingest in a thread instead (for filesystems a child cannot see, such as
-    `memory://`); `readers` overrides the format → reader table; `prewarm` keeps a template process
-    started ahead of need (imports done), which takes the interpreter start off the first view; `runner`
-    runs the ingests elsewhere (a Dask cluster), and then no local child is started. `memory_mb`
+    `memory://`); `readers` overrides the format → reader table; `prewarm` keeps a template
+    process started ahead of need (imports done), which takes the interpreter start off the first
+    view; `runner` runs the ingests elsewhere (a Dask cluster), and then no local child is started. `memory_mb`
     bounds all local ingest processes together (`ingest_memory`: children at once, each's budget).
     """
 
