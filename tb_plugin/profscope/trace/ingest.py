@@ -9,13 +9,13 @@ cache directory while it works; a second child waits for it and then finds the e
 JSON file the child rewrites; a failure comes back as a readable message naming the file.
 
 Hygiene: every child watches its parent and exits within `ingest_children.ORPHAN_CHECK_S` when
-the server is gone (it polls its parent pid: `PR_SET_PDEATHSIG` would fire when the *thread* that started the child
-ends, and requests start children from short-lived threads). A child holds a lock on its log file
-and the per-fingerprint lock while it works, so a starting manager removes the temporary entries,
-progress, error and log files that no live child holds. A cache directory that cannot be written
-(or is full) is replaced by a temporary one for the server's run, with a warning the trace view
-shows; the job spec travels on the child's stdin, never on its command line (it may name storage
-options). An `IngestRunner` (`fanout.DaskRunner`: a Dask cluster) can run the jobs instead of
+the server is gone (it polls its parent pid: `PR_SET_PDEATHSIG` would fire when the *thread* that
+started the child ends, and requests start children from short-lived threads). A child holds a
+lock on its log file and the per-fingerprint lock while it works, so a starting manager removes
+the temporary entries, progress, error and log files that no live child holds. A cache directory
+that cannot be written (or is full) is replaced by a temporary one for the server's run, with a
+warning the trace view shows; the job spec travels on a pipe, never on a command line (it may name
+storage options). An `IngestRunner` (`fanout.DaskRunner`: a Dask cluster) can run the jobs instead of
 local children; it reports when a job is done and what failed, and checks what it got back.
 """
 
