@@ -22,6 +22,7 @@ from profscope.plugin import ProfscopePlugin
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 LAYOUTS_LOGDIR = REPO / "tests" / "data" / "layouts" / "logdir"
+TRACE_LOGDIR = REPO / "tests" / "data" / "trace" / "logdir"
 
 
 @pytest.fixture(scope="session")
@@ -34,6 +35,15 @@ def layouts_logdir(tmp_path: pathlib.Path) -> pathlib.Path:
     """A private copy of `tests/data/layouts/logdir` (one run per real layout) that a test may modify."""
     target = tmp_path / "logdir"
     shutil.copytree(LAYOUTS_LOGDIR, target)
+    return target
+
+
+@pytest.fixture
+def bert_logdir(tmp_path: pathlib.Path) -> pathlib.Path:
+    """A logdir holding only the real H100 BERT Kineto trace, as run `bert`, session `pytorch`."""
+    target = tmp_path / "logdir"
+    (target / "bert").mkdir(parents=True)
+    shutil.copy(TRACE_LOGDIR / "bert" / "bert_small.pt.trace.json.gz", target / "bert")
     return target
 
 

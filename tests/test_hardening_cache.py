@@ -37,11 +37,8 @@ SUBJECT = {"run": "bert", "session": "pytorch", "host": "bert_small"}
 
 
 @pytest.fixture
-def logdir(tmp_path: pathlib.Path) -> pathlib.Path:
-    target = tmp_path / "logdir"
-    (target / "bert").mkdir(parents=True)
-    shutil.copy(DATA / "bert" / "bert_small.pt.trace.json.gz", target / "bert")
-    return target
+def logdir(bert_logdir: pathlib.Path) -> pathlib.Path:
+    return bert_logdir
 
 
 def _ready(client, params=SUBJECT, timeout_s: float = 120) -> tuple[dict, bool]:

@@ -12,6 +12,7 @@ import pathlib
 import signal
 import threading
 import time
+from typing import Any
 
 import fsspec
 import pytest
@@ -189,15 +190,21 @@ def test_reader_bug_and_dying_child_are_reported(manager, tmp_path):
         m.wait(dead)
 
 
-def test_killed_ingest_leaves_nothing_usable_and_is_redone(manager, tmp_path):
-    m = manager(prewarm=False)
-    src = write_script(tmp_path / "h.json", sleep=30, steps=300)
+def _slow_job_inside_its_reader(m: ingest.IngestManager, path: pathlib.Path) -> tuple[ingest.SourceFile, Any]:
+    """Start a 30 s scripted ingest and return (source, job) once the child is inside the reader."""
+    src = write_script(path, sleep=30, steps=300)
     assert isinstance(m.ensure(src), ingest.Progress)
     job = next(iter(m._jobs.values()))
     deadline = time.monotonic() + 30
     while calls(src) == 0:
         assert time.monotonic() < deadline
         time.sleep(0.02)
+    return src, job
+
+
+def test_killed_ingest_leaves_nothing_usable_and_is_redone(manager, tmp_path):
+    m = manager(prewarm=False)
+    src, job = _slow_job_inside_its_reader(m, tmp_path / "h.json")
     job.process.send_signal(signal.SIGKILL)
     with pytest.raises(ingest.IngestError, match="stopped"):
         m.wait(src)
@@ -227,13 +234,7 @@ def test_a_waiting_template_forks_each_job_and_takes_the_next(manager, tmp_path)
 
 def test_a_killed_template_fails_its_job_and_the_next_job_gets_a_new_one(manager, tmp_path):
     m = manager(prewarm=False)
-    src = write_script(tmp_path / "k.json", sleep=30, steps=300)
-    assert isinstance(m.ensure(src), ingest.Progress)
-    job = next(iter(m._jobs.values()))
-    deadline = time.monotonic() + 30
-    while calls(src) == 0:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    src, job = _slow_job_inside_its_reader(m, tmp_path / "k.json")
     child, template = job.process.pid, job.process._template.pid
     os.kill(template, signal.SIGKILL)
     with pytest.raises(ingest.IngestError, match="stopped"):

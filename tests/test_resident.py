@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import shutil
 import sys
 import time
 
@@ -62,11 +61,8 @@ def _answers(client) -> list:
 
 
 @pytest.fixture
-def logdir(tmp_path: pathlib.Path) -> pathlib.Path:
-    target = tmp_path / "logdir"
-    (target / "bert").mkdir(parents=True)
-    shutil.copy(DATA / "bert" / "bert_small.pt.trace.json.gz", target / "bert")
-    return target
+def logdir(bert_logdir: pathlib.Path) -> pathlib.Path:
+    return bert_logdir
 
 
 def test_mapped_pages_past_the_budget_are_released_after_each_request(
