@@ -21,7 +21,6 @@ from profscope.trace import resident, store
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="madvise and /proc/self/smaps are Linux's")
 
-DATA = pathlib.Path(__file__).parent / "data" / "trace" / "logdir"
 BASE = "/data/plugin/profscope"
 SUBJECT = {"run": "bert", "session": "pytorch", "host": "bert_small"}
 
