@@ -2,7 +2,8 @@
 
 Starting an interpreter and importing numpy, fsspec and the readers costs about 0.45 s of CPU per
 process (measured on the 2-core VM): for a session of many hosts of a few hundred MB each, that is
-a third of each ingest. So the server keeps up to one *template* per ingest slot:
+a third of each ingest. So the server keeps one *template* per ingest slot (started with the
+manager, so the second job of a session does not wait for one either):
 `python -m profscope.trace.ingest_template`, which imports everything once and then reads job
 lines from its stdin. For each job it forks a child (a few milliseconds, the imports shared
 copy-on-write), which runs `ingest.run_ingest` and exits; the template waits for it, reports its
@@ -161,19 +162,23 @@ class ChildPool:
         self._new_log = new_log  # a fresh log file path for a template
         self.size = max(1, size)
         self._lock = threading.Lock()
+        self._prewarming = threading.Lock()
         self._idle: list[Template] = []
         self._all: list[Template] = []
 
     def prewarm(self) -> None:
-        """Have one template waiting, so the next job does not pay the interpreter start (none
-        is added past `size` templates)."""
-        with self._lock:
-            if self._idle or len(self._all) >= self.size:
-                return
-        template = self.spawn()
-        if template is not None:
-            with self._lock:
-                self._idle.append(template)
+        """Have a template for every slot, so that no job, the second of a session included, pays
+        the interpreter start."""
+        with self._prewarming:
+            while True:
+                with self._lock:
+                    if len(self._all) >= self.size:
+                        return
+                template = self.spawn()
+                if template is None:
+                    return
+                with self._lock:
+                    self._idle.append(template)
 
     def start(self, spec: Mapping[str, Any], job_log: str) -> Child | None:
         """Run a job in a child of an idle template (started when none waits); None when no
@@ -219,7 +224,7 @@ class ChildPool:
 
     def give_back(self, template: Template) -> None:
         with self._lock:
-            keep = template.alive() and len(self._idle) < self.size and template in self._all
+            keep = template.alive() and template in self._all and len(self._all) <= self.size
             if keep:
                 self._idle.append(template)
         if not keep:
