@@ -75,7 +75,9 @@ def test_an_offset_past_every_match_keeps_nothing() -> None:
     assert answer.total == 30_000 and answer.matches == [] and not answer.truncated
     first_page = peak_mb(lambda: tl.search("e", limit=100))
     past_the_end = peak_mb(lambda: tl.search("e", limit=100, offset=10**12))
-    assert past_the_end <= first_page < 48, (first_page, past_the_end)
+    # tracemalloc counts every thread's allocations (a full run failed once on 30 bytes of some
+    # background thread); keeping the 30,000 skipped matches would cost megabytes.
+    assert past_the_end <= first_page + 0.05 and first_page < 48, (first_page, past_the_end)
 
 
 @st.composite
