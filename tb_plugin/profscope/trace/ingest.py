@@ -474,10 +474,6 @@ class IngestManager:
                 self._children.prewarm()
 
         threading.Thread(target=reap, name=f"profscope-ingest-wait-{spec['key'][:8]}", daemon=True).start()
-        if self.prewarm:
-            threading.Thread(
-                target=self._children.prewarm, name="profscope-ingest-prewarm", daemon=True
-            ).start()
 
     def close(self) -> None:
         """Let the waiting templates go (each exits when its stdin closes) and remove their logs."""

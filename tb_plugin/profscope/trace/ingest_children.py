@@ -97,7 +97,6 @@ class Child:
         self.args = template.process.args
         self.returncode: int | None = None
         self._pid: int | None = None
-        self._ended = threading.Event()
         self._pid_lock = threading.Lock()
         self._wait_lock = threading.Lock()
 
@@ -122,15 +121,14 @@ class Child:
                 else:
                     self.returncode = int(answer["exit"])
                     self._pool.give_back(self._template)
-                self._ended.set()
         return self.returncode
 
     def poll(self) -> int | None:
-        return self.returncode if self._ended.is_set() else None
+        return self.returncode
 
     def send_signal(self, sig: int) -> None:
         pid = self.pid
-        if not self._ended.is_set() and pid > 0:
+        if self.returncode is None and pid > 0:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
 

@@ -23,6 +23,7 @@ removed, with whatever was spilled there, when the ingest fails.
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import shutil
 import threading
@@ -74,21 +75,23 @@ def heap_for_ingest() -> Iterator[None]:
     try:
         yield
     finally:
-        for param, name in (
-            (_M_MMAP_THRESHOLD, "MALLOC_MMAP_THRESHOLD_"),
-            (_M_TRIM_THRESHOLD, "MALLOC_TRIM_THRESHOLD_"),
-        ):
-            value = os.environ.get(name, "")
-            if value.isdigit():
-                libc.mallopt(param, int(value))
-        if (
-            os.environ.get("MALLOC_TRIM_THRESHOLD_", "").isdigit()
-            and not os.environ.get("MALLOC_MMAP_THRESHOLD_", "").isdigit()
-        ):
-            libc.mallopt(_M_MMAP_THRESHOLD, _GLIBC_MMAP_BYTES)  # as the trim variable alone leaves it
+        trim = _env_bytes("MALLOC_TRIM_THRESHOLD_")
+        mmap = _env_bytes("MALLOC_MMAP_THRESHOLD_")
+        if trim is not None:
+            libc.mallopt(_M_TRIM_THRESHOLD, trim)
+            # The trim variable alone also pins the mmap threshold at glibc's default.
+            libc.mallopt(_M_MMAP_THRESHOLD, _GLIBC_MMAP_BYTES if mmap is None else mmap)
+        elif mmap is not None:
+            libc.mallopt(_M_MMAP_THRESHOLD, mmap)
         libc.malloc_trim(0)
 
 
+def _env_bytes(name: str) -> int | None:
+    value = os.environ.get(name, "")
+    return int(value) if value.isdigit() else None
+
+
+@functools.cache
 def _glibc() -> Any:
     import ctypes
 
