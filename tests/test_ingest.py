@@ -108,6 +108,40 @@ def test_first_ensure_reports_progress_then_opens(manager, tmp_path):
     assert calls(src) == 1
 
 
+def test_progress_is_written_beside_the_reading_not_in_its_way(tmp_path, monkeypatch):
+    """Replacing the progress file can wait on a disk busy with the ingest's own writes: the
+    reader's progress calls return at once, and the latest value reaches the file afterwards."""
+    written = []
+    disk_free = threading.Event()
+    write_json = ingest._write_json
+
+    def busy_disk_write(path, value):
+        if written:  # every write after the first waits for the disk
+            disk_free.wait(15)
+        written.append(value)
+        write_json(path, value)
+
+    monkeypatch.setattr(ingest, "_write_json", busy_disk_write)
+    monkeypatch.setattr(ingest, "PROGRESS_EVERY_S", 0.0)
+    path = tmp_path / "progress.json"
+    progress = ingest._ProgressWriter(str(path), 100)
+    assert json.loads(path.read_text())["bytes_done"] == 0
+    started = time.monotonic()
+    progress(1, 100)
+    assert time.monotonic() - started < 5, "a progress call waited for the disk"
+    for done in range(2, 101):
+        progress(done, 100)
+    assert time.monotonic() - started < 5, "progress calls waited for the disk"
+    disk_free.set()
+    deadline = time.monotonic() + 30
+    while json.loads(path.read_text())["bytes_done"] != 100:
+        assert time.monotonic() < deadline, written
+        time.sleep(0.01)
+    progress.close()
+    assert len(written) < 100, "values a waiting write made stale were written anyway"
+    assert not progress._thread.is_alive()
+
+
 def test_concurrent_requests_ingest_once(manager, tmp_path):
     m = manager()
     src = write_script(tmp_path / "b.json", sleep=0.5)
