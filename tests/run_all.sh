@@ -48,10 +48,12 @@ step "Python environment .venv-pb4 (constraints-protobuf4.txt)"
 
 # The views' browser tests run once, above: what they test is the bundle in the browser, which is the
 # same on both stacks, and they are half of a pass's time (CI stays under 20 minutes). The shell test
-# stays here: it drives TensorBoard's own frontend, which differs between TensorBoard versions.
+# stays here: it drives TensorBoard's own frontend, which differs between TensorBoard versions. So do
+# the tests marked stack_independent (the readers'): they load neither TensorBoard nor protobuf
+# (tests/test_stack_independent.py), so they would run the same code on the same libraries again.
 VIEW_BROWSER_TESTS=(compare_view export_dialog firefox hlo_graph overview_view roofline_view trace_interactions
   trace_view xla_view)
-step "Python tests on $(.venv-pb4/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")') (views' browser tests ran above)"
+step "Python tests on $(.venv-pb4/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")') (views' browser tests and stack-independent tests ran above)"
 ignored=()
 for name in "${VIEW_BROWSER_TESTS[@]}"; do ignored+=("--ignore=tests/e2e/test_${name}.py"); done
-.venv-pb4/bin/python -m pytest tests "${ignored[@]}"
+.venv-pb4/bin/python -m pytest tests "${ignored[@]}" -m "not stack_independent"

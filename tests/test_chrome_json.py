@@ -21,6 +21,8 @@ import pytest
 
 from profscope.formats import chrome_helper, chrome_json, chrome_spill
 
+pytestmark = pytest.mark.stack_independent
+
 DATA = Path(__file__).parent / "data" / "kineto"
 TRACES = sorted(p.name for p in DATA.glob("*.json.gz"))
 NS_TRACE = "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"

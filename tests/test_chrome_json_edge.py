@@ -24,6 +24,8 @@ from hypothesis import strategies as st
 from profscope.errors import UnreadableProfile
 from profscope.formats import chrome_clock, chrome_flows, chrome_json, chrome_pairing, chrome_scan
 
+pytestmark = pytest.mark.stack_independent
+
 DATA = Path(__file__).parent / "data" / "kineto"
 
 

@@ -32,10 +32,13 @@ from profscope.formats import (
     chrome_spill,
 )
 
+pytestmark = pytest.mark.stack_independent
+
 DATA = Path(__file__).parent / "data"
 REAL = sorted(
     p.relative_to(DATA).as_posix() for d in ("kineto", "overview") for p in (DATA / d).glob("*.json.gz")
 )
+
 NS_TRACE = "kineto/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
 
 

@@ -22,6 +22,8 @@ from hypothesis import strategies as st
 
 from reading_limits import cpu_bound
 
+pytestmark = pytest.mark.stack_independent
+
 _SPEC = importlib.util.spec_from_file_location(
     "fuzz_soak", Path(__file__).resolve().parents[1] / "benchmarks" / "fuzz_soak.py"
 )

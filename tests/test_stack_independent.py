@@ -1,0 +1,51 @@
+"""The test modules marked `stack_independent` load neither TensorBoard nor protobuf.
+
+The second pass of tests/run_all.sh runs the tests again on TensorBoard 2.20 with protobuf 4.25, to
+catch what differs between those stacks. A module that loads neither, nor makes any reader load them,
+runs the same code on the same libraries in both passes, so that pass leaves it out (`-m "not
+stack_independent"`): the readers' tests, which are a quarter of a pass. This test keeps the mark
+honest: it imports every marked module and every reader in a fresh interpreter and looks at what
+got loaded.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+from profscope.formats import registry
+
+TESTS = pathlib.Path(__file__).parent
+STACK_MODULES = ("tensorboard", "google.protobuf")
+
+
+def _marked(path: pathlib.Path) -> bool:
+    return any(
+        isinstance(node, ast.Assign)
+        and any(getattr(t, "id", None) == "pytestmark" for t in node.targets)
+        and "stack_independent" in ast.unparse(node.value)
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+    )
+
+
+def test_marked_modules_and_every_reader_load_neither_tensorboard_nor_protobuf() -> None:
+    marked = sorted(p.stem for p in TESTS.glob("test_*.py") if _marked(p))
+    assert "test_fuzz_readers" in marked and "test_chrome_json" in marked, marked
+    readers = sorted({fmt.reader for fmt in registry.BY_ID.values()})
+    script = "\n".join(
+        [
+            "import importlib, sys",
+            f"sys.path.insert(0, {str(TESTS)!r})",
+            f"for name in {marked!r}: importlib.import_module(name)",
+            "from profscope.formats import registry",
+            f"for spec in {readers!r}: registry.import_reader(spec)",
+            f"print(sorted(m for m in {STACK_MODULES!r} if m in sys.modules))",
+        ]
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=TESTS, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", f"{marked} with the readers {readers} load {done.stdout.strip()}"
