@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from profscope import spill
-from profscope.layout import FLOW_PHASES, _bind_flow_points, event_order, layout_depths
+from profscope.layout import FLOW_PHASES, _bind_flow_points, event_order_unless_in_place, layout_depths
 from profscope.spill_writer import Spiller
 
 SECTION_KINDS = ("cpu", "gpu", "tpu", "other")
@@ -451,11 +451,14 @@ class TraceBuilder:
             name = cat = np.zeros(0, np.int32)
             lengths = np.zeros(0, np.int64)
         self._ev_chunks.clear()
-        order = event_order(track, start, dur)
-        track, start, dur, name, cat = track[order], start[order], dur[order], name[order], cat[order]
+        order = event_order_unless_in_place(track, start, dur)
+        if order is None:
+            order = final_index = np.arange(track.shape[0], dtype=np.int64)
+        else:
+            track, start, dur, name, cat = track[order], start[order], dur[order], name[order], cat[order]
+            final_index = np.empty_like(order)
+            final_index[order] = np.arange(order.shape[0], dtype=order.dtype)
         depth = layout_depths(track, start, dur)
-        final_index = np.empty_like(order)
-        final_index[order] = np.arange(order.shape[0], dtype=order.dtype)
         # Args records keep the builder's order: record k is builder event k.
         args_off = np.zeros(order.shape[0] + 1, dtype=np.int64)
         np.cumsum(lengths, out=args_off[1:])

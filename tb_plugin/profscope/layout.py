@@ -11,13 +11,69 @@ import numpy as np
 FLOW_PHASES = ("s", "t", "f")
 
 
+_CHECK_CHUNK = 1 << 20  # events per step of the in-place checks
+
+
 def event_order(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
     """The stable sort of events by (track, start, -dur): `np.lexsort((-dur, start, track))`.
 
-    Done as a stable sort by start (quick: readers add events mostly in time order), re-sorting
-    only the runs of equal starts by -dur, then a stable sort by track (a radix sort when the
-    track ids fit in 16 bits). 0.43 s -> about 0.1 s at 3.2 M events.
+    XPlane readers add a line's events in order and one line after another, so their events come
+    grouped by track (ids non-decreasing) and mostly in place already: then only the tracks with
+    an event out of place are sorted, each on its own (2.4 s -> 0.05 s for 7.9 M events in place).
+    Otherwise (Chrome traces interleave their tracks): a stable sort by start (quick: readers add
+    events mostly in time order), re-sorting only the runs of equal starts by -dur, then a stable
+    sort by track (a radix sort when the track ids fit in 16 bits). 0.43 s -> about 0.1 s at
+    3.2 M events.
     """
+    order = event_order_unless_in_place(track, start, dur)
+    return np.arange(track.shape[0]) if order is None else order
+
+
+def event_order_unless_in_place(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray | None:
+    """`event_order`, or None when the events are in that order already: the caller then has
+    nothing to gather (five columns of 7.9 M events: 0.8 s)."""
+    if not _grouped(track):
+        order = _by_start(start, dur)
+        t = track[order]
+        if t.shape[0] and int(t.min()) >= 0 and int(t.max()) < 1 << 16:
+            t = t.astype(np.uint16)
+        return order[np.argsort(t, kind="stable")]
+    out_of_place = _out_of_place(track, start, dur)
+    if not out_of_place.shape[0]:
+        return None
+    order = np.arange(track.shape[0])
+    bounds = np.concatenate(([0], np.flatnonzero(track[1:] != track[:-1]) + 1, [track.shape[0]]))
+    for segment in np.unique(np.searchsorted(bounds, out_of_place, side="right") - 1).tolist():
+        lo, hi = int(bounds[segment]), int(bounds[segment + 1])
+        order[lo:hi] = lo + _by_start(start[lo:hi], dur[lo:hi])
+    return order
+
+
+def _grouped(track: np.ndarray) -> bool:
+    """Whether track ids never decrease, checked a chunk at a time so unsorted input stops early."""
+    for lo in range(0, max(track.shape[0] - 1, 0), _CHECK_CHUNK):
+        piece = track[lo : lo + _CHECK_CHUNK + 1]
+        if bool(np.any(piece[1:] < piece[:-1])):
+            return False
+    return True
+
+
+def _out_of_place(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """Indices i where event i+1 of the same track sorts before event i by (start, -dur); a
+    chunk at a time, so the masks stay small (fresh large temporaries cost page faults)."""
+    found: list[np.ndarray] = []
+    for lo in range(0, max(track.shape[0] - 1, 0), _CHECK_CHUNK):
+        hi = lo + _CHECK_CHUNK + 1
+        t, s, d = track[lo:hi], start[lo:hi], dur[lo:hi]
+        ahead = s[1:] < s[:-1]
+        ahead |= (s[1:] == s[:-1]) & (d[1:] > d[:-1])
+        ahead &= t[1:] == t[:-1]
+        found.append(lo + np.flatnonzero(ahead))
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
+def _by_start(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """The stable sort by (start, -dur): by start, then each run of equal starts by -dur."""
     order = np.argsort(start, kind="stable")
     s = start[order]
     tie = np.flatnonzero(s[1:] == s[:-1])
@@ -29,10 +85,7 @@ def event_order(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.nda
         )
         sub = order[members]
         order[members] = sub[np.lexsort((-dur[sub], run))]
-    t = track[order]
-    if t.shape[0] and int(t.min()) >= 0 and int(t.max()) < 1 << 16:
-        t = t.astype(np.uint16)
-    return order[np.argsort(t, kind="stable")]
+    return order
 
 
 def layout_depths(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
@@ -62,7 +115,7 @@ def _nested_rows(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
     end = start + dur
     positive = dur > 0
     pos_start = start[positive]
-    pos_end_sorted = np.sort(end[positive])
+    pos_end_sorted = np.sort(end[positive], kind="stable")  # nearly sorted: timsort takes its runs
     rows = np.empty(start.shape[0], dtype=np.int64)
     rank = np.arange(pos_start.shape[0])
     rows[positive] = rank - np.searchsorted(pos_end_sorted, pos_start, side="right")
@@ -74,12 +127,16 @@ def _nested_rows(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
 
 
 def _rows_valid(start: np.ndarray, dur: np.ndarray, rows: np.ndarray) -> bool:
+    """Whether no two slices of a row overlap; `start` sorted. A stable sort by row alone keeps each
+    row's slices in start order (a radix sort when the rows fit in 16 bits, as nesting depths do)."""
     positive = np.flatnonzero(dur > 0)
     if positive.shape[0] < 2:
         return True
-    s, e, r = start[positive], start[positive] + dur[positive], rows[positive]
-    order = np.lexsort((s, r))
-    s, e, r = s[order], e[order], r[order]
+    r = rows[positive]
+    key = r.astype(np.uint16) if int(r.min()) >= 0 and int(r.max()) < 1 << 16 else r
+    order = positive[np.argsort(key, kind="stable")]
+    s, r = start[order], rows[order]
+    e = s + dur[order]
     same_row = r[1:] == r[:-1]
     return not bool(np.any(same_row & (s[1:] < e[:-1])))
 

@@ -4,10 +4,11 @@ Every step works on pieces of at most `capacity` bytes of work (the builder's bu
 resident: the samples, per-track counts, flow points added one by one):
 1. events go to pieces of consecutive tracks (`spill_sort.plan`; a track bigger than a piece is cut
    by start time), and flow points to the piece of the track and time they bind on;
-2. per piece, in output order: `event_order`, `layout_depths` (a cut track: `spill_layout`), the
-   columns written at the piece's offset of the entry's `.npy` files; `ev_args` is the builder index
-   of each final event, and (builder index, final index) pairs are scattered by builder-index range;
-   the piece's flow points are bound (`_bind_flow_points`) and scattered by flow-id range;
+2. per piece, in output order: `event_order_unless_in_place`, `layout_depths` (a cut track:
+   `spill_layout`), the columns written at the piece's offset of the entry's `.npy` files; `ev_args`
+   is the builder index of each final event, and (builder index, final index) pairs are scattered by
+   builder-index range; the piece's flow points are bound (`_bind_flow_points`) and scattered by
+   flow-id range;
 3. each builder-index range of `args_event` is filled from its pairs (each index has exactly one),
    answering on the way the lookups `final_index[src]`, `final_index[dst]` of the flows given by
    builder index; `args_off` = 0, cumsum(lengths), streamed; the args bytes are already in place;
@@ -29,7 +30,7 @@ import numpy as np
 
 from profscope import spill, spill_sort
 from profscope.column_types import COLUMN_DTYPES
-from profscope.layout import FLOW_PHASES, _bind_flow_points, event_order, layout_depths
+from profscope.layout import FLOW_PHASES, _bind_flow_points, event_order_unless_in_place, layout_depths
 from profscope.spill import NpyColumn, RecordFile
 from profscope.spill_layout import Context, SplitTrack, bind_piece
 from profscope.spill_sort import Buckets, contiguous
@@ -272,8 +273,9 @@ class _Finalize:
             rec = self.ev_buckets.load(p)
             m = rec.shape[0]
             track, start, dur = contiguous(rec, "track", "start", "dur")
-            order = event_order(track, start, dur)
-            track, start, dur = track[order], start[order], dur[order]
+            order = event_order_unless_in_place(track, start, dur)
+            if order is not None:
+                track, start, dur = track[order], start[order], dur[order]
             if piece.split:
                 if split is None:
                     split = SplitTrack(piece.track_lo)
@@ -285,9 +287,10 @@ class _Finalize:
                     self.max_depth.update(
                         zip(track[first].tolist(), np.maximum.reduceat(depth, first).tolist())
                     )
-            idx = rec["idx"][order]
-            cols["ev_name"].write_at(offset, rec["name"][order])
-            cols["ev_cat"].write_at(offset, rec["cat"][order])
+            in_order = slice(None) if order is None else order
+            idx = rec["idx"].copy() if order is None else rec["idx"][order]  # not a view: `rec` goes below
+            cols["ev_name"].write_at(offset, rec["name"][in_order])
+            cols["ev_cat"].write_at(offset, rec["cat"][in_order])
             del rec
             cols["ev_start_ps"].write_at(offset, start)
             cols["ev_dur_ps"].write_at(offset, dur)
