@@ -19,7 +19,8 @@ def event_order(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.nda
 
     XPlane readers add a line's events in order and one line after another, so their events come
     grouped by track (ids non-decreasing) and mostly in place already: then only the tracks with
-    an event out of place are sorted, each on its own (2.4 s -> 0.05 s for 7.9 M events in place).
+    an event out of place are sorted, each on its own (7.9 M events in place: 2.4 s -> 0.24 s
+    inside a read, 0.05 s alone).
     Otherwise (Chrome traces interleave their tracks): a stable sort by start (quick: readers add
     events mostly in time order), re-sorting only the runs of equal starts by -dur, then a stable
     sort by track (a radix sort when the track ids fit in 16 bits). 0.43 s -> about 0.1 s at
