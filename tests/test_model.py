@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from profscope import columns as model
+from profscope import layout
 from profscope.columns import TraceBuilder, layout_depths
 
 
@@ -95,7 +96,7 @@ def test_event_order_is_the_stable_lexsort(events, track_scale):
     track = np.array([e[0] for e in events], dtype=np.int32) * track_scale
     start = np.array([e[1] for e in events], dtype=np.int64)
     dur = np.array([e[2] for e in events], dtype=np.int64)
-    assert model.event_order(track, start, dur).tolist() == np.lexsort((-dur, start, track)).tolist()
+    assert layout.event_order(track, start, dur).tolist() == np.lexsort((-dur, start, track)).tolist()
 
 
 @settings(max_examples=100, deadline=None)
