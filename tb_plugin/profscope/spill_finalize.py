@@ -288,7 +288,7 @@ class _Finalize:
                         zip(track[first].tolist(), np.maximum.reduceat(depth, first).tolist())
                     )
             in_order = slice(None) if order is None else order
-            idx = rec["idx"].copy() if order is None else rec["idx"][order]  # not a view: `rec` goes below
+            idx = np.ascontiguousarray(rec["idx"][in_order])  # not a view of `rec`, which goes below
             cols["ev_name"].write_at(offset, rec["name"][in_order])
             cols["ev_cat"].write_at(offset, rec["cat"][in_order])
             del rec

@@ -574,10 +574,11 @@ def _write_json(path: str, value: dict[str, Any]) -> None:
 class _ProgressWriter:
     """The `progress(bytes_done, bytes_total)` callback readers get, rate-limited to a file.
 
-    The file is written by a thread of its own: replacing a file can wait on a disk busy with the
-    ingest's own spill writes (ext4 flushes a file renamed over another before the rename returns;
-    51 ms per update was measured during a 214 MB XPlane ingest, 5 s of its 30), and the reading
-    must not wait for it. The reader only hands over the latest value; one not yet written when
+    The file is written by a thread of its own: replacing a file can wait on a busy disk (ext4
+    flushes a file renamed over another before the rename returns), and the reading must not wait
+    for it. That showed only with the disk contended: 5.3 s of a 42 s XPlane ingest beside the test
+    suite, 37 s of a 201 s 10 GB Chrome ingest; on a quiet machine it made no difference
+    (benchmarks/README.md). The reader only hands over the latest value; one not yet written when
     the next comes is replaced by it.
     """
 
