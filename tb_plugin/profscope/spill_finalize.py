@@ -33,7 +33,7 @@ from profscope.column_types import COLUMN_DTYPES
 from profscope.layout import FLOW_PHASES, _bind_flow_points, event_order_unless_in_place, layout_depths
 from profscope.spill import NpyColumn, RecordFile
 from profscope.spill_layout import Context, SplitTrack, bind_piece
-from profscope.spill_sort import Buckets, contiguous
+from profscope.spill_sort import Buckets, RunPieces, contiguous
 from profscope.spill_writer import Buffers
 
 EVENT_WORK_BYTES = 160
@@ -166,13 +166,10 @@ class _Finalize:
         points = _padded(sp.track_points, self.num_tracks)
         cost = self.ev_counts * EVENT_WORK_BYTES + points * POINT_WORK_BYTES
         self.plan = spill_sort.plan(cost, self.capacity, self.samples["track"], self.samples["start"])
-        self.ev_buckets = Buckets(self.scratch, "ev", BUCKET_EVENT, len(self.plan))
-        for lo, rec in sp.file("events").chunks(self._rows(BUCKET_EVENT.itemsize)):
-            out = np.empty(rec.shape[0], BUCKET_EVENT)
-            for name in spill.EVENT_RECORD.names:
-                out[name] = rec[name]
-            out["idx"] = np.arange(lo, lo + rec.shape[0], dtype=np.int64)
-            self.ev_buckets.add(self.plan.assign(rec["track"], rec["start"]), out)
+        events = sp.file("events")
+        self.ev_pieces = RunPieces(events, self.scratch, "ev", len(self.plan))
+        for lo, rec in events.chunks(self._rows(BUCKET_EVENT.itemsize)):
+            self.ev_pieces.add(lo, rec, self.plan.assign(rec["track"], rec["start"]))
         self.pt_buckets = Buckets(self.scratch, "pt", BUCKET_POINT, len(self.plan))
         singles = self._single_points()
         self.single_points = 0 if singles is None else int(singles[0].shape[0])
@@ -270,9 +267,9 @@ class _Finalize:
         split: SplitTrack | None = None
         pieces = self.plan.pieces
         for p, piece in enumerate(pieces):
-            rec = self.ev_buckets.load(p)
-            m = rec.shape[0]
-            track, start, dur = contiguous(rec, "track", "start", "dur")
+            piece_events = self.ev_pieces.load(p)
+            m = piece_events["idx"].shape[0]
+            track, start, dur = (piece_events.pop(k) for k in ("track", "start", "dur"))
             order = event_order_unless_in_place(track, start, dur)
             if order is not None:
                 track, start, dur = track[order], start[order], dur[order]
@@ -288,10 +285,10 @@ class _Finalize:
                         zip(track[first].tolist(), np.maximum.reduceat(depth, first).tolist())
                     )
             in_order = slice(None) if order is None else order
-            idx = np.ascontiguousarray(rec["idx"][in_order])  # not a view of `rec`, which goes below
-            cols["ev_name"].write_at(offset, rec["name"][in_order])
-            cols["ev_cat"].write_at(offset, rec["cat"][in_order])
-            del rec
+            idx = piece_events["idx"][in_order]
+            cols["ev_name"].write_at(offset, piece_events["name"][in_order])
+            cols["ev_cat"].write_at(offset, piece_events["cat"][in_order])
+            del piece_events
             cols["ev_start_ps"].write_at(offset, start)
             cols["ev_dur_ps"].write_at(offset, dur)
             cols["ev_track"].write_at(offset, track)

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from profscope.spill import RecordFile
+
 # A track cut by time is cut into pieces filled to this share of the capacity (the sample's
 # quantiles are estimates).
 SPLIT_FILL = 0.7
@@ -151,6 +153,75 @@ class Buckets:
 
     def __iter__(self) -> Iterator[int]:
         return iter(range(self.sizes.shape[0]))
+
+
+class RunPieces:
+    """Rows of a record file scattered to pieces without copying the long runs of one piece.
+
+    A chunk whose rows come in runs of one piece at least `MIN_RUN_ROWS` long on average (an
+    XPlane's events, added line by line) is remembered as row ranges of the source file, read again
+    when its piece is laid out; any other chunk (a Chrome trace's, whose threads interleave) is
+    written to the piece files (`Buckets`) with each row's index. A range costs a read call where
+    a row through the files costs its copy, sort and write, hence ranges of a few hundred rows. A piece comes back as contiguous columns plus `idx` (its rows' source index),
+    in source order whichever way its rows went, so a stable sort of it is the same either way.
+    """
+
+    MIN_RUN_ROWS = 256
+
+    def __init__(self, source: RecordFile, folder: str, name: str, count: int) -> None:
+        self.source = source
+        self.dtype = np.dtype(source.dtype.descr + [("idx", "<i8")])
+        self.buckets = Buckets(folder, name, self.dtype, count)
+        # Per piece, in the order rows came: (from the source?, first row, end row); source rows
+        # are numbered in the source file, the others in the piece's file.
+        self.segments: list[list[tuple[bool, int, int]]] = [[] for _ in range(count)]
+
+    def add(self, lo: int, records: np.ndarray, which: np.ndarray) -> None:
+        """Rows `lo`… of the source (`records`), row i going to piece `which[i]`."""
+        n = records.shape[0]
+        if n == 0:
+            return
+        cut = np.flatnonzero(which[1:] != which[:-1]) + 1
+        if (cut.shape[0] + 1) * self.MIN_RUN_ROWS <= n or cut.shape[0] == 0:
+            bounds = [0, *cut.tolist(), n]
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                self._segment(int(which[a]), True, lo + a, lo + b)
+            return
+        out = np.empty(n, self.dtype)
+        for field in records.dtype.names or ():
+            out[field] = records[field]
+        out["idx"] = np.arange(lo, lo + n, dtype=np.int64)
+        before = self.buckets.sizes.copy()
+        self.buckets.add(which, out)
+        for piece in np.flatnonzero(self.buckets.sizes != before).tolist():
+            self._segment(piece, False, int(before[piece]), int(self.buckets.sizes[piece]))
+
+    def _segment(self, piece: int, from_source: bool, lo: int, hi: int) -> None:
+        segments = self.segments[piece]
+        if segments and segments[-1][0] == from_source and segments[-1][2] == lo:
+            segments[-1] = (from_source, segments[-1][1], hi)
+        else:
+            segments.append((from_source, lo, hi))
+
+    def load(self, piece: int) -> dict[str, np.ndarray]:
+        """Piece `piece`'s rows as contiguous columns (its file removed)."""
+        written = self.buckets.load(piece)
+        parts: list[tuple[np.ndarray, np.ndarray]] = []
+        for from_source, lo, hi in self.segments[piece]:
+            if from_source:
+                parts.append((self.source.read(lo, hi), np.arange(lo, hi, dtype=np.int64)))
+            else:
+                parts.append((written[lo:hi], written["idx"][lo:hi]))
+        self.segments[piece] = []
+        names = self.source.dtype.names or ()
+        if len(parts) == 1:
+            rec, idx = parts[0]
+            out = dict(zip(names, contiguous(rec, *names), strict=True))
+            out["idx"] = np.ascontiguousarray(idx)
+            return out
+        out = {n: np.concatenate([rec[n] for rec, _ in parts] or [np.zeros(0, self.dtype[n])]) for n in names}
+        out["idx"] = np.concatenate([idx for _, idx in parts] or [np.zeros(0, np.int64)])
+        return out
 
 
 def contiguous(records: np.ndarray, *names: str) -> list[np.ndarray]:
