@@ -1,0 +1,65 @@
+"""The summary levels of a spilled trace are chosen from box counts that `Windows._count` gets from
+the (bin, row) keys alone: on the real traces, cut in several windows of start time, they equal the
+counts of the full reduction (`Windows._sweep`); and `_distinct` equals the sorted set of pairs on
+generated keys, narrow (one int64 key per pair) and too wide for that."""
+
+from __future__ import annotations
+
+import pathlib
+
+import fsspec
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from profscope import spill
+from profscope.formats import registry
+from profscope.trace import ingest, lod_spilled, lod_windows
+
+pytestmark = pytest.mark.stack_independent
+
+DATA = pathlib.Path(__file__).parent / "data"
+
+
+@pytest.mark.parametrize(
+    "name,fmt",
+    [
+        ("xplane/gpu_8x_tf_training.xplane.pb", "xplane"),
+        ("xplane/tpu_v6e_inference.xplane.pb", "xplane"),
+        ("kineto/worker0.1623143089861.pt.trace.json.gz", "chrome_trace"),
+    ],
+)
+def test_counting_the_keys_gives_the_counts_of_the_full_reduction(name, fmt, tmp_path, monkeypatch):
+    seen = []
+
+    def summaries(self: lod_windows.Windows) -> list[int]:
+        seen.append((self.bounds.shape[0] + 1, self._count(), self._sweep(set())))
+        return []
+
+    monkeypatch.setattr(lod_windows.Windows, "summaries", summaries)
+    reader = registry.import_reader(ingest.READERS[fmt])
+    with spill.use(spill.IngestMemory(str(tmp_path), 1)):
+        trace = reader(str(DATA / name), fsspec.filesystem("file"))
+    lod_spilled.build_extras(trace, str(tmp_path), 1)
+    [(windows, counted, swept)] = seen
+    assert windows > 3 and sum(swept) > trace.num_events
+    assert counted == swept
+
+
+def _pairs(bins: np.ndarray, rows: np.ndarray) -> list[tuple[int, int]]:
+    return sorted(set(zip(bins.tolist(), rows.tolist(), strict=True)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    data=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 6)), min_size=1, max_size=300),
+    base=st.sampled_from([0, -(10**6), 3 << 40]),
+    spread=st.sampled_from([1, 1 << 56]),  # 40 << 56 bins times 7 rows: past the one-key range
+)
+def test_distinct_pairs_come_sorted_by_bin_then_row(data, base, spread):
+    bins = np.array([base + b * spread for b, _ in data], dtype=np.int64)
+    rows = np.array([r for _, r in data], dtype=np.int64)
+    got_bins, got_rows = lod_windows._distinct(bins, rows, 7)
+    assert got_bins.dtype == got_rows.dtype == np.int64
+    assert list(zip(got_bins.tolist(), got_rows.tolist(), strict=True)) == _pairs(bins, rows)
