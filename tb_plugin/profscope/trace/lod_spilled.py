@@ -15,10 +15,13 @@ The trace's columns are files of the temporary entry; every pass reads them in c
   order as `np.bincount`, so the float sums are bit-identical);
 - `flow_by_src` / `flow_by_dst`: stable argsorts, by ranges of event index when too big;
 - summaries and counter levels: `lod_windows`.
+After pass A a second thread makes `self_ps`, the flow orders and the counter tracks while this one
+makes `order` and the summaries; each side plans its chunks within half the budget.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 from typing import Any
 
@@ -51,31 +54,40 @@ def _levels_of(diff: np.ndarray) -> np.ndarray:
     return np.where(diff < 0, _TOP, np.minimum(highest, _TOP))
 
 
+class _EventColumns:
+    """Readers of the columns the passes over events in order read (one set per thread: a reader
+    seeks its own file)."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.readers = [
+            ColumnReader(c) for c in (trace.ev_start_ps, trace.ev_dur_ps, trace.ev_track, trace.ev_depth)
+        ]
+
+    def chunk(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(start, dur, track, depth) of events [lo, hi)."""
+        start, dur, track, depth = (r.read(lo, hi) for r in self.readers)
+        return start, dur, track, depth
+
+    def close(self) -> None:
+        for reader in self.readers:
+            reader.close()
+
+
 class _Build:
     def __init__(self, trace: Trace, out_dir: str, budget: int) -> None:
         self.trace = trace
         self.n = trace.num_events
-        self.capacity = max(int(budget), MIN_CAPACITY_BYTES)
+        # Two threads share the budget after pass A (see `run`), so every step plans with half.
+        self.capacity = max(int(budget) // 2, MIN_CAPACITY_BYTES)
         self.rows = max(self.capacity // EVENT_WORK_BYTES, 1024)
         self.lod_dir = os.path.join(out_dir, store_extra_dir())
         self.scratch = os.path.join(out_dir, f"{spill.SCRATCH_DIR}-lod")
         os.makedirs(self.lod_dir, exist_ok=True)
         os.makedirs(self.scratch, exist_ok=True)
-        self.start = ColumnReader(trace.ev_start_ps)
-        self.dur = ColumnReader(trace.ev_dur_ps)
-        self.track = ColumnReader(trace.ev_track)
-        self.depth = ColumnReader(trace.ev_depth)
+        self.events = _EventColumns(trace)
 
     def _column(self, name: str, dtype: Any, count: int) -> NpyColumn:
         return NpyColumn(os.path.join(self.lod_dir, name + ".npy"), np.dtype(dtype), count)
-
-    def _chunk(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        return (
-            self.start.read(lo, hi),
-            self.dur.read(lo, hi),
-            self.track.read(lo, hi),
-            self.depth.read(lo, hi),
-        )
 
     def run(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         trace = self.trace
@@ -87,17 +99,19 @@ class _Build:
         arrays: dict[str, np.ndarray] = {
             "track_off": self.track_off,
             "track_max_dur": self.track_max_dur,
+            "row_base": self.row_base,
         }
-        arrays.update(self._order())
-        arrays["row_base"] = self.row_base
-        arrays["self_ps"] = self._self_times()
-        arrays["flow_by_src"] = self._flow_order(trace.flow_src, "flow_by_src")
-        arrays["flow_by_dst"] = self._flow_order(trace.flow_dst, "flow_by_dst")
-        arrays["counter_tracks"] = self._counter_tracks()
-        lo, hi = self._span()
-        top = lod.max_level_for(max(hi - lo, 1)) + 1
-        windows = lod_windows.Windows(self, top)
-        summary_levels = windows.summaries()
+        # The self times and the flow orders need nothing of the order and the summaries: a second
+        # thread makes them meanwhile (numpy's sorts, gathers and reductions and the file reads
+        # release the GIL), each side planning within half the budget.
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="profscope-lod") as pool:
+            side = pool.submit(self._independent)
+            arrays.update(self._order())
+            lo, hi = self._span()
+            top = lod.max_level_for(max(hi - lo, 1)) + 1
+            windows = lod_windows.Windows(self, top)
+            summary_levels = windows.summaries()
+            arrays.update(side.result())
         counter_levels = lod_windows.counter_levels(self, top)
         for level in summary_levels:
             for name in ("bin", "row", "count", "busy"):
@@ -105,7 +119,8 @@ class _Build:
         for level in counter_levels:
             for name in ("track", "bin", "min", "max", "last"):
                 arrays[f"ctr{level}_{name}"] = counter_levels[level][name]
-        for reader in (self.start, self.dur, self.track, self.depth, self.order_row, self.order_dur):
+        self.events.close()
+        for reader in (self.order_row, self.order_dur):
             reader.close()
         meta = {"summary_levels": sorted(summary_levels), "counter_levels": sorted(counter_levels)}
         return arrays, {"lod": meta}
@@ -122,7 +137,7 @@ class _Build:
         carry_track, carry = -1, {}
         for lo in range(0, self.n, self.rows):
             hi = min(lo + self.rows, self.n)
-            s, d, t, dep = self._chunk(lo, hi)
+            s, d, t, dep = self.events.chunk(lo, hi)
             counts += np.bincount(t, minlength=num_tracks)[:num_tracks]
             first = np.flatnonzero(np.concatenate(([True], t[1:] != t[:-1])))
             np.maximum.at(self.track_max_dur, t[first], np.maximum.reduceat(d, first))
@@ -200,7 +215,7 @@ class _Build:
         buckets = Buckets(self.scratch, "order", ORDER_RECORD, len(plan))
         for lo in range(0, self.n, self.rows):
             hi = min(lo + self.rows, self.n)
-            s, d, t, dep = self._chunk(lo, hi)
+            s, d, t, dep = self.events.chunk(lo, hi)
             group = self.vis.read(lo, hi).astype(np.int64) + 1
             rec = np.empty(s.shape[0], ORDER_RECORD)
             rec["start"], rec["dur"] = s, d
@@ -236,18 +251,30 @@ class _Build:
             "group_max_dur": self.group_max_dur,
         }
 
+    def _independent(self) -> dict[str, np.ndarray]:
+        """The arrays the second thread makes, with its own readers."""
+        events = _EventColumns(self.trace)
+        try:
+            out = {"self_ps": self._self_times(events)}
+        finally:
+            events.close()
+        out["flow_by_src"] = self._flow_order(self.trace.flow_src, "flow_by_src")
+        out["flow_by_dst"] = self._flow_order(self.trace.flow_dst, "flow_by_dst")
+        out["counter_tracks"] = self._counter_tracks()
+        return out
+
     # -- self times ----------------------------------------------------------------------------
-    def _self_times(self) -> np.ndarray:
+    def _self_times(self, events: _EventColumns) -> np.ndarray:
         out = self._column("self_ps", np.int64, self.n)
         carried: dict[int, list[Any]] = {}  # row → [index, start, end, dur, covered]
         carry_track = -1
         lo = 0
         while lo < self.n:
             hi = min(lo + self.rows, self.n)
-            s, d, t, dep = self._chunk(lo, hi)
+            s, d, t, dep = events.chunk(lo, hi)
             while hi < self.n and t[-1] == t[0] and s[-1] == s[0]:
                 hi = min(hi + self.rows, self.n)  # one run of equal starts filling the chunk
-                s, d, t, dep = self._chunk(lo, hi)
+                s, d, t, dep = events.chunk(lo, hi)
             if hi < self.n:
                 run = (t == t[-1]) & (s == s[-1])
                 cut = int(np.flatnonzero(~run)[-1]) + 1
@@ -282,9 +309,9 @@ class _Build:
         row = self.row_base[t] + dep
         by_row = np.argsort(row, kind="stable")
         rows_sorted = row[by_row]
-        present = np.unique(rows_sorted)
-        row_lo = np.searchsorted(rows_sorted, present, side="left")
-        row_hi = np.searchsorted(rows_sorted, present, side="right")
+        row_lo = np.flatnonzero(np.concatenate(([True], rows_sorted[1:] != rows_sorted[:-1])))
+        row_hi = np.concatenate((row_lo[1:], [m]))
+        present = rows_sorted[row_lo]
         span = {
             int(r): (int(a), int(b)) for r, a, b in zip(present.tolist(), row_lo.tolist(), row_hi.tolist())
         }
