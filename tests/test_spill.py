@@ -10,7 +10,6 @@ none of them, so one synthetic builder adds counters, one-by-one flows and odd l
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import io
 import json
 import os
@@ -32,6 +31,7 @@ from profscope.formats import registry
 from profscope.plugin import ProfscopeLoader, ProfscopePlugin
 from profscope.trace import ingest, ingest_memory, lod, lod_spilled, lod_windows, store, tiles
 from profscope.trace.timeline import HostTrace, Timeline
+from same_trace import assert_same_trace
 
 DATA = pathlib.Path(__file__).parent / "data"
 BUDGET = 200_000
@@ -50,17 +50,6 @@ def read(path: pathlib.Path, fmt: str, memory: spill.IngestMemory | None = None)
     reader = registry.import_reader(ingest.READERS[fmt])
     with spill.use(memory):
         return reader(str(path), fsspec.filesystem("file"))
-
-
-def assert_same_trace(a: Trace, b: Trace) -> None:
-    for field in dataclasses.fields(Trace):
-        x, y = getattr(a, field.name), getattr(b, field.name)
-        if isinstance(x, np.ndarray):
-            assert x.dtype == y.dtype and np.array_equal(x, y), field.name
-        elif field.name == "attachments":
-            assert dict(x) == dict(y)
-        else:
-            assert x == y, field.name
 
 
 def assert_same_index(a: Trace, b: Trace, folder: str, budget: int) -> dict[str, np.ndarray]:

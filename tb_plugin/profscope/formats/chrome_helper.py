@@ -16,13 +16,11 @@ parent reads the chunks from that file when it assembles the trace.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from profscope.formats import chrome_spill
+from profscope.formats import chrome_spill, helper_process
 from profscope.formats.chrome_blocks import BlockReader
 from profscope.formats.chrome_columns import ColumnCollector
 from profscope.formats.chrome_scan import EVENT_BOUNDARY, EventScanner
@@ -74,47 +72,14 @@ class HelperProcess:
 
     def __init__(self, directory: str | None = None, chunk_bytes: int | None = None) -> None:
         self._chunk_bytes = chrome_spill.CHUNK_BYTES if chunk_bytes is None else chunk_bytes
-        to_child, child_in = os.pipe()
-        child_out, from_child = os.pipe()
-        os.set_inheritable(to_child, True)
-        os.set_inheritable(from_child, True)
+        # Where the helper's chunks go; no helper without one (it would have to send them all).
+        self.spill = SpillFile(directory=directory)
         try:
-            # Where the helper's chunks go; no helper without one (it would have to send them all).
-            self.spill = SpillFile(directory=directory)
-        except OSError:
-            os.close(to_child)
-            os.close(from_child)
-            os.close(child_in)
-            os.close(child_out)
-            raise
-        fds = (to_child, from_child, self.spill.fileno())
-        package_root = str(Path(__file__).resolve().parents[2])
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-        try:
-            self._proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "profscope.formats.chrome_helper",
-                    str(to_child),
-                    str(from_child),
-                    str(self.spill.fileno()),
-                ],
-                pass_fds=fds,
-                stdin=subprocess.DEVNULL,
-                env=env,
-            )
+            started = helper_process.start("profscope.formats.chrome_helper", self.spill.fileno())
         except BaseException:
             self.spill.close()
-            os.close(child_in)
-            os.close(child_out)
             raise
-        finally:
-            os.close(to_child)
-            os.close(from_child)
-        self._send = Connection(child_in, readable=False)
-        self._recv = Connection(child_out, writable=False)
+        self._proc, self._send, self._recv = started.proc, started.send, started.recv
         self._pending: Any = None
         self.done = 0
 

@@ -24,11 +24,15 @@ kernel or op, freed once the plane is done). What the whole file decides is sett
 - a file whose clock assumption does not hold (a line far from the others, a line that names
   itself after its events) is read a second time with what the first pass learnt.
 
-The results do not depend on `batch_bytes` or on the memory budget, only on the file.
+Files of `xplane_args_helper.MIN_FILE_BYTES` and more get a second process that writes the batches'
+args JSON while this one goes on (`xplane_args_helper`; its memory comes off the reader's budget).
+
+The results do not depend on `batch_bytes`, on the memory budget or on the helper, only on the file.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -38,8 +42,9 @@ import numpy as np
 from profscope import spill
 from profscope.columns import Trace, TraceBuilder
 from profscope.errors import UnreadableProfile
-from profscope.formats import registry, xplane_derived
+from profscope.formats import registry, xplane_args_helper, xplane_derived
 from profscope.formats import xplane_wire as wire
+from profscope.formats.xplane_args_helper import ArgsHelper
 from profscope.formats.xplane_decode import (
     BYTES,
     DOUBLE,
@@ -68,6 +73,7 @@ from profscope.formats.xplane_source import Source, Window
 from profscope.formats.xplane_spill import Scratch, Tape
 from profscope.formats.xplane_stats import json_value
 
+_log = logging.getLogger(__name__)
 FORMAT = registry.XPLANE
 # File bytes of events decoded together: about 1 MB is fastest (the batch's columns stay in the
 # CPU caches), and decoding one takes about 50 times its bytes at its peak.
@@ -112,16 +118,22 @@ def read(
     if batch_bytes is None:
         batch_bytes = max(_MIN_BATCH_BYTES, min(BATCH_BYTES, budget // _BATCH_SHARE))
     scratch = Scratch(scratch_dir)
+    helper: ArgsHelper | None = None
     try:
         source = Source(path, fs, scratch.dir, progress)
         try:
             if source.size == 0:
                 raise UnreadableProfile(path, "the file is empty")
-            reading = _Reading(path, source, scratch, progress, batch_bytes, budget)
+            if xplane_args_helper.wanted(source.size, budget):
+                helper = _start_helper()
+                budget -= xplane_args_helper.HELPER_BYTES if helper is not None else 0
+            reading = _Reading(path, source, scratch, progress, batch_bytes, budget, helper)
             trace = reading.run()
         finally:
             source.close()
     finally:
+        if helper is not None:
+            helper.stop()
         scratch.close()
     if progress is not None:
         progress(source.size, source.size)
@@ -167,6 +179,7 @@ class _Reading:
         progress: Callable[[int, int], None] | None,
         batch_bytes: int,
         budget: int,
+        helper: ArgsHelper | None = None,
     ) -> None:
         self.path = path
         self.source = source
@@ -174,6 +187,7 @@ class _Reading:
         self.progress = progress
         self.batch_bytes = max(1, batch_bytes)
         self.budget = budget
+        self.helper = helper
         self.index: SpaceIndex = index_space(source)
         self.line_damage: dict[tuple[int, int], str] = {}  # (plane, line slot) → what went wrong
         self.lines_seen = 0
@@ -205,7 +219,7 @@ class _Reading:
         # flow record tables (two during the pass, three while linking), the rest for a batch.
         tape = Tape(self.scratch, self.budget // 2)
         flows = FlowRecords(self.scratch, self.budget // 8)
-        state = ReadState(builder, tape, flows, frame)
+        state = ReadState(builder, tape, flows, frame, self.helper)
         recorder = _Recorder(state)
         self.line_damage = {}
         self.lines_seen = 0
@@ -447,6 +461,14 @@ class _PlaneWalk:
             ln.num_events += batch.num_events
             if batch.num_events:
                 self.reader.batch([ln], np.zeros(batch.num_events, dtype=np.int64), batch)
+
+
+def _start_helper() -> ArgsHelper | None:
+    try:
+        return ArgsHelper()
+    except OSError:  # no interpreter or pipes (embedded Python, exhausted fds, …): one process
+        _log.warning("could not start an args helper process; reading in one process", exc_info=True)
+        return None
 
 
 def _median_line(used: list[RawLine]) -> RawLine:

@@ -27,6 +27,7 @@ import numpy as np
 from profscope.columns import TraceBuilder
 from profscope.formats import xplane_derived, xplane_wire
 from profscope.formats.xplane_args import args_json
+from profscope.formats.xplane_args_helper import ArgsHelper, ArgsJob
 from profscope.formats.xplane_decode import DOUBLE, INT64, REF, UINT64, EventBatch, RawLine, RawPlane, text
 from profscope.formats.xplane_events import COLUMNS, PlaneEvents
 from profscope.formats.xplane_flows import FlowRecords
@@ -60,11 +61,19 @@ class Frame:
 class ReadState:
     """What all planes of one read share: the builder, the tape, the records and the counts."""
 
-    def __init__(self, builder: TraceBuilder, tape: Tape, flows: FlowRecords, frame: Frame) -> None:
+    def __init__(
+        self,
+        builder: TraceBuilder,
+        tape: Tape,
+        flows: FlowRecords,
+        frame: Frame,
+        args_helper: ArgsHelper | None = None,
+    ) -> None:
         self.builder = builder
         self.tape = tape
         self.flows = flows
         self.frame = frame
+        self.args_helper = args_helper  # writes the args JSON in a second process (big files)
         self.base_ns = frame.base_ns
         self.vocab = StatNames()
         self.track_of_ref: list[int] = []
@@ -116,6 +125,7 @@ class PlaneReader:
     def __init__(self, state: ReadState, plane: RawPlane, hlo: InstructionMetadata) -> None:
         self.state = state
         self.plane = plane
+        self.helper_key = state.args_helper.new_plane() if state.args_helper is not None else 0
         self.hlo = hlo
         self.kind = plane_kind(plane.name)[0]
         self.gpu = self.kind == "gpu"
@@ -230,10 +240,16 @@ class PlaneReader:
             ln.regular += count
         if self.gpu:
             self._stream_codes(lines, at, b, table, rows, names)
-        blob, lengths = self._args(b, table, rows, meta_row)
+        args = self._args(b, table, rows, meta_row)
         refs = np.array([ln.ref for ln in lines], dtype=np.int32)[at[rows]]
         first = state.added
-        state.tape.record(EVENTS_BY_REF, refs, rel[rows], b.ev_dur_ps[rows], names[rows], lengths, blob)
+        columns = (refs, rel[rows], b.ev_dur_ps[rows], names[rows])
+        if isinstance(args, ArgsJob):
+            helper = state.args_helper
+            assert helper is not None
+            state.tape.record(EVENTS_BY_REF, *columns, later=lambda: _lengths_then_blob(helper.wait(args)))
+        else:
+            state.tape.record(EVENTS_BY_REF, *columns, *_lengths_then_blob(args))
         state.added += rows.shape[0]
         index = np.full(n, -1, dtype=np.int64)
         index[rows] = first + np.arange(rows.shape[0], dtype=np.int64)
@@ -358,8 +374,9 @@ class PlaneReader:
 
     def _args(
         self, b: EventBatch, table: StatTable, rows: np.ndarray, meta_row: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """(blob, lengths): the args JSON of the events `rows`, in order."""
+    ) -> tuple[np.ndarray, np.ndarray] | ArgsJob:
+        """(blob, lengths): the args JSON of the events `rows`, in order; or the job a helper
+        process writes them in (see `xplane_args_helper`)."""
         prefixes = self._ensure_prefixes()
         position = np.full(b.num_events, -1, dtype=np.int64)
         position[rows] = np.arange(rows.shape[0], dtype=np.int64)
@@ -386,6 +403,10 @@ class PlaneReader:
                     if members:
                         prefixes.append(_encode(members)[:-1] + b",")
                 ev_prefix[position[ev]] = variant
+        helper = self.state.args_helper
+        if helper is not None:
+            job = ArgsJob(table, stat_rows, owner[stat_rows], ev_prefix)
+            return helper.submit(job, table.names, self.helper_key, prefixes)
         offsets, blob = args_json(table, prefixes, ev_prefix, stat_rows, owner[stat_rows])
         return blob[: offsets[-1]], np.diff(offsets)
 
@@ -593,6 +614,12 @@ class PlaneReader:
             if track_kind == "stream":
                 streams.append((number, tid))
         return streams
+
+
+def _lengths_then_blob(args: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The tape's order of the args arrays, lengths as int64 whoever wrote them."""
+    blob, lengths = args
+    return lengths.astype(np.int64, copy=False), blob
 
 
 def _name_code(name: str) -> int:

@@ -16,10 +16,11 @@ grouping (they link within a key and sort what they produce).
 
 from __future__ import annotations
 
+import collections
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 import numpy as np
@@ -88,17 +89,40 @@ def _read(f: BinaryIO) -> tuple[np.ndarray, ...]:
 
 
 class Tape:
-    """Entries (kind, arrays…) recorded in order and played back once, in the same order."""
+    """Entries (kind, arrays…) recorded in order and played back once, in the same order.
+
+    An entry whose last arrays are still being made elsewhere (the args a helper process writes)
+    is recorded with `later`, called for them when MAX_WAITING entries wait behind it or at play;
+    entries recorded after it wait too, so the order stays the order of the calls."""
+
+    MAX_WAITING = 8
 
     def __init__(self, scratch: Scratch, budget: int) -> None:
         self._scratch = scratch
         self._budget = budget
         self._entries: list[tuple[int, tuple[np.ndarray, ...]]] = []
+        self._waiting: collections.deque[
+            tuple[int, tuple[np.ndarray, ...], Callable[[], tuple[np.ndarray, ...]] | None]
+        ] = collections.deque()
         self._held = 0
         self._file: BinaryIO | None = None
         self._spilled = 0
 
-    def record(self, kind: int, *arrays: np.ndarray) -> None:
+    def record(
+        self, kind: int, *arrays: np.ndarray, later: Callable[[], tuple[np.ndarray, ...]] | None = None
+    ) -> None:
+        if later is None and not self._waiting:
+            self._store(kind, arrays)
+            return
+        self._waiting.append((kind, arrays, later))
+        while len(self._waiting) > self.MAX_WAITING:
+            self._settle()
+
+    def _settle(self) -> None:
+        kind, arrays, later = self._waiting.popleft()
+        self._store(kind, arrays if later is None else (*arrays, *later()))
+
+    def _store(self, kind: int, arrays: tuple[np.ndarray, ...]) -> None:
         self._entries.append((kind, arrays))
         self._held += sum(a.nbytes for a in arrays)
         if self._held > self._budget:
@@ -112,6 +136,8 @@ class Tape:
 
     def play(self) -> Iterator[tuple[int, tuple[np.ndarray, ...]]]:
         """Every entry in recording order; the tape is empty afterwards."""
+        while self._waiting:
+            self._settle()
         if self._file is not None:
             self._file.seek(0)
             for _ in range(self._spilled):
@@ -123,6 +149,7 @@ class Tape:
         yield from entries
 
     def close(self) -> None:
+        self._waiting.clear()
         if self._file is not None:
             self._file.close()
             self._file = None
