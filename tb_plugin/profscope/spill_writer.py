@@ -37,7 +37,7 @@ class Buffers(Protocol):
     _spill: Spiller | None
     _buffered: int
     _ev_chunks: list[tuple[np.ndarray, ...]]
-    _args_parts: list[bytes]
+    _args_parts: list[np.ndarray]
     _args_lengths: list[np.ndarray]
     _flows: list[tuple[int, int, int]]
     _flow_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
@@ -130,8 +130,8 @@ class Spiller:
         b._args_lengths.clear()
         blob = self.file("blob")
         for part in b._args_parts:
-            blob.append(np.frombuffer(part, np.uint8))
-            self.blob_bytes += len(part)
+            blob.append(part)
+            self.blob_bytes += part.shape[0]
         b._args_parts.clear()
         for s, d, n in b._flow_chunks:
             self.file("flows").append(_records(spill.FLOW_RECORD, src=s, dst=d, name=n))
