@@ -156,9 +156,13 @@ class _Growth:
         self._names = 0
         self._prefixes: dict[int, int] = {}
 
+    def is_new(self, vocab_names: list[str]) -> bool:
+        """Whether `vocab_names` is the names list of a pass this copy has not been given yet."""
+        return vocab_names is not self._vocab
+
     def give(self, job: ArgsJob, vocab_names: list[str], prefixes: list[bytes]) -> None:
         """Put in `job` what the copy lacks of `vocab_names` and of its plane's `prefixes`."""
-        job.reset_names = vocab_names is not self._vocab
+        job.reset_names = self.is_new(vocab_names)
         if job.reset_names:
             self._vocab, self._names = vocab_names, 0
         job.new_names = vocab_names[self._names :]
@@ -231,6 +235,10 @@ class ArgsHelper:
         """Send `job` (of the plane numbered `plane`, whose prefixes are `prefixes`) or write it
         now; `vocab_names` is the names list its name ids refer to."""
         job.plane = plane
+        if self._sent and self._mirror_growth.is_new(vocab_names):
+            # A new pass: the last pass's jobs are answered first (or written by the mirror while
+            # it still has that pass's names, should the helper fail).
+            self.wait(self._sent[-1])
         self._mirror_growth.give(job, vocab_names, prefixes)
         self._writer.learn(job)
         if not self.wait_ready(0):
