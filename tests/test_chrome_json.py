@@ -406,7 +406,7 @@ def test_a_failing_helper_falls_back_to_one_process(
 
         def start(self: Any, path: str, offset: int, bare: bool) -> None:
             original_start(self, path, offset, bare)
-            self._proc.kill()
+            self._started.proc.kill()
 
     monkeypatch.setattr(chrome_helper.HelperProcess, "start", start)
     used = spy_results(monkeypatch)
@@ -493,7 +493,7 @@ def test_progress_polls_after_the_helper_finished_first(tmp_path: Path) -> None:
         helper.start(str(plain), offset, False)
         while helper._pending is None:
             helper.poll_progress()
-        helper._proc.wait(timeout=60)  # the helper has exited: its end of the pipe is closed
+        helper._started.proc.wait(timeout=60)  # the helper has exited: its end of the pipe is closed
         helper.poll_progress()
         tail = helper.result()
     finally:

@@ -46,7 +46,7 @@ def test_a_helper_that_dies_mid_read_leaves_its_jobs_to_the_reader(forced_args_h
     def submit(self, job, *rest):
         submitted.append(job)
         if len(submitted) == 5:
-            self._proc.kill()  # jobs sent before and after this are unanswered
+            self._started.proc.kill()  # jobs sent before and after this are unanswered
         return original(self, job, *rest)
 
     monkeypatch.setattr(xplane_args_helper.ArgsHelper, "submit", submit)

@@ -75,11 +75,11 @@ class HelperProcess:
         # Where the helper's chunks go; no helper without one (it would have to send them all).
         self.spill = SpillFile(directory=directory)
         try:
-            started = helper_process.start("profscope.formats.chrome_helper", self.spill.fileno())
+            self._started = helper_process.start("profscope.formats.chrome_helper", self.spill.fileno())
         except BaseException:
             self.spill.close()
             raise
-        self._proc, self._send, self._recv = started.proc, started.send, started.recv
+        self._send, self._recv = self._started.send, self._started.recv
         self._pending: Any = None
         self.done = 0
 
@@ -117,11 +117,7 @@ class HelperProcess:
 
     def stop(self) -> None:
         """End the helper, whatever it is doing (its temporary file stays open: `spill.close()`)."""
-        if self._proc.poll() is None:
-            self._proc.kill()
-        self._proc.wait()
-        self._send.close()
-        self._recv.close()
+        self._started.stop()
 
 
 def run(inbox: Connection, outbox: Connection, spill_fd: int) -> None:

@@ -30,6 +30,14 @@ class Started:
     send: Connection
     recv: Connection
 
+    def stop(self) -> None:
+        """End the helper, whatever it is doing, and close the pipes (again: nothing happens)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.send.close()
+        self.recv.close()
+
 
 def start(module: str, *extra_fds: int) -> Started:
     """Start `python -m module IN_FD OUT_FD extra_fd…`; raises OSError when it cannot."""
