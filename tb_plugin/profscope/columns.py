@@ -157,11 +157,9 @@ class TraceBuilder:
         self._track_keys: dict[Any, int] = {}
         self._ev_chunks: list[tuple[np.ndarray, ...]] = []
         self._num_events = 0
-        # uint8 arrays (no bytes copy of each part), joined once at finalize. The join, not
-        # np.concatenate: numpy asks for huge pages for the result, and the first such request in
-        # a process can wait on the kernel's compaction (0.67-0.84 s for the 1.1 GB Chrome trace's
-        # and the 214 MB XPlane's args, where the join took 0.15 s; the first big allocation of
-        # either kind is the slow one, so time them in both orders).
+        # uint8 arrays (no bytes copy of each part), joined once at finalize with bytes.join: the
+        # huge pages np.concatenate asks for can wait on the kernel's compaction (0.67-0.84 s vs
+        # 0.15 s for 312-345 MB of args; benchmarks/README.md).
         self._args_parts: list[np.ndarray] = []
         self._args_lengths: list[np.ndarray] = []
         self._flows: list[tuple[int, int, int]] = []

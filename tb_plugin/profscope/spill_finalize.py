@@ -43,7 +43,6 @@ PAIR_WORK_BYTES = 48
 # No piece is planned smaller than this (a tiny budget still makes progress).
 MIN_CAPACITY_BYTES = 64 << 10
 
-BUCKET_EVENT = np.dtype(spill.EVENT_RECORD.descr + [("idx", "<i8")])
 BUCKET_POINT = np.dtype(
     [
         ("pos", "<i8"),
@@ -168,7 +167,7 @@ class _Finalize:
         self.plan = spill_sort.plan(cost, self.capacity, self.samples["track"], self.samples["start"])
         events = sp.file("events")
         self.ev_pieces = RunPieces(events, self.scratch, "ev", len(self.plan))
-        for lo, rec in events.chunks(self._rows(BUCKET_EVENT.itemsize)):
+        for lo, rec in events.chunks(self._rows(self.ev_pieces.dtype.itemsize)):
             self.ev_pieces.add(lo, rec, self.plan.assign(rec["track"], rec["start"]))
         self.pt_buckets = Buckets(self.scratch, "pt", BUCKET_POINT, len(self.plan))
         singles = self._single_points()

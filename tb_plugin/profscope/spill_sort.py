@@ -162,8 +162,9 @@ class RunPieces:
     XPlane's events, added line by line) is remembered as row ranges of the source file, read again
     when its piece is laid out; any other chunk (a Chrome trace's, whose threads interleave) is
     written to the piece files (`Buckets`) with each row's index. A range costs a read call where
-    a row through the files costs its copy, sort and write, hence ranges of a few hundred rows. A piece comes back as contiguous columns plus `idx` (its rows' source index),
-    in source order whichever way its rows went, so a stable sort of it is the same either way.
+    a row through the files costs its copy, sort and write, hence ranges of a few hundred rows. A
+    piece comes back as contiguous columns plus `idx` (its rows' source index), in source order
+    whichever way its rows went, so a stable sort of it is the same either way.
     """
 
     MIN_RUN_ROWS = 256
@@ -213,13 +214,8 @@ class RunPieces:
             else:
                 parts.append((written[lo:hi], written["idx"][lo:hi]))
         self.segments[piece] = []
-        names = self.source.dtype.names or ()
-        if len(parts) == 1:
-            rec, idx = parts[0]
-            out = dict(zip(names, contiguous(rec, *names), strict=True))
-            out["idx"] = np.ascontiguousarray(idx)
-            return out
-        out = {n: np.concatenate([rec[n] for rec, _ in parts] or [np.zeros(0, self.dtype[n])]) for n in names}
+        recs = [rec for rec, _ in parts] or [np.zeros(0, self.source.dtype)]
+        out = {n: np.concatenate([rec[n] for rec in recs]) for n in self.source.dtype.names or ()}
         out["idx"] = np.concatenate([idx for _, idx in parts] or [np.zeros(0, np.int64)])
         return out
 

@@ -67,19 +67,12 @@ def _distinct(bins: np.ndarray, rows: np.ndarray, num_rows: int) -> tuple[np.nda
     num_rows = max(num_rows, 1)
     if width * num_rows < 2**62:
         key = np.sort((bins - b0) * num_rows + rows)
-        key = key[_firsts(key != np.roll(key, 1))]
+        key = key[np.concatenate(([True], key[1:] != key[:-1]))]
         return key // num_rows + b0, key % num_rows
     order = np.lexsort((rows, bins))
     bins, rows = bins[order], rows[order]
-    keep = _firsts((bins != np.roll(bins, 1)) | (rows != np.roll(rows, 1)))
+    keep = np.concatenate(([True], (bins[1:] != bins[:-1]) | (rows[1:] != rows[:-1])))
     return bins[keep], rows[keep]
-
-
-def _firsts(differs_from_previous: np.ndarray) -> np.ndarray:
-    """Mask of the first of each run of a sorted array, given where it differs from its previous
-    element (`np.roll`: the first element compared with the last, so it is set here)."""
-    differs_from_previous[:1] = True
-    return differs_from_previous
 
 
 def _joined(a: Summaries, b: Summaries, num_rows: int) -> Summaries:
@@ -162,10 +155,13 @@ class Windows:
                     held_bins, held_rows = held.pop(level)
                     if bins[0] == held_bins[0]:
                         k = int(np.searchsorted(bins, bins[0], side="right"))
-                        merged = np.sort(np.concatenate((held_rows, rows[:k])))
-                        merged = merged[_firsts(merged != np.roll(merged, 1))]
-                        box_bins = np.concatenate((np.full(merged.shape[0], bins[0]), bins[k:]))
-                        box_rows = np.concatenate((merged, rows[k:]))
+                        first_bins, first_rows = _distinct(
+                            np.concatenate((held_bins, bins[:k])),
+                            np.concatenate((held_rows, rows[:k])),
+                            self.num_rows,
+                        )
+                        box_bins = np.concatenate((first_bins, bins[k:]))
+                        box_rows = np.concatenate((first_rows, rows[k:]))
                     else:
                         counts[level] += held_bins.shape[0]
                 j = int(np.searchsorted(box_bins, box_bins[-1], side="left"))
