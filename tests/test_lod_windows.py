@@ -1,7 +1,8 @@
-"""The summary levels of a spilled trace are chosen from box counts that `Windows._count` gets from
-the (bin, row) keys alone: on the real traces, cut in several windows of start time, they equal the
-counts of the full reduction (`Windows._sweep`); and `_distinct` equals the sorted set of pairs on
-generated keys, narrow (one int64 key per pair) and too wide for that."""
+"""The summary levels of a spilled trace are chosen from box counts that `Windows` gets from the
+(bin, row) keys alone, each half of the windows on its own thread: on the real traces, cut in several
+windows of start time, the keys give per level the same layout (first half, seam, later half, tail)
+as the sums, and the same totals as one pass over all windows; and `_distinct` equals the sorted set
+of pairs on generated keys, narrow (one int64 key per pair) and too wide for that."""
 
 from __future__ import annotations
 
@@ -34,7 +35,28 @@ def test_counting_the_keys_gives_the_counts_of_the_full_reduction(name, fmt, tmp
     seen = []
 
     def summaries(self: lod_windows.Windows) -> list[int]:
-        seen.append((self.bounds.shape[0] + 1, self._count(), self._sweep(set())))
+        def halves(kind):
+            return self._in_halves(lambda lo, hi, later: self._walk(kind, lo, hi, self.top, later))
+
+        def sizes(kind, walked):
+            return [lod_windows._Layout.of(kind, walked, z, self.num_rows).sizes for z in range(self.top + 1)]
+
+        windows = self.bounds.shape[0] + 1
+        whole = [self._walk(lod_windows._SUMS, 0, windows, self.top, False)]
+        keys = halves(lod_windows._KEYS)
+        joined = 0  # levels whose halves meet inside one bin
+        for z in range(self.top + 1):
+            a, b = keys[0].last.get(z), keys[1].first.get(z, keys[1].last.get(z))
+            joined += a is not None and b is not None and a.bin[0] == b.bin[0]
+        seen.append(
+            (
+                windows,
+                sizes(lod_windows._KEYS, keys),
+                sizes(lod_windows._SUMS, halves(lod_windows._SUMS)),
+                [sum(s) for s in sizes(lod_windows._SUMS, whole)],
+                joined,
+            )
+        )
         return []
 
     monkeypatch.setattr(lod_windows.Windows, "summaries", summaries)
@@ -42,9 +64,13 @@ def test_counting_the_keys_gives_the_counts_of_the_full_reduction(name, fmt, tmp
     with spill.use(spill.IngestMemory(str(tmp_path), 1)):
         trace = reader(str(DATA / name), fsspec.filesystem("file"))
     lod_spilled.build_extras(trace, str(tmp_path), 1)
-    [(windows, counted, swept)] = seen
-    assert windows > 3 and sum(swept) > trace.num_events
+    [(windows, counted, swept, whole, joined)] = seen
+    assert windows > 3 and sum(whole) > trace.num_events
     assert counted == swept
+    assert [sum(s) for s in swept] == whole
+    # Both halves give boxes at every level that has any, and some levels join at the seam.
+    assert all(s[0] and s[2] for s in swept if sum(s))
+    assert joined > 0
 
 
 def _pairs(bins: np.ndarray, rows: np.ndarray) -> list[tuple[int, int]]:

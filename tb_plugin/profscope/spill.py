@@ -127,25 +127,28 @@ def npy_header(dtype: np.dtype, count: int) -> bytes:
 
 
 def _read_exact(f: Any, offset: int, out: np.ndarray) -> np.ndarray:
+    """Fill `out` from `f` at `offset` (positional reads: threads may share a file)."""
     view = memoryview(out.reshape(-1).view(np.uint8))
-    f.seek(offset)
+    fd = f.fileno()
     while view.nbytes:
-        got = f.readinto(view)
+        got = os.preadv(fd, [view], offset)
         if not got:
-            raise OSError(f"{getattr(f, 'name', 'file')}: ends before {offset + out.nbytes} bytes")
-        view = view[got:]
+            raise OSError(f"{getattr(f, 'name', 'file')}: ends before {offset + view.nbytes} bytes")
+        view, offset = view[got:], offset + got
     return out
 
 
 def _write_all(f: Any, offset: int, values: np.ndarray) -> None:
     view = memoryview(np.ascontiguousarray(values).reshape(-1).view(np.uint8))
-    f.seek(offset)
+    fd = f.fileno()
     while view.nbytes:
-        view = view[f.write(view) :]
+        done = os.pwrite(fd, view, offset)
+        view, offset = view[done:], offset + done
 
 
 class RecordFile:
-    """An append-only file of fixed-size records (no header), read back by row ranges."""
+    """An append-only file of fixed-size records (no header), read back by row ranges. Reads and
+    `write_at` are positional, so threads may share one (appends may not)."""
 
     def __init__(self, path: str, dtype: np.dtype, header: int = 0) -> None:
         self.path = path

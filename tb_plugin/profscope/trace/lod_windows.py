@@ -10,7 +10,9 @@ level's last bin is held back and summed with the next window's first bin when e
 level is stored depends on the global box count of every level, so a first pass counts the boxes
 (from their distinct (bin, row) keys alone, without the sums), the in-memory decision (stored size +
 events since > PYRAMID_GAIN * boxes) is replayed on the counts, and a second pass writes the stored
-levels.
+levels. Each pass runs the two halves of the windows on two threads; a half holds back its last bin
+and (the later one) its first, which are joined where the halves meet when they are one bin, so the
+count also gives the offset at which the later half writes.
 
 Counters (`lod.counter_pyramid_of`): each level reduces the last stored level (or the samples) by
 (track, bin >> shift), a streamed pass whose last group is carried into the next chunk (min / max
@@ -20,7 +22,10 @@ through the in-memory function itself.
 
 from __future__ import annotations
 
+import concurrent.futures
+import dataclasses
 import os
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -53,10 +58,6 @@ SUMMARY_WORK_BYTES = 240
 COUNTER_WORK_BYTES = 120
 _SUMMARY_FIELDS = ("bin", "row", "count", "busy")
 _COUNTER_FIELDS = ("track", "bin", "min", "max", "last")
-
-
-def _part(s: Summaries, lo: int, hi: int) -> Summaries:
-    return Summaries(s.bin[lo:hi], s.row[lo:hi], s.count[lo:hi], s.busy[lo:hi])
 
 
 def _distinct(bins: np.ndarray, rows: np.ndarray, num_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -93,7 +94,8 @@ class Windows:
         self.top = top
         self.num_rows = int(build.row_base[-1])
         self.stored: dict[int, dict[str, np.ndarray]] = {}
-        events = max(build.capacity // SUMMARY_WORK_BYTES, 1024)
+        # Two halves of the windows run at once (`_in_halves`), each within half the capacity.
+        events = max(build.capacity // (2 * SUMMARY_WORK_BYTES), 1024)
         group, start = build.samples
         starts = np.sort(start[group <= top])
         stride = max(events // spill.SAMPLE_EVERY, 1)
@@ -116,7 +118,8 @@ class Windows:
         """Levels worth storing (their arrays in `stored`), as `lod._summary_pyramid` decides."""
         if self.build.n == 0:
             return []
-        counts = self._count()
+        counted = self._in_halves(lambda w_lo, w_hi, later: self._walk(_KEYS, w_lo, w_hi, self.top, later))
+        counts = [_Layout.of(_KEYS, counted, level, self.num_rows).total for level in range(self.top + 1)]
         levels: list[int] = []
         stored_size, events_since, previous = 0, 0, 0
         for level in range(self.top + 1):
@@ -129,108 +132,221 @@ class Windows:
                 levels.append(level)
                 stored_size, events_since = previous, 0
         if levels:
-            self._sweep(set(levels))
+            self._write(levels, counted)
         return levels
 
-    def _count(self) -> list[int]:
-        """Boxes per level, as many as `_sweep` emits, from their (bin, row) keys alone: counting
-        needs no sums, and a plain sort of the keys is several times cheaper than the reduction."""
-        build = self.build
-        counts = [0] * (self.top + 1)
-        held: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # level → (bins, rows) of its last bin
-        starts = ColumnReader(build.order_start)
-        for w in range(self.bounds.shape[0] + 1):
-            bins = rows = np.zeros(0, np.int64)
-            for level in range(self.top + 1):
-                lo, hi = int(self.cuts[level][w]), int(self.cuts[level][w + 1])
-                if hi == lo and bins.shape[0] == 0:
-                    continue
-                bins, rows = _distinct(
-                    np.concatenate((bins >> 1, starts.read(lo, hi) >> level)),
-                    np.concatenate((rows, build.order_row.read(lo, hi))),
-                    self.num_rows,
-                )
-                box_bins, box_rows = bins, rows
-                if level in held:
-                    held_bins, held_rows = held.pop(level)
-                    if bins[0] == held_bins[0]:
-                        k = int(np.searchsorted(bins, bins[0], side="right"))
-                        first_bins, first_rows = _distinct(
-                            np.concatenate((held_bins, bins[:k])),
-                            np.concatenate((held_rows, rows[:k])),
-                            self.num_rows,
-                        )
-                        box_bins = np.concatenate((first_bins, bins[k:]))
-                        box_rows = np.concatenate((first_rows, rows[k:]))
-                    else:
-                        counts[level] += held_bins.shape[0]
-                j = int(np.searchsorted(box_bins, box_bins[-1], side="left"))
-                counts[level] += j
-                held[level] = (box_bins[j:], box_rows[j:])
-        starts.close()
-        for level, (held_bins, _) in held.items():
-            counts[level] += held_bins.shape[0]
-        return counts
+    def _in_halves(self, run: Callable[[int, int, bool], _Half]) -> list[_Half]:
+        """`run(first window, end window, later)` over each half of the windows, the later half
+        on a second thread (numpy's sorts and reductions release the GIL)."""
+        windows = self.bounds.shape[0] + 1
+        if windows < 2:
+            return [run(0, windows, False)]
+        middle = windows // 2
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="profscope-summaries") as pool:
+            later = pool.submit(run, middle, windows, True)
+            first = run(0, middle, False)
+            return [first, later.result()]
 
-    def _sweep(self, write: set[int]) -> list[int]:
-        """One pass over the windows: box counts of every level (and the stored levels written)."""
+    def _walk(
+        self,
+        kind: _Kind,
+        w_lo: int,
+        w_hi: int,
+        last_level: int,
+        later: bool,
+        emit: Callable[[int, Any], None] | None = None,
+    ) -> _Half:
+        """Windows [w_lo, w_hi) up to `last_level`: each level's boxes, each bin's given to `emit`
+        once complete, but the last bin (and a later half's first) held in the result."""
         build = self.build
-        last_level = max(write) if write else self.top
-        counts = [0] * (self.top + 1)
-        pending: dict[int, Summaries] = {}
+        half = _Half([0] * (last_level + 1), {}, {})
+
+        def complete(level: int, boxes: Any) -> None:
+            if later and level not in half.first:
+                k = int(np.searchsorted(boxes.bin, boxes.bin[0], side="right"))
+                half.first[level] = kind.part(boxes, 0, k)
+                boxes = kind.part(boxes, k, len(boxes))
+            if len(boxes):
+                half.emitted[level] += len(boxes)
+                if emit is not None:
+                    emit(level, boxes)
+
+        starts = ColumnReader(build.order_start)
+        try:
+            for w in range(w_lo, w_hi):
+                current = kind.empty()
+                for level in range(last_level + 1):
+                    lo, hi = int(self.cuts[level][w]), int(self.cuts[level][w + 1])
+                    if hi == lo and len(current) == 0:
+                        continue
+                    dur = build.order_dur.read(lo, hi) if kind.sums else None
+                    current = kind.grow(
+                        current,
+                        starts.read(lo, hi) >> level,
+                        build.order_row.read(lo, hi),
+                        dur,
+                        self.num_rows,
+                    )
+                    boxes = current
+                    held = half.last.pop(level, None)
+                    if held is not None:
+                        if boxes.bin[0] == held.bin[0]:
+                            # The bin held back from earlier windows, summed with this window's first.
+                            k = int(np.searchsorted(boxes.bin, held.bin[0], side="right"))
+                            joined = kind.join(held, kind.part(boxes, 0, k), self.num_rows)
+                            boxes = kind.cat(joined, kind.part(boxes, k, len(boxes)))
+                        else:
+                            complete(level, held)
+                    j = int(np.searchsorted(boxes.bin, boxes.bin[-1], side="left"))
+                    if j:
+                        complete(level, kind.part(boxes, 0, j))
+                    half.last[level] = kind.part(boxes, j, len(boxes))
+        finally:
+            starts.close()
+        return half
+
+    def _write(self, levels: list[int], counted: list[_Half]) -> None:
+        """The stored levels' boxes into their files, each half at the offsets the count gave."""
+        build = self.build
+        layouts = {level: _Layout.of(_KEYS, counted, level, self.num_rows) for level in levels}
         columns = {
             level: {
-                f: NpyColumn(os.path.join(build.lod_dir, f"sum{level}_{f}.npy"), np.dtype(np.int64))
+                f: NpyColumn(
+                    os.path.join(build.lod_dir, f"sum{level}_{f}.npy"), np.dtype(np.int64), layout.total
+                )
                 for f in _SUMMARY_FIELDS
             }
-            for level in write
+            for level, layout in layouts.items()
         }
 
-        def emit(level: int, boxes: Summaries) -> None:
-            counts[level] += len(boxes)
-            if level in columns and len(boxes):
-                for f in _SUMMARY_FIELDS:
-                    columns[level][f].append(getattr(boxes, f))
+        def put(level: int, at: int, boxes: Summaries) -> None:
+            for f in _SUMMARY_FIELDS:
+                columns[level][f].write_at(at, getattr(boxes, f))
 
-        starts = ColumnReader(build.order_start)
-        for w in range(self.bounds.shape[0] + 1):
-            current = Summaries.empty()
-            for level in range(last_level + 1):
-                lo, hi = int(self.cuts[level][w]), int(self.cuts[level][w + 1])
-                if hi == lo and len(current) == 0:
-                    continue
-                start = starts.read(lo, hi)
-                current = lod._reduce_summaries(
-                    np.concatenate((current.bin >> 1, start >> level)),
-                    np.concatenate((current.row, build.order_row.read(lo, hi))),
-                    np.concatenate((current.count, np.ones(hi - lo, np.int64))),
-                    np.concatenate((current.busy, build.order_dur.read(lo, hi))),
-                    self.num_rows,
-                )
-                boxes = current
-                held = pending.get(level)
-                if held is not None and len(boxes):
-                    # The bin held back from earlier windows, summed with this window's first bin.
-                    del pending[level]
-                    if boxes.bin[0] == held.bin[0]:
-                        k = int(np.searchsorted(boxes.bin, held.bin[0], side="right"))
-                        merged = _joined(held, _part(boxes, 0, k), self.num_rows)
-                        rest = _part(boxes, k, len(boxes))
-                        boxes = Summaries(
-                            *(np.concatenate((getattr(merged, f), getattr(rest, f))) for f in _SUMMARY_FIELDS)
-                        )
-                    else:
-                        emit(level, held)
-                if len(boxes):
-                    j = int(np.searchsorted(boxes.bin, boxes.bin[-1], side="left"))
-                    emit(level, _part(boxes, 0, j))
-                    pending[level] = _part(boxes, j, len(boxes))
-        starts.close()
-        for level, held in pending.items():
-            emit(level, held)
-        for level, fields in columns.items():
-            self.stored[level] = {f: col.mapped() for f, col in fields.items()}
-        return counts
+        def run(w_lo: int, w_hi: int, later: bool) -> _Half:
+            at = {level: layout.later_at if later else 0 for level, layout in layouts.items()}
+
+            def emit(level: int, boxes: Summaries) -> None:
+                if level in columns:
+                    put(level, at[level], boxes)
+                    at[level] += len(boxes)
+
+            return self._walk(_SUMS, w_lo, w_hi, max(levels), later, emit)
+
+        written = self._in_halves(run)
+        for level, layout in layouts.items():
+            done = _Layout.of(_SUMS, written, level, self.num_rows)
+            if done.sizes != layout.sizes:
+                raise RuntimeError(f"summary level {level}: counted {layout.sizes} boxes, made {done.sizes}")
+            for at, boxes in zip(done.held_at, done.held):
+                put(level, at, boxes)
+            self.stored[level] = {f: col.mapped() for f, col in columns[level].items()}
+
+
+@dataclasses.dataclass
+class _Keys:
+    """Boxes as their (bin, row) keys alone: all that counting them needs."""
+
+    bin: np.ndarray
+    row: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.bin.shape[0])
+
+
+class _Kind:
+    """How boxes of one kind grow by a level, join and split: keys (counting) or sums (writing)."""
+
+    def __init__(self, box: type, sums: bool) -> None:
+        self.box, self.sums = box, sums
+        self.fields = [f.name for f in dataclasses.fields(box)]
+
+    def empty(self) -> Any:
+        return self.box(*(np.zeros(0, np.int64) for _ in self.fields))
+
+    def grow(
+        self, current: Any, bins: np.ndarray, rows: np.ndarray, dur: np.ndarray | None, num_rows: int
+    ) -> Any:
+        """The boxes of the next level: `current`'s bins halved, with the new events."""
+        bins = np.concatenate((current.bin >> 1, bins))
+        rows = np.concatenate((current.row, rows))
+        if not self.sums:
+            return _Keys(*_distinct(bins, rows, num_rows))
+        assert dur is not None
+        count = np.concatenate((current.count, np.ones(dur.shape[0], np.int64)))
+        return lod._reduce_summaries(bins, rows, count, np.concatenate((current.busy, dur)), num_rows)
+
+    def join(self, a: Any, b: Any, num_rows: int) -> Any:
+        if not self.sums:
+            return _Keys(*_distinct(np.concatenate((a.bin, b.bin)), np.concatenate((a.row, b.row)), num_rows))
+        return _joined(a, b, num_rows)
+
+    def part(self, boxes: Any, lo: int, hi: int) -> Any:
+        return self.box(*(getattr(boxes, f)[lo:hi] for f in self.fields))
+
+    def cat(self, a: Any, b: Any) -> Any:
+        return self.box(*(np.concatenate((getattr(a, f), getattr(b, f))) for f in self.fields))
+
+
+_KEYS = _Kind(_Keys, sums=False)
+_SUMS = _Kind(Summaries, sums=True)
+
+
+@dataclasses.dataclass
+class _Half:
+    """One run over consecutive windows, per level: how many boxes it gave `emit`, and the bins it
+    held back: its last (the next half may go on with it) and, in a later half, its first."""
+
+    emitted: list[int]
+    first: dict[int, Any]
+    last: dict[int, Any]
+
+
+@dataclasses.dataclass
+class _Layout:
+    """Where one level's boxes go: the first half's emitted ones, the held bins where the halves
+    meet (joined when they are one bin), the later half's emitted ones, its own last bin."""
+
+    sizes: tuple[int, ...]  # emitted by the first half, seam, emitted by the later half, tail
+    held: list[Any]  # the seam's boxes, then the tail's
+    held_at: list[int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.sizes)
+
+    @property
+    def later_at(self) -> int:
+        return self.sizes[0] + self.sizes[1]
+
+    @staticmethod
+    def of(kind: _Kind, halves: list[_Half], level: int, num_rows: int) -> _Layout:
+        first = halves[0]
+        a = first.last.get(level)
+        head = tail = None
+        later_emitted = 0
+        if len(halves) > 1:
+            b = halves[1]
+            later_emitted = b.emitted[level]
+            head, tail = b.first.get(level), b.last.get(level)
+            if head is None:
+                head, tail = tail, None
+        if a is not None and head is not None and a.bin[0] == head.bin[0]:
+            seam = [kind.join(a, head, num_rows)]
+        else:
+            seam = [x for x in (a, head) if x is not None]
+        ends = [x for x in (tail,) if x is not None]
+        emitted = first.emitted[level]
+        seam_size, tail_size = sum(len(x) for x in seam), sum(len(x) for x in ends)
+        held_at, at = [], emitted
+        for x in seam:
+            held_at.append(at)
+            at += len(x)
+        at += later_emitted
+        for x in ends:
+            held_at.append(at)
+            at += len(x)
+        return _Layout((emitted, seam_size, later_emitted, tail_size), seam + ends, held_at)
 
 
 def counter_levels(build: _Build, top: int) -> dict[int, dict[str, np.ndarray]]:
