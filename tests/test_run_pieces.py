@@ -80,7 +80,8 @@ def test_any_mix_of_runs_comes_back_in_source_order(tmp_path_factory, lengths, p
 @pytest.mark.parametrize(
     "name,fmt,budget",
     [
-        ("xplane/gpu_8x_tf_training.xplane.pb", "xplane", 200_000),
+        # Pieces are planned at half the capacity: 400 kB gives the pieces 200 kB gave before.
+        ("xplane/gpu_8x_tf_training.xplane.pb", "xplane", 400_000),
         ("kineto/bert_small.pt.trace.json.gz", "chrome_trace", 1),
     ],
 )

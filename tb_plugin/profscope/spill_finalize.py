@@ -15,13 +15,18 @@ resident: the samples, per-track counts, flow points added one by one):
 4. the points of each flow-id range are sorted by (flow, ts, phase, event, name, position), as the
    in-memory lexsort with its stable ties, and consecutive points of a flow linked;
 5. counter samples like events: pieces of tracks (one cut by time), each sorted by (track, time).
-Memory per piece: about EVENT_WORK_BYTES per event, POINT_WORK_BYTES per flow point (the records,
-the sorts' copies and permutations). Checked with tracemalloc on the 3.2 M-event Kineto trace of
-`benchmarks/make_big_json.py`: at budgets of 100 and 400 MB no step's peak went past the budget.
+Step 2 runs on two threads: piece p + 1 is loaded, ordered and nested while piece p is written, so
+pieces are planned at half the capacity. Memory per piece: about EVENT_WORK_BYTES per event,
+POINT_WORK_BYTES per flow point (the records, the sorts' copies and permutations). Checked with
+tracemalloc (allocations made during `finalize`) on the 3.2 M-event Kineto trace of
+`benchmarks/make_big_json.py`: peaks of 83 and 309 MiB at budgets of 100 and 400 MiB (87 and 345
+on one thread before). The 7.9 M-event XPlane of `bench_xplane.py --replicate 2000` peaks at 114 MiB
+under a budget of 100 MiB, on one thread as on two (259 MiB under 400).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import os
 from typing import Any
@@ -72,6 +77,16 @@ EVENT_COLUMNS = {
         "args_event",
     )
 }
+
+
+@dataclasses.dataclass
+class _Prepared:
+    """One piece ready to write: its events' columns in final order, from `offset` on."""
+
+    piece: int
+    offset: int
+    columns: dict[str, np.ndarray]
+    split_done: SplitTrack | None = None  # the track cut into pieces that this piece ends
 
 
 def finalize(b: Buffers) -> dict[str, Any]:
@@ -164,7 +179,8 @@ class _Finalize:
         sp = self.sp
         points = _padded(sp.track_points, self.num_tracks)
         cost = self.ev_counts * EVENT_WORK_BYTES + points * POINT_WORK_BYTES
-        self.plan = spill_sort.plan(cost, self.capacity, self.samples["track"], self.samples["start"])
+        # Half the capacity: `_lay_out` holds two pieces at once.
+        self.plan = spill_sort.plan(cost, self.capacity // 2, self.samples["track"], self.samples["start"])
         events = sp.file("events")
         self.ev_pieces = RunPieces(events, self.scratch, "ev", len(self.plan))
         for lo, rec in events.chunks(self._rows(self.ev_pieces.dtype.itemsize)):
@@ -261,56 +277,87 @@ class _Finalize:
 
     # -- 2. pieces --------------------------------------------------------------------------------
     def _lay_out(self) -> None:
-        cols = self.cols
-        offset = 0
-        split: SplitTrack | None = None
+        """Pieces in output order: a second thread loads, orders and nests piece p + 1 (`_prepare`)
+        while this one writes piece p, scatters its pairs and binds its flow points (numpy's sorts
+        and the file reads and writes release the GIL); two pieces at most are in memory, which
+        is why `_plan_events` plans them at half the capacity."""
         pieces = self.plan.pieces
-        for p, piece in enumerate(pieces):
-            piece_events = self.ev_pieces.load(p)
-            m = piece_events["idx"].shape[0]
-            track, start, dur = (piece_events.pop(k) for k in ("track", "start", "dur"))
-            order = event_order_unless_in_place(track, start, dur)
-            if order is not None:
-                track, start, dur = track[order], start[order], dur[order]
-            if piece.split:
-                if split is None:
-                    split = SplitTrack(piece.track_lo)
-                depth = split.rows(p, offset, start, dur, piece.time_lo)
-            else:
-                depth = layout_depths(track, start, dur)
-                if m:
-                    first = np.flatnonzero(np.concatenate(([True], track[1:] != track[:-1])))
-                    self.max_depth.update(
-                        zip(track[first].tolist(), np.maximum.reduceat(depth, first).tolist())
-                    )
-            in_order = slice(None) if order is None else order
-            idx = piece_events["idx"][in_order]
-            cols["ev_name"].write_at(offset, piece_events["name"][in_order])
-            cols["ev_cat"].write_at(offset, piece_events["cat"][in_order])
-            del piece_events
-            cols["ev_start_ps"].write_at(offset, start)
-            cols["ev_dur_ps"].write_at(offset, dur)
-            cols["ev_track"].write_at(offset, track)
-            cols["ev_depth"].write_at(offset, depth)
-            cols["ev_args"].write_at(offset, idx)
-            self.args_buckets.add(
-                idx // self.args_rows,
-                _records(PAIR, pos=idx, value=np.arange(offset, offset + m, dtype=np.int64)),
-            )
-            if not piece.split:
-                pts = self.pt_buckets.load(p)
-                if pts.shape[0]:
-                    ev = _bind_flow_points(
-                        pts["track"], pts["ts"], pts["next"].astype(bool), track, start, dur, depth
-                    )
-                    self._emit(pts, np.where(ev >= 0, ev + offset, -1))
-            offset += m
-            last_piece = (
-                p + 1 == len(pieces) or not pieces[p + 1].split or pieces[p + 1].track_lo != piece.track_lo
-            )
-            if split is not None and last_piece:
-                self._finish_split(split)
-                split = None
+        if not pieces:
+            return
+        self.next_offset = 0
+        self.split: SplitTrack | None = None
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="profscope-finalize") as pool:
+            ahead = pool.submit(self._prepare, 0)
+            for p in range(len(pieces)):
+                ready = ahead.result()
+                if p + 1 < len(pieces):
+                    ahead = pool.submit(self._prepare, p + 1)
+                self._write_piece(ready)
+
+    def _prepare(self, p: int) -> _Prepared:
+        """Piece `p`'s events in final order with their rows (pieces are prepared in order: a
+        track cut into pieces carries its layout state from one to the next)."""
+        pieces = self.plan.pieces
+        piece = pieces[p]
+        piece_events = self.ev_pieces.load(p)
+        track, start, dur = (piece_events.pop(k) for k in ("track", "start", "dur"))
+        order = event_order_unless_in_place(track, start, dur)
+        if order is not None:
+            track, start, dur = track[order], start[order], dur[order]
+        offset = self.next_offset
+        if piece.split:
+            if self.split is None:
+                self.split = SplitTrack(piece.track_lo)
+            depth = self.split.rows(p, offset, start, dur, piece.time_lo)
+        else:
+            depth = layout_depths(track, start, dur)
+            if track.shape[0]:
+                first = np.flatnonzero(np.concatenate(([True], track[1:] != track[:-1])))
+                self.max_depth.update(zip(track[first].tolist(), np.maximum.reduceat(depth, first).tolist()))
+        in_order = slice(None) if order is None else order
+        ready = _Prepared(
+            p,
+            offset,
+            {
+                "ev_start_ps": start,
+                "ev_dur_ps": dur,
+                "ev_track": track,
+                "ev_depth": depth,
+                "ev_name": piece_events["name"][in_order],
+                "ev_cat": piece_events["cat"][in_order],
+                "ev_args": piece_events["idx"][in_order],
+            },
+        )
+        self.next_offset += track.shape[0]
+        last_piece = (
+            p + 1 == len(pieces) or not pieces[p + 1].split or pieces[p + 1].track_lo != piece.track_lo
+        )
+        if self.split is not None and last_piece:
+            ready.split_done, self.split = self.split, None
+        return ready
+
+    def _write_piece(self, ready: _Prepared) -> None:
+        p, offset, columns = ready.piece, ready.offset, ready.columns
+        for name, values in columns.items():
+            self.cols[name].write_at(offset, values)
+        idx = columns["ev_args"]
+        m = idx.shape[0]
+        self.args_buckets.add(
+            idx // self.args_rows,
+            _records(PAIR, pos=idx, value=np.arange(offset, offset + m, dtype=np.int64)),
+        )
+        if not self.plan.pieces[p].split:
+            pts = self.pt_buckets.load(p)
+            if pts.shape[0]:
+                track, start, dur, depth = (
+                    columns[k] for k in ("ev_track", "ev_start_ps", "ev_dur_ps", "ev_depth")
+                )
+                ev = _bind_flow_points(
+                    pts["track"], pts["ts"], pts["next"].astype(bool), track, start, dur, depth
+                )
+                self._emit(pts, np.where(ev >= 0, ev + offset, -1))
+        if ready.split_done is not None:
+            self._finish_split(ready.split_done)
 
     def _finish_split(self, split: SplitTrack) -> None:
         cols = self.cols
