@@ -59,7 +59,9 @@ class Plan:
         rows = np.flatnonzero(cut[track])
         if rows.shape[0] == 0:
             return piece
-        rows = rows[np.argsort(track[rows], kind="stable")]
+        if len(self._splits) > 1:
+            # Grouped by track (stable: row order kept), so the loop below runs once per track.
+            rows = rows[np.argsort(track[rows], kind="stable")]
         tracks = track[rows]
         bounds = np.flatnonzero(np.concatenate(([True], tracks[1:] != tracks[:-1], [True])))
         for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
