@@ -35,8 +35,10 @@ from profscope.trace import ingest
 _CHILD = r"""
 import json, sys, time
 from profscope.columns import TraceBuilder
-from profscope.trace import ingest, store
+from profscope.trace import ingest, ingest_memory, store
 from profscope.formats import chrome_json, xplane
+
+ingest_memory.one_malloc_arena()  # as the template of the server's children does
 
 stages = {}
 

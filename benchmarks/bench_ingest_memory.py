@@ -41,8 +41,9 @@ import numpy as np
 from profscope import spill
 from profscope.columns import TraceBuilder
 from profscope.formats import registry
-from profscope.trace import ingest, store
+from profscope.trace import ingest, ingest_memory, store
 
+ingest_memory.one_malloc_arena()  # as the template of the server's children does
 marks = {}
 REPLICA = None
 

@@ -456,3 +456,46 @@ def test_an_ingest_keeps_freed_memory_where_dask_workers_would_hand_it_back(trim
         assert warm == 0, "glibc's dynamic threshold already serves it from the heap"
     else:
         assert warm >= 8 << 20, "with the worker's setting it is a mapping of its own"
+
+
+_ARENAS_OF_TWO_THREADS = """
+import ctypes, sys, threading
+import numpy as np
+from profscope.trace import ingest_memory
+
+if sys.argv[1] == "one":
+    ingest_memory.one_malloc_arena()
+libc = ctypes.CDLL(None)
+held, allocated, done = [], threading.Barrier(3), threading.Event()
+
+
+def work():
+    held.append(np.ones(1 << 18))  # 2 MB, from the thread's arena
+    allocated.wait()
+    done.wait()
+
+
+threads = [threading.Thread(target=work) for _ in range(2)]
+for t in threads:
+    t.start()
+allocated.wait()  # both threads alive and holding
+libc.malloc_stats()  # one "Arena N:" block per arena, on stderr
+done.set()
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc")
+@pytest.mark.parametrize("arenas", ["one", "default"])
+def test_threads_of_an_ingest_process_allocate_from_one_arena(arenas):
+    """A thread's own arena keeps what the thread freed for that thread alone, so the threads of
+    an ingest process share the main one; by default two live threads get one each."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    done = subprocess.run(
+        [sys.executable, "-c", _ARENAS_OF_TWO_THREADS, arenas],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("Arena ") == (1 if arenas == "one" else 3)

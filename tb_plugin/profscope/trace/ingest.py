@@ -733,6 +733,7 @@ def import_readers() -> None:
 
 
 def main(argv: list[str]) -> int:
+    ingest_memory.one_malloc_arena()  # before any thread
     watch_parent_from_env()
     hold_log_lock()
     if len(argv) != 1:

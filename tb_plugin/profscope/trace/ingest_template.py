@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from profscope.trace import ingest
+from profscope.trace import ingest, ingest_memory
 from profscope.trace.ingest_children import hold_log_lock, watch_parent, watch_parent_from_env
 
 
@@ -60,6 +60,7 @@ def _become_job(job: dict[str, Any]) -> None:
 
 
 def main() -> int:
+    ingest_memory.one_malloc_arena()  # before any thread; the children inherit it
     watch_parent_from_env()
     hold_log_lock(sys.stderr)
     return _serve()
