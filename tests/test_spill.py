@@ -27,11 +27,13 @@ from tensorboard.plugins import base_plugin
 
 from profscope import cli, spill, spill_finalize
 from profscope.columns import Trace, TraceBuilder
-from profscope.formats import registry
+from profscope.formats import registry, xplane
 from profscope.plugin import ProfscopeLoader, ProfscopePlugin
 from profscope.trace import ingest, ingest_memory, lod, lod_spilled, lod_windows, store, tiles
 from profscope.trace.timeline import HostTrace, Timeline
 from same_trace import assert_same_trace
+from test_xplane_streaming import counters_and_flows
+from xplane_messages import space_class
 
 DATA = pathlib.Path(__file__).parent / "data"
 BUDGET = 200_000
@@ -499,3 +501,67 @@ def test_threads_of_an_ingest_process_allocate_from_one_arena(arenas):
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("Arena ") == (1 if arenas == "one" else 3)
+
+
+def test_a_spilled_xplane_read_twice_keeps_only_the_second_pass(tmp_path):
+    """A line years from the others makes the reader start over with what it learnt; the first
+    pass's provisional builder had spilled already and leaves nothing behind."""
+    extra = space_class()()
+    plane = extra.planes.add()
+    plane.name, plane.id = "/host:far", 99
+    plane.event_metadata[1].id, plane.event_metadata[1].name = 1, "far event"
+    line = plane.lines.add()
+    line.id, line.timestamp_ns = 1, -(1 << 62)
+    event = line.events.add()
+    event.metadata_id, event.duration_ps = 1, 10
+    path = tmp_path / "far.xplane.pb"
+    path.write_bytes((DATA / "xplane/mi300_jax_conv.xplane.pb").read_bytes() + extra.SerializeToString())
+    passes = []
+    original = xplane._Reading._pass
+
+    def counted(self, frame):
+        passes.append(frame)
+        return original(self, frame)
+
+    entry = tmp_path / "entry"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(xplane._Reading, "_pass", counted)
+        trace = read(path, "xplane", spill.IngestMemory(str(entry), 1))
+    assert len(passes) == 2 and spill.is_spilled(trace)
+    assert trace.skipped.get("events on lines whose timestamp is years away from the others") == 1
+    assert_same_trace(read(path, "xplane"), trace)
+    # The second pass's builder owns the entry directory: no folder of its own beside the first's.
+    assert not [n for n in os.listdir(entry) if n.startswith(f"{spill.SCRATCH_DIR}-")]
+    assert trace.args_blob.filename == str(entry / "args_blob.npy")
+
+
+def test_a_provisional_builder_refuses_what_it_cannot_settle(tmp_path):
+    b = TraceBuilder("x", "test", provisional=True)
+    section = b.section("s")
+    track = b.track(section, "t")
+    b.add_events(1, [5], [1], [b.intern("e")])
+    with pytest.raises(ValueError, match="provisional builder is settled"):
+        b.finalize()
+    with pytest.raises(ValueError, match="names no track"):
+        b.settle(np.array([track, -1]), 0)
+    b.settle(np.array([-1, track]), 3)
+    with pytest.raises(ValueError, match="once"):
+        b.settle(np.array([track]), 0)
+    trace = b.finalize()
+    assert trace.ev_track.tolist() == [track] and trace.ev_start_ps.tolist() == [2]
+
+
+def test_spilled_xplane_counters_and_flows_settle_like_in_memory(tmp_path):
+    """The real XPlanes here have no `_counters_` line: the synthetic one of the streaming tests
+    sends counter samples, flows and launches through a spilled provisional builder."""
+    space = space_class()()
+    space.ParseFromString(counters_and_flows(3000))
+    for plane in space.planes:
+        for line in plane.lines:
+            for event in line.events:
+                event.offset_ps += 5_000_000  # the trace's zero is not the clock's: a shift to settle
+    path = tmp_path / "counters.xplane.pb"
+    path.write_bytes(space.SerializeToString())
+    trace = read(path, "xplane", spill.IngestMemory(str(tmp_path / "entry"), 1))
+    assert spill.is_spilled(trace) and trace.ctr_track.shape[0] > 0 and trace.flow_src.shape[0] > 0
+    assert_same_trace(read(path, "xplane"), trace)

@@ -121,6 +121,11 @@ class TraceBuilder:
     With a memory budget (`memory_budget_bytes` and `spill_dir`, by default those of the ingest in
     progress, `spill.use`), buffers that outgrow it go to files in `spill_dir` and `finalize()`
     sorts from them in bounded memory (`spill_finalize`); below it nothing changes.
+
+    A `provisional` builder is for readers that learn the tracks and the trace's zero only once
+    the whole file is read (XPlane): their events and counter samples name a track by a reference
+    and count time in the reader's own frame until `settle` says what both are. The events go to
+    the builder (and its files) as they are decoded, and nothing is recorded to be added again.
     """
 
     def __init__(
@@ -130,6 +135,7 @@ class TraceBuilder:
         *,
         spill_dir: str | None = None,
         memory_budget_bytes: int | None = None,
+        provisional: bool = False,
     ) -> None:
         if spill_dir is None and memory_budget_bytes is None:
             config = spill.current()
@@ -142,6 +148,8 @@ class TraceBuilder:
             if spill_dir is None or memory_budget_bytes is None
             else Spiller(spill_dir, memory_budget_bytes)
         )
+        # Until `settle`, track ids are references and times are in the reader's frame.
+        self._provisional = provisional
         self._buffered = 0  # bytes in the buffers (with a budget)
         self._predicted = 0  # peak of the in-memory finalize, index and cache write (`spill`)
         self.source = source
@@ -362,6 +370,8 @@ class TraceBuilder:
         starts exactly there); `next` binds to the first slice starting at or after `ts_ps`.
         Points sharing `flow_key` are chained in time order: s → t … → f.
         """
+        if self._provisional:
+            raise ValueError("flow points bind to tracks: add them once the builder is settled")
         if phase not in FLOW_PHASES:
             raise ValueError(f"flow phase {phase!r}")
         if binding not in FLOW_BINDINGS:
@@ -394,6 +404,8 @@ class TraceBuilder:
         )
         if any(c.shape != columns[0].shape or c.ndim != 1 for c in columns):
             raise ValueError("flow point columns differ in length")
+        if self._provisional:
+            raise ValueError("flow points bind to tracks: add them once the builder is settled")
         if columns[2].shape[0] and (int(columns[2].min()) < 0 or int(columns[2].max()) >= len(FLOW_PHASES)):
             raise ValueError("flow phase codes must index FLOW_PHASES")
         self._point_chunks.append(columns)
@@ -436,8 +448,47 @@ class TraceBuilder:
         if self._spill is not None:
             self._check_spill(len(data), len(data))
 
+    def settle(self, track_of_ref: np.ndarray, shift_ps: int) -> None:
+        """End a provisional builder's references: every event and counter sample added so far is
+        on track `track_of_ref[ref]` (-1: a reference no row uses) and starts `shift_ps` later than
+        the trace's zero; later calls give track ids and times from the zero, as usual."""
+        if not self._provisional:
+            raise ValueError("settle is for a provisional builder, once")
+        track_of_ref = np.asarray(track_of_ref, dtype=np.int32)
+        if track_of_ref.shape[0] and int(track_of_ref.max()) >= len(self._tracks):
+            raise ValueError("settle maps a reference to a track id the builder never made")
+        refs = track_of_ref.shape[0]
+
+        def tracks(ref: np.ndarray) -> np.ndarray:
+            if ref.shape[0] and int(ref.max()) >= refs:
+                raise ValueError("rows refer to a track reference beyond those settled")
+            out = track_of_ref[ref]
+            if (out < 0).any():
+                raise ValueError("rows refer to a track reference that names no track")
+            return out
+
+        self._ev_chunks[:] = [(tracks(t), s - shift_ps, d, n, c) for t, s, d, n, c in self._ev_chunks]
+        self._ctr_chunks[:] = [(tracks(t), time - shift_ps, v) for t, time, v in self._ctr_chunks]
+        if self._spill is not None:
+            self._spill.settle(track_of_ref, shift_ps)
+        self._provisional = False
+
+    def discard(self) -> None:
+        """Drop everything added (a reader starting over); a spilled builder removes its files."""
+        if self._spill is not None:
+            self._spill.discard()
+        for buffer in (
+            self._ev_chunks, self._args_parts, self._args_lengths, self._flows, self._flow_chunks,
+            self._flow_points, self._point_chunks, self._ctr_chunks,
+        ):  # fmt: skip
+            buffer.clear()
+        self._attachments.clear()
+        self._num_events = self._buffered = self._predicted = 0
+
     # -- finalize -----------------------------------------------------------------------------
     def finalize(self) -> Trace:
+        if self._provisional:
+            raise ValueError("a provisional builder is settled before finalize")
         if self.spilled:
             from profscope import spill_finalize
 

@@ -26,7 +26,7 @@ import dataclasses
 import io
 import os
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,9 @@ SCRATCH_DIR = "scratch"
 # One event in every SAMPLE_EVERY (by position) is kept in memory while spilling: the start times
 # that split a track too big for the budget into pieces of about equal size.
 SAMPLE_EVERY = 64
+# Track ids are int32 in every record; references to tracks not made yet (`TraceBuilder.settle`)
+# are checked against this until they are settled.
+MAX_TRACKS = 1 << 31
 # Bytes a buffered row costs (see the module doc).
 EVENT_BYTES = 4 + 8 + 8 + 4 + 4 + 8
 FLOW_BYTES = 24
@@ -156,6 +159,12 @@ class RecordFile:
         self.header = header
         self.count = 0
         self._f = open(path, "w+b", buffering=0)  # noqa: SIM115 - closed by `close`
+        self._fix: tuple[int, Callable[[np.ndarray], None]] | None = None
+
+    def fix_below(self, rows: int, fix: Callable[[np.ndarray], None]) -> None:
+        """Records below row `rows` are read through `fix` (which changes them in place): what
+        they hold is settled after they were written, and the file is not written twice."""
+        self._fix = (rows, fix)
 
     def append(self, values: np.ndarray) -> None:
         if values.shape[0]:
@@ -168,9 +177,12 @@ class RecordFile:
         _write_all(self._f, self.header + row * self.dtype.itemsize, values.astype(self.dtype, copy=False))
 
     def read(self, lo: int, hi: int) -> np.ndarray:
-        return _read_exact(
+        out = _read_exact(
             self._f, self.header + lo * self.dtype.itemsize, np.empty(max(hi - lo, 0), self.dtype)
         )
+        if self._fix is not None and lo < self._fix[0]:
+            self._fix[1](out[: self._fix[0] - lo])
+        return out
 
     def chunks(self, rows: int) -> Iterator[tuple[int, np.ndarray]]:
         """(first row, records) of consecutive pieces of at most `rows` records."""

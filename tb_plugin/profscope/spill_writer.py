@@ -11,7 +11,9 @@ earlier calls, exactly as the in-memory `finalize()` numbers them.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import uuid
 from collections import Counter
 from typing import Any, Protocol
@@ -35,6 +37,7 @@ class Buffers(Protocol):
     _sections: list[Any]
     _tracks: list[Any]
     _spill: Spiller | None
+    _provisional: bool
     _buffered: int
     _ev_chunks: list[tuple[np.ndarray, ...]]
     _args_parts: list[np.ndarray]
@@ -45,6 +48,18 @@ class Buffers(Protocol):
     _point_chunks: list[tuple[np.ndarray, ...]]
     _ctr_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
     _attachments: dict[str, bytes]
+
+
+def _regrouped(per_ref: np.ndarray, track_of_ref: np.ndarray) -> np.ndarray:
+    """Counts per reference summed per track (a reference of no track must count nothing)."""
+    if per_ref.shape[0] > track_of_ref.shape[0]:
+        raise ValueError("rows refer to a track reference beyond those settled")
+    tracks = track_of_ref[: per_ref.shape[0]]
+    if (per_ref[tracks < 0] != 0).any():
+        raise ValueError("rows refer to a track reference that names no track")
+    used = tracks >= 0
+    size = int(tracks[used].max()) + 1 if used.any() else 0
+    return np.bincount(tracks[used], weights=per_ref[used], minlength=size).astype(np.int64)
 
 
 def _grow(counts: np.ndarray, add: np.ndarray) -> np.ndarray:
@@ -108,6 +123,38 @@ class Spiller:
         for f in self._files.values():
             f.close()
 
+    def discard(self) -> None:
+        """Close and remove every file this builder spilled (its entry's columns included)."""
+        self.close()
+        if self.active:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.file("blob").path)
+        self._files.clear()
+        self.active = False
+
+    def settle(self, track_of_ref: np.ndarray, shift_ps: int) -> None:
+        """The events and counter samples spilled so far named their track by a reference into
+        `track_of_ref` and counted time from `shift_ps` before the trace's zero (`TraceBuilder.settle`):
+        the summaries are regrouped by track now, the files read through the same change."""
+        self.track_events = _regrouped(self.track_events, track_of_ref)
+        self.track_counters = _regrouped(self.track_counters, track_of_ref)
+        for sample in (*self._samples, *self._ctr_samples):
+            sample["track"] = track_of_ref[sample["track"]]
+            sample["start"] -= shift_ps
+
+        def events(records: np.ndarray) -> None:
+            records["track"] = track_of_ref[records["track"]]
+            records["start"] -= shift_ps
+
+        def counters(records: np.ndarray) -> None:
+            records["track"] = track_of_ref[records["track"]]
+            records["time"] -= shift_ps
+
+        if self.active:
+            self.file("events").fix_below(self.file("events").count, events)
+            self.file("counters").fix_below(self.file("counters").count, counters)
+
     @property
     def num_events(self) -> int:
         return self.file("events").count
@@ -123,7 +170,7 @@ class Spiller:
     def flush(self, b: Buffers) -> None:
         """Append every buffer of `b` to the files and empty them (flow points added one by one stay:
         their keys are arbitrary objects, numbered at finalize)."""
-        made = len(b._tracks)
+        made = spill.MAX_TRACKS if b._provisional else len(b._tracks)
         for (track, start, dur, name, cat), lengths in zip(b._ev_chunks, b._args_lengths):
             self._add_events(track, start, dur, name, cat, lengths, made)
         b._ev_chunks.clear()

@@ -17,9 +17,9 @@ kernel or op, freed once the plane is done). What the whole file decides is sett
 
 - times count from the trace's zero, the earliest event rounded down to a whole ns, on the clock
   of the line holding the median event (lines years away from it are dropped). Batches are put on
-  the clock of the first line read; the builder calls are recorded on a tape (`xplane_spill`)
-  and replayed with the difference subtracted once every event is known:
-  start = (line timestamp − base) · 1000 + offset − zero;
+  the clock of the first line read and go to a provisional builder (`TraceBuilder.settle`) at
+  once, which subtracts the difference once every event is known (as its finalize reads them,
+  where it spilled): start = (line timestamp − base) · 1000 + offset − zero;
 - flows and kernel launches link events anywhere in the file (`xplane_flows`);
 - a file whose clock assumption does not hold (a line far from the others, a line that names
   itself after its events) is read a second time with what the first pass learnt.
@@ -61,16 +61,13 @@ from profscope.formats.xplane_flows import FLOW_CATEGORIES, FlowRecords
 from profscope.formats.xplane_hlo import InstructionMetadata, attachment_name, hlo_protos
 from profscope.formats.xplane_layout import plane_kind
 from profscope.formats.xplane_plane import (
-    COUNTERS,
-    EVENTS_BY_REF,
-    EVENTS_ON_TRACK,
     Frame,
     LineState,
     PlaneReader,
     ReadState,
 )
 from profscope.formats.xplane_source import Source, Window
-from profscope.formats.xplane_spill import Scratch, Tape
+from profscope.formats.xplane_spill import Scratch
 from profscope.formats.xplane_stats import json_value
 
 _log = logging.getLogger(__name__)
@@ -78,7 +75,7 @@ FORMAT = registry.XPLANE
 # File bytes of events decoded together: about 1 MB is fastest (the batch's columns stay in the
 # CPU caches), and decoding one takes about 50 times its bytes at its peak.
 BATCH_BYTES = 1 << 20
-MEMORY_MB = 512  # what the reader may hold: recordings and flow records beyond go to scratch files
+MEMORY_MB = 512  # what the reader may hold: flow records beyond go to scratch files
 # Under a small budget batches are cut smaller (budget / _BATCH_SHARE), down to _MIN_BATCH_BYTES.
 _BATCH_SHARE = 64
 _MIN_BATCH_BYTES = 1 << 16
@@ -100,8 +97,8 @@ def read(
 ) -> Trace:
     """Load one `.xplane.pb` file; raises UnreadableProfile only when nothing in it is usable.
 
-    `memory_mb` bounds what the reader holds besides one batch of `batch_bytes` (recordings and
-    flow records beyond it go to scratch files); `scratch_dir` holds those files and the copy of a
+    `memory_mb` bounds what the reader holds besides one batch of `batch_bytes` (flow records
+    beyond it go to scratch files; the events go to the builder, which has a budget of its own); `scratch_dir` holds those files and the copy of a
     file that is not local. Inside an ingest both default to the ingest's (`spill.current`: the
     reader's share of its budget, its temporary entry), elsewhere to MEMORY_MB and the system's
     temporary directory; `batch_bytes` to BATCH_BYTES, less under a small budget.
@@ -142,7 +139,8 @@ def read(
 
 class _Recorder:
     """The builder `xplane_derived` adds a plane's boxes to: names and tracks go to the trace
-    builder at once, the boxes onto the tape (their times are in the reader's frame)."""
+    builder as they are, the boxes in order with the reader's other calls (their times are in
+    the reader's frame, their tracks given by reference)."""
 
     def __init__(self, state: ReadState) -> None:
         self.state = state
@@ -161,11 +159,8 @@ class _Recorder:
         parts = [a or b"" for a in args]
         lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
         blob = np.frombuffer(b"".join(parts), dtype=np.uint8)
-        tape = self.state.tape
-        tape.record(EVENTS_ON_TRACK, np.array([track], dtype=np.int64), start_ps, dur_ps, name, lengths, blob)
-        first = self.state.added
-        self.state.added += int(np.asarray(start_ps).shape[0])
-        return first
+        state = self.state
+        return state.add_events(state.ref_of(track), np.asarray(start_ps), dur_ps, name, lengths, blob)
 
 
 class _Reading:
@@ -204,7 +199,8 @@ class _Reading:
             base = _median_line(used).timestamp_ns
             far = frozenset(ln.index for ln in used if abs((ln.timestamp_ns - base) * 1000) >= _FAR_PS)
             if attempt == 0 and (state.invalid or far != frame.far):
-                state.tape.close()
+                state.calls.clear()
+                state.builder.discard()
                 state.flows.close()
                 frame = Frame(base, far, dict(state.final_headers))
                 continue
@@ -214,12 +210,11 @@ class _Reading:
     # -- the pass over the file --------------------------------------------------------------------
     def _pass(self, frame: Frame) -> ReadState:
         index = self.index
-        builder = TraceBuilder(source=self.path, format=FORMAT)
-        # The tape is replayed before the links are made: half for it, an eighth for each of the
-        # flow record tables (two during the pass, three while linking), the rest for a batch.
-        tape = Tape(self.scratch, self.budget // 2)
+        builder = TraceBuilder(source=self.path, format=FORMAT, provisional=True)
+        # An eighth of the budget for each of the flow record tables (two during the pass, three
+        # while linking), the rest for a batch.
         flows = FlowRecords(self.scratch, self.budget // 8)
-        state = ReadState(builder, tape, flows, frame, self.helper)
+        state = ReadState(builder, flows, frame, self.helper)
         recorder = _Recorder(state)
         self.line_damage = {}
         self.lines_seen = 0
@@ -275,7 +270,8 @@ class _Reading:
             b.warn(
                 f"{state.missing_meta} events refer to event metadata missing from their plane; named by id"
             )
-        self._replay(state, shift)
+        state.calls.drain()
+        b.settle(np.array(state.track_of_ref, dtype=np.int32), shift)
         self._flows(state, shift)
         self._metadata(state)
         for program_id, proto in self.protos.items():
@@ -315,18 +311,6 @@ class _Reading:
             if plane.name == "Task Environment":
                 return plane.stat_dict(plane.stats)
         return {}
-
-    def _replay(self, state: ReadState, shift: int) -> None:
-        b = state.builder
-        track_of_ref = np.array(state.track_of_ref or [0], dtype=np.int64)
-        for kind, arrays in state.tape.play():
-            if kind == COUNTERS:
-                ref, time_ps, values = arrays
-                b.add_counter(int(track_of_ref[ref[0]]), time_ps - shift, values)
-                continue
-            track, start, dur, names, lengths, blob = arrays
-            tid = track_of_ref[track] if kind == EVENTS_BY_REF else int(track[0])
-            b.add_events(tid, start - shift, dur, names, args_blob=blob, args_lengths=lengths)
 
     def _flows(self, state: ReadState, shift: int) -> None:
         b, flows = state.builder, state.flows

@@ -4,7 +4,7 @@ Writing every event's args text (`xplane_args.args_json`) is about 45% of readin
 8.6 s on the 214 MB benchmark file), and it needs little of the reader's state: the batch's stat rows (kind, value, name id, ref target id,
 string bytes), each event's metadata prefix, the names and the plane's prefixes. So the reader
 sends those as an `ArgsJob`, goes on with the next batch while the helper writes the text, and
-records the batch on its tape once the text is back (`Tape.record(..., later=...)`, in order).
+adds the batch to the builder once the text is back (`InOrder.call(..., later=...)`, in order).
 
 The helper keeps a copy of the names and of each plane's prefixes, which only grow: a job carries
 the ones added since the previous job. Labels `args_json` makes up for one job ("stat#<id>", "name
@@ -27,6 +27,7 @@ import os
 import queue
 import sys
 import threading
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -201,6 +202,43 @@ class _Writer:
         return blob[: offsets[-1]], np.diff(offsets).astype(np.int32)
 
 
+class InOrder:
+    """Builder calls made in the order the reader asks for them though a batch's args may still be
+    with the helper: a call given `later` (which returns its last arguments, waiting for the
+    answer) waits, and the calls after it wait behind it; beyond MAX_WAITING waiting calls the
+    oldest is made. Builder indices (what flows refer to) thus follow the order of the file."""
+
+    MAX_WAITING = 8
+
+    def __init__(self) -> None:
+        self._waiting: collections.deque[
+            tuple[Callable[..., object], tuple[Any, ...], Callable[[], tuple[Any, ...]] | None]
+        ] = collections.deque()
+
+    def call(
+        self, fn: Callable[..., object], *args: Any, later: Callable[[], tuple[Any, ...]] | None = None
+    ) -> None:
+        if later is None and not self._waiting:
+            fn(*args)
+            return
+        self._waiting.append((fn, args, later))
+        while len(self._waiting) > self.MAX_WAITING:
+            self._make_oldest()
+
+    def _make_oldest(self) -> None:
+        fn, args, later = self._waiting.popleft()
+        fn(*args, *(later() if later is not None else ()))
+
+    def drain(self) -> None:
+        """Make every waiting call."""
+        while self._waiting:
+            self._make_oldest()
+
+    def clear(self) -> None:
+        """Forget the waiting calls (a pass given up)."""
+        self._waiting.clear()
+
+
 class ArgsHelper:
     """The reader's side: sends jobs, collects answers in order, writes a job itself when the
     helper is not ready or has failed."""
@@ -230,7 +268,7 @@ class ArgsHelper:
     def submit(self, job: ArgsJob, vocab_names: list[str], plane: int, prefixes: list[bytes]) -> ArgsJob:
         """Send `job` (of the plane numbered `plane`, whose prefixes are `prefixes`) or write it
         now; `vocab_names` is the names list its name ids refer to. What bounds the jobs in
-        flight is the tape, which waits for the oldest beyond `Tape.MAX_WAITING`."""
+        flight is `InOrder`, which waits for the oldest beyond `InOrder.MAX_WAITING`."""
         job.plane = plane
         if self._sent and self._mirror_growth.is_new(vocab_names):
             # A new pass: the last pass's jobs are answered first (or written by the mirror while

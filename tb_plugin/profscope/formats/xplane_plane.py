@@ -1,4 +1,4 @@
-"""One XPlane being read: each batch of a line's events becomes builder calls on the tape.
+"""One XPlane being read: each batch of a line's events becomes builder calls.
 
 Per batch (`PlaneReader.batch`): event names from the plane's event metadata (display name when
 present; "unknown event (metadata id N)" when missing; a `step_name` stat renames the event),
@@ -9,9 +9,10 @@ events' order, so the string table does not depend on where batches start.
 
 Tracks are made once the plane's last line is read (`PlaneReader.finish`), when all is known that
 names them: what runs on each GPU stream (Compute from kernels, Memcpy kinds, Memset), how host
-threads sort by name, how many series a counter has. Until then the tape refers to a line's or a
-series' track by a reference that the replay resolves. Then the derived lines of a GPU or TPU
-plane are built from its kept rows (`xplane_derived`).
+threads sort by name, how many series a counter has. Until then the (provisional) builder gets a
+reference for a line's or a series' track, which the end of the read settles (`ReadState.ref_of`,
+`TraceBuilder.settle`). Then the derived lines of a GPU or TPU plane are built from its kept rows
+(`xplane_derived`).
 """
 
 from __future__ import annotations
@@ -27,19 +28,16 @@ import numpy as np
 from profscope.columns import TraceBuilder
 from profscope.formats import xplane_derived, xplane_wire
 from profscope.formats.xplane_args import args_json
-from profscope.formats.xplane_args_helper import ArgsHelper, ArgsJob
+from profscope.formats.xplane_args_helper import ArgsHelper, ArgsJob, InOrder
 from profscope.formats.xplane_decode import DOUBLE, INT64, REF, UINT64, EventBatch, RawLine, RawPlane, text
 from profscope.formats.xplane_events import COLUMNS, PlaneEvents
 from profscope.formats.xplane_flows import FlowRecords
 from profscope.formats.xplane_hlo import InstructionMetadata
 from profscope.formats.xplane_layout import TPU_CORE_PLANE, line_sort_index, plane_kind, stream_sort_index
-from profscope.formats.xplane_spill import Tape
 from profscope.formats.xplane_stats import StatNames, StatTable, json_value
 
 COUNTER_LINE = "_counters_"
 MODULES_LINE = "XLA Modules"
-# Tape entries: events whose track is a reference, events on a known track, counter samples.
-EVENTS_BY_REF, EVENTS_ON_TRACK, COUNTERS = 0, 1, 2
 _STREAM_NUMBER = re.compile(r"#(\d+)")
 _STREAM_KINDS = ("Compute", "MemcpyH2D", "MemcpyD2H", "MemcpyD2D", "MemcpyP2P", "Memcpy", "Memset")
 _MEMCPY, _MEMSET = _STREAM_KINDS.index("Memcpy"), _STREAM_KINDS.index("Memset")
@@ -59,25 +57,25 @@ class Frame:
 
 
 class ReadState:
-    """What all planes of one read share: the builder, the tape, the records and the counts."""
+    """What all planes of one read share: the builder, its calls in order, the records and the counts."""
 
     def __init__(
         self,
         builder: TraceBuilder,
-        tape: Tape,
         flows: FlowRecords,
         frame: Frame,
         args_helper: ArgsHelper | None = None,
     ) -> None:
         self.builder = builder
-        self.tape = tape
+        self.calls = InOrder()
         self.flows = flows
         self.frame = frame
         self.args_helper = args_helper  # writes the args JSON in a second process (big files)
         self.base_ns = frame.base_ns
         self.vocab = StatNames()
         self.track_of_ref: list[int] = []
-        self.added = 0  # events recorded on the tape: the builder index of the next one
+        self._ref_of_track: dict[int, int] = {}
+        self.added = 0  # events asked for (some wait in `calls`): the builder index of the next one
         self.min_start: int | None = None  # earliest start of an event kept, in the frame
         self.lines: list[RawLine] = []
         self.sections: dict[int, int] = {}  # plane index → section id
@@ -90,6 +88,22 @@ class ReadState:
     def new_ref(self) -> int:
         self.track_of_ref.append(-1)
         return len(self.track_of_ref) - 1
+
+    def ref_of(self, track: int) -> int:
+        """The reference of a track made already (the builder takes references only)."""
+        ref = self._ref_of_track.get(track)
+        if ref is None:
+            ref = self._ref_of_track[track] = len(self.track_of_ref)
+            self.track_of_ref.append(track)
+        return ref
+
+    def add_events(self, refs: Any, *columns: np.ndarray, later: Any = None) -> int:
+        """Events (track references, start in the frame, dur, name, then args lengths and blob, or
+        `later` giving those two): added in order; returns the builder index of the first."""
+        first = self.added
+        self.added += int(columns[0].shape[0])
+        self.calls.call(_add_events, self.builder, refs, *columns, later=later)
+        return first
 
     def section(self, plane: RawPlane) -> int:
         """Section id of a plane, created on first use (planes without events get none)."""
@@ -242,15 +256,13 @@ class PlaneReader:
             self._stream_codes(lines, at, b, table, rows, names)
         args = self._args(b, table, rows, meta_row)
         refs = np.array([ln.ref for ln in lines], dtype=np.int32)[at[rows]]
-        first = state.added
-        columns = (refs, rel[rows], b.ev_dur_ps[rows], names[rows])
+        columns = (rel[rows], b.ev_dur_ps[rows], names[rows])
         if isinstance(args, ArgsJob):
             helper = state.args_helper
             assert helper is not None
-            state.tape.record(EVENTS_BY_REF, *columns, later=lambda: _lengths_then_blob(helper.wait(args)))
+            first = state.add_events(refs, *columns, later=lambda: _lengths_then_blob(helper.wait(args)))
         else:
-            state.tape.record(EVENTS_BY_REF, *columns, *_lengths_then_blob(args))
-        state.added += rows.shape[0]
+            first = state.add_events(refs, *columns, *_lengths_then_blob(args))
         index = np.full(n, -1, dtype=np.int64)
         index[rows] = first + np.arange(rows.shape[0], dtype=np.int64)
         self._flow_records(b, table, index, rel, meta_row)
@@ -312,7 +324,7 @@ class PlaneReader:
                 ref = self.series[(cname, sname)] = state.new_ref()
                 self.per_counter[cname] += 1
             sel = order[bounds[k] : bounds[k + 1]]
-            state.tape.record(COUNTERS, np.array([ref], dtype=np.int64), rel[owners[sel]], values[sel])
+            state.calls.call(state.builder.add_counter, ref, rel[owners[sel]], values[sel])
         state.counter_samples += rows.shape[0]
 
     def _stream_codes(
@@ -556,7 +568,7 @@ class PlaneReader:
 
     # -- the end of the plane -----------------------------------------------------------------------
     def finish(self, recorder: xplane_derived.BoxSink) -> None:
-        """Make the plane's tracks, then its derived lines (through `recorder`, onto the tape)."""
+        """Make the plane's tracks, then its derived lines (through `recorder`)."""
         state, b, plane = self.state, self.state.builder, self.plane
         if self.series:
             strings = list(b.string_ids)
@@ -617,9 +629,21 @@ class PlaneReader:
 
 
 def _lengths_then_blob(args: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The tape's order of the args arrays, lengths as int64 whoever wrote them."""
+    """`_add_events`' order of the args arrays, lengths as int64 whoever wrote them."""
     blob, lengths = args
     return lengths.astype(np.int64, copy=False), blob
+
+
+def _add_events(
+    b: TraceBuilder,
+    refs: Any,
+    start: np.ndarray,
+    dur: np.ndarray,
+    names: np.ndarray,
+    lengths: np.ndarray,
+    blob: np.ndarray,
+) -> None:
+    b.add_events(refs, start, dur, names, args_blob=blob, args_lengths=lengths)
 
 
 def _name_code(name: str) -> int:

@@ -1,10 +1,4 @@
-"""Scratch space of one XPlane read: the tape of builder calls and partitioned record tables.
-
-Why a tape: every time on the timeline counts from the trace's zero, the earliest event of the
-whole file, known only once every event has been decoded. So the reader decodes each batch once,
-records what it hands the TraceBuilder with times still in its own frame (`Tape`), and replays
-the recording with the zero subtracted. A recording stays in memory up to its budget, then goes
-to a scratch file that is read back once, in order.
+"""Scratch space of one XPlane read: partitioned record tables.
 
 Records linked across the whole file (events of one flow id, launches and kernels of one
 correlation id) go to a `Partitioned` table: each row to one of `PARTS` partitions chosen by the
@@ -16,11 +10,10 @@ grouping (they link within a key and sort what they produce).
 
 from __future__ import annotations
 
-import collections
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import BinaryIO
 
 import numpy as np
@@ -86,73 +79,6 @@ def _read(f: BinaryIO) -> tuple[np.ndarray, ...]:
         f.readinto(memoryview(a).cast("B"))  # type: ignore[attr-defined]
         out.append(a)
     return tuple(out)
-
-
-class Tape:
-    """Entries (kind, arrays…) recorded in order and played back once, in the same order.
-
-    An entry whose last arrays are still being made elsewhere (the args a helper process writes)
-    is recorded with `later`, called for them when MAX_WAITING entries wait behind it or at play;
-    entries recorded after it wait too, so the order stays the order of the calls."""
-
-    MAX_WAITING = 8
-
-    def __init__(self, scratch: Scratch, budget: int) -> None:
-        self._scratch = scratch
-        self._budget = budget
-        self._entries: list[tuple[int, tuple[np.ndarray, ...]]] = []
-        self._waiting: collections.deque[
-            tuple[int, tuple[np.ndarray, ...], Callable[[], tuple[np.ndarray, ...]] | None]
-        ] = collections.deque()
-        self._held = 0
-        self._file: BinaryIO | None = None
-        self._spilled = 0
-
-    def record(
-        self, kind: int, *arrays: np.ndarray, later: Callable[[], tuple[np.ndarray, ...]] | None = None
-    ) -> None:
-        if later is None and not self._waiting:
-            self._store(kind, arrays)
-            return
-        self._waiting.append((kind, arrays, later))
-        while len(self._waiting) > self.MAX_WAITING:
-            self._settle()
-
-    def _settle(self) -> None:
-        kind, arrays, later = self._waiting.popleft()
-        self._store(kind, arrays if later is None else (*arrays, *later()))
-
-    def _store(self, kind: int, arrays: tuple[np.ndarray, ...]) -> None:
-        self._entries.append((kind, arrays))
-        self._held += sum(a.nbytes for a in arrays)
-        if self._held > self._budget:
-            if self._file is None:
-                self._file = self._scratch.open("tape.npy")
-            for k, entry in self._entries:
-                _write(self._file, (np.array([k], dtype=np.int64), *entry))
-            self._spilled += len(self._entries)
-            self._entries.clear()
-            self._held = 0
-
-    def play(self) -> Iterator[tuple[int, tuple[np.ndarray, ...]]]:
-        """Every entry in recording order; the tape is empty afterwards."""
-        while self._waiting:
-            self._settle()
-        if self._file is not None:
-            self._file.seek(0)
-            for _ in range(self._spilled):
-                kind, *arrays = _read(self._file)
-                yield int(kind[0]), tuple(arrays)
-            self._file.close()
-            self._file = None
-        entries, self._entries, self._held = self._entries, [], 0
-        yield from entries
-
-    def close(self) -> None:
-        self._waiting.clear()
-        if self._file is not None:
-            self._file.close()
-            self._file = None
 
 
 class Partitioned:
