@@ -98,10 +98,11 @@ def read(
     """Load one `.xplane.pb` file; raises UnreadableProfile only when nothing in it is usable.
 
     `memory_mb` bounds what the reader holds besides one batch of `batch_bytes` (flow records
-    beyond it go to scratch files; the events go to the builder, which has a budget of its own); `scratch_dir` holds those files and the copy of a
-    file that is not local. Inside an ingest both default to the ingest's (`spill.current`: the
-    reader's share of its budget, its temporary entry), elsewhere to MEMORY_MB and the system's
-    temporary directory; `batch_bytes` to BATCH_BYTES, less under a small budget.
+    beyond it go to scratch files; the events go to the builder, which has a budget of its own);
+    `scratch_dir` holds those files and the copy of a file that is not local. Inside an ingest
+    both default to the ingest's (`spill.current`: the reader's share of its budget, its temporary
+    entry), elsewhere to MEMORY_MB and the system's temporary directory; `batch_bytes` to
+    BATCH_BYTES, less under a small budget.
     """
     config = spill.current()
     if scratch_dir is None and config is not None:
