@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -97,7 +98,12 @@ class ReadState:
             self.track_of_ref.append(track)
         return ref
 
-    def add_events(self, refs: Any, *columns: np.ndarray, later: Any = None) -> int:
+    def add_events(
+        self,
+        refs: np.ndarray | int,
+        *columns: np.ndarray,
+        later: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None,
+    ) -> int:
         """Events (track references, start in the frame, dur, name, then args lengths and blob, or
         `later` giving those two): added in order; returns the builder index of the first."""
         first = self.added
@@ -636,7 +642,7 @@ def _lengths_then_blob(args: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray,
 
 def _add_events(
     b: TraceBuilder,
-    refs: Any,
+    refs: np.ndarray | int,
     start: np.ndarray,
     dur: np.ndarray,
     names: np.ndarray,
