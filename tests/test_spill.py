@@ -565,3 +565,19 @@ def test_spilled_xplane_counters_and_flows_settle_like_in_memory(tmp_path):
     trace = read(path, "xplane", spill.IngestMemory(str(tmp_path / "entry"), 1))
     assert spill.is_spilled(trace) and trace.ctr_track.shape[0] > 0 and trace.flow_src.shape[0] > 0
     assert_same_trace(read(path, "xplane"), trace)
+
+
+def test_a_builder_given_up_removes_only_what_it_spilled(tmp_path):
+    """A second builder of a directory spills to a folder of its own; giving it up removes that
+    folder and leaves the first builder's files."""
+    builders = [TraceBuilder("x", "test", spill_dir=str(tmp_path), memory_budget_bytes=1) for _ in range(2)]
+    for b in builders:
+        track = b.track(b.section("s"), "t")
+        b.add_events(track, np.arange(100), np.ones(100, np.int64), np.zeros(100, np.int32))
+        assert b.spilled
+    before = sorted(os.listdir(tmp_path))
+    assert any(name.startswith(f"{spill.SCRATCH_DIR}-") for name in before)
+    builders[1].discard()
+    assert sorted(os.listdir(tmp_path)) == [n for n in before if not n.startswith(f"{spill.SCRATCH_DIR}-")]
+    builders[0].discard()
+    assert os.listdir(tmp_path) == []

@@ -474,16 +474,10 @@ class TraceBuilder:
         self._provisional = False
 
     def discard(self) -> None:
-        """Drop everything added (a reader starting over); a spilled builder removes its files."""
+        """Give this builder up (a reader starting over with a new one): a spilled builder removes
+        the files it wrote, so that the next one owns the directory."""
         if self._spill is not None:
             self._spill.discard()
-        for buffer in (
-            self._ev_chunks, self._args_parts, self._args_lengths, self._flows, self._flow_chunks,
-            self._flow_points, self._point_chunks, self._ctr_chunks,
-        ):  # fmt: skip
-            buffer.clear()
-        self._attachments.clear()
-        self._num_events = self._buffered = self._predicted = 0
 
     # -- finalize -----------------------------------------------------------------------------
     def finalize(self) -> Trace:

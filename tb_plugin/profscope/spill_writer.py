@@ -12,6 +12,7 @@ earlier calls, exactly as the in-memory `finalize()` numbers them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import uuid
@@ -62,6 +63,12 @@ def _regrouped(per_ref: np.ndarray, track_of_ref: np.ndarray) -> np.ndarray:
     return np.bincount(tracks[used], weights=per_ref[used], minlength=size).astype(np.int64)
 
 
+def _settle_records(records: np.ndarray, track_of_ref: np.ndarray, shift_ps: int, time: str) -> None:
+    """Records with a track reference and a time in a reader's frame, made final in place."""
+    records["track"] = track_of_ref[records["track"]]
+    records[time] -= shift_ps
+
+
 def _grow(counts: np.ndarray, add: np.ndarray) -> np.ndarray:
     if add.shape[0] > counts.shape[0]:
         counts = np.concatenate((counts, np.zeros(add.shape[0] - counts.shape[0], np.int64)))
@@ -89,6 +96,7 @@ class Spiller:
         self._ctr_samples: list[np.ndarray] = []
         self.attachment_files: dict[str, str] = {}
         self._files: dict[str, spill.RecordFile] = {}
+        self._own_dir = False  # spilled to a folder of its own (another builder spilled first)
 
     @property
     def flush_limit(self) -> int:
@@ -105,6 +113,7 @@ class Spiller:
             # (the cache write copies them instead of moving them).
             self.out_dir = os.path.join(self.out_dir, f"{spill.SCRATCH_DIR}-{uuid.uuid4().hex}")
             os.makedirs(self.out_dir)
+            self._own_dir = True
         self.scratch = os.path.join(self.out_dir, spill.SCRATCH_DIR)
         os.makedirs(self.scratch)
         for name, dtype in (
@@ -126,7 +135,9 @@ class Spiller:
     def discard(self) -> None:
         """Close and remove every file this builder spilled (its entry's columns included)."""
         self.close()
-        if self.active:
+        if self.active and self._own_dir:
+            shutil.rmtree(self.out_dir, ignore_errors=True)
+        elif self.active:
             shutil.rmtree(self.scratch, ignore_errors=True)
             with contextlib.suppress(FileNotFoundError):
                 os.remove(self.file("blob").path)
@@ -140,20 +151,14 @@ class Spiller:
         self.track_events = _regrouped(self.track_events, track_of_ref)
         self.track_counters = _regrouped(self.track_counters, track_of_ref)
         for sample in (*self._samples, *self._ctr_samples):
-            sample["track"] = track_of_ref[sample["track"]]
-            sample["start"] -= shift_ps
-
-        def events(records: np.ndarray) -> None:
-            records["track"] = track_of_ref[records["track"]]
-            records["start"] -= shift_ps
-
-        def counters(records: np.ndarray) -> None:
-            records["track"] = track_of_ref[records["track"]]
-            records["time"] -= shift_ps
-
+            _settle_records(sample, track_of_ref, shift_ps, "start")
         if self.active:
-            self.file("events").fix_below(self.file("events").count, events)
-            self.file("counters").fix_below(self.file("counters").count, counters)
+            for name, time in (("events", "start"), ("counters", "time")):
+                f = self.file(name)
+                fix = functools.partial(
+                    _settle_records, track_of_ref=track_of_ref, shift_ps=shift_ps, time=time
+                )
+                f.fix_below(f.count, fix)
 
     @property
     def num_events(self) -> int:
