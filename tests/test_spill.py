@@ -80,6 +80,29 @@ def test_a_spilled_trace_and_its_index_equal_the_in_memory_ones(name, fmt, budge
     assert_same_index(memory, spilled, str(tmp_path), budget)
 
 
+@pytest.mark.parametrize(
+    "name,fmt",
+    [("xplane/mi300_jax_conv.xplane.pb", "xplane"), ("kineto/bert_small.pt.trace.json.gz", "chrome_trace")],
+)
+def test_args_event_filled_in_memory_where_one_range_holds_every_index(name, fmt, tmp_path, monkeypatch):
+    """Where all builder indices make one range, `args_event` and the flows given by builder index
+    come from the array filled while pieces are written (no pairs on disk): the same trace."""
+    monkeypatch.setattr(spill_finalize, "PAIR_WORK_BYTES", 1)
+    in_memory = []
+    original = spill_finalize._Finalize._args_event
+
+    def args_event(self: spill_finalize._Finalize) -> int:
+        in_memory.append(self.final_index is not None)
+        return original(self)
+
+    monkeypatch.setattr(spill_finalize._Finalize, "_args_event", args_event)
+    path = DATA / name
+    spilled = read(path, fmt, spill.IngestMemory(str(tmp_path), 1))
+    memory = read(path, fmt)
+    assert in_memory == [True] and memory.flow_src.shape[0]
+    assert_same_trace(memory, spilled)
+
+
 def test_a_track_laid_out_greedily_across_pieces(tmp_path, monkeypatch):
     """bert_small has a track whose slices overlap without nesting: cut in pieces, it is laid out
     again greedily, and still equals the in-memory rows."""

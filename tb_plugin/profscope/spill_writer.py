@@ -1,12 +1,12 @@
 """The files of a spilled `TraceBuilder` and what is known about them while they are written.
 
-Once a builder's in-memory path would outgrow its budget (`spill`), its buffers go to files in add order
-(events, args lengths, flows, flow points, counter samples as fixed-size records in `scratch/`; the
-args bytes straight into the entry's `args_blob.npy`, whose order they keep) and only small
-summaries stay in memory: events, flow points and counter samples per track, flow points per block
-of flow ids, and one event (counter sample) in `spill.SAMPLE_EVERY` as (track, start). Flow ids
-of each `add_flow_points` call are numbered here, in the order of their first point, after those of
-earlier calls, exactly as the in-memory `finalize()` numbers them.
+Once a builder's in-memory path would outgrow its budget (`spill`), its buffers go to files in add
+order (events, flows, flow points, counter samples as fixed-size records in `scratch/`; the args
+bytes straight into the entry's `args_blob.npy`, whose order they keep, and their offsets into
+`args_off.npy`) and only small summaries stay in memory: events, flow points and counter samples per
+track, flow points per block of flow ids, and one event (counter sample) in `spill.SAMPLE_EVERY` as
+(track, start). Flow ids of each `add_flow_points` call are numbered here, in the order of their
+first point, after those of earlier calls, exactly as the in-memory `finalize()` numbers them.
 """
 
 from __future__ import annotations
@@ -118,7 +118,6 @@ class Spiller:
         os.makedirs(self.scratch)
         for name, dtype in (
             ("events", spill.EVENT_RECORD),
-            ("lengths", np.dtype("<i8")),
             ("flows", spill.FLOW_RECORD),
             ("flow_singles", spill.FLOW_RECORD),
             ("points", spill.POINT_RECORD),
@@ -126,6 +125,11 @@ class Spiller:
         ):
             self._files[name] = spill.RecordFile(os.path.join(self.scratch, name), dtype)
         self._files["blob"] = spill.NpyColumn(os.path.join(self.out_dir, "args_blob.npy"), np.dtype(np.uint8))
+        # The entry's `args_off` (0, then each event's end in the blob) is known in add order, as
+        # the events come: written as they come, not kept as lengths to sum at finalize.
+        self._files["args_off"] = spill.NpyColumn(os.path.join(self.out_dir, "args_off.npy"), np.dtype("<i8"))
+        self._files["args_off"].append(np.zeros(1, np.int64))
+        self._args_end = 0
         self.active = True
 
     def close(self) -> None:
@@ -139,8 +143,9 @@ class Spiller:
             shutil.rmtree(self.out_dir, ignore_errors=True)
         elif self.active:
             shutil.rmtree(self.scratch, ignore_errors=True)
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(self.file("blob").path)
+            for name in ("blob", "args_off"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(self.file(name).path)
         self._files.clear()
         self.active = False
 
@@ -229,7 +234,11 @@ class Spiller:
         self.file("events").append(
             _records(spill.EVENT_RECORD, track=track, start=start, dur=dur, name=name, cat=cat)
         )
-        self.file("lengths").append(lengths)
+        ends = np.cumsum(lengths)
+        ends += self._args_end
+        self.file("args_off").append(ends)
+        if n:
+            self._args_end = int(ends[-1])
         if n:
             self.track_events = _grow(self.track_events, np.bincount(track))
             pick = np.arange((-first) % spill.SAMPLE_EVERY, n, spill.SAMPLE_EVERY)

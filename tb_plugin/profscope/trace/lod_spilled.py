@@ -38,8 +38,17 @@ EVENT_WORK_BYTES = 160
 ORDER_WORK_BYTES = 140
 FLOW_WORK_BYTES = 48
 MIN_CAPACITY_BYTES = 64 << 10
-ORDER_RECORD = np.dtype([("start", "<i8"), ("idx", "<i8"), ("dur", "<i8"), ("row", "<i8"), ("group", "i1")])
 FLOW_PAIR = np.dtype([("pos", "<i8"), ("end", "<i8")])
+
+
+def order_record(num_events: int, num_rows: int) -> np.dtype:
+    """The record an event goes to the order pieces as: event index and row in 4 bytes where
+    they fit (25 bytes, not 33: these records are written and read back once per event)."""
+    idx = "<i4" if num_events <= np.iinfo(np.int32).max else "<i8"
+    row = "<i4" if num_rows <= np.iinfo(np.int32).max else "<i8"
+    return np.dtype([("start", "<i8"), ("dur", "<i8"), ("idx", idx), ("row", row), ("group", "i1")])
+
+
 _TOP = lod.TOP_LEVEL
 
 
@@ -212,21 +221,22 @@ class _Build:
     def _order(self) -> dict[str, np.ndarray]:
         cost = self.group_counts * ORDER_WORK_BYTES
         plan = spill_sort.plan(cost, self.capacity, self.samples[0], self.samples[1])
-        buckets = Buckets(self.scratch, "order", ORDER_RECORD, len(plan))
+        record = order_record(self.n, int(self.row_base[-1]))
+        buckets = Buckets(self.scratch, "order", record, len(plan))
         for lo in range(0, self.n, self.rows):
             hi = min(lo + self.rows, self.n)
             s, d, t, dep = self.events.chunk(lo, hi)
             group = self.vis.read(lo, hi).astype(np.int64) + 1
-            rec = np.empty(s.shape[0], ORDER_RECORD)
+            rec = np.empty(s.shape[0], record)
             rec["start"], rec["dur"] = s, d
-            rec["idx"] = np.arange(lo, hi, dtype=np.int64)
+            rec["idx"] = np.arange(lo, hi, dtype=record["idx"])
             rec["row"] = self.row_base[t] + dep
             rec["group"] = group
             buckets.add(plan.assign(group, s), rec)
         self.vis.remove()
         order = self._column("order", np.int64, self.n)
         order_start = self._column("order_start", np.int64, self.n)
-        self.order_row = RecordFile(os.path.join(self.scratch, "order_row"), np.dtype(np.int64))
+        self.order_row = RecordFile(os.path.join(self.scratch, "order_row"), record["row"])
         self.order_dur = RecordFile(os.path.join(self.scratch, "order_dur"), np.dtype(np.int64))
         offset = 0
         for p in buckets:
