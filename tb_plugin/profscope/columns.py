@@ -470,7 +470,10 @@ class TraceBuilder:
         self._ev_chunks[:] = [(tracks(t), s - shift_ps, d, n, c) for t, s, d, n, c in self._ev_chunks]
         self._ctr_chunks[:] = [(tracks(t), time - shift_ps, v) for t, time, v in self._ctr_chunks]
         if self._spill is not None:
-            self._spill.settle(track_of_ref, shift_ps)
+            try:
+                self._spill.settle(track_of_ref, shift_ps)
+            except OSError as e:
+                raise spill.SpillWriteError(e) from e
         self._provisional = False
 
     def discard(self) -> None:

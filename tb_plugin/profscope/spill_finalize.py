@@ -120,6 +120,7 @@ class _Finalize:
         sp = b._spill
         assert sp is not None and sp.active
         sp.flush(b)
+        sp.wait()
         self.b, self.sp = b, sp
         self.n = sp.num_events
         self.num_tracks = len(b._tracks)

@@ -12,9 +12,11 @@ first point, after those of earlier calls, exactly as the in-memory `finalize()`
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import shutil
+import threading
 import uuid
 from collections import Counter
 from typing import Any, Protocol
@@ -76,8 +78,48 @@ def _grow(counts: np.ndarray, add: np.ndarray) -> np.ndarray:
     return counts
 
 
+@dataclasses.dataclass
+class _Batch:
+    """The buffers one `flush` took from the builder, and the track ids it had made by then."""
+
+    made: int
+    events: list[tuple[np.ndarray, ...]]
+    lengths: list[np.ndarray]
+    args: list[np.ndarray]
+    flow_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+    flows: list[tuple[int, int, int]]
+    points: list[tuple[np.ndarray, ...]]
+    counters: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+    attachments: dict[str, bytes]
+
+    @classmethod
+    def take(cls, b: Buffers) -> _Batch:
+        batch = cls(
+            spill.MAX_TRACKS if b._provisional else len(b._tracks),
+            b._ev_chunks,
+            b._args_lengths,
+            b._args_parts,
+            b._flow_chunks,
+            b._flows,
+            b._point_chunks,
+            b._ctr_chunks,
+            b._attachments,
+        )
+        b._ev_chunks, b._args_lengths, b._args_parts, b._flow_chunks = [], [], [], []
+        b._flows, b._point_chunks, b._ctr_chunks, b._attachments = [], [], [], {}
+        b._buffered = 0
+        return batch
+
+
 class Spiller:
-    """Spill files and summaries of one builder; `flush` moves the builder's buffers into them."""
+    """Spill files and summaries of one builder; `flush` moves the builder's buffers into them.
+
+    A flush hands the buffers to a thread that writes them while the reader goes on: most of a
+    write is the kernel finding pages for the file (about 2.5 s per GiB of memory not touched
+    recently on the 2-core VM), which a reader alone on its core waits through otherwise (the
+    Chrome reader's assembly). One batch is written at a time (the next flush waits for it), so
+    the builder holds at most two flush limits of buffers; whatever reads or changes the files or
+    the summaries (`wait`) waits for it first, and an error writing it is raised there."""
 
     def __init__(self, out_dir: str, budget: int) -> None:
         if budget <= 0:
@@ -97,6 +139,8 @@ class Spiller:
         self.attachment_files: dict[str, str] = {}
         self._files: dict[str, spill.RecordFile] = {}
         self._own_dir = False  # spilled to a folder of its own (another builder spilled first)
+        self._writing: threading.Thread | None = None
+        self._error: BaseException | None = None
 
     @property
     def flush_limit(self) -> int:
@@ -133,6 +177,8 @@ class Spiller:
         self.active = True
 
     def close(self) -> None:
+        with contextlib.suppress(Exception):  # closing after a failed write
+            self.wait()
         for f in self._files.values():
             f.close()
 
@@ -153,6 +199,7 @@ class Spiller:
         """The events and counter samples spilled so far named their track by a reference into
         `track_of_ref` and counted time from `shift_ps` before the trace's zero (`TraceBuilder.settle`):
         the summaries are regrouped by track now, the files read through the same change."""
+        self.wait()
         self.track_events = _regrouped(self.track_events, track_of_ref)
         self.track_counters = _regrouped(self.track_counters, track_of_ref)
         for sample in (*self._samples, *self._ctr_samples):
@@ -167,6 +214,7 @@ class Spiller:
 
     @property
     def num_events(self) -> int:
+        """Events in the files (after `wait`)."""
         return self.file("events").count
 
     def samples(self) -> np.ndarray:
@@ -178,39 +226,57 @@ class Spiller:
 
     # -- moving buffers to files --------------------------------------------------------------
     def flush(self, b: Buffers) -> None:
-        """Append every buffer of `b` to the files and empty them (flow points added one by one stay:
-        their keys are arbitrary objects, numbered at finalize)."""
-        made = spill.MAX_TRACKS if b._provisional else len(b._tracks)
-        for (track, start, dur, name, cat), lengths in zip(b._ev_chunks, b._args_lengths):
-            self._add_events(track, start, dur, name, cat, lengths, made)
-        b._ev_chunks.clear()
-        b._args_lengths.clear()
+        """Take every buffer of `b` (emptying them) for the writing thread, once the batch before
+        is written (flow points added one by one stay: their keys are arbitrary objects,
+        numbered at finalize)."""
+        batch = _Batch.take(b)
+        self.wait()
+        self._writing = threading.Thread(
+            target=self._write, args=(batch,), name="profscope-spill", daemon=True
+        )
+        self._writing.start()
+
+    def wait(self) -> None:
+        """Wait until the batch being written is in the files; raise the error that stopped it."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.join()
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def _write(self, batch: _Batch) -> None:
+        try:
+            self._write_batch(batch)
+        except BaseException as e:  # raised in the builder's thread by `wait`
+            self._error = e
+
+    def _write_batch(self, batch: _Batch) -> None:
+        for (track, start, dur, name, cat), lengths in zip(batch.events, batch.lengths):
+            self._add_events(track, start, dur, name, cat, lengths, batch.made)
         blob = self.file("blob")
-        for part in b._args_parts:
+        for part in batch.args:
             blob.append(part)
             self.blob_bytes += part.shape[0]
-        b._args_parts.clear()
-        for s, d, n in b._flow_chunks:
+        for s, d, n in batch.flow_chunks:
             self.file("flows").append(_records(spill.FLOW_RECORD, src=s, dst=d, name=n))
-        b._flow_chunks.clear()
-        if b._flows:
-            given = np.asarray(b._flows, dtype=np.int64).reshape(-1, 3)
+        if batch.flows:
+            given = np.asarray(batch.flows, dtype=np.int64).reshape(-1, 3)
             self.file("flow_singles").append(
                 _records(spill.FLOW_RECORD, src=given[:, 0], dst=given[:, 1], name=given[:, 2])
             )
-            b._flows.clear()
-        for chunk in b._point_chunks:
-            self._add_points(*chunk, made)
-        b._point_chunks.clear()
-        for track, time, value in b._ctr_chunks:
-            self._add_counters(track, time, value, made)
-        b._ctr_chunks.clear()
-        for name, data in b._attachments.items():
-            self.attach(name, data)
-        b._attachments.clear()
-        b._buffered = 0
+        for chunk in batch.points:
+            self._add_points(*chunk, batch.made)
+        for track, time, value in batch.counters:
+            self._add_counters(track, time, value, batch.made)
+        for name, data in batch.attachments.items():
+            self._attach_file(name, data)
 
     def attach(self, name: str, data: bytes) -> None:
+        self.wait()  # a batch's attachment of the same name came first
+        self._attach_file(name, data)
+
+    def _attach_file(self, name: str, data: bytes) -> None:
         path = os.path.join(self.scratch, "attachments", *name.split("/"))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as f:
