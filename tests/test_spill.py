@@ -604,3 +604,25 @@ def test_a_builder_given_up_removes_only_what_it_spilled(tmp_path):
     assert sorted(os.listdir(tmp_path)) == [n for n in before if not n.startswith(f"{spill.SCRATCH_DIR}-")]
     builders[0].discard()
     assert os.listdir(tmp_path) == []
+
+
+def test_a_write_failing_on_the_spill_thread_is_raised_to_the_builder(tmp_path, monkeypatch):
+    """A flush's thread cannot write (a full disk): the builder's next flush raises the error
+    as a SpillWriteError, and nothing waits forever."""
+    real = spill._write_all
+
+    def full_disk(f: Any, offset: int, values: np.ndarray) -> None:
+        if values.nbytes > 4096:  # the .npy headers still go in
+            raise OSError(28, "No space left on device")
+        real(f, offset, values)
+
+    monkeypatch.setattr(spill, "_write_all", full_disk)
+    b = TraceBuilder("x", "test", spill_dir=str(tmp_path), memory_budget_bytes=1 << 20)
+    track = b.track(b.section("host", "cpu"), "t")
+    n = 10_000
+    with pytest.raises(spill.SpillWriteError) as caught:
+        for i in range(100):
+            b.add_events(np.full(n, track), np.arange(n) * 10 + i * 10 * n, np.ones(n), np.zeros(n, np.int64))
+        b.finalize()
+    assert "No space left" in str(caught.value) and isinstance(caught.value.error, OSError)
+    assert b.spilled
