@@ -289,26 +289,18 @@ def test_a_full_disk_is_the_machines_fault_not_the_traces(
     """Writing the chunks fails: the ingest is told it is the temporary directory (SpillWriteError,
     no OSError that readers turn into "unreadable file"), and the directory is left empty."""
     tiny(monkeypatch, chunk=64 << 10)
-    real = chrome_spill.tempfile.TemporaryFile
+    real = chrome_spill._pwrite_all
+    room = [100 << 10]
 
-    class Full:
-        """A temporary file that takes 100 kB, then reports a full disk."""
+    def full_disk(fd: int, piece: Any, at: int) -> None:
+        """Takes 100 kB, then reports a full disk (on the thread that writes behind, too)."""
+        n = memoryview(piece).nbytes
+        if n > room[0]:
+            raise OSError(28, "No space left on device")
+        room[0] -= n
+        real(fd, piece, at)
 
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            self._file = real(*args, **kwargs)
-            self._room = 100 << 10
-
-        def write(self, data: Any) -> int:
-            n = memoryview(data).nbytes
-            if n > self._room:
-                raise OSError(28, "No space left on device")
-            self._room -= n
-            return self._file.write(data)
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(self._file, name)
-
-    monkeypatch.setattr(chrome_spill.tempfile, "TemporaryFile", Full)
+    monkeypatch.setattr(chrome_spill, "_pwrite_all", full_disk)
     spill_dir = tmp_path / "scratch"
     spill_dir.mkdir()
     budget = spill.IngestMemory(str(spill_dir), 64 << 20, reader_bytes=64 << 20)

@@ -114,7 +114,8 @@ class SimpleEvents:
                 damage.skipped["events more than 25 days away from the rest of the trace"] += dropped
             keys = c.kmap[e["track"]]
             name = c.smap[e["name"]]
-            kept = np.flatnonzero(ok)
+            # Every event kept (the usual case): views, not copies.
+            kept: slice | np.ndarray = slice(None) if not dropped else np.flatnonzero(ok)
             first = builder.add_events(
                 layout.track_of_key[keys[kept]],
                 start[kept],
@@ -124,9 +125,12 @@ class SimpleEvents:
                 args_blob=select_args(c.args("ev"), e["alen"], ok),
                 args_lengths=e["alen"][kept],
             )
-            index = np.full(n, -1, np.int64)
-            index[kept] = first + np.arange(kept.shape[0])
-            if kept.shape[0]:
+            if dropped:
+                index = np.full(n, -1, np.int64)
+                index[kept] = first + np.arange(n - dropped)
+            else:
+                index = first + np.arange(n, dtype=np.int64)
+            if n - dropped:
                 self.end_ps = max(self.end_ps, int((start[kept] + e["dur"][kept]).max()))
             if step_ids:
                 is_step = is_step_name[name] & ok & ~layout.device_key[keys]

@@ -130,7 +130,9 @@ def _decode(
     their chunks go to temporary files, added to `spills`."""
     chunk_bytes, directory = chrome_spill.budget()
     collector = ColumnCollector()
-    collector.spill = SpillFile.create(directory)
+    # Written behind by a thread (one chunk waiting at most): while decoding this process shares
+    # the cores with the helper, but while assembling it is alone, writing link and flow records.
+    collector.spill = SpillFile.create(directory, behind_bytes=chunk_bytes)
     spills.append(collector.spill)
     parallel = not gz and total >= PARALLEL_MIN_BYTES and chrome_helper.can_read(fs)
     helper = _start_helper(directory, chunk_bytes) if parallel else None

@@ -18,9 +18,11 @@ raises `spill.SpillWriteError` (the machine's fault, not the trace's).
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import tempfile
+import threading
 from typing import Any
 
 import numpy as np
@@ -78,16 +80,100 @@ def budget() -> tuple[int, str | None]:
     return chunk, config.spill_dir
 
 
+def _pwrite_all(fd: int, piece: Any, at: int) -> None:
+    view = memoryview(piece).cast("B")
+    while view.nbytes:
+        done = os.pwrite(fd, view, at)
+        view, at = view[done:], at + done
+
+
+class _WriteBehind:
+    """A thread that writes a file's appends in the order given, while their writer goes on.
+
+    Most of a write is the kernel finding pages for the file (about 2.5 s per GiB of memory not
+    touched recently on the 2-core VM); the reader's assembly runs alone on its core and would
+    wait through it. At most `limit` bytes wait to be written (`put` blocks beyond), and a
+    read waits only until the bytes it asks for are written (appends are written in order)."""
+
+    def __init__(self, fd: int, limit: int) -> None:
+        self._fd = fd
+        self._limit = limit
+        self._queue: collections.deque[tuple[int, list[Any], int]] = collections.deque()
+        self._waiting = 0  # bytes queued, not yet written
+        self._written = 0  # every byte below this offset is in the file
+        self._stopping = False
+        self.error: OSError | None = None
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="profscope-chunks", daemon=True)
+        self._thread.start()
+
+    def put(self, at: int, pieces: list[Any], size: int) -> None:
+        with self._changed:
+            while self._waiting and self._waiting + size > self._limit and self.error is None:
+                self._changed.wait()
+            self._raise()
+            self._queue.append((at, pieces, size))
+            self._waiting += size
+            self._changed.notify_all()
+
+    def wait_for(self, end: int) -> None:
+        """Return once the bytes below offset `end` are written."""
+        with self._changed:
+            while self._written < end and self.error is None and (self._queue or self._waiting):
+                self._changed.wait()
+            self._raise()
+
+    def close(self) -> None:
+        with self._changed:
+            self._stopping = True
+            self._changed.notify_all()
+        self._thread.join()
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                while not self._queue and not self._stopping:
+                    self._changed.wait()
+                if not self._queue:
+                    return
+                at, pieces, size = self._queue[0]
+            try:
+                if self.error is None:
+                    for piece in pieces:
+                        _pwrite_all(self._fd, piece, at)
+                        at += memoryview(piece).nbytes
+            except OSError as exc:
+                self.error = exc
+            with self._changed:
+                self._queue.popleft()
+                self._waiting -= size
+                if self.error is None:
+                    self._written = at
+                self._changed.notify_all()
+
+
 class SpillFile:
     """An unnamed temporary file that chunks are appended to and read back from.
 
     `fd` writes into a file another process created (the helper writes where its parent reads);
     without it a new file is made in `directory` (default: the system's temporary directory),
     nameless where the OS allows (`tempfile.TemporaryFile`), so nothing is left behind whatever
-    happens to the process.
+    happens to the process. With `behind_bytes`, appends are written by a thread of their own
+    (`_WriteBehind`, that many bytes waiting at most): the arrays given to `write` are not
+    changed afterwards by their owner.
     """
 
-    def __init__(self, fd: int | None = None, memory: bool = False, directory: str | None = None) -> None:
+    def __init__(
+        self,
+        fd: int | None = None,
+        memory: bool = False,
+        directory: str | None = None,
+        behind_bytes: int = 0,
+    ) -> None:
         self._arrays: dict[int, np.ndarray] | None = {} if memory else None
         self._file: Any = None
         self._where = directory or tempfile.gettempdir()
@@ -96,13 +182,16 @@ class SpillFile:
                 self._file = tempfile.TemporaryFile(buffering=0, dir=directory)  # noqa: SIM115 - closed by close()
             else:
                 self._file = os.fdopen(fd, "r+b", buffering=0)
+        self._behind = (
+            _WriteBehind(self._file.fileno(), behind_bytes) if behind_bytes and not memory else None
+        )
         self._end = 0
 
     @classmethod
-    def create(cls, directory: str | None = None) -> SpillFile:
+    def create(cls, directory: str | None = None, behind_bytes: int = 0) -> SpillFile:
         """A new temporary file, or chunks kept in memory where none can be made."""
         try:
-            return cls(directory=directory)
+            return cls(directory=directory, behind_bytes=behind_bytes)
         except OSError:
             _log.warning(
                 "no temporary file in %s: the reader keeps its columns in memory", directory, exc_info=True
@@ -123,7 +212,7 @@ class SpillFile:
     def _put(self, column: Column) -> tuple[int, str, int]:
         at = self._end
         if isinstance(column, list):
-            pieces: list[Any] = column
+            pieces: list[Any] = list(column)  # the caller empties its list once written
             dtype, count = "u1", sum(map(len, column))
         else:
             column = np.ascontiguousarray(column)
@@ -134,19 +223,31 @@ class SpillFile:
             self._arrays[at] = data if isinstance(data, np.ndarray) else np.frombuffer(data, np.uint8)
             self._end += 1
             return at, dtype, count
+        size = sum(memoryview(p).nbytes for p in pieces)
         try:
-            self._file.seek(at)
-            for piece in pieces:
-                view = memoryview(piece)
-                while view.nbytes:
-                    view = view[self._file.write(view) :]
+            if self._behind is not None:
+                self._behind.put(at, pieces, size)
+            else:
+                for piece in pieces:
+                    _pwrite_all(self._file.fileno(), piece, at)
+                    at += memoryview(piece).nbytes
         except OSError as exc:
             raise spill.SpillWriteError(
                 OSError(exc.errno, f"writing the reader's temporary columns in {self._where}: {exc.strerror}")
             ) from exc
-        size = sum(memoryview(p).nbytes for p in pieces)
         self._end += size
-        return at, dtype, count
+        return self._end - size, dtype, count
+
+    def _written(self, end: int) -> None:
+        """Wait until the bytes below `end` are in the file (written behind)."""
+        if self._behind is None:
+            return
+        try:
+            self._behind.wait_for(end)
+        except OSError as exc:
+            raise spill.SpillWriteError(
+                OSError(exc.errno, f"writing the reader's temporary columns in {self._where}: {exc.strerror}")
+            ) from exc
 
     def read(self, ref: ChunkRef, table: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
         """Columns `names` of one table of a chunk, as fresh arrays."""
@@ -159,6 +260,7 @@ class SpillFile:
         if self._arrays is not None:
             return self._arrays[at].tobytes()
         size = count * np.dtype(dtype).itemsize
+        self._written(at + size)
         try:
             self._file.seek(at)
             data = self._file.read(size)
@@ -176,6 +278,7 @@ class SpillFile:
         if self._arrays is not None:
             return self._arrays[at]
         out = np.empty(count * kind.itemsize, np.uint8)
+        self._written(at + out.shape[0])
         try:
             if out.shape[0]:
                 self._file.seek(at)
@@ -190,6 +293,9 @@ class SpillFile:
         return out.view(kind)
 
     def close(self) -> None:
+        if self._behind is not None:
+            self._behind.close()
+            self._behind = None
         if self._file is not None:
             self._file.close()
             self._file = None
