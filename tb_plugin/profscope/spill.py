@@ -15,7 +15,8 @@ Budget arithmetic (B = the builder's budget):
   are held twice while `finalize()` joins them). Below that nothing changes;
 - past it the builder spills: its buffers (36 B per event, the args bytes, 24 per flow, 41 per flow
   point, 20 per counter sample, the attachments) are appended to files, and later ones each time
-  they reach B / FLUSH_DIVISOR; `spill_finalize` then sorts from the files in pieces of about B.
+  they reach B / FLUSH_DIVISOR, by a thread while the next fill (so at most 2 B / FLUSH_DIVISOR
+  are held); `spill_finalize` then sorts from the files in pieces of about B.
 """
 
 from __future__ import annotations
