@@ -289,7 +289,7 @@ def test_a_full_disk_is_the_machines_fault_not_the_traces(
     """Writing the chunks fails: the ingest is told it is the temporary directory (SpillWriteError,
     no OSError that readers turn into "unreadable file"), and the directory is left empty."""
     tiny(monkeypatch, chunk=64 << 10)
-    real = chrome_spill._pwrite_all
+    real = spill.pwrite_all
     room = [100 << 10]
 
     def full_disk(fd: int, piece: Any, at: int) -> None:
@@ -300,7 +300,7 @@ def test_a_full_disk_is_the_machines_fault_not_the_traces(
         room[0] -= n
         real(fd, piece, at)
 
-    monkeypatch.setattr(chrome_spill, "_pwrite_all", full_disk)
+    monkeypatch.setattr(spill, "pwrite_all", full_disk)
     spill_dir = tmp_path / "scratch"
     spill_dir.mkdir()
     budget = spill.IngestMemory(str(spill_dir), 64 << 20, reader_bytes=64 << 20)

@@ -16,6 +16,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -626,3 +627,38 @@ def test_a_write_failing_on_the_spill_thread_is_raised_to_the_builder(tmp_path, 
         b.finalize()
     assert "No space left" in str(caught.value) and isinstance(caught.value.error, OSError)
     assert b.spilled
+
+
+def _writers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "profscope-write-behind"]
+
+
+def test_writes_behind_land_in_order_and_their_thread_ends_when_idle(tmp_path):
+    path = tmp_path / "chunks"
+    path.write_bytes(b"")
+    fd = os.open(path, os.O_RDWR)
+    try:
+        behind = spill.WriteBehind(limit=64)  # a few writes waiting at most: `put` waits too
+        pieces = [bytes([i]) * 10 for i in range(50)]
+        for i, piece in enumerate(pieces):
+            behind.put(fd, 10 * i, [piece[:4], piece[4:]], 10)
+        behind.wait_below(250)
+        assert os.pread(fd, 250, 0) == b"".join(pieces[:25])
+        behind.drain()
+        assert path.read_bytes() == b"".join(pieces)
+    finally:
+        os.close(fd)
+    deadline = time.monotonic() + 5
+    while _writers() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _writers()
+
+
+def test_a_write_behind_that_fails_is_raised_by_the_next_call(tmp_path):
+    behind = spill.WriteBehind(limit=1 << 20)
+    behind.put(str(tmp_path / "no such folder" / "bucket-0"), 0, [b"records"], 7)
+    with pytest.raises(FileNotFoundError):
+        behind.drain()
+    with pytest.raises(FileNotFoundError):
+        behind.put(str(tmp_path / "bucket-1"), 0, [b"more"], 4)
+    assert not (tmp_path / "bucket-1").exists()

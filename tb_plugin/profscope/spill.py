@@ -21,12 +21,14 @@ Budget arithmetic (B = the builder's budget):
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import contextvars
 import dataclasses
 import io
 import os
 import shutil
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -148,6 +150,94 @@ def _write_all(f: Any, offset: int, values: np.ndarray) -> None:
     while view.nbytes:
         done = os.pwrite(fd, view, offset)
         view, offset = view[done:], offset + done
+
+
+def pwrite_all(fd: int, piece: Any, at: int) -> None:
+    """Write all of `piece` (a buffer) at offset `at` of `fd`."""
+    view = memoryview(piece).cast("B")
+    while view.nbytes:
+        done = os.pwrite(fd, view, at)
+        view, at = view[done:], at + done
+
+
+class WriteBehind:
+    """Writes handed over in order, done by a thread while their writer goes on.
+
+    Most of writing a scratch file is the kernel finding pages for it (about 2.5 s per GiB of
+    memory not touched recently on the 2-core VM), which a step alone on its core (the Chrome
+    reader's assembly, a partition pass) would otherwise wait through. At most `limit` bytes wait
+    (`put` blocks beyond); the thread runs while there is something to write, so nothing needs
+    closing. A write that fails stops the ones after it, and its error is raised by the next
+    `put`, `wait_below` or `drain`. A target is a file descriptor, or a path opened for the write.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._queue: collections.deque[tuple[int | str, int, list[Any], int]] = collections.deque()
+        self._waiting = 0  # bytes handed over, not yet written
+        self._running = False
+        self._error: BaseException | None = None
+        self._changed = threading.Condition()
+
+    def put(self, target: int | str, at: int, pieces: list[Any], size: int) -> None:
+        """Write `pieces` one after another from offset `at` of `target`; they are not changed
+        afterwards by their owner."""
+        with self._changed:
+            while self._waiting and self._waiting + size > self._limit and self._error is None:
+                self._changed.wait()
+            self._raise()
+            self._queue.append((target, at, pieces, size))
+            self._waiting += size
+            if not self._running:
+                self._running = True
+                threading.Thread(target=self._run, name="profscope-write-behind", daemon=True).start()
+
+    def wait_below(self, end: int) -> None:
+        """Wait until every write starting below offset `end` is done (appends to one target,
+        handed over in file order)."""
+        with self._changed:
+            while self._queue and self._queue[0][1] < end and self._error is None:
+                self._changed.wait()
+            self._raise()
+
+    def drain(self) -> None:
+        """Wait until everything handed over is written."""
+        with self._changed:
+            while self._queue and self._error is None:
+                self._changed.wait()
+            self._raise()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                if not self._queue:
+                    self._running = False
+                    return
+                target, at, pieces, size = self._queue[0]
+            if self._error is None:
+                try:
+                    _write_pieces(target, at, pieces)
+                except BaseException as exc:  # raised to the writer, never lost with the thread
+                    self._error = exc
+            with self._changed:
+                self._queue.popleft()
+                self._waiting -= size
+                self._changed.notify_all()
+
+
+def _write_pieces(target: int | str, at: int, pieces: list[Any]) -> None:
+    fd = target if isinstance(target, int) else os.open(target, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for piece in pieces:
+            pwrite_all(fd, piece, at)
+            at += memoryview(piece).nbytes
+    finally:
+        if not isinstance(target, int):
+            os.close(fd)
 
 
 class RecordFile:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from profscope.spill import RecordFile
+from profscope.spill import RecordFile, WriteBehind
 
 # A track cut by time is cut into pieces filled to this share of the capacity (the sample's
 # quantiles are estimates).
@@ -117,13 +117,17 @@ def range_plan(counts: np.ndarray, capacity_rows: int) -> list[tuple[int, int]]:
 
 
 class Buckets:
-    """Records scattered into numbered files, each read back whole in the order it got them."""
+    """Records scattered into numbered files, each read back whole in the order it got them; the
+    files are written behind (`WriteBehind`, at most `BEHIND_BYTES` waiting) until one is read."""
+
+    BEHIND_BYTES = 16 << 20
 
     def __init__(self, folder: str, name: str, dtype: np.dtype, count: int) -> None:
         self.dtype = np.dtype(dtype)
         self._folder = folder
         self._name = name
         self.sizes = np.zeros(count, dtype=np.int64)
+        self._behind = WriteBehind(self.BEHIND_BYTES)
 
     def _path(self, i: int) -> str:
         return os.path.join(self._folder, f"{self._name}-{i}")
@@ -139,14 +143,15 @@ class Buckets:
         his = np.concatenate((cut, [order.shape[0]]))
         for lo, hi in zip(los.tolist(), his.tolist()):
             i = int(sorted_which[lo])
-            with open(self._path(i), "ab") as f:
-                f.write(memoryview(records[order[lo:hi]]).cast("B"))
+            part = records[order[lo:hi]]
+            self._behind.put(self._path(i), int(self.sizes[i]) * self.dtype.itemsize, [part], part.nbytes)
             self.sizes[i] += hi - lo
 
     def load(self, i: int, keep: bool = False) -> np.ndarray:
         """Bucket `i`'s records (its file removed unless `keep`)."""
         if self.sizes[i] == 0:
             return np.zeros(0, self.dtype)
+        self._behind.drain()
         path = self._path(i)
         out = np.fromfile(path, dtype=self.dtype)
         if not keep:

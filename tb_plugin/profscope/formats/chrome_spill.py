@@ -18,11 +18,10 @@ raises `spill.SpillWriteError` (the machine's fault, not the trace's).
 
 from __future__ import annotations
 
-import collections
+import contextlib
 import logging
 import os
 import tempfile
-import threading
 from typing import Any
 
 import numpy as np
@@ -80,82 +79,6 @@ def budget() -> tuple[int, str | None]:
     return chunk, config.spill_dir
 
 
-def _pwrite_all(fd: int, piece: Any, at: int) -> None:
-    view = memoryview(piece).cast("B")
-    while view.nbytes:
-        done = os.pwrite(fd, view, at)
-        view, at = view[done:], at + done
-
-
-class _WriteBehind:
-    """A thread that writes a file's appends in the order given, while their writer goes on.
-
-    Most of a write is the kernel finding pages for the file (about 2.5 s per GiB of memory not
-    touched recently on the 2-core VM); the reader's assembly runs alone on its core and would
-    wait through it. At most `limit` bytes wait to be written (`put` blocks beyond), and a
-    read waits only until the bytes it asks for are written (appends are written in order)."""
-
-    def __init__(self, fd: int, limit: int) -> None:
-        self._fd = fd
-        self._limit = limit
-        self._queue: collections.deque[tuple[int, list[Any], int]] = collections.deque()
-        self._waiting = 0  # bytes queued, not yet written
-        self._written = 0  # every byte below this offset is in the file
-        self._stopping = False
-        self.error: OSError | None = None
-        self._changed = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name="profscope-chunks", daemon=True)
-        self._thread.start()
-
-    def put(self, at: int, pieces: list[Any], size: int) -> None:
-        with self._changed:
-            while self._waiting and self._waiting + size > self._limit and self.error is None:
-                self._changed.wait()
-            self._raise()
-            self._queue.append((at, pieces, size))
-            self._waiting += size
-            self._changed.notify_all()
-
-    def wait_for(self, end: int) -> None:
-        """Return once the bytes below offset `end` are written."""
-        with self._changed:
-            while self._written < end and self.error is None and (self._queue or self._waiting):
-                self._changed.wait()
-            self._raise()
-
-    def close(self) -> None:
-        with self._changed:
-            self._stopping = True
-            self._changed.notify_all()
-        self._thread.join()
-
-    def _raise(self) -> None:
-        if self.error is not None:
-            raise self.error
-
-    def _run(self) -> None:
-        while True:
-            with self._changed:
-                while not self._queue and not self._stopping:
-                    self._changed.wait()
-                if not self._queue:
-                    return
-                at, pieces, size = self._queue[0]
-            try:
-                if self.error is None:
-                    for piece in pieces:
-                        _pwrite_all(self._fd, piece, at)
-                        at += memoryview(piece).nbytes
-            except OSError as exc:
-                self.error = exc
-            with self._changed:
-                self._queue.popleft()
-                self._waiting -= size
-                if self.error is None:
-                    self._written = at
-                self._changed.notify_all()
-
-
 class SpillFile:
     """An unnamed temporary file that chunks are appended to and read back from.
 
@@ -163,7 +86,7 @@ class SpillFile:
     without it a new file is made in `directory` (default: the system's temporary directory),
     nameless where the OS allows (`tempfile.TemporaryFile`), so nothing is left behind whatever
     happens to the process. With `behind_bytes`, appends are written by a thread of their own
-    (`_WriteBehind`, that many bytes waiting at most): the arrays given to `write` are not
+    (`spill.WriteBehind`, that many bytes waiting at most): the arrays given to `write` are not
     changed afterwards by their owner.
     """
 
@@ -182,9 +105,7 @@ class SpillFile:
                 self._file = tempfile.TemporaryFile(buffering=0, dir=directory)  # noqa: SIM115 - closed by close()
             else:
                 self._file = os.fdopen(fd, "r+b", buffering=0)
-        self._behind = (
-            _WriteBehind(self._file.fileno(), behind_bytes) if behind_bytes and not memory else None
-        )
+        self._behind = spill.WriteBehind(behind_bytes) if behind_bytes and not memory else None
         self._end = 0
 
     @classmethod
@@ -226,10 +147,10 @@ class SpillFile:
         size = sum(memoryview(p).nbytes for p in pieces)
         try:
             if self._behind is not None:
-                self._behind.put(at, pieces, size)
+                self._behind.put(self._file.fileno(), at, pieces, size)
             else:
                 for piece in pieces:
-                    _pwrite_all(self._file.fileno(), piece, at)
+                    spill.pwrite_all(self._file.fileno(), piece, at)
                     at += memoryview(piece).nbytes
         except OSError as exc:
             raise spill.SpillWriteError(
@@ -243,7 +164,7 @@ class SpillFile:
         if self._behind is None:
             return
         try:
-            self._behind.wait_for(end)
+            self._behind.wait_below(end)
         except OSError as exc:
             raise spill.SpillWriteError(
                 OSError(exc.errno, f"writing the reader's temporary columns in {self._where}: {exc.strerror}")
@@ -294,7 +215,8 @@ class SpillFile:
 
     def close(self) -> None:
         if self._behind is not None:
-            self._behind.close()
+            with contextlib.suppress(OSError):  # closing after a failed write
+                self._behind.drain()
             self._behind = None
         if self._file is not None:
             self._file.close()
