@@ -641,7 +641,7 @@ def test_writes_behind_land_in_order_and_their_thread_ends_when_idle(tmp_path):
         behind = spill.WriteBehind(limit=64)  # a few writes waiting at most: `put` waits too
         pieces = [bytes([i]) * 10 for i in range(50)]
         for i, piece in enumerate(pieces):
-            behind.put(fd, 10 * i, [piece[:4], piece[4:]], 10)
+            behind.put(fd, 10 * i, [piece[:4], piece[4:]])
         behind.wait_below(250)
         assert os.pread(fd, 250, 0) == b"".join(pieces[:25])
         behind.drain()
@@ -656,9 +656,9 @@ def test_writes_behind_land_in_order_and_their_thread_ends_when_idle(tmp_path):
 
 def test_a_write_behind_that_fails_is_raised_by_the_next_call(tmp_path):
     behind = spill.WriteBehind(limit=1 << 20)
-    behind.put(str(tmp_path / "no such folder" / "bucket-0"), 0, [b"records"], 7)
+    behind.put(str(tmp_path / "no such folder" / "bucket-0"), 0, [b"records"])
     with pytest.raises(FileNotFoundError):
         behind.drain()
     with pytest.raises(FileNotFoundError):
-        behind.put(str(tmp_path / "bucket-1"), 0, [b"more"], 4)
+        behind.put(str(tmp_path / "bucket-1"), 0, [b"more"])
     assert not (tmp_path / "bucket-1").exists()

@@ -145,11 +145,7 @@ def _read_exact(f: Any, offset: int, out: np.ndarray) -> np.ndarray:
 
 
 def _write_all(f: Any, offset: int, values: np.ndarray) -> None:
-    view = memoryview(np.ascontiguousarray(values).reshape(-1).view(np.uint8))
-    fd = f.fileno()
-    while view.nbytes:
-        done = os.pwrite(fd, view, offset)
-        view, offset = view[done:], offset + done
+    pwrite_all(f.fileno(), np.ascontiguousarray(values).reshape(-1).view(np.uint8), offset)
 
 
 def pwrite_all(fd: int, piece: Any, at: int) -> None:
@@ -179,9 +175,10 @@ class WriteBehind:
         self._error: BaseException | None = None
         self._changed = threading.Condition()
 
-    def put(self, target: int | str, at: int, pieces: list[Any], size: int) -> None:
-        """Write `pieces` one after another from offset `at` of `target`; they are not changed
-        afterwards by their owner."""
+    def put(self, target: int | str, at: int, pieces: list[Any]) -> None:
+        """Write `pieces` (buffers) one after another from offset `at` of `target`; they are not
+        changed afterwards by their owner."""
+        size = sum(memoryview(p).nbytes for p in pieces)
         with self._changed:
             while self._waiting and self._waiting + size > self._limit and self._error is None:
                 self._changed.wait()
@@ -220,7 +217,7 @@ class WriteBehind:
                 target, at, pieces, size = self._queue[0]
             if self._error is None:
                 try:
-                    _write_pieces(target, at, pieces)
+                    write_pieces(target, at, pieces)
                 except BaseException as exc:  # raised to the writer, never lost with the thread
                     self._error = exc
             with self._changed:
@@ -229,7 +226,8 @@ class WriteBehind:
                 self._changed.notify_all()
 
 
-def _write_pieces(target: int | str, at: int, pieces: list[Any]) -> None:
+def write_pieces(target: int | str, at: int, pieces: list[Any]) -> None:
+    """Write `pieces` one after another from offset `at` of `target` (a descriptor, or a path)."""
     fd = target if isinstance(target, int) else os.open(target, os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         for piece in pieces:

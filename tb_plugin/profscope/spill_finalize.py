@@ -419,7 +419,9 @@ class _Finalize:
         self.answer_rows = max(2 * (self.capacity // (2 * PAIR_WORK_BYTES)), 2048)
         self.answers = Buckets(self.scratch, "answer", PAIR, -(-2 * explicit // self.answer_rows))
         final = self.final_index
-        queries = Buckets(self.scratch, "query", PAIR, self.args_buckets.sizes.shape[0])
+        queries = (
+            None if final is not None else Buckets(self.scratch, "query", PAIR, len(self.args_buckets.sizes))
+        )
         before = 0
         for name in ("flows", "flow_singles"):
             f = self.sp.file(name)
@@ -431,13 +433,13 @@ class _Finalize:
                         raise IndexError(
                             f"a flow refers to event {int(column[(idx < 0) | (idx >= n)][0])}, the builder holds {n}"
                         )
-                    if final is not None:
-                        pos = q + end
+                    pos = q + end
+                    if queries is None:
                         self.answers.add(pos // self.answer_rows, _records(PAIR, pos=pos, value=final[idx]))
                     else:
-                        queries.add(idx // self.args_rows, _records(PAIR, pos=q + end, value=idx))
+                        queries.add(idx // self.args_rows, _records(PAIR, pos=pos, value=idx))
             before += f.count
-        if final is not None:
+        if queries is None:
             self.cols["args_event"].write_at(0, final)
             self.final_index = None
             return explicit

@@ -144,7 +144,7 @@ class Buckets:
         for lo, hi in zip(los.tolist(), his.tolist()):
             i = int(sorted_which[lo])
             part = records[order[lo:hi]]
-            self._behind.put(self._path(i), int(self.sizes[i]) * self.dtype.itemsize, [part], part.nbytes)
+            self._behind.put(self._path(i), int(self.sizes[i]) * self.dtype.itemsize, [part])
             self.sizes[i] += hi - lo
 
     def load(self, i: int, keep: bool = False) -> np.ndarray:

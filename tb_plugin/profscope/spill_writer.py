@@ -133,7 +133,6 @@ class Spiller:
         self.track_counters = np.zeros(0, np.int64)
         self.kid_blocks = np.zeros(0, np.int64)
         self.bulk_kids = 0
-        self.blob_bytes = 0
         self._samples: list[np.ndarray] = []
         self._ctr_samples: list[np.ndarray] = []
         self.attachment_files: dict[str, str] = {}
@@ -257,7 +256,6 @@ class Spiller:
         blob = self.file("blob")
         for part in batch.args:
             blob.append(part)
-            self.blob_bytes += part.shape[0]
         for s, d, n in batch.flow_chunks:
             self.file("flows").append(_records(spill.FLOW_RECORD, src=s, dst=d, name=n))
         if batch.flows:

@@ -144,20 +144,15 @@ class SpillFile:
             self._arrays[at] = data if isinstance(data, np.ndarray) else np.frombuffer(data, np.uint8)
             self._end += 1
             return at, dtype, count
-        size = sum(memoryview(p).nbytes for p in pieces)
         try:
             if self._behind is not None:
-                self._behind.put(self._file.fileno(), at, pieces, size)
+                self._behind.put(self._file.fileno(), at, pieces)
             else:
-                for piece in pieces:
-                    spill.pwrite_all(self._file.fileno(), piece, at)
-                    at += memoryview(piece).nbytes
+                spill.write_pieces(self._file.fileno(), at, pieces)
         except OSError as exc:
-            raise spill.SpillWriteError(
-                OSError(exc.errno, f"writing the reader's temporary columns in {self._where}: {exc.strerror}")
-            ) from exc
-        self._end += size
-        return self._end - size, dtype, count
+            raise self._write_error(exc) from exc
+        self._end += sum(memoryview(p).nbytes for p in pieces)
+        return at, dtype, count
 
     def _written(self, end: int) -> None:
         """Wait until the bytes below `end` are in the file (written behind)."""
@@ -166,9 +161,12 @@ class SpillFile:
         try:
             self._behind.wait_below(end)
         except OSError as exc:
-            raise spill.SpillWriteError(
-                OSError(exc.errno, f"writing the reader's temporary columns in {self._where}: {exc.strerror}")
-            ) from exc
+            raise self._write_error(exc) from exc
+
+    def _write_error(self, exc: OSError) -> spill.SpillWriteError:
+        return spill.SpillWriteError(
+            OSError(exc.errno, f"writing the reader's temporary columns in {self._where}: {exc.strerror}")
+        )
 
     def read(self, ref: ChunkRef, table: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
         """Columns `names` of one table of a chunk, as fresh arrays."""
