@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from profscope import arrays
+
 FLOW_PHASES = ("s", "t", "f")
 
 
@@ -41,7 +43,7 @@ def event_order_unless_in_place(track: np.ndarray, start: np.ndarray, dur: np.nd
         return None
     order = np.arange(track.shape[0])
     bounds = np.concatenate(([0], np.flatnonzero(track[1:] != track[:-1]) + 1, [track.shape[0]]))
-    for segment in np.unique(np.searchsorted(bounds, out_of_place, side="right") - 1).tolist():
+    for segment in arrays.unique(np.searchsorted(bounds, out_of_place, side="right") - 1).tolist():
         lo, hi = int(bounds[segment]), int(bounds[segment + 1])
         order[lo:hi] = lo + _by_start(start[lo:hi], dur[lo:hi])
     return order
@@ -78,7 +80,7 @@ def _by_start(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
     s = start[order]
     tie = np.flatnonzero(s[1:] == s[:-1])
     if tie.shape[0]:
-        members = np.unique(np.concatenate((tie, tie + 1)))
+        members = arrays.unique(np.concatenate((tie, tie + 1)))
         # Runs of equal start: consecutive members whose start equals the previous member's.
         run = np.cumsum(
             np.concatenate(([True], (np.diff(members) != 1) | (s[members[1:]] != s[members[:-1]])))
@@ -184,7 +186,7 @@ def _bind_flow_points(
     end = start + dur
     track_lo = np.searchsorted(track, np.arange(int(track.max()) + 2), side="left")
     known = (p_track >= 0) & (p_track + 1 < track_lo.shape[0])
-    for trk in np.unique(p_track[known]).tolist():
+    for trk in arrays.unique(p_track[known]).tolist():
         lo, hi = int(track_lo[trk]), int(track_lo[trk + 1])
         if lo == hi:
             continue

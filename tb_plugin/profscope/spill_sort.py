@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from profscope import arrays
 from profscope.spill import RecordFile, WriteBehind
 
 # A track cut by time is cut into pieces filled to this share of the capacity (the sample's
@@ -84,7 +85,7 @@ def plan(cost: np.ndarray, capacity: int, sample_track: np.ndarray, sample_time:
             times = np.sort(sample_time[sample_track == t])
             parts = math.ceil(c / (capacity * SPLIT_FILL))
             picks = (np.arange(1, parts) * times.shape[0]) // parts
-            split = np.unique(times[picks]) if times.shape[0] else np.zeros(0, np.int64)
+            split = arrays.unique(times[picks]) if times.shape[0] else np.zeros(0, np.int64)
             first[t] = len(pieces)
             bounds = [None, *split.tolist(), None]
             pieces.extend(Piece(t, t + 1, True, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]))

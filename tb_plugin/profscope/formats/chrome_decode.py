@@ -17,6 +17,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from profscope import arrays
+
 RAW_EMPTY = msgspec.Raw(b"")
 
 
@@ -115,7 +117,7 @@ def repair_event_text(text: bytes, damage: Damage) -> bytes:
     if controls.size:
         # A position is inside string k when 2k+1 unescaped quotes lie before it.
         before = np.searchsorted(quotes, controls)
-        strings = np.unique(before[before % 2 == 1] // 2)
+        strings = arrays.unique(before[before % 2 == 1] // 2)
         if strings.size:
             damage.repaired["raw control characters escaped in strings"] += int(strings.size)
         for k in strings.tolist():
@@ -309,7 +311,7 @@ def args_blob(args: list[Any], damage: Damage) -> tuple[bytes, np.ndarray]:
     suspects = set(np.flatnonzero(present & (first != 0x7B)).tolist())
     if not blob.isascii():
         high = np.flatnonzero(a >= 0x80)
-        suspects.update(np.unique(np.searchsorted(offsets, high, side="right") - 1).tolist())
+        suspects.update(arrays.unique(np.searchsorted(offsets, high, side="right") - 1).tolist())
     replaced: dict[int, bytes] = {}
     for i in sorted(suspects):
         raw = bytes(args[i])

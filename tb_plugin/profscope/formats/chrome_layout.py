@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from profscope import arrays
 from profscope.columns import TraceBuilder
 from profscope.formats import chrome_columns as cc
 from profscope.formats.chrome_meta import ProcessInfo, is_int
@@ -60,7 +61,7 @@ def _device_categories(ids: Parts) -> dict[int, set[str]]:
         if not p.device_pairs:
             continue
         local = np.fromiter(p.device_pairs, np.int64, len(p.device_pairs))
-        pairs = np.unique(
+        pairs = arrays.unique(
             kmap[local >> 32].astype(np.int64) << 32 | smap[local & 0xFFFFFFFF].astype(np.int64)
         )
         for pair in pairs.tolist():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from profscope import arrays
 from profscope.columns import TraceBuilder
 from profscope.formats import chrome_columns as cc
 from profscope.formats.chrome_clock import Clock
@@ -136,7 +137,7 @@ class _Pairing:
     def feed(self, h: _Halves) -> None:
         pairs = np.flatnonzero(~h.instant)
         carry = self.open
-        active = np.flatnonzero(np.isin(carry.cols["group"], np.unique(h.cols["group"][pairs])))
+        active = np.flatnonzero(np.isin(carry.cols["group"], arrays.unique(h.cols["group"][pairs])))
         idle = np.setdiff1d(np.arange(len(carry)), active, assume_unique=True)
         both = _Halves.joined([carry.take(active), h.take(pairs)])
         ends, begins, still = _brackets(both.cols["group"], both.begin)

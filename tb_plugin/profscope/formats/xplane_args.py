@@ -21,6 +21,7 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 
+from profscope import arrays
 from profscope.formats.xplane_decode import BYTES, DOUBLE, INT64, NO_VALUE, REF, STR, UINT64, text
 from profscope.formats.xplane_stats import StatTable, bytes_text
 
@@ -53,7 +54,7 @@ def args_json(
     key = _keys(table, rows, owner, first_row)
 
     frags: list[bytes] = [b"{"]
-    used_prefixes = np.unique(ev_prefix[ev_prefix >= 0])
+    used_prefixes = arrays.unique(ev_prefix[ev_prefix >= 0])
     frag_of_prefix = np.zeros(len(prefixes) + 1, dtype=np.int64)
     frag_of_prefix[used_prefixes] = [_add(frags, prefixes[p]) for p in used_prefixes.tolist()]
     numeric = (kind == INT64) | (kind == UINT64) | (kind == DOUBLE)
@@ -97,7 +98,7 @@ def args_json(
                 fid = seen[(k, kd, chunk)] = _add(frags, _encode({names[k]: value})[1:-1] + b",")
             pair_frag[i] = fid
     empty = np.flatnonzero(kind == NO_VALUE)
-    for k in np.unique(key[empty]).tolist():
+    for k in arrays.unique(key[empty]).tolist():
         pair_frag[empty[key[empty] == k]] = _add(frags, _encode({names[k]: None})[1:-1] + b",")
 
     pool = b"".join(frags)

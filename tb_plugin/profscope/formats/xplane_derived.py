@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import msgspec
 import numpy as np
 
+from profscope import arrays
 from profscope.formats.xplane_decode import RawPlane
 from profscope.formats.xplane_events import PlaneEvents
 from profscope.formats.xplane_layout import (
@@ -271,7 +272,7 @@ def _framework_of_kernels(
     programs, pid_index = np.unique(pid, return_inverse=True)
     width = int(op[xla].max()) + 1
     combos, inverse = np.unique(pid_index.ravel() * width + op[xla], return_inverse=True)
-    last = {int(u): st.names[u].rsplit("::", 1)[-1] for u in np.unique(op[xla]).tolist()}
+    last = {int(u): st.names[u].rsplit("::", 1)[-1] for u in arrays.unique(op[xla]).tolist()}
     keys = [(int(programs[c // width]), int(c % width)) for c in combos.tolist()]
     found = hlo.resolve({(p, last[o]) for p, o in keys})
     resolved_op = np.full(len(keys), -1, dtype=np.int32)
@@ -355,7 +356,7 @@ def _levels(
     st: StatNames, ids: np.ndarray, split: Callable[[str], list[str]]
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per nesting level: (path id per item or -1, display name id per item) from text ids."""
-    uniq = np.unique(ids[ids >= 0])
+    uniq = arrays.unique(ids[ids >= 0])
     parts = {int(u): split(st.names[u]) for u in uniq.tolist()}
     depth = max((len(p) for p in parts.values()), default=0)
     out = []
@@ -419,7 +420,7 @@ def _framework_lines(
     start = events.start_ps[ev]
     end = start + events.duration_ps[ev]
     g = np.where(has_group[ev], group[ev], -1)
-    parsed = {int(u): parse_tf_op(st.names[u]) for u in np.unique(ops[ops >= 0]).tolist()}
+    parsed = {int(u): parse_tf_op(st.names[u]) for u in arrays.unique(ops[ops >= 0]).tolist()}
 
     def scopes(text: str) -> list[str]:
         category, names, _ = parsed[st.name_ids[text]]

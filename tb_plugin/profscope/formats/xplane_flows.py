@@ -23,6 +23,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from profscope import arrays
 from profscope.formats.xplane_spill import PARTS, Partitioned, Scratch
 
 # XProf's flow categories (tsl ContextType), indexed by the flow stat's top 6 bits.
@@ -193,7 +194,7 @@ class FlowRecords:
         np.maximum.at(merged[:, 3], inverse, rows[:, 5])
         np.add.at(merged[:, 4], inverse, rows[:, 6])
         out: dict[int, tuple[np.ndarray, ...]] = {}
-        for p in np.unique(keys[:, 0]).tolist():
+        for p in arrays.unique(keys[:, 0]).tolist():
             sel = keys[:, 0] == p
             out[p] = (keys[sel, 1], *(merged[sel, c] for c in range(5)))
         return out

@@ -26,6 +26,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from profscope import arrays
 from profscope.columns import TraceBuilder
 from profscope.formats import xplane_derived, xplane_wire
 from profscope.formats.xplane_args import args_json
@@ -359,7 +360,7 @@ class PlaneReader:
                 owners = owners[code[owners] < 0]
             code[owners] = label
         sel = rows[code[rows] >= 0]
-        for pair in np.unique(at[sel].astype(np.int64) * 8 + code[sel]).tolist():
+        for pair in arrays.unique(at[sel].astype(np.int64) * 8 + code[sel]).tolist():
             lines[pair // 8].codes |= 1 << (pair % 8)
 
     # -- args ---------------------------------------------------------------------------------------
@@ -387,7 +388,7 @@ class PlaneReader:
                     self._meta_prefix[row] = len(self._prefixes)
                     self._prefixes.append(_encode(members)[:-1] + b",")
                     keys += [row * _KEY_WIDTH + vocab.name_id(k) for k in members]
-            self._member_keys = np.unique(np.array(keys, dtype=np.int64))
+            self._member_keys = arrays.unique(np.array(keys, dtype=np.int64))
         return self._prefixes
 
     def _args(

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from profscope import arrays
 from profscope.columns import Trace
 
 BASE_PS = 1024
@@ -224,7 +225,7 @@ def build(trace: Trace) -> LodIndex:
         self_ps=self_times(trace, row_base),
         flow_by_src=np.argsort(np.asarray(trace.flow_src), kind="stable"),
         flow_by_dst=np.argsort(np.asarray(trace.flow_dst), kind="stable"),
-        counter_tracks=np.unique(np.asarray(trace.ctr_track)).astype(np.int64),
+        counter_tracks=arrays.unique(np.asarray(trace.ctr_track)).astype(np.int64),
         summary_levels={},
         counter_levels={},
     )
@@ -457,7 +458,9 @@ def _reduce_bins_in_tile(
     if px.shape[0] == 0:
         return Summaries.empty()
     present = (
-        np.unique(rows) if rows.shape[0] < num_rows else np.flatnonzero(np.bincount(rows, minlength=num_rows))
+        arrays.unique(rows)
+        if rows.shape[0] < num_rows
+        else np.flatnonzero(np.bincount(rows, minlength=num_rows))
     )
     if present.shape[0] * width <= 1 << 22:
         dense_row = np.searchsorted(present, rows)
@@ -550,7 +553,7 @@ def flows_touching(trace: Trace, index: LodIndex, events: np.ndarray) -> np.ndar
             found.append(np.asarray(by)[_ranges(lo[hit], hi[hit])])
     if not found:
         return np.zeros(0, np.int64)
-    return np.unique(np.concatenate(found))
+    return arrays.unique(np.concatenate(found))
 
 
 def searchsorted_through(column: np.ndarray, order: np.ndarray, values: Any, side: str) -> np.ndarray:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from profscope import spill, spill_sort
+from profscope import arrays, spill, spill_sort
 from profscope.columns import Trace
 from profscope.spill import ColumnReader, NpyColumn, RecordFile
 from profscope.spill_sort import Buckets, contiguous
@@ -443,7 +443,7 @@ class _Build:
         for lo in range(0, reader.count, self.rows):
             found = np.union1d(found, reader.read(lo, lo + self.rows).astype(np.int64))
         reader.close()
-        return np.unique(found).astype(np.int64)
+        return arrays.unique(found).astype(np.int64)
 
 
 def store_extra_dir() -> str:

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from profscope import spill
+from profscope import arrays, spill
 from profscope.columns import Trace
 from profscope.spill import ColumnReader, NpyColumn, RecordFile
 from profscope.trace import lod
@@ -99,7 +99,7 @@ class Windows:
         group, start = build.samples
         starts = np.sort(start[group <= top])
         stride = max(events // spill.SAMPLE_EVERY, 1)
-        self.bounds = np.unique(starts[stride::stride])
+        self.bounds = arrays.unique(starts[stride::stride])
         # Where each window starts in each group: searchsorted(group's starts, bounds, "left"),
         # summed over chunks of the group (sorted, so the counts below a bound add up).
         self.cuts = []

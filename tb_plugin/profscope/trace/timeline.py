@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from profscope import arrays
 from profscope.answers import UNSET
 from profscope.columns import Trace
 from profscope.trace import lod, query, tiles
@@ -396,7 +397,7 @@ class Timeline:
             for event_id in ids:
                 h, i = self.split_event_id(int(event_id))
                 chosen[h].append(i)
-            per_host = [np.unique(np.asarray(c, dtype=np.int64)) for c in chosen]
+            per_host = [arrays.unique(np.asarray(c, dtype=np.int64)) for c in chosen]
         else:
             lo = -(1 << 62) if start_ns is None else round(start_ns * 1000)
             hi = 1 << 62 if end_ns is None else round(end_ns * 1000)

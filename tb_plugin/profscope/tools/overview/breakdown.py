@@ -26,6 +26,7 @@ import dataclasses
 
 import numpy as np
 
+from profscope import arrays
 from profscope.tools.overview import events as ev
 from profscope.tools.overview import intervals
 from profscope.tools.overview.answers import OverviewCategory
@@ -131,7 +132,7 @@ def layers(events: HostEvents, steps: Steps) -> Layers:
     step_threads = None
     if steps.markers.shape[0]:
         excluded = np.concatenate((steps.markers, ev.ancestors(events, steps.markers)))
-        step_threads = np.unique(trace.ev_track[steps.markers])
+        step_threads = arrays.unique(trace.ev_track[steps.markers])
     sets = []
     input_labels: list[str] = []
     for category in CATEGORIES[:-1]:
@@ -141,7 +142,7 @@ def layers(events: HostEvents, steps: Steps) -> Layers:
             on_step_thread[step_threads] = True
             chosen = chosen[on_step_thread[trace.ev_track[chosen]]]
         if category.id == "input":
-            input_labels = sorted({trace.strings[i] for i in np.unique(trace.ev_name[chosen]).tolist()})
+            input_labels = sorted({trace.strings[i] for i in arrays.unique(trace.ev_name[chosen]).tolist()})
         if category.id == "host_compute" and excluded.shape[0]:
             chosen = chosen[~events.mask(excluded)[chosen]]
         sets.append(intervals.merge(start[chosen], end[chosen]))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from profscope import arrays
 from profscope.tools.overview import intervals
 from profscope.tools.overview.answers import OverviewDevice, OverviewIdle, OverviewStream
 from profscope.tools.overview.events import DEVICE_ROLES, HostEvents
@@ -41,7 +42,7 @@ def devices(events: HostEvents, lo: np.ndarray, hi: np.ndarray, track_base: int)
     tracks = trace.ev_track[device_events]
     out = []
     sections: dict[int, list[int]] = {}
-    for t in np.unique(tracks).tolist():
+    for t in arrays.unique(tracks).tolist():
         sections.setdefault(trace.tracks[t].section, []).append(t)
     names = {s.id: s for s in trace.sections}
     for section, section_tracks in sections.items():

@@ -29,6 +29,7 @@ import re
 import msgspec
 import numpy as np
 
+from profscope import arrays
 from profscope.tools.overview.events import HostEvents
 from profscope.units import format_duration
 
@@ -235,7 +236,7 @@ def _steps_line(events: HostEvents) -> Steps | None:
     lo, hi, unique = lo[order], hi[order], unique[order]
     cap = np.concatenate((lo[1:], [np.iinfo(np.int64).max]))
     hi = np.minimum(hi, cap)
-    devices = len({trace.tracks[t].section for t in np.unique(trace.ev_track[hits]).tolist()})
+    devices = len({trace.tracks[t].section for t in arrays.unique(trace.ev_track[hits]).tolist()})
     return Steps(
         "xplane_steps",
         f"the XPlane Steps line ({devices} device{'s' if devices != 1 else ''})",

@@ -48,6 +48,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from profscope import arrays
 from profscope.columns import Trace
 from profscope.tools.roofline.kineto_formulas import (
     DTYPES,
@@ -99,7 +100,7 @@ def device_spans(trace: Trace) -> dict[int, tuple[int, int]]:
     start, end = trace.ev_start_ps[activity], trace.ev_start_ps[activity] + trace.ev_dur_ps[activity]
     return {
         sid: (int(start[section == sid].min()), int(end[section == sid].max()))
-        for sid in np.unique(section).tolist()
+        for sid in arrays.unique(section).tolist()
         if sid in gpus
     }
 
@@ -464,7 +465,7 @@ class _Rows:
             for c, a in zip(code[has].tolist(), args)
         ]
         bare = np.zeros(len(context), dtype=np.int64)
-        for c in np.unique(code[~has]).tolist():
+        for c in arrays.unique(code[~has]).tolist():
             bare[c] = keys.setdefault((c, b"", b"", b""), len(keys))
         which[~has] = bare[code[~has]]
         # keys numbered by their first event, as the estimates and rows are made in that order
@@ -525,7 +526,7 @@ class _Rows:
         counting = self.status[covering[1]] == COUNTED
         names = len(self.trace.strings)
         pairs = self.group[covering[0][counting]] * names + self.trace.ev_name[covering[1][counting]]
-        for pair in np.unique(pairs).tolist():
+        for pair in arrays.unique(pairs).tolist():
             gid, name_id = divmod(pair, names)
             nested.setdefault(gid, set()).add(self.trace.strings[name_id])
         for gid, row in enumerate(self.rows):

@@ -1,0 +1,29 @@
+"""numpy helpers the readers and indexes share, where numpy's own call is much slower than it needs be.
+
+`unique`: since numpy 2.3, `np.unique(a)` with no `return_*` flag finds integer values through a
+hash set, which is far slower than a sort for the arrays ingest handles: on this project's 2-core
+VM (numpy 2.4.6, 1.6 M uint64 ids) 1.1 s against 0.04 s for a sort and one comparison pass, and
+four times slower even at 100 distinct values. The sort is what numpy did before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def unique(values: Any) -> np.ndarray:
+    """The sorted distinct values of `values` (flattened), as `np.unique(values)` returns them.
+
+    Floating and complex arrays go to `np.unique`, which counts every NaN as one value."""
+    a = np.asarray(values)
+    if a.dtype.kind in "fc":
+        return np.unique(a)
+    out = np.sort(a, axis=None)
+    if out.shape[0] > 1:
+        keep = np.empty(out.shape[0], bool)
+        keep[0] = True
+        np.not_equal(out[1:], out[:-1], out=keep[1:])
+        out = out[keep]
+    return out
