@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from profscope import arrays
 from profscope.formats.chrome_clock import MAX_US, PS_PER_US, parse_us
 from profscope.formats.chrome_decode import Damage, Event, args_blob
 from profscope.formats.chrome_meta import ProcessInfo
@@ -73,6 +74,10 @@ _PHASES = _PhaseTable(
         "=": UNSUPPORTED,
     }
 )
+# The same table by byte, for batches whose phases are all one ASCII letter (nearly every batch).
+_PHASE_BY_BYTE = np.zeros(256, np.int8)
+for _letter, _code in _PHASES.items():
+    _PHASE_BY_BYTE[ord(_letter)] = _code
 
 # Track key kinds: the first element of every track key tuple.
 THREAD, PROCESS, GLOBAL, ASYNC, COUNTER_TRACK = 0, 1, 2, 3, 4
@@ -84,7 +89,8 @@ BIND_EV, BIND_BE = 0, 1
 # link or binding is not made).
 MAX_ID_BYTES = 256
 _ID_DIGITS = rb"(\d{1,%d})(?!\d)" % MAX_ID_BYTES
-_CORRELATION = re.compile(rb'"correlation":[ \t\r\n]*' + _ID_DIGITS)
+_CORRELATION_KEY = b'"correlation":'
+_CORRELATION = re.compile(re.escape(_CORRELATION_KEY) + rb"[ \t\r\n]*" + _ID_DIGITS)
 _EXTERNAL_ID = re.compile(rb'"[Ee]xternal id":[ \t\r\n]*' + _ID_DIGITS)
 # Host and device annotations of one range (e.g. ProfilerStep#6) share a Kineto "External id".
 ANNOTATION_CATEGORIES = ("user_annotation", "gpu_user_annotation")
@@ -206,7 +212,7 @@ class ColumnCollector:
         if n == 0:
             return
         phases = list(map(_PH, batch))
-        codes = np.fromiter(map(_PHASES.__getitem__, phases), np.int8, n)
+        codes = _phase_codes(phases)
         counts = np.bincount(codes, minlength=UNSUPPORTED + 1)
         simple = (codes == COMPLETE) | (codes == INSTANT)
         if counts[COMPLETE] + counts[INSTANT] == n:
@@ -327,7 +333,7 @@ class ColumnCollector:
         blob, alen = args_blob(args, self.damage)
         base = self.num_events
         if b'"correlation"' in blob:
-            self._link_ids(blob, alen, base, _CORRELATION, self.corr_event, self.corr_value)
+            self._link_ids(blob, alen, base, _CORRELATION, self.corr_event, self.corr_value, _CORRELATION_KEY)
         cats = self._names(events, _CAT)
         wanted = [self.strings[c] for c in ANNOTATION_CATEGORIES if c in self.strings]
         annotated = np.flatnonzero(np.isin(cats, wanted)) if wanted else np.zeros(0, np.int64)
@@ -365,18 +371,22 @@ class ColumnCollector:
 
     @staticmethod
     def _link_ids(
-        blob: bytes, alen: np.ndarray, base: int, pattern: re.Pattern[bytes], events: list, values: list
+        blob: bytes,
+        alen: np.ndarray,
+        base: int,
+        pattern: re.Pattern[bytes],
+        events: list,
+        values: list,
+        key: bytes | None = None,
     ) -> None:
-        """(event index, id text) of the first `pattern` match in each event's args."""
+        """(event index, id text) of the first `pattern` match in each event's args; `key` is the
+        literal text every match starts with, if there is one (see `_matches`)."""
+        starts, found = _matches(blob, pattern, key)
+        if not found:
+            return
         offsets = np.zeros(alen.shape[0] + 1, np.int64)
         np.cumsum(alen, out=offsets[1:])
-        starts, found = [], []
-        for m in pattern.finditer(blob):
-            starts.append(m.start())
-            found.append(m.group(1))
-        if not starts:
-            return
-        owner = np.searchsorted(offsets, np.asarray(starts, np.int64), side="right") - 1
+        owner = np.searchsorted(offsets, starts, side="right") - 1
         owner, first = np.unique(owner, return_index=True)
         events.append(owner + base)
         values.append(np.asarray(found, dtype=object)[first].astype(bytes))
@@ -539,7 +549,7 @@ class ColumnCollector:
 
     def _summarize(self, table: str, columns: dict[str, np.ndarray], base: int) -> None:
         if table == "ev":
-            pairs = np.unique(columns["track"].astype(np.int64) << 32 | columns["cat"].astype(np.int64))
+            pairs = arrays.unique(columns["track"].astype(np.int64) << 32 | columns["cat"].astype(np.int64))
             self.device_pairs.update(pairs.tolist())
         elif table == "asy":
             keys, first = np.unique(columns["track"], return_index=True)
@@ -568,6 +578,36 @@ _CODE_NAMES = {
     FLOW_END: "f",
     METADATA: "M",
 }
+
+
+def _phase_codes(phases: list[Any]) -> np.ndarray:
+    """Phase code of each event's `ph` (UNKNOWN for what is not a known phase letter)."""
+    try:
+        letters = "".join(phases)
+    except TypeError:  # a missing or non-string phase
+        letters = ""
+    if len(letters) == len(phases) and letters.isascii():
+        return _PHASE_BY_BYTE[np.frombuffer(letters.encode("ascii"), np.uint8)]
+    return np.fromiter(map(_PHASES.__getitem__, phases), np.int8, len(phases))
+
+
+def _matches(blob: bytes, pattern: re.Pattern[bytes], key: bytes | None) -> tuple[np.ndarray, list[bytes]]:
+    """(start offsets, group 1) of the matches of `pattern` in `blob`.
+
+    With `key`, the literal every match begins with, both come from C loops: the starts from
+    splitting at `key`, the groups from `findall`; they line up when every occurrence of `key`
+    is a match (else one match object per match, as without `key`)."""
+    if key is not None:
+        found = pattern.findall(blob)
+        pieces = blob.split(key)
+        if len(pieces) == len(found) + 1:
+            lengths = np.fromiter(map(len, pieces[:-1]), np.int64, len(found))
+            return np.cumsum(lengths) + np.arange(len(found), dtype=np.int64) * len(key), found
+    starts, found = [], []
+    for m in pattern.finditer(blob):
+        starts.append(m.start())
+        found.append(m.group(1))
+    return np.asarray(starts, np.int64), found
 
 
 def _take(events: list[Event], idx: np.ndarray) -> list[Event]:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from profscope import spill
+from profscope import arrays, spill
 from profscope.columns import TraceBuilder
 from profscope.formats.chrome_clock import Clock
 from profscope.formats.chrome_decode import Damage
@@ -36,9 +36,12 @@ from profscope.formats.chrome_spill import ChunkRef, SpillFile
 _LAUNCH_FLOW_CATEGORIES = frozenset({"ac2g"})
 _LEGACY_LAUNCH_FLOW = ("async", "launch")
 # Bytes of link records or flow points held at once (their sorts take about three times more);
-# inside an ingest at most 1 / LINK_SHARE of the reader's budget.
-LINK_BUDGET_BYTES = 64 << 20
-LINK_SHARE = 8
+# inside an ingest at most 1 / LINK_SHARE of the reader's budget, so the sorts fit in its share.
+# Every bucket past the first costs a pass that splits and rewrites all records: the 1.1 GB
+# benchmark trace (76 MB of flow points) needed two at 64 MB and 1/8, and its assembly took 0.7 s
+# longer for it.
+LINK_BUDGET_BYTES = 128 << 20
+LINK_SHARE = 4
 _MIN_LINK_BUDGET_BYTES = 1 << 20
 # Bytes per link record and per flow point besides the id text.
 _LINK_ROW_BYTES = 17
@@ -170,7 +173,7 @@ def _join(builder: TraceBuilder, side: _Side, name: int) -> np.ndarray:
     pos = np.searchsorted(hv, side.dv, side="right") - 1
     found = (pos >= 0) & (hv[np.maximum(pos, 0)] == side.dv)
     builder.add_flows(hi[pos[found]], side.di[found], name)
-    return np.unique(side.dv[found])
+    return arrays.unique(side.dv[found])
 
 
 def _link_buckets(links: Links, buckets: int, numeric: bool) -> _Buckets:
