@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import pathlib
 import re
-import time
 
 import pytest
 
@@ -431,7 +430,8 @@ def test_damaged_or_foreign_bytes_decode_to_what_is_readable() -> None:
     assert (empty.computations, empty.entry, empty.instruction("x")) == ({}, None, None)
 
 
-def test_a_module_of_100k_instructions_decodes_within_a_second() -> None:
+def test_a_module_of_100k_instructions_decodes_whole() -> None:
+    """Its speed is measured by benchmarks/bench_hlo.py, not here (no timed unit tests)."""
     count, f32 = 100_000, shape(F32, (128, 128))
     meta = field(7, field(1, b"add") + field(2, b"jit(f)/add") + field(3, b"/x.py") + field(4, 3))
     body = [instruction("p0", "parameter", f32, 0)]
@@ -439,15 +439,11 @@ def test_a_module_of_100k_instructions_decodes_within_a_second() -> None:
         instruction(f"add.{i}", "add", f32, i, [i - 1, max(i - 2, 0)], extra=meta) for i in range(1, count)
     ]
     data = hlo_proto([computation("main", 1, body, count - 1)], entry=1)
-    start = time.perf_counter()
     module = HloModule(data)
     module.load_all()
     elements = sum(i.shape.elements for i in module.entry.instructions)
     edges = sum(len(i.operands) for i in module.entry.instructions)
-    elapsed = time.perf_counter() - start
     assert (elements, edges) == (count * 128 * 128, 2 * (count - 1))
-    # About 0.5 s on one idle core; the margin absorbs a loaded machine.
-    assert elapsed < 2.0, f"{elapsed:.2f} s"
     assert instruction_text(module, module.instruction("add.7")).startswith(
         "%add.7 = f32[128,128]{1,0} add(f32[128,128]{1,0} %add.6, f32[128,128]{1,0} %add.5), metadata={op_type"
     )
