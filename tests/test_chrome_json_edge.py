@@ -99,15 +99,53 @@ def test_truncated_gzip_loads_what_inflates(tmp_path: Path) -> None:
     assert any("gzip stream is truncated" in w for w in trace.warnings)
 
 
-def test_damaged_gzip_loads_what_inflates_before_the_damage(tmp_path: Path) -> None:
+def _bytes_scanned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts how many bytes the scanner's value scans pass over (work, not time)."""
+    scanned = [0]
+    length = chrome_scan.ValueScan.length
+
+    def counting(self: chrome_scan.ValueScan, buf: bytes, start: int, *limit: int | None) -> int | None:
+        before = self.rel
+        found = length(self, buf, start, *limit)
+        scanned[0] += (self.rel if found is None else found) - before
+        return found
+
+    monkeypatch.setattr(chrome_scan.ValueScan, "length", counting)
+    return scanned
+
+
+def test_damaged_gzip_loads_what_inflates_before_the_damage_in_linear_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the damage zlib inflates megabytes of JSON-like garbage before its checksum fails:
+    each `{` there once cost a scan to the end of the input (10-20 s for these 4.5 MB)."""
     rng = random.Random(7)
     events = [X(f"op{i}", i, 1, args={"noise": rng.randbytes(64).hex()}) for i in range(20000)]
-    packed = bytearray(gzip.compress(json.dumps(events).encode(), compresslevel=1))
-    middle = len(packed) // 2
-    packed[middle : middle + 64] = bytes(64)
+    text = json.dumps(events).encode()
+    packed = bytearray(gzip.compress(text, compresslevel=1))
+    packed[len(packed) // 2 : len(packed) // 2 + 64] = bytes(64)
+    scanned = _bytes_scanned(monkeypatch)
     trace = read_bytes(tmp_path, bytes(packed), "trace.json.gz")
     assert 5000 < trace.num_events < 20000
     assert any(w.startswith("the gzip stream is damaged") for w in trace.warnings)
+    assert scanned[0] < 4 * len(text), scanned[0]
+
+
+def test_events_after_a_stretch_of_garbage_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two megabytes of JSON-like garbage (no `]`, which would end the array) between good events: the events after it are kept, and
+    the garbage is passed over in work proportional to its size."""
+    rng = random.Random(3)
+    garbage = "".join(rng.choice('{}[",:a0 ') for _ in range(2 << 20))
+    before = [X(f"before{i}", i, 1) for i in range(1000)]
+    after = [X(f"after{i}", 10_000 + i, 1) for i in range(1000)]
+    text = doc(before)[:-2] + ", " + garbage + ", " + doc(after)[len('{"traceEvents": [') :]
+    scanned = _bytes_scanned(monkeypatch)
+    trace = read_bytes(tmp_path, text)
+    names = {trace.strings[i] for i in trace.ev_name.tolist()}
+    assert {f"before{i}" for i in range(1000)} <= names
+    assert {f"after{i}" for i in range(1000)} <= names
+    assert trace.skipped.get("unparseable text in traceEvents", 0) > 0
+    assert scanned[0] < 4 * len(text), scanned[0]
 
 
 def test_gzip_damaged_from_the_start_is_unreadable(tmp_path: Path) -> None:

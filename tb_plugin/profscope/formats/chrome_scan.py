@@ -14,7 +14,9 @@ read is counted, never fatal. The bytes come from `chrome_blocks.BlockReader`.
 
 Hostile input cannot stall the scanner: every loop moves through the input or ends (see
 `_events`), one element is never held past `MAX_EVENT_BYTES` (a larger one is skipped), and what
-is passed over (whitespace, a huge string or top-level value, garbage) is dropped as it is read.
+is passed over (whitespace, a huge string or top-level value, garbage) is dropped as it is read,
+and a stretch of text no event decodes from is passed in work linear in its length (see
+`DAMAGED_EVENT_BYTES`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,18 @@ MAX_EVENT_BYTES = 64 << 20
 MAX_METADATA_VALUE_BYTES = 1 << 20
 # Events decoded on the slow path are handed on in groups, not one batch per event.
 SLOW_FLUSH_EVENTS = 4096
+# Inside a stretch of text that no event could be decoded from (a gzip stream inflating garbage
+# after its damage, bytes overwritten in place), every `{` is a candidate event whose brackets,
+# counted through misaligned quotes, wander like a random walk: read up to MAX_EVENT_BYTES each,
+# 2 MB of such text took 10-20 s and 500 MB would not finish. So once a failure starts a stretch,
+# the slow path reads a candidate at most DAMAGED_EVENT_BYTES far, all its reads in the stretch add
+# up to at most DAMAGED_SCAN_BASE + DAMAGED_SCAN_RATIO × the stretch's length, and past
+# UNREADABLE_STRETCH_BYTES it reads none: only the fast path (one window per candidate) is tried at
+# each next `,{` until an event with a phase decodes.
+DAMAGED_EVENT_BYTES = 4 << 10
+DAMAGED_SCAN_BASE = 64 << 10
+DAMAGED_SCAN_RATIO = 4
+UNREADABLE_STRETCH_BYTES = 256 << 10
 
 _BATCH_DECODER = msgspec.json.Decoder(list[Event])
 _RAW_LIST_DECODER = msgspec.json.Decoder(list[msgspec.Raw])
@@ -97,14 +111,15 @@ class ValueScan:
         self.escaped = False  # the bulk scan stopped right after an odd run of backslashes
         self.rel = 1 if self.in_string else 0
 
-    def length(self, buf: bytes, start: int) -> int | None:
-        """The value's length when its end is in `buf` (it starts at `start`), else None."""
-        at, n = start + self.rel, len(buf)
+    def length(self, buf: bytes, start: int, limit: int | None = None) -> int | None:
+        """The value's length when its end is in `buf` (it starts at `start`), else None; with
+        `limit`, only the value's first `limit` bytes are looked at."""
+        at, n = start + self.rel, len(buf) if limit is None else min(len(buf), start + limit)
         if self.scalar:
             m = _SCALAR.match(buf, at)
             end = m.end() if m else at
             self.rel = end - start
-            return self.rel if end < n else None
+            return self.rel if end < len(buf) and (limit is None or self.rel <= limit) else None
         while True:
             if self.depth > 0 and at - start >= _VECTOR_FROM:
                 if at >= n:
@@ -118,7 +133,7 @@ class ValueScan:
                 at = stop
                 continue
             if self.in_string:
-                at = _STRING_REST.match(buf, at).end()
+                at = _STRING_REST.match(buf, at, n).end()
                 if at >= n or buf[at] != 0x22:  # the string goes on past what was read
                     self.rel = at - start
                     return None
@@ -128,7 +143,7 @@ class ValueScan:
                     self.rel = at - start
                     return self.rel
                 continue
-            m = _STRUCTURE.search(buf, at)
+            m = _STRUCTURE.search(buf, at, n)
             if m is None:
                 self.rel = n - start
                 return None
@@ -218,6 +233,10 @@ class EventScanner:
         self.cut_inside_event = False
         # Where the decoder failed inside the event the slow path reads next (absolute offset).
         self._error_at: int | None = None
+        # Absolute offset where the current stretch of undecodable text began, None after a success.
+        self._failing_since: int | None = None
+        self._damaged_scanned = 0  # bytes the slow path has read in that stretch
+        self._scanned = 0  # bytes the last `_value_end` read
         self._slow: list[Event] = []
         self._on_events_start = on_events_start
 
@@ -281,10 +300,12 @@ class EventScanner:
         then tells which). A bare scalar ends at the end of the input."""
         scan = ValueScan(self._buf[self._pos])
         while True:
-            length = scan.length(self._buf, self._pos)
+            length = scan.length(self._buf, self._pos, max_bytes)
             if length is not None:
-                return self._pos + length if length <= max_bytes else None
+                self._scanned = length
+                return self._pos + length
             if scan.rel >= max_bytes or not self._more():
+                self._scanned = scan.rel
                 if scan.scalar and self._eof and scan.rel > 0:
                     return self._pos + scan.rel
                 return None
@@ -497,6 +518,8 @@ class EventScanner:
                 if self._slow:
                     yield self._take_slow()
                 if batch:
+                    if self._failing_since is not None and any(e.ph is not None for e in batch):
+                        self._failing_since = None
                     yield batch
                 size = min(WINDOW_BYTES, size * 2)
                 shrinking = False
@@ -512,7 +535,8 @@ class EventScanner:
                 shrinking = True
             else:
                 self._slow_event()
-                size = MIN_WINDOW_BYTES * 2
+                # In a stretch of undecodable text, one smallest window per candidate.
+                size = MIN_WINDOW_BYTES * (1 if self._failing_since is not None else 2)
                 shrinking = False
 
     def _lost_stop(self) -> None:
@@ -619,10 +643,21 @@ class EventScanner:
 
         One that does not end within MAX_EVENT_BYTES, or runs into the end of the input while
         the input holds the start of a later event (its brackets never close), is skipped up to
-        the next element; one the input ends inside is the end of the events."""
-        end = self._value_end(MAX_EVENT_BYTES)
+        the next element; one the input ends inside is the end of the events. Inside a stretch of
+        undecodable text the read is bounded (`_read_limit`)."""
+        start = self.offset
+        damaged = self._failing_since is not None
+        limit = self._read_limit()
+        if limit == 0:
+            self.damage.skipped["unparseable text in traceEvents"] += 1
+            self._resync(self._pos + 1)
+            return
+        end = self._value_end(limit)
+        if damaged:
+            self._damaged_scanned += self._scanned
         if end is None:
-            if self._cut_short(MAX_EVENT_BYTES) and EVENT_BOUNDARY.search(self._buf, self._pos + 1) is None:
+            self._failed(start)
+            if self._cut_short(limit) and EVENT_BOUNDARY.search(self._buf, self._pos + 1) is None:
                 size = len(self._buf) - self._pos
                 self.damage.skipped["event cut off by the end of the file"] += 1
                 self.damage.warn(
@@ -631,7 +666,7 @@ class EventScanner:
                 self.cut_inside_event = True
                 self._pos = len(self._buf)
                 return
-            if self._cut_short(MAX_EVENT_BYTES):
+            if damaged or self._cut_short(MAX_EVENT_BYTES):
                 self.damage.skipped["unparseable text in traceEvents"] += 1
             else:
                 self.damage.skipped[f"array elements larger than {MAX_EVENT_BYTES >> 20} MB"] += 1
@@ -651,25 +686,56 @@ class EventScanner:
             # its brackets ran on into the next events): go on from the last `,` before that point.
             comma = self._buf.rfind(b",", self._pos, error_at - self._origin)
             if comma > self._pos:
+                self._failed(start)
                 self._resync(comma)
                 return
         self._pos = end
         if event is not None:
             self._slow.append(event)
+        if event is not None and event.ph is not None:
+            self._failing_since = None
+        else:
+            self._failed(start)
         if self._peek() not in (0x2C, 0x5D, None):
             self.damage.skipped["unparseable text in traceEvents"] += 1
+            self._failed(start)
             self._resync(self._pos)
+
+    def _failed(self, offset: int) -> None:
+        """No event could be decoded at `offset`: a stretch of undecodable text starts, or goes on."""
+        if self._failing_since is None:
+            self._failing_since = offset
+            self._damaged_scanned = 0
+
+    def _read_limit(self) -> int:
+        """How far the slow path may read the element at _pos: MAX_EVENT_BYTES, or inside a stretch
+        of undecodable text what the stretch's budget has left (0: not at all)."""
+        if self._failing_since is None:
+            return MAX_EVENT_BYTES
+        stretch = self.offset - self._failing_since
+        if stretch >= UNREADABLE_STRETCH_BYTES:
+            return 0
+        left = DAMAGED_SCAN_BASE + DAMAGED_SCAN_RATIO * stretch - self._damaged_scanned
+        return max(0, min(DAMAGED_EVENT_BYTES, left))
 
     def _skip_non_event(self) -> None:
         """Skip an array element that is not an object (number, string, literal, array, garbage)."""
         self.damage.skipped["array element is not an event object"] += 1
-        end = self._value_end(MAX_EVENT_BYTES)
+        damaged = self._failing_since is not None
+        limit = self._read_limit()
+        self._failed(self.offset)
+        if limit == 0:
+            self._resync(self._pos + 1)
+            return
+        end = self._value_end(limit)
+        if damaged:
+            self._damaged_scanned += self._scanned
         if end is not None and end > self._pos:
             self._pos = end
             if self._peek() in (0x2C, 0x5D, None):
                 return
             self._resync(self._pos)
-        elif end is None and not self._cut_short(MAX_EVENT_BYTES):
+        elif end is None and not self._cut_short(limit):
             self._resync(self._pos + 1)
         else:
             self._resync(self._pos)
