@@ -62,6 +62,8 @@ DAMAGED_EVENT_BYTES = 4 << 10
 DAMAGED_SCAN_BASE = 64 << 10
 DAMAGED_SCAN_RATIO = 4
 UNREADABLE_STRETCH_BYTES = 256 << 10
+# The window the fast path tries at each candidate in such a stretch (it widens for a larger event).
+DAMAGED_WINDOW_BYTES = 1024
 
 _BATCH_DECODER = msgspec.json.Decoder(list[Event])
 _RAW_LIST_DECODER = msgspec.json.Decoder(list[msgspec.Raw])
@@ -535,8 +537,8 @@ class EventScanner:
                 shrinking = True
             else:
                 self._slow_event()
-                # In a stretch of undecodable text, one smallest window per candidate.
-                size = MIN_WINDOW_BYTES * (1 if self._failing_since is not None else 2)
+                # In a stretch of undecodable text, one small window per candidate.
+                size = DAMAGED_WINDOW_BYTES if self._failing_since is not None else MIN_WINDOW_BYTES * 2
                 shrinking = False
 
     def _lost_stop(self) -> None:
