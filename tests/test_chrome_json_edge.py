@@ -392,6 +392,45 @@ def test_async_events_get_their_own_tracks(tmp_path: Path) -> None:
     assert "1 async begin events have no matching end; shown until the end of the trace" in trace.warnings
 
 
+def test_single_slice_async_ids_share_a_track_per_name(tmp_path: Path) -> None:
+    """A thousand request spans (one id each, two at a time) are two rows of one track, as in
+    Perfetto, not a thousand one-slice tracks; an id with nested events keeps its own track."""
+    events: list[dict[str, Any]] = []
+    for i in range(1000):
+        begin = {"ph": "b", "cat": "net", "name": "request", "id": i, "pid": 1, "tid": 1, "ts": 10 * i}
+        events += [begin, {**begin, "ph": "e", "ts": 10 * i + 15}]
+    events += [
+        {"ph": "n", "cat": "net", "name": "ping", "id": "p", "pid": 1, "tid": 1, "ts": 3},
+        {"ph": "b", "cat": "net", "name": "request", "id": "big", "pid": 1, "tid": 1, "ts": 0},
+        {"ph": "b", "cat": "net", "name": "parse", "id": "big", "pid": 1, "tid": 1, "ts": 1},
+        {"ph": "e", "cat": "net", "name": "parse", "id": "big", "pid": 1, "tid": 1, "ts": 2},
+        {"ph": "e", "cat": "net", "name": "request", "id": "big", "pid": 1, "tid": 1, "ts": 5},
+        {"ph": "b", "cat": "net", "name": "request", "id": 7, "pid": 2, "tid": 1, "ts": 0},
+        {"ph": "e", "cat": "net", "name": "request", "id": 7, "pid": 2, "tid": 1, "ts": 1},
+    ]
+    trace = read_bytes(tmp_path, doc(events))
+    asynchronous = [t for t in trace.tracks if t.kind == "async"]
+    assert sorted((t.section, t.name) for t in asynchronous) == [
+        (0, "ping"),
+        (0, "request"),
+        (0, "request"),
+        (1, "request"),
+    ]
+    spans = [i for i in range(trace.num_events) if trace.strings[trace.ev_name[i]] == "request"]
+    pid1_spans = [i for i in spans if track_of(trace, i).section == 0]
+    shared = {track_of(trace, i).id for i in pid1_spans} - {track_of(trace, find(trace, "parse")).id}
+    assert len(shared) == 1
+    shared_track = trace.tracks[shared.pop()]
+    assert shared_track.max_depth == 1  # span i overlaps span i + 1 only
+    on_shared = [i for i in pid1_spans if int(trace.ev_track[i]) == shared_track.id]
+    assert len(on_shared) == 1000
+    assert {int(trace.ev_depth[i]) for i in on_shared} == {0, 1}
+    # Each end closes the begin of its own id, not the latest begin on the shared track.
+    assert {int(trace.ev_dur_ps[i]) for i in on_shared} == {15_000_000}
+    big = track_of(trace, find(trace, "parse"))
+    assert big.name == "request" and big.id != shared_track.id and trace.ev_depth[find(trace, "parse")] == 1
+
+
 def test_counters_become_one_track_per_series(tmp_path: Path) -> None:
     events = [
         {"ph": "C", "name": "memory", "pid": 1, "ts": 1, "args": {"used": 10, "free": 5}},

@@ -662,3 +662,25 @@ def test_a_write_behind_that_fails_is_raised_by_the_next_call(tmp_path):
     with pytest.raises(FileNotFoundError):
         behind.put(str(tmp_path / "bucket-1"), 0, [b"more"])
     assert not (tmp_path / "bucket-1").exists()
+
+
+def test_a_shared_async_track_spilled_equals_the_in_memory_one(tmp_path):
+    """Single-slice async ids of one name share a track whose overlaps take extra rows (greedy rows
+    carried from piece to piece when spilled): the same trace and index either way."""
+    events = []
+    for i in range(20000):
+        begin = {"ph": "b", "cat": "net", "name": "request", "id": i, "pid": 1, "tid": 1, "ts": 10 * i}
+        events += [begin, {**begin, "ph": "e", "ts": 10 * i + 10 + (i % 7) * 4}]
+    events += [{"ph": "X", "name": "work", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5} for i in range(20000)]
+    path = tmp_path / "async.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    memory = read(path, "chrome_trace")
+    spilled = read(path, "chrome_trace", spill.IngestMemory(str(tmp_path / "spill"), 1))
+    assert spill.is_spilled(spilled)
+    shared = [t for t in memory.tracks if t.kind == "async"]
+    assert len(shared) == 1 and shared[0].max_depth >= 2
+    on_shared = np.asarray(memory.ev_track) == shared[0].id
+    durations_us = set((np.asarray(memory.ev_dur_ps)[on_shared] // 1_000_000).tolist())
+    assert durations_us == {10 + 4 * k for k in range(7)}  # each end closed its own id
+    assert_same_trace(memory, spilled)
+    assert_same_index(memory, spilled, str(tmp_path), 1)

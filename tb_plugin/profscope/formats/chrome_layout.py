@@ -3,7 +3,11 @@
 A section per pid: a GPU (or TPU) when Kineto's process name or labels say so, or when device
 work (kernels, copies, …) runs there, with the device name from `deviceProperties`; else a host
 process. A track per track key: threads, and on devices streams labelled with what runs on them;
-async tracks per (pid, category, id); one counter track per series. `M` metadata events give
+async tracks per (pid, category, id), except that ids which are one slice (a begin and its end, or
+one begin or instant) share one track per process and name, on as many rows as they overlap: a
+million request spans are a few rows, not a million tracks of one slice each (Perfetto merges
+same-named async tracks likewise); ids with nested events keep a track each, so their nesting is
+never drawn under another id's slice. One counter track per series. `M` metadata events give
 names and sort indices; without them Kineto's own order holds (hosts by pid, then devices).
 """
 
@@ -71,6 +75,18 @@ def _device_categories(ids: Parts) -> dict[int, set[str]]:
     return found
 
 
+def _single_slice_async_keys(ids: Parts, num_keys: int) -> np.ndarray:
+    """Which async track keys hold one slice: one begin and one end, or one begin or instant alone."""
+    counts = np.zeros((3, num_keys), np.int64)
+    for c in ids.chunks("asy"):
+        f = c.read("asy", "track", "phase")
+        key = c.kmap[f["track"]]
+        for row, code in enumerate((cc.ASYNC_BEGIN, cc.ASYNC_END, cc.ASYNC_INSTANT)):
+            counts[row] += np.bincount(key[f["phase"] == code], minlength=num_keys)
+    begins, ends, instants = counts
+    return ((begins == 1) & (ends <= 1) & (instants == 0)) | ((begins == 0) & (ends == 0) & (instants == 1))
+
+
 class Layout:
     """Sections per pid and tracks per key, named and sorted the way Kineto users expect.
 
@@ -112,14 +128,15 @@ class Layout:
             if key[0] == cc.COUNTER_TRACK:
                 counter_series.setdefault(key[1:4], set()).add(key[4])
         async_names = _first_async_names(ids)
+        single_slice = _single_slice_async_keys(ids, len(keys))
 
         self.device_key = np.zeros(len(keys), bool)
-        specs = []  # (key index, section, name, kind, sort index)
+        specs = []  # (key index, section, name, kind, sort index, builder track key)
         for k, key in enumerate(keys):
             kind = key[0]
             if kind == cc.GLOBAL:
                 section = builder.section("Global", "other", 2**31 - 1, key=("global",))
-                specs.append((k, section, "global events", "other", 0))
+                specs.append((k, section, "global events", "other", 0, ("key", k)))
                 continue
             pid = key[1]
             section = section_ids[pid]
@@ -133,21 +150,23 @@ class Layout:
                     device_cats.get(k),
                 )
                 self.device_key[k] = section_kind[pid] in ("gpu", "tpu") and spec[1] == "stream"
-                specs.append((k, section, *spec))
+                specs.append((k, section, *spec, ("key", k)))
             elif kind == cc.PROCESS:
-                specs.append((k, section, "process events", "other", -(2**31)))
+                specs.append((k, section, "process events", "other", -(2**31), ("key", k)))
             elif kind == cc.ASYNC:
                 fallback = f"{key[2] or 'async'} {key[3].decode(errors='replace')}"
-                specs.append((k, section, async_names.get(k) or fallback, "async", 2**30))
+                name = async_names.get(k) or fallback
+                shared = ("async", section, name) if single_slice[k] else ("key", k)
+                specs.append((k, section, name, "async", 2**30, shared))
             else:
                 name, ident, series = key[2], key[3], key[4]
                 label = name + (f" {ident.decode(errors='replace')}" if ident else "")
                 if len(counter_series[key[1:4]]) > 1:
                     label += f" {series}"
-                specs.append((k, section, label or "counter", "counter", 2**30 + 1))
+                specs.append((k, section, label or "counter", "counter", 2**30 + 1, ("key", k)))
         self.track_of_key = np.zeros(len(keys), np.int32)
-        for k, section, name, tkind, sort in sorted(specs, key=lambda s: (s[1], s[4], s[2])):
-            self.track_of_key[k] = builder.track(section, name, tkind, sort, key=("key", k))
+        for k, section, name, tkind, sort, track_key in sorted(specs, key=lambda s: (s[1], s[4], s[2])):
+            self.track_of_key[k] = builder.track(section, name, tkind, sort, key=track_key)
 
     @staticmethod
     def _describe_section(

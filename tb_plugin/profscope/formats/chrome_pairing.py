@@ -61,7 +61,8 @@ class _Halves:
     """Halves with an in-range time, in file order (or any order given by `take`).
 
     `key` is the file position (part << 40 | row); `group` what an end must share with its begin
-    (the track, for async also the name)."""
+    (the reader's track key, for async also the name: async ids of one name may share a builder
+    track, and pair only among themselves)."""
 
     def __init__(
         self, cols: dict[str, np.ndarray], args: list[bytes], begin: np.ndarray, instant: np.ndarray
@@ -80,12 +81,11 @@ class _Halves:
             damage.skipped[f"{spec.what} more than 25 days away from the rest of the trace"] += dropped
         sel = np.flatnonzero(ok)
         kmap, smap = c.kmap, c.smap
-        track = layout.track_of_key[kmap[raw["track"][sel]]]
+        key = kmap[raw["track"][sel]].astype(np.int64)
+        track = layout.track_of_key[key]
         name = smap[raw["name"][sel]]
         extra = raw[spec.extra][sel]
-        group = (
-            track.astype(np.int64) << 32 | name.astype(np.int64) if spec.by_name else track.astype(np.int64)
-        )
+        group = key << 32 | name.astype(np.int64) if spec.by_name else key
         offsets = np.zeros(raw["alen"].shape[0] + 1, np.int64)
         np.cumsum(raw["alen"], out=offsets[1:])
         blob = c.args(spec.table)
