@@ -54,7 +54,7 @@ SLOW_FLUSH_EVENTS = 4096
 # after its damage, bytes overwritten in place), every `{` is a candidate event whose brackets,
 # counted through misaligned quotes, wander like a random walk: read up to MAX_EVENT_BYTES each,
 # 2 MB of such text took 10-20 s and 500 MB would not finish. So once a failure starts a stretch,
-# the slow path reads a candidate at most DAMAGED_EVENT_BYTES far, all its reads in the stretch add
+# the slow path reads a candidate at most DAMAGED_EVENT_BYTES far (`_read_candidate`), all its reads in the stretch add
 # up to at most DAMAGED_SCAN_BASE + DAMAGED_SCAN_RATIO × the stretch's length, and past
 # UNREADABLE_STRETCH_BYTES it reads none: only the fast path (one window per candidate) is tried at
 # each next `,{` until an event with a phase decodes.
@@ -238,7 +238,6 @@ class EventScanner:
         # Absolute offset where the current stretch of undecodable text began, None after a success.
         self._failing_since: int | None = None
         self._damaged_scanned = 0  # bytes the slow path has read in that stretch
-        self._scanned = 0  # bytes the last `_value_end` read
         self._slow: list[Event] = []
         self._on_events_start = on_events_start
 
@@ -304,10 +303,8 @@ class EventScanner:
         while True:
             length = scan.length(self._buf, self._pos, max_bytes)
             if length is not None:
-                self._scanned = length
                 return self._pos + length
             if scan.rel >= max_bytes or not self._more():
-                self._scanned = scan.rel
                 if scan.scalar and self._eof and scan.rel > 0:
                     return self._pos + scan.rel
                 return None
@@ -646,17 +643,15 @@ class EventScanner:
         One that does not end within MAX_EVENT_BYTES, or runs into the end of the input while
         the input holds the start of a later event (its brackets never close), is skipped up to
         the next element; one the input ends inside is the end of the events. Inside a stretch of
-        undecodable text the read is bounded (`_read_limit`)."""
+        undecodable text the read is bounded (`_read_candidate`)."""
         start = self.offset
         damaged = self._failing_since is not None
-        limit = self._read_limit()
-        if limit == 0:
+        read = self._read_candidate()
+        if read is None:
             self.damage.skipped["unparseable text in traceEvents"] += 1
             self._resync(self._pos + 1)
             return
-        end = self._value_end(limit)
-        if damaged:
-            self._damaged_scanned += self._scanned
+        end, limit = read
         if end is None:
             self._failed(start)
             if self._cut_short(limit) and EVENT_BOUNDARY.search(self._buf, self._pos + 1) is None:
@@ -709,29 +704,31 @@ class EventScanner:
             self._failing_since = offset
             self._damaged_scanned = 0
 
-    def _read_limit(self) -> int:
-        """How far the slow path may read the element at _pos: MAX_EVENT_BYTES, or inside a stretch
-        of undecodable text what the stretch's budget has left (0: not at all)."""
+    def _read_candidate(self) -> tuple[int | None, int] | None:
+        """`_value_end` of the element at _pos within what the slow path may read: MAX_EVENT_BYTES,
+        or inside a stretch of undecodable text what the stretch's budget has left, the read charged
+        to it. (end or None, the limit it was read with), or None when the budget allows no read."""
         if self._failing_since is None:
-            return MAX_EVENT_BYTES
+            return self._value_end(MAX_EVENT_BYTES), MAX_EVENT_BYTES
         stretch = self.offset - self._failing_since
-        if stretch >= UNREADABLE_STRETCH_BYTES:
-            return 0
         left = DAMAGED_SCAN_BASE + DAMAGED_SCAN_RATIO * stretch - self._damaged_scanned
-        return max(0, min(DAMAGED_EVENT_BYTES, left))
+        limit = min(DAMAGED_EVENT_BYTES, left)
+        if stretch >= UNREADABLE_STRETCH_BYTES or limit <= 0:
+            return None
+        end = self._value_end(limit)
+        self._damaged_scanned += limit if end is None else end - self._pos
+        return end, limit
 
     def _skip_non_event(self) -> None:
         """Skip an array element that is not an object (number, string, literal, array, garbage)."""
         self.damage.skipped["array element is not an event object"] += 1
-        damaged = self._failing_since is not None
-        limit = self._read_limit()
-        self._failed(self.offset)
-        if limit == 0:
+        start = self.offset
+        read = self._read_candidate()
+        self._failed(start)
+        if read is None:
             self._resync(self._pos + 1)
             return
-        end = self._value_end(limit)
-        if damaged:
-            self._damaged_scanned += self._scanned
+        end, limit = read
         if end is not None and end > self._pos:
             self._pos = end
             if self._peek() in (0x2C, 0x5D, None):
