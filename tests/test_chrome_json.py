@@ -376,6 +376,39 @@ def test_pairs_and_flows_across_the_split_offset(tmp_path: Path, monkeypatch: py
     assert parallel.skipped == {}
 
 
+def test_an_async_track_is_named_by_the_first_event_of_its_id_on_either_side_of_the_split(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Track names come from the chunks of both processes in file order: an id first seen
+    before the split keeps that event's name, one seen only after it gets its own first name."""
+    events: list[dict[str, Any]] = [
+        {"ph": "X", "name": f"op{i}", "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": {"pad": "x" * 60}}
+        for i in range(4000)
+    ]
+    nested = [("b", "outer", 100), ("b", "inner", 101), ("e", "inner", 102), ("e", "outer", 103)]
+    events[5:5] = [
+        {"ph": ph, "name": name, "cat": "a", "id": "early", "pid": 1, "tid": 1, "ts": ts}
+        for ph, name, ts in nested[:2]
+    ]
+    events += [
+        {"ph": ph, "name": name, "cat": "a", "id": "early", "pid": 1, "tid": 1, "ts": ts}
+        for ph, name, ts in nested[2:]
+    ]
+    events += [
+        {"ph": ph, "name": name.upper(), "cat": "a", "id": "late", "pid": 1, "tid": 1, "ts": ts + 3000}
+        for ph, name, ts in nested
+    ]
+    plain = tmp_path / "trace.json"
+    plain.write_text(json.dumps({"traceEvents": events}, indent=1))
+    sequential = read(plain)
+    monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
+    used = spy_results(monkeypatch)
+    parallel = read(plain)
+    assert used == [True]
+    assert_same_trace(parallel, sequential)
+    assert sorted(t.name for t in parallel.tracks if t.kind == "async") == ["OUTER", "outer"]
+
+
 def test_a_split_that_is_not_an_event_boundary_is_detected(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import tracemalloc
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -429,6 +430,28 @@ def test_single_slice_async_ids_share_a_track_per_name(tmp_path: Path) -> None:
     assert {int(trace.ev_dur_ps[i]) for i in on_shared} == {15_000_000}
     big = track_of(trace, find(trace, "parse"))
     assert big.name == "request" and big.id != shared_track.id and trace.ev_depth[find(trace, "parse")] == 1
+
+
+def test_memory_per_async_id_stays_small(tmp_path: Path) -> None:
+    """A serving trace gives every request an id of its own. Reading 50 k such ids peaks at
+    about 640 bytes each (Python allocations, tracemalloc): the collectors' and the parts' key
+    tables are freed once mapped, and no dict of first names is kept (1130 bytes before)."""
+    events: list[dict[str, Any]] = []
+    for i in range(50_000):
+        begin = {"ph": "b", "cat": "net", "name": "request", "id": i, "pid": 1, "tid": 1, "ts": 10 * i}
+        events += [begin, {**begin, "ph": "e", "ts": 10 * i + 5}]
+    path = tmp_path / "requests.json"
+    path.write_text(doc(events))
+    del events
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        trace = chrome_json.read(str(path), fsspec.filesystem("file"))
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert trace.num_events == 50_000
+    assert peak / 50_000 < 800
 
 
 def test_counters_become_one_track_per_series(tmp_path: Path) -> None:

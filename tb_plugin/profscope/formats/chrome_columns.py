@@ -200,7 +200,6 @@ class ColumnCollector:
         self.chunks: list[ChunkRef] = []
         self.rows: collections.Counter[str] = collections.Counter()  # rows per table, all chunks
         self.device_pairs: set[int] = set()  # local track key << 32 | local category, of events
-        self.async_names: dict[int, tuple[int, int]] = {}  # async key → (first row, its name)
         # Rough bytes of the columns not yet written out (the reader flushes past a threshold).
         self.pending_bytes = 0
         # Set by the owner: where this part's chunks are (never pickled).
@@ -515,7 +514,8 @@ class ColumnCollector:
             ref.base[table] = self.rows[table]
             ref.bounds[table] = time_bounds(columns["us"], columns["frac"])
             tables[table] = columns
-            self._summarize(table, columns, self.rows[table])
+            if table == "ev":
+                self._note_device_pairs(columns)
             self.rows[table] += n
         for table, events, values in (
             ("corr", self.corr_event, self.corr_value),
@@ -547,15 +547,9 @@ class ColumnCollector:
         self.binds.clear()
         self.pending_bytes = 0
 
-    def _summarize(self, table: str, columns: dict[str, np.ndarray], base: int) -> None:
-        if table == "ev":
-            pairs = arrays.unique(columns["track"].astype(np.int64) << 32 | columns["cat"].astype(np.int64))
-            self.device_pairs.update(pairs.tolist())
-        elif table == "asy":
-            keys, first = np.unique(columns["track"], return_index=True)
-            names = columns["name"][first]
-            for k, i, name in zip(keys.tolist(), first.tolist(), names.tolist()):
-                self.async_names.setdefault(k, (base + i, name))
+    def _note_device_pairs(self, columns: dict[str, np.ndarray]) -> None:
+        pairs = arrays.unique(columns["track"].astype(np.int64) << 32 | columns["cat"].astype(np.int64))
+        self.device_pairs.update(pairs.tolist())
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

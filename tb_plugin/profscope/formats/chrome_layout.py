@@ -75,16 +75,26 @@ def _device_categories(ids: Parts) -> dict[int, set[str]]:
     return found
 
 
-def _single_slice_async_keys(ids: Parts, num_keys: int) -> np.ndarray:
-    """Which async track keys hold one slice: one begin and one end, or one begin or instant alone."""
+def _async_keys(ids: Parts, num_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per track key: whether it is an async key holding one slice (one begin and one end, or one
+    begin or instant alone), and the builder string id of the name of its first async event in
+    file order (-1 for keys with none), which names its track.
+
+    Read from the chunks, not kept while decoding: a dict entry per async id would cost more
+    than its events when every request of a serving trace has an id of its own."""
     counts = np.zeros((3, num_keys), np.int64)
+    first_name = np.full(num_keys, -1, np.int64)
     for c in ids.chunks("asy"):
-        f = c.read("asy", "track", "phase")
+        f = c.read("asy", "track", "phase", "name")
         key = c.kmap[f["track"]]
         for row, code in enumerate((cc.ASYNC_BEGIN, cc.ASYNC_END, cc.ASYNC_INSTANT)):
             counts[row] += np.bincount(key[f["phase"] == code], minlength=num_keys)
+        present, first = np.unique(key, return_index=True)  # chunks come in file order
+        new = first_name[present] < 0
+        first_name[present[new]] = c.smap[f["name"][first[new]]]
     begins, ends, instants = counts
-    return ((begins == 1) & (ends <= 1) & (instants == 0)) | ((begins == 0) & (ends == 0) & (instants == 1))
+    single = ((begins == 1) & (ends <= 1) & (instants == 0)) | ((begins == 0) & (ends == 0) & (instants == 1))
+    return single, first_name
 
 
 class Layout:
@@ -95,7 +105,7 @@ class Layout:
     """
 
     def __init__(self, builder: TraceBuilder, ids: Parts, metadata: dict[str, Any]) -> None:
-        keys = ids.keys.values_by_id()
+        keys = ids.release_keys()
         info = _process_info(ids.parts)
         device_cats = _device_categories(ids)
         devices = {
@@ -127,8 +137,7 @@ class Layout:
         for key in keys:
             if key[0] == cc.COUNTER_TRACK:
                 counter_series.setdefault(key[1:4], set()).add(key[4])
-        async_names = _first_async_names(ids)
-        single_slice = _single_slice_async_keys(ids, len(keys))
+        single_slice, first_async_name = _async_keys(ids, len(keys))
 
         self.device_key = np.zeros(len(keys), bool)
         specs = []  # (key index, section, name, kind, sort index, builder track key)
@@ -154,8 +163,9 @@ class Layout:
             elif kind == cc.PROCESS:
                 specs.append((k, section, "process events", "other", -(2**31), ("key", k)))
             elif kind == cc.ASYNC:
-                fallback = f"{key[2] or 'async'} {key[3].decode(errors='replace')}"
-                name = async_names.get(k) or fallback
+                first = int(first_async_name[k])
+                name = ids.strings[first] if first >= 0 else ""
+                name = name or f"{key[2] or 'async'} {key[3].decode(errors='replace')}"
                 shared = ("async", section, name) if single_slice[k] else ("key", k)
                 specs.append((k, section, name, "async", 2**30, shared))
             else:
@@ -244,17 +254,3 @@ def _label(value: Any, missing: str) -> str:
 
 def _clamp(value: int) -> int:
     return max(-(2**31), min(int(value), 2**31 - 1))
-
-
-def _first_async_names(ids: Parts) -> dict[int, str]:
-    """Name of the first event on each async track, to name the track."""
-    names: dict[int, str] = {}
-    for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
-        first: dict[int, tuple[int, int]] = {}
-        for local, (row, name) in p.async_names.items():
-            key = int(kmap[local])
-            if key not in first or row < first[key][0]:
-                first[key] = (row, name)
-        for key, (_, name) in first.items():
-            names.setdefault(key, ids.strings[smap[name]])
-    return names

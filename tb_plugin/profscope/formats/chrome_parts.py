@@ -73,7 +73,15 @@ class Parts:
         self.kmaps = []
         for p in parts:
             local = p.keys.values_by_id()
+            p.keys.clear()  # only the map is read from here on; the table holds an entry per async id
             self.kmaps.append(np.fromiter((self.keys[_norm_key(k)] for k in local), np.int32, len(local)))
+
+    def release_keys(self) -> list[tuple[Any, ...]]:
+        """The track keys by id, for the layout, the one stage that reads them: the table is freed
+        (the stages after it read only the maps)."""
+        keys = self.keys.values_by_id()
+        self.keys.clear()
+        return keys
 
     def chunks(self, table: str | None = None) -> Iterator[Chunk]:
         """The chunks of all parts in file order (those holding `table`, when given)."""
