@@ -684,3 +684,37 @@ def test_a_shared_async_track_spilled_equals_the_in_memory_one(tmp_path):
     assert durations_us == {10 + 4 * k for k in range(7)}  # each end closed its own id
     assert_same_trace(memory, spilled)
     assert_same_index(memory, spilled, str(tmp_path), 1)
+
+
+@pytest.mark.parametrize("shape", ["nested ids", "open ids", "one long parent"])
+def test_many_rows_and_tracks_spilled_index_equals_the_in_memory_one(shape, tmp_path):
+    """The spilled self times carry each row's last slice from window to window as arrays: ids
+    with a nested pair each (a track per id), ids left open on one shared track (a row per id),
+    and one slice whose children fill many windows give the index of the in-memory build."""
+    events: list[dict[str, object]] = []
+    if shape == "nested ids":
+        for i in range(3000):
+            for ph, name, ts in (("b", "req", 0), ("b", "inner", 1), ("e", "inner", 2), ("e", "req", 5)):
+                events.append(
+                    {"ph": ph, "name": name, "cat": "c", "pid": 1, "tid": 1, "id": i, "ts": 10 * i + ts}
+                )
+    elif shape == "open ids":
+        events = [
+            {"ph": "b", "name": "req", "cat": "c", "pid": 1, "tid": 1, "id": i, "ts": 10 * i}
+            for i in range(3000)
+        ]
+    else:
+        events = [{"ph": "X", "name": "step", "pid": 1, "tid": 1, "ts": 0, "dur": 100_000}]
+        events += [
+            {"ph": "X", "name": f"op{i % 5}", "pid": 1, "tid": 1, "ts": 3 * i + 1, "dur": 2 + i % 3}
+            for i in range(20000)
+        ]
+    events.append({"ph": "X", "name": "end", "pid": 1, "tid": 2, "ts": 0, "dur": 1})
+    path = tmp_path / "keys.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    memory = read(path, "chrome_trace")
+    spilled = read(path, "chrome_trace", spill.IngestMemory(str(tmp_path / "spill"), 1))
+    assert spill.is_spilled(spilled)
+    assert_same_trace(memory, spilled)
+    arrays = assert_same_index(memory, spilled, str(tmp_path), 1)
+    assert int(np.asarray(arrays["self_ps"]).min()) >= 0

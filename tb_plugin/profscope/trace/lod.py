@@ -240,32 +240,45 @@ def self_times(trace: Trace, row_base: np.ndarray) -> np.ndarray:
     """Duration minus the time covered by direct children (the next row down on the same track).
 
     Rows never hold overlapping slices, so the children of a slice are the slices of the row below
-    that start inside it, and their (clipped) durations add up to the union of their time.
+    that start inside it, and their (clipped) durations add up to the union of their time. All rows
+    at once: with the events sorted by (row, start) as one int64 key (`start_runs`), a child's
+    parent is the last event at or before (its row - 1, its start). Each parent's children are summed in start order (`np.bincount`),
+    the order `lod_spilled` sums them in too, so both give bit-identical float sums.
     """
     start = np.asarray(trace.ev_start_ps)
     dur = np.asarray(trace.ev_dur_ps)
     n = start.shape[0]
     if n == 0:
         return np.zeros(0, np.int64)
-    row = row_base[np.asarray(trace.ev_track)] + np.asarray(trace.ev_depth)
+    depth = np.asarray(trace.ev_depth)
+    row = row_base[np.asarray(trace.ev_track)] + depth
     by_row = np.argsort(row, kind="stable")  # stable: start order within each row is kept
-    row_off = np.searchsorted(row[by_row], np.arange(int(row_base[-1]) + 1))
-    covered = np.zeros(n, dtype=np.float64)
-    for track in range(len(trace.tracks)):
-        for r in range(int(row_base[track]) + 1, int(row_base[track + 1])):
-            children = by_row[row_off[r] : row_off[r + 1]]
-            parents = by_row[row_off[r - 1] : row_off[r]]
-            if children.shape[0] == 0 or parents.shape[0] == 0:
-                continue
-            c_start = start[children]
-            which = np.searchsorted(start[parents], c_start, side="right") - 1
-            ok = which >= 0
-            which, c_start, children = which[ok], c_start[ok], children[ok]
-            p_end = start[parents[which]] + dur[parents[which]]
-            inside = c_start < p_end
-            part = np.minimum(c_start + dur[children], p_end) - c_start
-            covered[parents] += np.bincount(which[inside], weights=part[inside], minlength=parents.shape[0])
+    row_sorted = row[by_row]
+    run, scale = start_runs(np.asarray(trace.ev_track), start)
+    rank = run[by_row]
+    key = row_sorted * scale + rank
+    child = np.flatnonzero(depth[by_row] > 0)
+    parent_row = row_sorted[child] - 1
+    at = np.searchsorted(key, parent_row * scale + rank[child], side="right") - 1
+    found = at >= 0
+    found[found] = row_sorted[at[found]] == parent_row[found]
+    child, parent = by_row[child[found]], by_row[at[found]]
+    c_start = start[child]
+    p_end = start[parent] + dur[parent]
+    inside = c_start < p_end
+    part = np.minimum(c_start + dur[child], p_end) - c_start
+    covered = np.bincount(parent[inside], weights=part[inside], minlength=n)
     return np.maximum(dur - covered.astype(np.int64), 0)
+
+
+def start_runs(track: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.int64]:
+    """For events in (track, start) order: the number of each one's run of equal (track, start),
+    from 1, and one more than the last. Rows lie within a track, so row × that + run orders a
+    track's events by row, then start, ties equal, as one int64 (no sort of the starts needed)."""
+    change = np.ones(track.shape[0], dtype=bool)
+    change[1:] = (track[1:] != track[:-1]) | (start[1:] != start[:-1])
+    run = np.cumsum(change, dtype=np.int64)
+    return run, np.int64(run[-1] + 1 if run.shape[0] else 1)
 
 
 def _reduce_summaries(

@@ -276,7 +276,7 @@ class _Build:
     # -- self times ----------------------------------------------------------------------------
     def _self_times(self, events: _EventColumns) -> np.ndarray:
         out = self._column("self_ps", np.int64, self.n)
-        carried: dict[int, list[Any]] = {}  # row → [index, start, end, dur, covered]
+        carried = _Carried()  # the last slice of each row of the carry track, from earlier windows
         carry_track = -1
         lo = 0
         while lo < self.n:
@@ -291,15 +291,15 @@ class _Build:
                 s, d, t, dep = s[:cut], d[:cut], t[:cut], dep[:cut]
                 hi = lo + cut
             if int(t[0]) != carry_track:
-                self._settle(out, carried, list(carried))
+                carried.settle(out, np.ones(carried.row.shape[0], bool))
                 carry_track = int(t[0])
-            self._window(out, lo, s, d, t, dep, carried)
+            covered = self._window(out, lo, s, d, t, dep, carried)
             if int(t[-1]) != carry_track:
-                self._settle(out, carried, list(carried))
+                carried.settle(out, np.ones(carried.row.shape[0], bool))
                 carry_track = int(t[-1])
-                self._carry_last_rows(lo, s, d, t, dep, carried)
+                self._carry_last_rows(lo, s, d, t, dep, covered, carried)
             lo = hi
-        self._settle(out, carried, list(carried))
+        carried.settle(out, np.ones(carried.row.shape[0], bool))
         return out.mapped()
 
     def _window(
@@ -310,60 +310,41 @@ class _Build:
         d: np.ndarray,
         t: np.ndarray,
         dep: np.ndarray,
-        carried: dict[int, list[Any]],
-    ) -> None:
-        """Self times of one window; parents carried from earlier windows (rows of its first
-        track) take their children here too, and the window's own last slice of each row of that
-        track becomes the carried one."""
+        carried: _Carried,
+    ) -> np.ndarray:
+        """Self times of one window, as `lod.self_times` finds them (one sorted key of (row, run of
+        equal starts) for all rows at once); the parents carried from earlier windows (rows of its
+        first track, each starting before every event of its row here) take their children here
+        too, summed on in order (`np.add.at`), and the window's own last slice of each row of that
+        track becomes the carried one. Returns the time covered by children of each event."""
         m = s.shape[0]
         row = self.row_base[t] + dep
         by_row = np.argsort(row, kind="stable")
         rows_sorted = row[by_row]
-        row_lo = np.flatnonzero(np.concatenate(([True], rows_sorted[1:] != rows_sorted[:-1])))
-        row_hi = np.concatenate((row_lo[1:], [m]))
-        present = rows_sorted[row_lo]
-        span = {
-            int(r): (int(a), int(b)) for r, a, b in zip(present.tolist(), row_lo.tolist(), row_hi.tolist())
-        }
-        covered = np.zeros(m, dtype=np.float64)
         end = s + d
-        first_track = int(t[0])
-        for r, (a, b) in span.items():
-            if dep[by_row[a]] == 0:
-                continue
-            children = by_row[a:b]
-            parents = by_row[span[r - 1][0] : span[r - 1][1]] if r - 1 in span else by_row[:0]
-            carried_parent = carried.get(r - 1) if int(t[children[0]]) == first_track else None
-            p_start = s[parents]
-            p_end = end[parents]
-            if carried_parent is not None:
-                p_start = np.concatenate(([carried_parent[1]], p_start))
-                p_end = np.concatenate(([carried_parent[2]], p_end))
-            c_start = s[children]
-            which = np.searchsorted(p_start, c_start, side="right") - 1
-            ok = which >= 0
-            which, c_start, c_dur = which[ok], c_start[ok], d[children][ok]
-            pe = p_end[which]
-            inside = c_start < pe
-            part = np.minimum(c_start + c_dur, pe) - c_start
-            shift = 0
-            if carried_parent is not None:
-                to_carried = inside & (which == 0)
-                if to_carried.any():
-                    run = np.concatenate(([carried_parent[4]], part[to_carried].astype(np.float64)))
-                    carried_parent[4] = float(np.cumsum(run)[-1])
-                inside = inside & (which > 0)
-                shift = 1
-            if parents.shape[0]:
-                covered[parents] += np.bincount(
-                    which[inside] - shift, weights=part[inside], minlength=parents.shape[0]
-                )
+        run, scale = lod.start_runs(t, s)
+        key = rows_sorted * scale + run[by_row]  # sorted: by row, then start
+        child_pos = np.flatnonzero(dep[by_row] > 0)
+        parent_row = rows_sorted[child_pos] - 1
+        at = np.searchsorted(key, key[child_pos] - scale, side="right") - 1  # (row - 1, its start)
+        here = at >= 0
+        here[here] = rows_sorted[at[here]] == parent_row[here]
+        # No parent of its row here: the row's carried one (it started before all of them), if any.
+        slot = np.searchsorted(carried.row, parent_row)
+        carry = ~here & (slot < carried.row.shape[0])
+        carry[carry] = carried.row[slot[carry]] == parent_row[carry]
+        child, parent = by_row[child_pos[here]], by_row[at[here]]
+        part, inside = _covered_part(s[child], d[child], end[parent])
+        covered = np.bincount(parent[inside], weights=part[inside], minlength=m)
+        child, slot = by_row[child_pos[carry]], slot[carry]
+        part, inside = _covered_part(s[child], d[child], carried.end[slot])
+        np.add.at(carried.covered, slot[inside], part[inside].astype(np.float64))
         out.write_at(lo, np.maximum(d - covered.astype(np.int64), 0))
         # A carried parent whose row got a newer slice here can take no more children.
-        newer = [r for r in carried if r in span and int(t[by_row[span[r][0]]]) == first_track]
-        self._settle(out, carried, newer)
-        self._covered = covered
-        self._carry_last_rows(lo, s, d, t, dep, carried, only_track=first_track)
+        at_row = np.minimum(np.searchsorted(rows_sorted, carried.row), m - 1)
+        carried.settle(out, rows_sorted[at_row] == carried.row)
+        self._carry_last_rows(lo, s, d, t, dep, covered, carried, only_track=int(t[0]))
+        return covered
 
     def _carry_last_rows(
         self,
@@ -372,7 +353,8 @@ class _Build:
         d: np.ndarray,
         t: np.ndarray,
         dep: np.ndarray,
-        carried: dict[int, list[Any]],
+        covered: np.ndarray,
+        carried: _Carried,
         only_track: int | None = None,
     ) -> None:
         """Carry the last slice of each row of the window's last track (if it is `only_track`)."""
@@ -384,16 +366,8 @@ class _Build:
         order = np.argsort(rows, kind="stable")
         rows, mine = rows[order], mine[order]
         last = np.flatnonzero(np.concatenate((rows[1:] != rows[:-1], [True])))
-        covered = self._covered
-        for r, i in zip(rows[last].tolist(), mine[last].tolist()):
-            carried[r] = [lo + i, int(s[i]), int(s[i] + d[i]), int(d[i]), float(covered[i])]
-
-    @staticmethod
-    def _settle(out: NpyColumn, carried: dict[int, list[Any]], rows: list[int]) -> None:
-        """Write the final self time of the carried parents of `rows` and forget them."""
-        for r in rows:
-            index, _, _, dur, covered = carried.pop(r)
-            out.write_at(index, np.array([max(dur - int(np.float64(covered).astype(np.int64)), 0)], np.int64))
+        i = mine[last]
+        carried.replace(rows[last], lo + i, s[i], s[i] + d[i], d[i], covered[i])
 
     # -- flows and counters ---------------------------------------------------------------------
     def _flow_order(self, column: np.ndarray, name: str) -> np.ndarray:
@@ -444,6 +418,64 @@ class _Build:
             found = np.union1d(found, reader.read(lo, lo + self.rows).astype(np.int64))
         reader.close()
         return arrays.unique(found).astype(np.int64)
+
+
+def _covered_part(c_start: np.ndarray, c_dur: np.ndarray, p_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The time of each child inside its parent (clipped at the parent's end), and whether it
+    starts inside at all."""
+    return np.minimum(c_start + c_dur, p_end) - c_start, c_start < p_end
+
+
+class _Carried:
+    """Parents carried from one window of the self times to the next: per row (sorted), the event
+    index, start, end, duration and the time its children covered so far."""
+
+    def __init__(self) -> None:
+        self.row = np.zeros(0, np.int64)
+        self.index = np.zeros(0, np.int64)
+        self.start = np.zeros(0, np.int64)
+        self.end = np.zeros(0, np.int64)
+        self.dur = np.zeros(0, np.int64)
+        self.covered = np.zeros(0, np.float64)
+
+    def _fields(self) -> tuple[str, ...]:
+        return ("row", "index", "start", "end", "dur", "covered")
+
+    def settle(self, out: NpyColumn, which: np.ndarray) -> None:
+        """Write the final self time of the parents `which` selects and forget them: one write per
+        run of consecutive event indices."""
+        if not which.any():
+            return
+        index = self.index[which]
+        value = np.maximum(self.dur[which] - self.covered[which].astype(np.int64), 0)
+        order = np.argsort(index, kind="stable")
+        index, value = index[order], value[order]
+        breaks = np.flatnonzero(np.diff(index) != 1) + 1
+        for a, b in zip(
+            np.concatenate(([0], breaks)).tolist(), np.concatenate((breaks, [index.shape[0]])).tolist()
+        ):
+            out.write_at(int(index[a]), value[a:b])
+        keep = ~which
+        for name in self._fields():
+            setattr(self, name, getattr(self, name)[keep])
+
+    def replace(
+        self,
+        row: np.ndarray,
+        index: np.ndarray,
+        start: np.ndarray,
+        end: np.ndarray,
+        dur: np.ndarray,
+        covered: np.ndarray,
+    ) -> None:
+        """Carry these parents (rows sorted) instead of what their rows carried (settled already)."""
+        keep = ~np.isin(self.row, row)
+        new = {"row": row, "index": index, "start": start, "end": end, "dur": dur, "covered": covered}
+        merged_row = np.concatenate((self.row[keep], row))
+        order = np.argsort(merged_row, kind="stable")
+        for name in self._fields():
+            values = np.concatenate((getattr(self, name)[keep], new[name].astype(getattr(self, name).dtype)))
+            setattr(self, name, values[order])
 
 
 def store_extra_dir() -> str:
