@@ -748,3 +748,18 @@ def test_flow_ids_against_numeric_ids_compare_as_texts(values: list[bytes], memb
     assert got.tolist() == chrome_flows._member(as_array, numbers.astype(bytes)).tolist()
     texts = {str(m).encode() for m in members}
     assert got.tolist() == [v.rstrip(b"\x00") in texts for v in values]
+
+
+def test_an_async_begin_without_a_category_pairs_with_an_end_whose_category_is_empty(tmp_path: Path) -> None:
+    """A missing `cat` and `"cat": ""` are one async key (the collector keeps them apart, the
+    parts read both as ""), and so is a pid written as text."""
+    events = [
+        {"ph": "b", "name": "req", "id": 1, "pid": 1, "tid": 1, "ts": 10},
+        {"ph": "e", "name": "req", "cat": "", "id": 1, "pid": "1", "tid": 1, "ts": 25},
+        {"ph": "X", "name": "work", "pid": 1, "tid": 1, "ts": 0, "dur": 40},
+    ]
+    trace = read_bytes(tmp_path, doc(events))
+    req = find(trace, "req")
+    assert int(trace.ev_dur_ps[req]) == 15_000_000
+    assert [t.name for t in trace.tracks if t.kind == "async"] == ["req"]
+    assert trace.skipped == {} and not any("no matching end" in w for w in trace.warnings)

@@ -250,7 +250,7 @@ class ColumnCollector:
             if code in (UNKNOWN, UNSUPPORTED):
                 continue
             if code in _SHARED_CODES:  # several phase letters share this code: count the letters
-                self.phase_counts.update(phases[i] for i in np.flatnonzero(codes == code).tolist())
+                self.phase_counts.update(map(phases.__getitem__, np.flatnonzero(codes == code).tolist()))
             else:
                 self.phase_counts[_CODE_NAMES[code]] += int(counts[code])
 
@@ -419,10 +419,11 @@ class ColumnCollector:
         events, us, frac, codes, ids = self._with_ids(events, codes, "async events")
         if not events:
             return
-        keys = [(ASYNC, ev.pid, ev.cat or "", i) for ev, i in zip(events, ids)]
+        # A missing category (None) is a key of its own here; `Parts` reads it as "".
+        keys = zip(itertools.repeat(ASYNC), map(_PID, events), map(_CAT, events), ids)
         blob, alen = args_blob(list(map(_ARGS, events)), self.damage)
         cols = self.asy
-        cols["track"].append(np.fromiter(map(self.keys.__getitem__, keys), np.int32, len(keys)))
+        cols["track"].append(np.fromiter(map(self.keys.__getitem__, keys), np.int32, len(events)))
         cols["us"].append(us)
         cols["frac"].append(frac.astype(np.int32))
         cols["name"].append(self._names(events, _NAME))

@@ -141,6 +141,8 @@ class Layout:
 
         self.device_key = np.zeros(len(keys), bool)
         specs = []  # (key index, section, name, kind, sort index, builder track key)
+        # Single-slice async keys by the track they share: one spec each, not one per key.
+        shared: dict[tuple[int, str], list[int]] = {}
         for k, key in enumerate(keys):
             kind = key[0]
             if kind == cc.GLOBAL:
@@ -166,17 +168,26 @@ class Layout:
                 first = int(first_async_name[k])
                 name = ids.strings[first] if first >= 0 else ""
                 name = name or f"{key[2] or 'async'} {key[3].decode(errors='replace')}"
-                shared = ("async", section, name) if single_slice[k] else ("key", k)
-                specs.append((k, section, name, "async", 2**30, shared))
+                if single_slice[k]:
+                    shared.setdefault((section, name), []).append(k)
+                else:
+                    specs.append((k, section, name, "async", 2**30, ("key", k)))
             else:
                 name, ident, series = key[2], key[3], key[4]
                 label = name + (f" {ident.decode(errors='replace')}" if ident else "")
                 if len(counter_series[key[1:4]]) > 1:
                     label += f" {series}"
                 specs.append((k, section, label or "counter", "counter", 2**30 + 1, ("key", k)))
+        for (section, name), members in shared.items():
+            specs.append((members[0], section, name, "async", 2**30, ("async", section, name)))
         self.track_of_key = np.zeros(len(keys), np.int32)
-        for k, section, name, tkind, sort, track_key in sorted(specs, key=lambda s: (s[1], s[4], s[2])):
-            self.track_of_key[k] = builder.track(section, name, tkind, sort, key=track_key)
+        # Ties in (section, sort index, name) keep key order, a shared track at its first key's place.
+        for k, section, name, tkind, sort, track_key in sorted(specs, key=lambda s: (s[1], s[4], s[2], s[0])):
+            track = builder.track(section, name, tkind, sort, key=track_key)
+            if track_key[0] == "async":
+                self.track_of_key[shared[(section, name)]] = track
+            else:
+                self.track_of_key[k] = track
 
     @staticmethod
     def _describe_section(

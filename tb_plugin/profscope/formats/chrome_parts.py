@@ -26,13 +26,24 @@ _OPEN_END_TABLES = ("be", "asy", "ctr")
 CLOCK_SAMPLE = 50_000
 
 
-def _norm_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
-    kind = key[0]
-    if kind == cc.THREAD:
-        return (kind, norm_id(key[1]), norm_id(key[2]))
-    if kind == cc.GLOBAL:
-        return key
-    return (kind, norm_id(key[1]), *key[2:])
+class _KeyNormalizer(dict):
+    """A reader's track key as one for the whole file: pid / tid normalized (one `norm_id` per
+    distinct value, not per key: a serving trace has an async key per request, on few pids), and
+    an async key's missing category read as ""."""
+
+    def __missing__(self, value: Any) -> Any:
+        normal = self[value] = norm_id(value)
+        return normal
+
+    def key(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
+        kind = key[0]
+        if kind == cc.THREAD:
+            return (kind, self[key[1]], self[key[2]])
+        if kind == cc.GLOBAL:
+            return key
+        if kind == cc.ASYNC:
+            return (kind, self[key[1]], key[2] or "", key[3])
+        return (kind, self[key[1]], *key[2:])
 
 
 class Chunk:
@@ -71,10 +82,13 @@ class Parts:
         # Builder string id → text, for the ids the maps above hand out.
         self.strings = list(builder.string_ids)
         self.kmaps = []
+        normal = _KeyNormalizer()
         for p in parts:
             local = p.keys.values_by_id()
             p.keys.clear()  # only the map is read from here on; the table holds an entry per async id
-            self.kmaps.append(np.fromiter((self.keys[_norm_key(k)] for k in local), np.int32, len(local)))
+            self.kmaps.append(
+                np.fromiter(map(self.keys.__getitem__, map(normal.key, local)), np.int32, len(local))
+            )
 
     def release_keys(self) -> list[tuple[Any, ...]]:
         """The track keys by id, for the layout, the one stage that reads them: the table is freed
