@@ -22,7 +22,7 @@ read-ahead blocks (3 × `chrome_blocks.READ_BLOCK_BYTES`), one window's decoded 
 about 3 × `chrome_flows.LINK_BUDGET_BYTES` for one bucket of Kineto ids and flow points. Measured
 on the 1.1 GB / 3.2 M-event benchmark trace: 0.32 GB for both processes (0.94 GB before), 0.38 GB
 on a 10 GB one. What still grows with the file is small per item: the string and track tables
-(about 0.6 KB per distinct track key in all: a trace with a million request ids peaks at 0.62 GB),
+(about 0.5 KB per distinct track key in all: a trace with a million request ids peaks at 0.52 GB),
 the flow v2 bindings, the B/E and async begins still open, and (only where a track's halves are
 not in time order in the file) every B/E or async half.
 """
