@@ -338,6 +338,20 @@ def test_second_process_gives_the_same_trace(
     assert_same_trace(parallel, sequential)
 
 
+def read_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, events: list[dict[str, Any]]) -> Any:
+    """`events` written as a file and read by one process and by two (a helper decoding the second
+    half): both give the same trace; returns the one read by two."""
+    plain = tmp_path / "trace.json"
+    plain.write_text(json.dumps({"traceEvents": events}, indent=1))
+    sequential = read(plain)
+    monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
+    used = spy_results(monkeypatch)
+    parallel = read(plain)
+    assert used == [True]
+    assert_same_trace(parallel, sequential)
+    return parallel
+
+
 def test_pairs_and_flows_across_the_split_offset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Flow, B/E and async halves on both sides of the split are still joined."""
     events: list[dict[str, Any]] = [
@@ -362,14 +376,7 @@ def test_pairs_and_flows_across_the_split_offset(tmp_path: Path, monkeypatch: py
         {"ph": "E", "pid": 1, "tid": 3, "ts": 3990},
         {"ph": "e", "name": "req", "cat": "a", "id": 9, "pid": 1, "tid": 1, "ts": 3980},
     ]
-    plain = tmp_path / "trace.json"
-    plain.write_text(json.dumps({"traceEvents": events}, indent=1))
-    sequential = read(plain)
-    monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
-    used = spy_results(monkeypatch)
-    parallel = read(plain)
-    assert used == [True]
-    assert_same_trace(parallel, sequential)
+    parallel = read_split(tmp_path, monkeypatch, events)
     assert flow_rows(parallel, "across") == {("op0", 0, "op3999", 3999_000_000)}
     assert ("long", 10_000_000, 3980_000_000) in event_rows(parallel)
     assert ("req", 20_000_000, 3960_000_000) in event_rows(parallel)
@@ -398,14 +405,7 @@ def test_an_async_track_is_named_by_the_first_event_of_its_id_on_either_side_of_
         {"ph": ph, "name": name.upper(), "cat": "a", "id": "late", "pid": 1, "tid": 1, "ts": ts + 3000}
         for ph, name, ts in nested
     ]
-    plain = tmp_path / "trace.json"
-    plain.write_text(json.dumps({"traceEvents": events}, indent=1))
-    sequential = read(plain)
-    monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
-    used = spy_results(monkeypatch)
-    parallel = read(plain)
-    assert used == [True]
-    assert_same_trace(parallel, sequential)
+    parallel = read_split(tmp_path, monkeypatch, events)
     assert sorted(t.name for t in parallel.tracks if t.kind == "async") == ["OUTER", "outer"]
 
 
