@@ -51,7 +51,7 @@ def event_order_unless_in_place(track: np.ndarray, start: np.ndarray, dur: np.nd
     small = hi - lo <= SMALL_TRACK_EVENTS
     if small.any():
         # Many small tracks out of place (async ids whose inner slice closed first): one sort.
-        rows = _ranges(lo[small], hi[small])
+        rows = arrays.ranges(lo[small], hi[small])
         order[rows] = rows[np.lexsort((-dur[rows], start[rows], track[rows]))]
     for a, b in zip(lo[~small].tolist(), hi[~small].tolist()):
         order[a:b] = a + _by_start(start[a:b], dur[a:b])
@@ -116,7 +116,7 @@ def layout_depths(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.n
     small = hi_all - lo_all <= SMALL_TRACK_EVENTS
     redo: list[tuple[int, int]] = []
     if small.any():
-        rows = _ranges(lo_all[small], hi_all[small])
+        rows = arrays.ranges(lo_all[small], hi_all[small])
         depth[rows], invalid = _nested_rows_of_tracks(track[rows], start[rows], dur[rows])
         first = lo_all[small][invalid]
         redo = list(zip(first.tolist(), hi_all[small][invalid].tolist()))
@@ -129,13 +129,6 @@ def layout_depths(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.n
     for lo, hi in redo:
         depth[lo:hi] = _greedy_rows(start[lo:hi], dur[lo:hi])
     return depth
-
-
-def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The indices of the ranges [lo, hi), one after another."""
-    size = hi - lo
-    offsets = np.repeat(lo - np.concatenate(([0], np.cumsum(size)[:-1])), size)
-    return np.arange(int(size.sum()), dtype=np.int64) + offsets
 
 
 def _nested_rows_of_tracks(

@@ -563,7 +563,7 @@ def flows_touching(trace: Trace, index: LodIndex, events: np.ndarray) -> np.ndar
         hi = searchsorted_through(column, by, events, "right")
         hit = hi > lo
         if hit.any():
-            found.append(np.asarray(by)[_ranges(lo[hit], hi[hit])])
+            found.append(np.asarray(by)[arrays.ranges(lo[hit], hi[hit])])
     if not found:
         return np.zeros(0, np.int64)
     return arrays.unique(np.concatenate(found))
@@ -588,11 +588,3 @@ def searchsorted_through(column: np.ndarray, order: np.ndarray, values: Any, sid
         lo = np.where(open_ & below, mid + 1, lo)
         hi = np.where(open_ & ~below, mid, hi)
     return lo
-
-
-def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Concatenation of arange(lo[i], hi[i]) for all i, without a Python loop."""
-    lengths = hi - lo
-    total = int(lengths.sum())
-    offsets = np.repeat(lo - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
-    return np.arange(total) + offsets
