@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -240,35 +240,62 @@ def self_times(trace: Trace, row_base: np.ndarray) -> np.ndarray:
     """Duration minus the time covered by direct children (the next row down on the same track).
 
     Rows never hold overlapping slices, so the children of a slice are the slices of the row below
-    that start inside it, and their (clipped) durations add up to the union of their time. All rows
-    at once: with the events sorted by (row, start) as one int64 key (`start_runs`), a child's
-    parent is the last event at or before (its row - 1, its start). Each parent's children are summed in start order (`np.bincount`),
-    the order `lod_spilled` sums them in too, so both give bit-identical float sums.
+    that start inside it, and their (clipped) durations add up to the union of their time
+    (`nearest_parents`, `covered_by_children`). Each parent's children are summed in start order
+    (`np.bincount`), the order `lod_spilled` sums them in too, so both give bit-identical sums.
     """
     start = np.asarray(trace.ev_start_ps)
     dur = np.asarray(trace.ev_dur_ps)
     n = start.shape[0]
     if n == 0:
         return np.zeros(0, np.int64)
-    depth = np.asarray(trace.ev_depth)
-    row = row_base[np.asarray(trace.ev_track)] + depth
-    by_row = np.argsort(row, kind="stable")  # stable: start order within each row is kept
-    row_sorted = row[by_row]
-    run, scale = start_runs(np.asarray(trace.ev_track), start)
-    rank = run[by_row]
-    key = row_sorted * scale + rank
-    child = np.flatnonzero(depth[by_row] > 0)
-    parent_row = row_sorted[child] - 1
-    at = np.searchsorted(key, parent_row * scale + rank[child], side="right") - 1
-    found = at >= 0
-    found[found] = row_sorted[at[found]] == parent_row[found]
-    child, parent = by_row[child[found]], by_row[at[found]]
-    c_start = start[child]
-    p_end = start[parent] + dur[parent]
-    inside = c_start < p_end
-    part = np.minimum(c_start + dur[child], p_end) - c_start
-    covered = np.bincount(parent[inside], weights=part[inside], minlength=n)
+    track, depth = np.asarray(trace.ev_track), np.asarray(trace.ev_depth)
+    covered = covered_by_children(start, dur, nearest_parents(track, start, depth, row_base[track] + depth))
     return np.maximum(dur - covered.astype(np.int64), 0)
+
+
+class Parents(NamedTuple):
+    """`nearest_parents`: the events of depth > 0 in (row, start) order, the row above each, the
+    last event of that row starting at or before it (-1 where that row holds none of these
+    events), and every event's row, sorted."""
+
+    child: np.ndarray
+    parent_row: np.ndarray
+    parent: np.ndarray
+    rows_sorted: np.ndarray
+
+
+def nearest_parents(track: np.ndarray, start: np.ndarray, depth: np.ndarray, row: np.ndarray) -> Parents:
+    """Each child's parent candidate among events in (track, start) order, all rows at once:
+    sorted by (row, start) as one int64 key (`start_runs`), a child's parent is the last key at or
+    before (its row - 1, its start)."""
+    by_row = np.argsort(row, kind="stable")  # stable: start order within each row is kept
+    rows_sorted = row[by_row]
+    run, scale = start_runs(track, start)
+    key = rows_sorted * scale + run[by_row]
+    child_pos = np.flatnonzero(depth[by_row] > 0)
+    parent_row = rows_sorted[child_pos] - 1
+    at = np.searchsorted(key, key[child_pos] - scale, side="right") - 1
+    found = at >= 0
+    found[found] = rows_sorted[at[found]] == parent_row[found]
+    parent = np.full(child_pos.shape[0], -1, np.int64)
+    parent[found] = by_row[at[found]]
+    return Parents(by_row[child_pos], parent_row, parent, rows_sorted)
+
+
+def covered_by_children(start: np.ndarray, dur: np.ndarray, found: Parents) -> np.ndarray:
+    """Per event, the time its children found among these events cover (float, summed in the
+    children's start order)."""
+    here = found.parent >= 0
+    child, parent = found.child[here], found.parent[here]
+    part, inside = covered_part(start[child], dur[child], start[parent] + dur[parent])
+    return np.bincount(parent[inside], weights=part[inside], minlength=start.shape[0])
+
+
+def covered_part(c_start: np.ndarray, c_dur: np.ndarray, p_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The time of each child inside its parent (clipped at the parent's end), and whether it
+    starts inside at all."""
+    return np.minimum(c_start + c_dur, p_end) - c_start, c_start < p_end
 
 
 def start_runs(track: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.int64]:

@@ -291,15 +291,15 @@ class _Build:
                 s, d, t, dep = s[:cut], d[:cut], t[:cut], dep[:cut]
                 hi = lo + cut
             if int(t[0]) != carry_track:
-                carried.settle(out, np.ones(carried.row.shape[0], bool))
+                carried.settle_all(out)
                 carry_track = int(t[0])
             covered = self._window(out, lo, s, d, t, dep, carried)
             if int(t[-1]) != carry_track:
-                carried.settle(out, np.ones(carried.row.shape[0], bool))
+                carried.settle_all(out)
                 carry_track = int(t[-1])
                 self._carry_last_rows(lo, s, d, t, dep, covered, carried)
             lo = hi
-        carried.settle(out, np.ones(carried.row.shape[0], bool))
+        carried.settle_all(out)
         return out.mapped()
 
     def _window(
@@ -312,37 +312,25 @@ class _Build:
         dep: np.ndarray,
         carried: _Carried,
     ) -> np.ndarray:
-        """Self times of one window, as `lod.self_times` finds them (one sorted key of (row, run of
-        equal starts) for all rows at once); the parents carried from earlier windows (rows of its
+        """Self times of one window, as `lod.self_times` finds them (`lod.nearest_parents`, all rows
+        at once); the parents carried from earlier windows (rows of its
         first track, each starting before every event of its row here) take their children here
         too, summed on in order (`np.add.at`), and the window's own last slice of each row of that
         track becomes the carried one. Returns the time covered by children of each event."""
         m = s.shape[0]
-        row = self.row_base[t] + dep
-        by_row = np.argsort(row, kind="stable")
-        rows_sorted = row[by_row]
-        end = s + d
-        run, scale = lod.start_runs(t, s)
-        key = rows_sorted * scale + run[by_row]  # sorted: by row, then start
-        child_pos = np.flatnonzero(dep[by_row] > 0)
-        parent_row = rows_sorted[child_pos] - 1
-        at = np.searchsorted(key, key[child_pos] - scale, side="right") - 1  # (row - 1, its start)
-        here = at >= 0
-        here[here] = rows_sorted[at[here]] == parent_row[here]
+        found = lod.nearest_parents(t, s, dep, self.row_base[t] + dep)
+        covered = lod.covered_by_children(s, d, found)
         # No parent of its row here: the row's carried one (it started before all of them), if any.
-        slot = np.searchsorted(carried.row, parent_row)
-        carry = ~here & (slot < carried.row.shape[0])
-        carry[carry] = carried.row[slot[carry]] == parent_row[carry]
-        child, parent = by_row[child_pos[here]], by_row[at[here]]
-        part, inside = _covered_part(s[child], d[child], end[parent])
-        covered = np.bincount(parent[inside], weights=part[inside], minlength=m)
-        child, slot = by_row[child_pos[carry]], slot[carry]
-        part, inside = _covered_part(s[child], d[child], carried.end[slot])
+        slot = np.searchsorted(carried.row, found.parent_row)
+        carry = (found.parent < 0) & (slot < carried.row.shape[0])
+        carry[carry] = carried.row[slot[carry]] == found.parent_row[carry]
+        child, slot = found.child[carry], slot[carry]
+        part, inside = lod.covered_part(s[child], d[child], carried.end[slot])
         np.add.at(carried.covered, slot[inside], part[inside].astype(np.float64))
         out.write_at(lo, np.maximum(d - covered.astype(np.int64), 0))
         # A carried parent whose row got a newer slice here can take no more children.
-        at_row = np.minimum(np.searchsorted(rows_sorted, carried.row), m - 1)
-        carried.settle(out, rows_sorted[at_row] == carried.row)
+        at_row = np.minimum(np.searchsorted(found.rows_sorted, carried.row), m - 1)
+        carried.settle(out, found.rows_sorted[at_row] == carried.row)
         self._carry_last_rows(lo, s, d, t, dep, covered, carried, only_track=int(t[0]))
         return covered
 
@@ -420,12 +408,6 @@ class _Build:
         return arrays.unique(found).astype(np.int64)
 
 
-def _covered_part(c_start: np.ndarray, c_dur: np.ndarray, p_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The time of each child inside its parent (clipped at the parent's end), and whether it
-    starts inside at all."""
-    return np.minimum(c_start + c_dur, p_end) - c_start, c_start < p_end
-
-
 class _Carried:
     """Parents carried from one window of the self times to the next: per row (sorted), the event
     index, start, end, duration and the time its children covered so far."""
@@ -438,8 +420,10 @@ class _Carried:
         self.dur = np.zeros(0, np.int64)
         self.covered = np.zeros(0, np.float64)
 
-    def _fields(self) -> tuple[str, ...]:
-        return ("row", "index", "start", "end", "dur", "covered")
+    FIELDS = ("row", "index", "start", "end", "dur", "covered")
+
+    def settle_all(self, out: NpyColumn) -> None:
+        self.settle(out, np.ones(self.row.shape[0], bool))
 
     def settle(self, out: NpyColumn, which: np.ndarray) -> None:
         """Write the final self time of the parents `which` selects and forget them: one write per
@@ -456,7 +440,7 @@ class _Carried:
         ):
             out.write_at(int(index[a]), value[a:b])
         keep = ~which
-        for name in self._fields():
+        for name in self.FIELDS:
             setattr(self, name, getattr(self, name)[keep])
 
     def replace(
@@ -473,7 +457,7 @@ class _Carried:
         new = {"row": row, "index": index, "start": start, "end": end, "dur": dur, "covered": covered}
         merged_row = np.concatenate((self.row[keep], row))
         order = np.argsort(merged_row, kind="stable")
-        for name in self._fields():
+        for name in self.FIELDS:
             values = np.concatenate((getattr(self, name)[keep], new[name].astype(getattr(self, name).dtype)))
             setattr(self, name, values[order])
 
