@@ -1,4 +1,4 @@
-"""arrays.unique returns what np.unique returns, on the value kinds the package passes it."""
+"""arrays.unique and arrays.take_records return what numpy returns, on the inputs the package passes."""
 
 from __future__ import annotations
 
@@ -27,3 +27,26 @@ def test_unique_matches_numpy(values: object) -> None:
     got, want = arrays.unique(values), np.unique(values)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+_PACKED = np.dtype([("start", "<i8"), ("dur", "<i8"), ("idx", "<i4"), ("row", "<i4"), ("group", "i1")])
+_ALIGNED = np.dtype([("a", "i1"), ("b", "<i8"), ("c", "<f8")], align=True)
+
+
+@pytest.mark.parametrize("dtype", [_PACKED, _ALIGNED])
+@pytest.mark.parametrize("stride", [1, 3])
+def test_take_records_matches_fancy_indexing(dtype: np.dtype, stride: int) -> None:
+    records = np.zeros(3000, dtype)
+    for k, name in enumerate(dtype.names):
+        records[name] = _RNG.integers(-100, 100, 3000) * (k + 1)
+    records = records[::stride]
+    index = _RNG.permutation(records.shape[0])[: records.shape[0] // 2]
+    got = arrays.take_records(records, index)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, records[index])
+    np.testing.assert_array_equal(arrays.take_records(records, slice(2, 9)), records[2:9])
+
+
+def test_take_records_of_plain_values_is_plain_indexing() -> None:
+    values = np.arange(10) * 3
+    np.testing.assert_array_equal(arrays.take_records(values, [4, 1]), [12, 3])

@@ -6,6 +6,10 @@ VM (numpy 2.4.6, 1.6 M uint64 ids) 1.1 s against 0.04 s for a sort and one compa
 four times slower even at 100 distinct values. The sort is what numpy did before.
 
 `ranges`: the indices of many ranges at once, where a loop of `np.arange` would be one call each.
+
+`take_records`: rows of a structured (record) array by index. numpy gathers records field by
+field through its generic structured copy: on the 2-core VM (numpy 2.4.6) 3 M records of 25 bytes
+by a permutation take 0.24 s, the same bytes viewed as one opaque (void) item each 0.02 s.
 """
 
 from __future__ import annotations
@@ -36,3 +40,11 @@ def ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     lengths = hi - lo
     offsets = np.repeat(lo - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
     return np.arange(int(lengths.sum()), dtype=np.int64) + offsets
+
+
+def take_records(records: np.ndarray, index: Any) -> np.ndarray:
+    """`records[index]` for a 1-d record array, gathering each record as one block of bytes."""
+    if records.dtype.names is None or records.dtype.hasobject:
+        return records[index]
+    whole = np.dtype((np.void, records.dtype.itemsize))
+    return records.view(whole)[index].view(records.dtype)

@@ -144,7 +144,7 @@ class Buckets:
         his = np.concatenate((cut, [order.shape[0]]))
         for lo, hi in zip(los.tolist(), his.tolist()):
             i = int(sorted_which[lo])
-            part = records[order[lo:hi]]
+            part = arrays.take_records(records, order[lo:hi])
             self._behind.put(self._path(i), int(self.sizes[i]) * self.dtype.itemsize, [part])
             self.sizes[i] += hi - lo
 
