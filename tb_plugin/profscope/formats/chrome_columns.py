@@ -79,7 +79,8 @@ _PHASE_BY_BYTE = np.zeros(256, np.int8)
 for _letter, _code in _PHASES.items():
     _PHASE_BY_BYTE[ord(_letter)] = _code
 
-# Track key kinds: the first element of every track key tuple.
+# Track key kinds: the first element of every track key tuple. An ASYNC key is the scope (pid,
+# category) of async ids; the keys of the ids themselves are `chrome_async_keys`'.
 THREAD, PROCESS, GLOBAL, ASYNC, COUNTER_TRACK = 0, 1, 2, 3, 4
 # Which table a flow v2 binding points into: complete events / instants, or B/E halves.
 BIND_EV, BIND_BE = 0, 1
@@ -184,7 +185,7 @@ class ColumnCollector:
         self.be_args: list[bytes] = []
         self.num_be = 0
         self.asy: dict[str, list[np.ndarray]] = {
-            k: [] for k in ("track", "us", "frac", "name", "cat", "phase", "alen")
+            k: [] for k in ("track", "us", "frac", "name", "cat", "phase", "alen", "id")
         }
         self.asy_args: list[bytes] = []
         self.num_asy = 0
@@ -419,11 +420,15 @@ class ColumnCollector:
         events, us, frac, codes, ids = self._with_ids(events, codes, "async events")
         if not events:
             return
-        # A missing category (None) is a key of its own here; `Parts` reads it as "".
-        keys = zip(itertools.repeat(ASYNC), map(_PID, events), map(_CAT, events), ids)
+        # The track key is the scope (pid, category); the id goes in a column of its own, numbered
+        # with the other ids by `chrome_async_keys` (a key per id here would be a dict entry per
+        # request of a serving trace). A missing category (None) is a scope of its own here;
+        # `Parts` reads it as "".
+        scopes = zip(itertools.repeat(ASYNC), map(_PID, events), map(_CAT, events))
         blob, alen = args_blob(list(map(_ARGS, events)), self.damage)
         cols = self.asy
-        cols["track"].append(np.fromiter(map(self.keys.__getitem__, keys), np.int32, len(events)))
+        cols["track"].append(np.fromiter(map(self.keys.__getitem__, scopes), np.int32, len(events)))
+        cols["id"].append(np.asarray(ids, dtype=object).astype(bytes))
         cols["us"].append(us)
         cols["frac"].append(frac.astype(np.int32))
         cols["name"].append(self._names(events, _NAME))
@@ -432,7 +437,7 @@ class ColumnCollector:
         cols["alen"].append(alen)
         self.asy_args.append(blob)
         self.num_asy += len(events)
-        self.pending_bytes += 40 * len(events) + len(blob)
+        self.pending_bytes += (40 + cols["id"][-1].dtype.itemsize) * len(events) + len(blob)
 
     def _counters(self, events: list[Event], codes: np.ndarray) -> None:
         us, frac, keep = self._times(events, "counter events")

@@ -75,28 +75,6 @@ def _device_categories(ids: Parts) -> dict[int, set[str]]:
     return found
 
 
-def _async_keys(ids: Parts, num_keys: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per track key: whether it is an async key holding one slice (one begin and one end, or one
-    begin or instant alone), and the builder string id of the name of its first async event in
-    file order (-1 for keys with none), which names its track.
-
-    Read from the chunks, not kept while decoding: a dict entry per async id would cost more
-    than its events when every request of a serving trace has an id of its own."""
-    counts = np.zeros((3, num_keys), np.int64)
-    first_name = np.full(num_keys, -1, np.int64)
-    for c in ids.chunks("asy"):
-        f = c.read("asy", "track", "phase", "name")
-        key = c.kmap[f["track"]]
-        for row, code in enumerate((cc.ASYNC_BEGIN, cc.ASYNC_END, cc.ASYNC_INSTANT)):
-            counts[row] += np.bincount(key[f["phase"] == code], minlength=num_keys)
-        present, first = np.unique(key, return_index=True)  # chunks come in file order
-        new = first_name[present] < 0
-        first_name[present[new]] = c.smap[f["name"][first[new]]]
-    begins, ends, instants = counts
-    single = ((begins == 1) & (ends <= 1) & (instants == 0)) | ((begins == 0) & (ends == 0) & (instants == 1))
-    return single, first_name
-
-
 class Layout:
     """Sections per pid and tracks per key, named and sorted the way Kineto users expect.
 
@@ -137,18 +115,18 @@ class Layout:
         for key in keys:
             if key[0] == cc.COUNTER_TRACK:
                 counter_series.setdefault(key[1:4], set()).add(key[4])
-        single_slice, first_async_name = _async_keys(ids, len(keys))
 
-        self.device_key = np.zeros(len(keys), bool)
+        self.device_key = np.zeros(ids.num_keys, bool)
+        self.track_of_key = np.zeros(ids.num_keys, np.int32)
         specs = []  # (key index, section, name, kind, sort index, builder track key)
-        # Single-slice async keys by the track they share: one spec each, not one per key.
-        shared: dict[tuple[int, str], list[int]] = {}
         for k, key in enumerate(keys):
             kind = key[0]
             if kind == cc.GLOBAL:
                 section = builder.section("Global", "other", 2**31 - 1, key=("global",))
                 specs.append((k, section, "global events", "other", 0, ("key", k)))
                 continue
+            if kind == cc.ASYNC:
+                continue  # a scope of async ids: the ids have the tracks (`_AsyncTracks`)
             pid = key[1]
             section = section_ids[pid]
             if kind == cc.THREAD:
@@ -164,30 +142,22 @@ class Layout:
                 specs.append((k, section, *spec, ("key", k)))
             elif kind == cc.PROCESS:
                 specs.append((k, section, "process events", "other", -(2**31), ("key", k)))
-            elif kind == cc.ASYNC:
-                first = int(first_async_name[k])
-                name = ids.strings[first] if first >= 0 else ""
-                name = name or f"{key[2] or 'async'} {key[3].decode(errors='replace')}"
-                if single_slice[k]:
-                    shared.setdefault((section, name), []).append(k)
-                else:
-                    specs.append((k, section, name, "async", 2**30, ("key", k)))
             else:
                 name, ident, series = key[2], key[3], key[4]
                 label = name + (f" {ident.decode(errors='replace')}" if ident else "")
                 if len(counter_series[key[1:4]]) > 1:
                     label += f" {series}"
                 specs.append((k, section, label or "counter", "counter", 2**30 + 1, ("key", k)))
-        for (section, name), members in shared.items():
-            specs.append((members[0], section, name, "async", 2**30, ("async", section, name)))
-        self.track_of_key = np.zeros(len(keys), np.int32)
+        async_tracks = _AsyncTracks(builder, ids, keys, section_ids)
+        specs.extend(async_tracks.specs)
         # Ties in (section, sort index, name) keep key order, a shared track at its first key's place.
         for k, section, name, tkind, sort, track_key in sorted(specs, key=lambda s: (s[1], s[4], s[2], s[0])):
             track = builder.track(section, name, tkind, sort, key=track_key)
             if track_key[0] == "async":
-                self.track_of_key[shared[(section, name)]] = track
+                async_tracks.group_track[async_tracks.group_of[(section, name)]] = track
             else:
                 self.track_of_key[k] = track
+        async_tracks.place(self.track_of_key)
 
     @staticmethod
     def _describe_section(
@@ -265,3 +235,58 @@ def _label(value: Any, missing: str) -> str:
 
 def _clamp(value: int) -> int:
     return max(-(2**31), min(int(value), 2**31 - 1))
+
+
+class _AsyncTracks:
+    """The tracks of the async keys, with a Python object per track, not per id: an id holding one
+    slice shares the track of its (section, name) with the others (a `group`), an id with more
+    has a track of its own, named like its first event (else by category and id)."""
+
+    def __init__(
+        self, builder: TraceBuilder, ids: Parts, keys: list[tuple[Any, ...]], section_ids: dict[Any, int]
+    ) -> None:
+        found = ids.async_keys
+        self.base = found.base
+        scope_section = np.full(max(found.base, 1), -1, np.int64)
+        for k, key in enumerate(keys):
+            if key[0] == cc.ASYNC:
+                scope_section[k] = section_ids[key[1]]
+        section = scope_section[found.scope]
+        # A name per key as a string id: its first event's, else "<category> <id>" (an id past the
+        # builder's strings when no event has that text).
+        name = found.first_name.copy()
+        empty = builder.string_ids.get("")
+        unnamed = np.flatnonzero((name < 0) | (name == (-1 if empty is None else empty)))
+        strings = ids.strings
+        extra: dict[str, int] = {}
+        for a in unnamed.tolist():
+            cat = keys[int(found.scope[a])][2]
+            text = f"{cat or 'async'} {bytes(found.ids[a]).decode(errors='replace')}"
+            known = builder.string_ids.get(text, len(strings))
+            name[a] = known if known < len(strings) else extra.setdefault(text, len(strings) + len(extra))
+        extra_texts = list(extra)
+
+        def texts(i: int) -> str:
+            return strings[i] if i < len(strings) else extra_texts[i - len(strings)]
+
+        self.specs: list[tuple[int, int, str, str, int, tuple[Any, ...]]] = []
+        for a in np.flatnonzero(~found.single).tolist():
+            k = self.base + a
+            self.specs.append((k, int(section[a]), texts(int(name[a])), "async", 2**30, ("key", k)))
+        self.single = np.flatnonzero(found.single)
+        pair = section[self.single] << 32 | name[self.single]
+        groups, first, self.inverse = np.unique(pair, return_index=True, return_inverse=True)
+        self.inverse = self.inverse.reshape(-1)
+        self.group_of: dict[tuple[int, str], int] = {}
+        for g, (p, f) in enumerate(zip(groups.tolist(), first.tolist())):
+            sec, text = p >> 32, texts(p & 0xFFFFFFFF)
+            self.group_of[(sec, text)] = g
+            self.specs.append(
+                (self.base + int(self.single[f]), sec, text, "async", 2**30, ("async", sec, text))
+            )
+        self.group_track = np.zeros(groups.shape[0], np.int32)
+        found.release_layout_fields()
+
+    def place(self, track_of_key: np.ndarray) -> None:
+        """Each single-slice key's shared track into `track_of_key`."""
+        track_of_key[self.base + self.single] = self.group_track[self.inverse]

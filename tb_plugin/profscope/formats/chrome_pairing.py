@@ -80,8 +80,8 @@ class _Halves:
         if dropped:
             damage.skipped[f"{spec.what} more than 25 days away from the rest of the trace"] += dropped
         sel = np.flatnonzero(ok)
-        kmap, smap = c.kmap, c.smap
-        key = kmap[raw["track"][sel]].astype(np.int64)
+        smap = c.smap
+        key = c.keys(spec.table, raw["track"])[sel].astype(np.int64)
         track = layout.track_of_key[key]
         name = smap[raw["name"][sel]]
         extra = raw[spec.extra][sel]
@@ -193,7 +193,7 @@ def _in_time_order(ids: Parts, spec: _Spec, clock: Clock, layout: Layout) -> boo
     for c in ids.chunks(spec.table):
         raw = c.read(spec.table, "us", "frac", "track")
         ts, ok = clock.to_ps(raw["us"], raw["frac"])
-        track = layout.track_of_key[c.kmap[raw["track"][ok]]]
+        track = layout.track_of_key[c.keys(spec.table, raw["track"])[ok]]
         ts = ts[ok]
         if not ts.shape[0]:
             continue

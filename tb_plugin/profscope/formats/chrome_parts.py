@@ -15,6 +15,7 @@ import numpy as np
 
 from profscope.columns import TraceBuilder
 from profscope.formats import chrome_columns as cc
+from profscope.formats.chrome_async_keys import AsyncKeys
 from profscope.formats.chrome_clock import Clock, densest, in_range
 from profscope.formats.chrome_meta import norm_id
 from profscope.formats.chrome_spill import ChunkRef
@@ -28,8 +29,7 @@ CLOCK_SAMPLE = 50_000
 
 class _KeyNormalizer(dict):
     """A reader's track key as one for the whole file: pid / tid normalized (one `norm_id` per
-    distinct value, not per key: a serving trace has an async key per request, on few pids), and
-    an async key's missing category read as ""."""
+    distinct value, not per key), and an async scope's missing category read as ""."""
 
     def __missing__(self, value: Any) -> Any:
         normal = self[value] = norm_id(value)
@@ -42,7 +42,7 @@ class _KeyNormalizer(dict):
         if kind == cc.GLOBAL:
             return key
         if kind == cc.ASYNC:
-            return (kind, self[key[1]], key[2] or "", key[3])
+            return (kind, self[key[1]], key[2] or "")
         return (kind, self[key[1]], *key[2:])
 
 
@@ -54,7 +54,16 @@ class Chunk:
         self.ref = ref
         self.smap = ids.smaps[part]
         self.kmap = ids.kmaps[part]
+        self._ids = ids
         self._spill = ids.parts[part].spill
+
+    def keys(self, table: str, track: np.ndarray) -> np.ndarray:
+        """The file-wide track key of each row of `table` (all its rows, `track` its column);
+        async rows get their id's key (the `asy` id column read here)."""
+        keys = self.kmap[track]
+        if table != "asy":
+            return keys
+        return self._ids.async_keys.keys_of(keys, self.read("asy", "id")["id"])
 
     def has(self, table: str) -> bool:
         return table in self.ref.rows
@@ -85,10 +94,21 @@ class Parts:
         normal = _KeyNormalizer()
         for p in parts:
             local = p.keys.values_by_id()
-            p.keys.clear()  # only the map is read from here on; the table holds an entry per async id
+            p.keys.clear()  # only the map is read from here on
             self.kmaps.append(
                 np.fromiter(map(self.keys.__getitem__, map(normal.key, local)), np.int32, len(local))
             )
+        self.async_keys = AsyncKeys(self._async_rows, len(self.keys))
+
+    @property
+    def num_keys(self) -> int:
+        """Track keys of the file: the interned ones (async scopes among them), then one per async id."""
+        return self.async_keys.base + len(self.async_keys)
+
+    def _async_rows(self) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]]:
+        for c in self.chunks("asy"):
+            f = c.read("asy", "track", "id", "phase", "name")
+            yield c.kmap[f["track"]], f, c.smap
 
     def release_keys(self) -> list[tuple[Any, ...]]:
         """The track keys by id, for the layout, the one stage that reads them: the table is freed

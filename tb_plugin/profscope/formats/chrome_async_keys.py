@@ -1,0 +1,156 @@
+"""The async track keys of a Chrome trace — one per (pid, category, id) — numbered in numpy arrays.
+
+A serving trace can hold an async id per request: interned as Python tuples in a dict, each id cost
+~360 bytes while decoding, unbounded by the ingest budget. Instead the collector interns only the
+scope (pid, category) and keeps each event's id text as a column of its chunk; `AsyncKeys` numbers
+the distinct (scope, id) pairs in the order they first appear in the file, in arrays of about
+30 bytes plus the id's own length per key.
+
+Keys are found by a 64-bit hash of (scope, id bytes): sorting and searching fixed-width byte
+strings in numpy is several times slower than integers. The hash is only an index, never trusted:
+every pair of events with the same hash is compared byte for byte, and a collision makes the table
+be built again with another seed (`SEEDS` of them before giving up, which 64-bit hashes of a few
+million keys never reach: a collision among 10⁷ keys has a chance of about 3·10⁻⁶).
+
+Per key, what the layout needs: its scope (the file-wide track key of its pid and category), its
+id text, the builder string id of the name of its first event (-1 if none), and whether it holds
+one slice (one begin and at most one end, or one instant alone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from profscope.formats import chrome_columns as cc
+
+SEEDS = 8
+_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+
+
+class HashCollision(Exception):
+    """Two different (scope, id) pairs with one hash: the table is built again with another seed."""
+
+
+def key_hashes(scope: np.ndarray, ids: np.ndarray, seed: int) -> np.ndarray:
+    """A 64-bit hash per (scope, id), the same whatever width the id array has (ids have no NULs,
+    so an id's length is where its padding starts)."""
+    n, width = ids.shape[0], ids.dtype.itemsize
+    words = -(-width // 8)
+    raw = np.zeros((n, words * 8), np.uint8)
+    if n and width:
+        raw[:, :width] = ids.view(np.uint8).reshape(n, width)
+    length = np.count_nonzero(raw, axis=1)
+    h = _mix(scope.astype(np.uint64) ^ (length.astype(np.uint64) << np.uint64(40)) ^ np.uint64(seed))
+    for j, word in enumerate(raw.view("<u8").T):
+        h = np.where(length > 8 * j, _mix(h ^ word), h)
+    return h.view(np.int64)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer: every input bit moves every output bit."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return (x ^ (x >> np.uint64(31))) * _MULTIPLIER
+
+
+class _ChunkKeys:
+    """The distinct keys of one chunk: hash, scope, id, first row, first name, b / e / n counts."""
+
+    def __init__(
+        self, position: int, scope: np.ndarray, f: dict[str, np.ndarray], smap: np.ndarray, seed: int
+    ):
+        ids = f["id"]
+        h = key_hashes(scope, ids, seed)
+        self.hash, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        if not (np.array_equal(ids, ids[first][inverse]) and np.array_equal(scope, scope[first][inverse])):
+            raise HashCollision
+        self.scope = scope[first]
+        self.ids = ids[first]
+        self.first = (np.int64(position) << 32) | first.astype(np.int64)
+        self.name = smap[f["name"][first]].astype(np.int64)
+        groups = self.hash.shape[0]
+        self.counts = np.stack(
+            [
+                np.bincount(inverse[f["phase"] == code], minlength=groups)
+                for code in (cc.ASYNC_BEGIN, cc.ASYNC_END, cc.ASYNC_INSTANT)
+            ]
+        )
+
+
+class AsyncKeys:
+    """The async keys of a file, numbered `base`, `base` + 1, … in the order they first appear."""
+
+    def __init__(self, chunks: Callable[[], Iterable[Any]], base: int) -> None:
+        """`chunks()` yields, in file order, (scope key per row, the chunk's "asy" columns id,
+        phase and name, the chunk's string map) — read again if a seed must be changed."""
+        self.base = base
+        for seed in range(SEEDS):
+            try:
+                self._build(chunks(), seed)
+                return
+            except HashCollision:
+                continue
+        raise RuntimeError(f"async ids: {SEEDS} hash seeds all collided")
+
+    def _build(self, chunks: Iterable[Any], seed: int) -> None:
+        self.seed = seed
+        parts = [_ChunkKeys(i, scope, f, smap, seed) for i, (scope, f, smap) in enumerate(chunks)]
+        if not parts:
+            self._set_empty()
+            return
+        h = np.concatenate([p.hash for p in parts])
+        ids = np.concatenate([p.ids for p in parts])
+        scope = np.concatenate([p.scope for p in parts])
+        order = np.argsort(h, kind="stable")  # chunks in file order: a key's first chunk first
+        h, ids, scope = h[order], ids[order], scope[order]
+        starts = np.flatnonzero(np.concatenate(([True], h[1:] != h[:-1])))
+        group = np.cumsum(np.concatenate(([True], h[1:] != h[:-1]))) - 1
+        if not (np.array_equal(ids, ids[starts][group]) and np.array_equal(scope, scope[starts][group])):
+            raise HashCollision
+        del ids
+        first = np.concatenate([p.first for p in parts])[order][starts]
+        name = np.concatenate([p.name for p in parts])[order][starts]
+        counts = np.add.reduceat(np.concatenate([p.counts for p in parts], axis=1)[:, order], starts, axis=1)
+        distinct_ids = np.concatenate([p.ids for p in parts])[order[starts]]
+        del parts
+        # Number by first appearance: key number of each sorted hash, and per number its fields.
+        by_first = np.argsort(first, kind="stable")
+        self.hash_sorted = h[starts]
+        self.number_of_sorted = np.empty(by_first.shape[0], np.int64)
+        self.number_of_sorted[by_first] = np.arange(by_first.shape[0])
+        self.scope = scope[starts][by_first]
+        self.ids = distinct_ids[by_first]
+        self.first_name = name[by_first]
+        begins, ends, instants = counts[:, by_first]
+        self.single = ((begins == 1) & (ends <= 1) & (instants == 0)) | (
+            (begins == 0) & (ends == 0) & (instants == 1)
+        )
+
+    def _set_empty(self, keep_lookup: bool = False) -> None:
+        if not keep_lookup:
+            self.hash_sorted = np.zeros(0, np.int64)
+            self.number_of_sorted = np.zeros(0, np.int64)
+        self.scope = np.zeros(0, np.int64)
+        self.ids = np.zeros(0, "S1")
+        self.first_name = np.zeros(0, np.int64)
+        self.single = np.zeros(0, bool)
+
+    def __len__(self) -> int:
+        return int(self.number_of_sorted.shape[0])
+
+    def release_layout_fields(self) -> None:
+        """Free what only the layout reads (scopes, id texts, names, slice counts): the stages
+        after it only look keys up."""
+        self._set_empty(keep_lookup=True)
+
+    def keys_of(self, scope: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """The file-wide track key of each (scope, id) of a chunk that was read into the table."""
+        h = key_hashes(scope, ids, self.seed)
+        pos = np.searchsorted(self.hash_sorted, h)
+        if pos.shape[0] and (pos.max() >= self.hash_sorted.shape[0] or (self.hash_sorted[pos] != h).any()):
+            raise RuntimeError("an async id not seen when the ids were numbered")
+        return self.base + self.number_of_sorted[pos]
