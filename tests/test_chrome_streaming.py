@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import fsspec
 import numpy as np
 import pytest
 
-from profscope import spill
+from profscope import spill, spill_sort
 from profscope.formats import (
     chrome_blocks,
     chrome_columns,
@@ -281,6 +282,70 @@ def test_halves_out_of_time_order_are_paired_by_time(tmp_path: Path, monkeypatch
     spans = {n: (s, d) for n, s, d in zip(names, trace.ev_start_ps.tolist(), trace.ev_dur_ps.tolist())}
     assert spans["open"] == (5500_000_000, 100_000_000)
     assert spans["early"] == (5550_000_000, 30_000_000)
+
+
+def _shuffled_halves(seed: int) -> list[dict[str, Any]]:
+    """Nested B/E slices on a dozen threads (one long-lived thread with most of them, so the
+    sort in pieces cuts it by time), request spans of a few hundred async ids on two names, equal
+    times at many places, some args on both halves; the whole list shuffled."""
+    rng = random.Random(seed)
+    events: list[dict[str, Any]] = []
+
+    def nest(tid: int, t0: int, t1: int, depth: int) -> None:
+        t = t0
+        while t < t1:
+            a = t + rng.randint(0, 3)
+            b = a + rng.randint(0, 40)
+            if b > t1:
+                return
+            begin: dict[str, Any] = {"ph": "B", "name": rng.choice("fgh"), "pid": 1, "tid": tid, "ts": a}
+            if rng.random() < 0.3:
+                begin["args"] = {"x": rng.randint(0, 9)}
+            events.append(begin)
+            if depth < 3 and b - a > 4:
+                nest(tid, a + 1, b - 1, depth + 1)
+            end: dict[str, Any] = {"ph": "E", "pid": 1, "tid": tid, "ts": b}
+            if rng.random() < 0.2:
+                end["args"] = {"y": 1}
+            events.append(end)
+            t = b
+
+    for tid in range(12):
+        nest(tid, 0, 40_000 if tid == 0 else 2_000, 0)
+    for _ in range(3000):
+        ts, name, ident = rng.randint(0, 5000), rng.choice(["req", "r2"]), rng.randint(0, 300)
+        for ph, dt in (("b", 0), ("e", rng.randint(0, 30))):
+            events.append(
+                {"ph": ph, "cat": "c", "name": name, "id": ident, "pid": 2, "tid": 1, "ts": ts + dt}
+            )
+    rng.shuffle(events)
+    return events
+
+
+def test_halves_out_of_order_beyond_the_sort_budget_are_paired_in_pieces_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More halves out of time order than an in-memory sort may take: sorted in pieces through a
+    temporary file (a long thread cut by time), the trace is the one of the in-memory sort."""
+    path = tmp_path / "shuffled.json"
+    path.write_text(json.dumps({"traceEvents": _shuffled_halves(3)}))
+    in_memory = read(path)
+    plans: list[spill_sort.Plan] = []
+    plan = spill_sort.plan
+
+    def recorded(*args: Any) -> spill_sort.Plan:
+        plans.append(plan(*args))
+        return plans[-1]
+
+    monkeypatch.setattr(spill_sort, "plan", recorded)
+    monkeypatch.setattr(chrome_spill, "sort_bytes", lambda: 256 << 10)
+    monkeypatch.setattr(chrome_spill, "CHUNK_BYTES", 64 << 10)
+    in_pieces = read(path)
+    assert_same(in_pieces, in_memory)
+    be, asy = plans
+    assert len(be) > 4 and any(p.split for p in be.pieces)
+    assert len(asy) > 1
+    assert in_pieces.num_events > 5_000
 
 
 def test_a_full_disk_is_the_machines_fault_not_the_traces(

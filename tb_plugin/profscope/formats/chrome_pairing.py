@@ -10,23 +10,32 @@ first pass over their times checks), they are paired as they come: only the begi
 carry over from one chunk to the next (per group, a stack matched by `_brackets`), and slices go to
 the builder in the file order of their end (instants: of themselves), the ones left open at the
 end by track, then time. Otherwise all halves are first sorted by (track, time, file order) and
-paired in that order, the slices then coming in that order: this needs every half at once.
+paired in that order, the slices then coming in that order: in memory when the sort's work fits
+`chrome_spill.sort_bytes()`, else in pieces of consecutive tracks (a track too big cut by time)
+through a temporary file, each piece sorted and paired in turn, with the same result.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
-from profscope import arrays
+from profscope import arrays, spill, spill_sort
 from profscope.columns import TraceBuilder
 from profscope.formats import chrome_columns as cc
+from profscope.formats import chrome_spill
 from profscope.formats.chrome_clock import Clock
 from profscope.formats.chrome_decode import Damage
 from profscope.formats.chrome_events import Binds
 from profscope.formats.chrome_layout import Layout
 from profscope.formats.chrome_parts import Chunk, Parts
+from profscope.formats.chrome_spill import ChunkRef, SpillFile
 
 _FIELDS = ("ts", "track", "name", "cat", "group", "key")
+# Work per half of an in-memory sort besides its args text: its columns, list entry and text
+# object, the sort's index and the taken copies.
+HALF_WORK_BYTES = 200
 
 
 class _Spec:
@@ -86,10 +95,7 @@ class _Halves:
         name = smap[raw["name"][sel]]
         extra = raw[spec.extra][sel]
         group = key << 32 | name.astype(np.int64) if spec.by_name else key
-        offsets = np.zeros(raw["alen"].shape[0] + 1, np.int64)
-        np.cumsum(raw["alen"], out=offsets[1:])
-        blob = c.args(spec.table)
-        args = [blob[a:b] for a, b in zip(offsets[sel].tolist(), offsets[sel + 1].tolist())]
+        args = _texts(c.args(spec.table), raw["alen"], sel)
         row = c.ref.base[spec.table] + sel
         cols = {
             "ts": ts[sel],
@@ -187,16 +193,37 @@ class _Pairing:
                     self.binds.set_begin(place, first + k, int(start[k]))
 
 
-def _in_time_order(ids: Parts, spec: _Spec, clock: Clock, layout: Layout) -> bool:
-    """Whether every track's in-range halves come in time order in the file."""
-    last = np.full(max(1, int(layout.track_of_key.max(initial=0)) + 1), np.iinfo(np.int64).min, np.int64)
-    for c in ids.chunks(spec.table):
-        raw = c.read(spec.table, "us", "frac", "track")
-        ts, ok = clock.to_ps(raw["us"], raw["frac"])
-        track = layout.track_of_key[c.keys(spec.table, raw["track"])[ok]]
-        ts = ts[ok]
-        if not ts.shape[0]:
-            continue
+class _Survey:
+    """One pass over the halves of a table: whether every track's in-range halves come in time
+    order in the file and, for a sort in pieces, the work per track and a sample of (track, time)
+    (one half in `spill.SAMPLE_EVERY`)."""
+
+    def __init__(self, ids: Parts, spec: _Spec, clock: Clock, layout: Layout) -> None:
+        num_tracks = max(1, int(layout.track_of_key.max(initial=0)) + 1)
+        last = np.full(num_tracks, np.iinfo(np.int64).min, np.int64)
+        self.in_order = True
+        self.cost = np.zeros(num_tracks, np.int64)
+        tracks, times = [], []
+        seen = 0
+        for c in ids.chunks(spec.table):
+            raw = c.read(spec.table, "us", "frac", "track", "alen")
+            ts, ok = clock.to_ps(raw["us"], raw["frac"])
+            track = layout.track_of_key[c.keys(spec.table, raw["track"])[ok]]
+            ts = ts[ok]
+            self.cost += np.bincount(track, minlength=num_tracks) * HALF_WORK_BYTES
+            self.cost += np.bincount(track, weights=raw["alen"][ok], minlength=num_tracks).astype(np.int64)
+            sampled = slice((-seen) % spill.SAMPLE_EVERY, None, spill.SAMPLE_EVERY)
+            tracks.append(track[sampled])
+            times.append(ts[sampled])
+            seen += ts.shape[0]
+            if self.in_order and ts.shape[0]:
+                self.in_order = self._in_order(track, ts, last)
+        self.sample_track = np.concatenate(tracks) if tracks else np.zeros(0, np.int64)
+        self.sample_time = np.concatenate(times) if times else np.zeros(0, np.int64)
+
+    @staticmethod
+    def _in_order(track: np.ndarray, ts: np.ndarray, last: np.ndarray) -> bool:
+        """Whether this chunk's halves go on in time order per track from `last` (updated)."""
         order = np.argsort(track, kind="stable")
         track, ts = track[order], ts[order]
         same = track[1:] == track[:-1]
@@ -207,7 +234,48 @@ def _in_time_order(ids: Parts, spec: _Spec, clock: Clock, layout: Layout) -> boo
             return False
         last_of_run = np.concatenate((~same, [True]))
         last[track[last_of_run]] = ts[last_of_run]
-    return True
+        return True
+
+
+def _feed_by_pieces(pairing: _Pairing, chunks: Iterator[_Halves], survey: _Survey) -> None:
+    """Halves out of time order, more than one sort in memory may take: scattered by (track,
+    time) into pieces (`spill_sort.plan`) in a temporary file, then each piece sorted and fed in
+    turn. The pieces come in (track, time) order, so the feeds are the one sorted sequence the
+    in-memory sort gives, cut where a piece ends."""
+    plan = spill_sort.plan(survey.cost, chrome_spill.sort_bytes(), survey.sample_track, survey.sample_time)
+    scratch = SpillFile.create(chrome_spill.budget()[1])
+    refs: list[list[ChunkRef]] = [[] for _ in plan.pieces]
+    try:
+        for h in chunks:
+            which = plan.assign(h.cols["track"], h.cols["ts"])
+            by_piece = np.argsort(which, kind="stable")
+            cuts = np.flatnonzero(np.diff(which[by_piece])) + 1
+            for rows in np.split(by_piece, cuts):
+                if not rows.shape[0]:
+                    continue
+                part = h.take(rows)
+                columns: dict[str, chrome_spill.Column] = {
+                    **part.cols,
+                    "begin": part.begin,
+                    "instant": part.instant,
+                    "alen": np.fromiter(map(len, part.args), np.int64, len(part.args)),
+                    "args": [b"".join(part.args)],
+                }
+                refs[int(which[rows[0]])].append(scratch.write({"half": columns}, ChunkRef()))
+        for piece_refs in refs:
+            parts = []
+            for ref in piece_refs:
+                f = scratch.read(ref, "half", (*_FIELDS, "begin", "instant", "alen"))
+                args = _texts(
+                    scratch.read_bytes(ref, "half", "args"), f["alen"], np.arange(f["alen"].shape[0])
+                )
+                parts.append(_Halves({k: f[k] for k in _FIELDS}, args, f["begin"], f["instant"]))
+            if parts:
+                every = _Halves.joined(parts)
+                c = every.cols
+                pairing.feed(every.take(np.lexsort((c["key"], c["ts"], c["track"]))))
+    finally:
+        scratch.close()
 
 
 def pair_halves(
@@ -225,14 +293,24 @@ def pair_halves(
         return
     pairing = _Pairing(spec, builder, binds)
     chunks = (_Halves.of_chunk(c, spec, clock, layout, damage) for c in ids.chunks(spec.table))
-    if _in_time_order(ids, spec, clock, layout):
+    survey = _Survey(ids, spec, clock, layout)
+    if survey.in_order:
         for h in chunks:
             pairing.feed(h)
+    elif int(survey.cost.sum()) > chrome_spill.sort_bytes():
+        _feed_by_pieces(pairing, chunks, survey)
     else:
         every = _Halves.joined(list(chunks))
         c = every.cols
         pairing.feed(every.take(np.lexsort((c["key"], c["ts"], c["track"]))))
     pairing.finish(trace_end, damage)
+
+
+def _texts(blob: bytes, lengths: np.ndarray, rows: np.ndarray) -> list[bytes]:
+    """The texts of `rows` of a blob of texts of `lengths`, one after another."""
+    offsets = np.zeros(lengths.shape[0] + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return [blob[a:b] for a, b in zip(offsets[rows].tolist(), offsets[rows + 1].tolist())]
 
 
 def _merge_args(begin: bytes, end: bytes) -> bytes:

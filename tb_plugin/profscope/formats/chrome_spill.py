@@ -36,6 +36,9 @@ CHUNK_BYTES = 32 << 20
 # hold one while the next is gathered, plus their read-ahead blocks and decoded windows).
 CHUNK_SHARE = 16
 MIN_CHUNK_BYTES = 1 << 20
+# An in-memory sort takes at most this share of the reader's budget inside an ingest (`sort_bytes`).
+SORT_SHARE = 4
+SORT_BYTES = 1 << 30
 # A column as written: an array, or byte strings that are written one after another (args texts).
 Column = np.ndarray | list[bytes]
 # Time bounds of one table of a chunk: (lowest µs, lowest ps remainder at it, highest µs, highest
@@ -77,6 +80,16 @@ def budget() -> tuple[int, str | None]:
     if config.reader_bytes:
         chunk = max(MIN_CHUNK_BYTES, min(CHUNK_BYTES, config.reader_bytes // CHUNK_SHARE))
     return chunk, config.spill_dir
+
+
+def sort_bytes() -> int:
+    """Work an in-memory sort of a reader's rows may take (the halves of B/E or async events out
+    of time order); more is sorted in pieces through a temporary file. Inside an ingest a share
+    of the reader's budget, elsewhere SORT_BYTES."""
+    config = spill.current()
+    if config is None or not config.reader_bytes:
+        return SORT_BYTES
+    return max(MIN_CHUNK_BYTES, config.reader_bytes // SORT_SHARE)
 
 
 class SpillFile:
