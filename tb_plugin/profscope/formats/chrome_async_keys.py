@@ -3,8 +3,9 @@
 A serving trace can hold an async id per request: interned as Python tuples in a dict, each id cost
 ~360 bytes while decoding, unbounded by the ingest budget. Instead the collector interns only the
 scope (pid, category) and keeps each event's id text as a column of its chunk; `AsyncKeys` numbers
-the distinct (scope, id) pairs in the order they first appear in the file, in arrays of about
-30 bytes plus the id's own length per key.
+the distinct (scope, id) pairs in the order they first appear in the file, in arrays: 21 bytes
+plus the id's length per key until the layout has read them, 12 after (what `keys_of` needs);
+about 80 bytes per key while they are numbered (3 M seven-digit ids, tracemalloc).
 
 Keys are found by a 64-bit hash of (scope, id bytes): sorting and searching fixed-width byte
 strings in numpy is several times slower than integers. The hash is only an index, never trusted:
@@ -13,7 +14,7 @@ be built again with another seed (`SEEDS` of them before giving up, which 64-bit
 million keys never reach: a collision among 10⁷ keys has a chance of about 3·10⁻⁶).
 
 Per key, what the layout needs: its scope (the file-wide track key of its pid and category), its
-id text, the builder string id of the name of its first event (-1 if none), and whether it holds
+id text, the builder string id of the name of its first event, and whether it holds
 one slice (one begin and at most one end, or one instant alone).
 """
 
@@ -59,9 +60,11 @@ def _mix(x: np.ndarray) -> np.ndarray:
 class _ChunkKeys:
     """The distinct keys of one chunk: hash, scope, id, first row, first name, b / e / n counts."""
 
+    FIELDS = ("hash", "ids", "scope", "first", "name", "begins", "ends", "instants")
+
     def __init__(
         self, position: int, scope: np.ndarray, f: dict[str, np.ndarray], smap: np.ndarray, seed: int
-    ):
+    ) -> None:
         ids = f["id"]
         h = key_hashes(scope, ids, seed)
         self.hash, first, inverse = np.unique(h, return_index=True, return_inverse=True)
@@ -71,13 +74,11 @@ class _ChunkKeys:
         self.scope = scope[first]
         self.ids = ids[first]
         self.first = (np.int64(position) << 32) | first.astype(np.int64)
-        self.name = smap[f["name"][first]].astype(np.int64)
+        self.name = smap[f["name"][first]]
         groups = self.hash.shape[0]
-        self.counts = np.stack(
-            [
-                np.bincount(inverse[f["phase"] == code], minlength=groups)
-                for code in (cc.ASYNC_BEGIN, cc.ASYNC_END, cc.ASYNC_INSTANT)
-            ]
+        self.begins, self.ends, self.instants = (
+            np.bincount(inverse[f["phase"] == code], minlength=groups).astype(np.int32)
+            for code in (cc.ASYNC_BEGIN, cc.ASYNC_END, cc.ASYNC_INSTANT)
         )
 
 
@@ -98,45 +99,63 @@ class AsyncKeys:
 
     def _build(self, chunks: Iterable[Any], seed: int) -> None:
         self.seed = seed
-        parts = [_ChunkKeys(i, scope, f, smap, seed) for i, (scope, f, smap) in enumerate(chunks)]
-        if not parts:
+        fields: dict[str, list[np.ndarray]] = {k: [] for k in _ChunkKeys.FIELDS}
+        for i, (scope, f, smap) in enumerate(chunks):
+            part = _ChunkKeys(i, scope, f, smap, seed)
+            for k, parts in fields.items():
+                parts.append(getattr(part, k))
+        if not fields["hash"]:
             self._set_empty()
             return
-        h = np.concatenate([p.hash for p in parts])
-        ids = np.concatenate([p.ids for p in parts])
-        scope = np.concatenate([p.scope for p in parts])
+        # One field at a time, each freed once sorted: a few arrays per id at most.
+        h = np.concatenate(fields.pop("hash"))
         order = np.argsort(h, kind="stable")  # chunks in file order: a key's first chunk first
-        h, ids, scope = h[order], ids[order], scope[order]
-        starts = np.flatnonzero(np.concatenate(([True], h[1:] != h[:-1])))
-        group = np.cumsum(np.concatenate(([True], h[1:] != h[:-1]))) - 1
-        if not (np.array_equal(ids, ids[starts][group]) and np.array_equal(scope, scope[starts][group])):
-            raise HashCollision
-        del ids
-        first = np.concatenate([p.first for p in parts])[order][starts]
-        name = np.concatenate([p.name for p in parts])[order][starts]
-        counts = np.add.reduceat(np.concatenate([p.counts for p in parts], axis=1)[:, order], starts, axis=1)
-        distinct_ids = np.concatenate([p.ids for p in parts])[order[starts]]
-        del parts
-        # Number by first appearance: key number of each sorted hash, and per number its fields.
-        by_first = np.argsort(first, kind="stable")
-        self.hash_sorted = h[starts]
-        self.number_of_sorted = np.empty(by_first.shape[0], np.int64)
-        self.number_of_sorted[by_first] = np.arange(by_first.shape[0])
-        self.scope = scope[starts][by_first]
-        self.ids = distinct_ids[by_first]
-        self.first_name = name[by_first]
-        begins, ends, instants = counts[:, by_first]
-        self.single = ((begins == 1) & (ends <= 1) & (instants == 0)) | (
+        h = h[order]
+        new = np.concatenate(([True], h[1:] != h[:-1]))
+        starts = np.flatnonzero(new)
+        # Rows whose hash is the one before theirs (a key seen in several chunks): each must be
+        # that row's key, which makes every group of equal hashes one key.
+        repeat, before = order[~new], order[np.flatnonzero(~new) - 1]
+        del new
+        self.hash_sorted = h if starts.shape[0] == h.shape[0] else h[starts]
+        del h
+        first_rows = order[starts]
+        distinct: dict[str, np.ndarray] = {}
+        for k in ("ids", "scope"):
+            column = np.concatenate(fields.pop(k))
+            if not np.array_equal(column[repeat], column[before]):
+                raise HashCollision
+            distinct[k] = column[first_rows]
+        del column, repeat, before
+        first = np.concatenate(fields.pop("first"))[first_rows]
+        name = np.concatenate(fields.pop("name"))[first_rows]
+        begins, ends, instants = (
+            np.add.reduceat(np.concatenate(fields.pop(k))[order], starts, dtype=np.int32)
+            for k in ("begins", "ends", "instants")
+        )
+        single = ((begins == 1) & (ends <= 1) & (instants == 0)) | (
             (begins == 0) & (ends == 0) & (instants == 1)
         )
+        del order, first_rows, begins, ends, instants
+        # Number by first appearance: key number of each sorted hash, and per number its fields.
+        by_first = np.argsort(first, kind="stable")
+        del first
+        self.number_of_sorted = np.empty(
+            by_first.shape[0], np.int32 if by_first.shape[0] < 2**31 else np.int64
+        )
+        self.number_of_sorted[by_first] = np.arange(by_first.shape[0])
+        self.scope = distinct["scope"][by_first]
+        self.ids = distinct["ids"][by_first]
+        self.first_name = name[by_first]
+        self.single = single[by_first]
 
     def _set_empty(self, keep_lookup: bool = False) -> None:
         if not keep_lookup:
             self.hash_sorted = np.zeros(0, np.int64)
-            self.number_of_sorted = np.zeros(0, np.int64)
-        self.scope = np.zeros(0, np.int64)
+            self.number_of_sorted = np.zeros(0, np.int32)
+        self.scope = np.zeros(0, np.int32)
         self.ids = np.zeros(0, "S1")
-        self.first_name = np.zeros(0, np.int64)
+        self.first_name = np.zeros(0, np.int32)
         self.single = np.zeros(0, bool)
 
     def __len__(self) -> int:
