@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from profscope import spill
 from profscope.formats import registry
-from profscope.trace import ingest, lod_spilled, lod_windows
+from profscope.trace import ingest, lod, lod_spilled, lod_windows
 
 pytestmark = pytest.mark.stack_independent
 
@@ -89,3 +89,42 @@ def test_distinct_pairs_come_sorted_by_bin_then_row(data, base, spread):
     got_bins, got_rows = lod_windows._distinct(bins, rows, 7)
     assert got_bins.dtype == got_rows.dtype == np.int64
     assert list(zip(got_bins.tolist(), got_rows.tolist(), strict=True)) == _pairs(bins, rows)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    boxes=st.dictionaries(
+        st.tuples(st.integers(0, 6), st.integers(0, 60)), st.tuples(st.integers(1, 5), st.integers(0, 10**15))
+    ),
+    new=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 6), st.integers(0, 10**15)), max_size=60),
+    base=st.sampled_from([0, -(10**6), 3 << 40]),
+    spread=st.sampled_from([1, 1 << 56]),  # past the one-key range: the lexsort path
+    row_dtype=st.sampled_from([np.int32, np.int64]),
+)
+def test_next_level_by_row_sums_the_boxes_of_each_row_and_halved_bin(boxes, new, base, spread, row_dtype):
+    old = sorted(boxes.items())  # (row, bin) order
+    bins = np.array([base + b * spread for (_, b), _ in old], dtype=np.int64)
+    rows = np.array([r for (r, _), _ in old], dtype=np.int64)
+    count = np.array([c for _, (c, _) in old], dtype=np.int64)
+    busy = np.array([t for _, (_, t) in old], dtype=np.int64)
+    new = sorted(new)  # new events come in start order
+    new_bins = np.array([base + b * spread for b, _, _ in new], dtype=np.int64)
+    new_rows = np.array([r for _, r, _ in new], dtype=row_dtype)
+    new_busy = np.array([t for _, _, t in new], dtype=np.int64)
+    expected: dict[tuple[int, int], list[int]] = {}
+    for (r, b), (c, t) in old:
+        box = expected.setdefault((r, (base + b * spread) >> 1), [0, 0])
+        box[0], box[1] = box[0] + c, box[1] + t
+    for b, r, t in new:
+        box = expected.setdefault((r, base + b * spread), [0, 0])
+        box[0], box[1] = box[0] + 1, box[1] + t
+    got_bins, got_rows, (got_count, got_busy) = lod.next_level_by_row(
+        bins, rows, (count, busy), new_bins, new_rows, (np.ones(len(new), np.int64), new_busy), 7
+    )
+    assert got_rows.dtype == got_bins.dtype == got_count.dtype == got_busy.dtype == np.int64
+    got = list(zip(got_rows.tolist(), got_bins.tolist(), got_count.tolist(), got_busy.tolist(), strict=True))
+    assert got == [(r, b, c, t) for (r, b), (c, t) in sorted(expected.items())]
+    by_bin = lod.in_bin_order(lod.Summaries(got_bins, got_rows, got_count, got_busy))
+    assert list(zip(by_bin.bin.tolist(), by_bin.row.tolist(), strict=True)) == sorted(
+        (b, r) for r, b in expected
+    )

@@ -4,7 +4,9 @@ Summaries (`lod._summary_pyramid`): level z's boxes are the (pixel bin start >> 
 all events of visible level < z, so they can be computed window by window of start time: a window
 holds every event with start in [T_k, T_k+1) (boundaries at quantiles of the sampled starts, about
 WINDOW_EVENTS events each, read from the `order` files where each group is sorted by start), and
-runs the in-memory recurrence current(z) = reduce(current(z-1) >> 1 ∪ group z) on its own events.
+runs the in-memory recurrence current(z) = reduce(current(z-1) >> 1 ∪ group z) on its own events,
+keeping a window's boxes in (row, bin) order between levels (`lod.next_level_by_row`: no sort per
+level) and putting a level's finished boxes in (bin, row) order only where they are written.
 Bins are monotone in start, so boxes of one bin can only come from consecutive windows: each
 level's last bin is held back and summed with the next window's first bin when equal. Whether a
 level is stored depends on the global box count of every level, so a first pass counts the boxes
@@ -155,21 +157,30 @@ class Windows:
         last_level: int,
         later: bool,
         emit: Callable[[int, Any], None] | None = None,
+        emit_levels: frozenset[int] = frozenset(),
     ) -> _Half:
         """Windows [w_lo, w_hi) up to `last_level`: each level's boxes, each bin's given to `emit`
-        once complete, but the last bin (and a later half's first) held in the result."""
+        (levels in `emit_levels`, in (bin, row) order) once complete, but the last bin (and a
+        later half's first) held in the result. A window's boxes are kept in (row, bin) order
+        (`lod.next_level_by_row`), so a bin is picked out by a mask, not a slice."""
         build = self.build
         half = _Half([0] * (last_level + 1), {}, {})
 
-        def complete(level: int, boxes: Any) -> None:
+        def complete(level: int, boxes: Any, keep: np.ndarray | None = None) -> None:
+            """`boxes` (those where `keep`) are final: no later window adds to their bins."""
             if later and level not in half.first:
-                k = int(np.searchsorted(boxes.bin, boxes.bin[0], side="right"))
-                half.first[level] = kind.part(boxes, 0, k)
-                boxes = kind.part(boxes, k, len(boxes))
-            if len(boxes):
-                half.emitted[level] += len(boxes)
-                if emit is not None:
-                    emit(level, boxes)
+                if keep is not None:
+                    boxes, keep = kind.select(boxes, keep), None
+                if not len(boxes):
+                    return
+                first = boxes.bin == boxes.bin.min()
+                half.first[level] = kind.select(boxes, first)
+                keep = ~first
+            count = len(boxes) if keep is None else int(np.count_nonzero(keep))
+            if count:
+                half.emitted[level] += count
+                if emit is not None and level in emit_levels:
+                    emit(level, kind.in_bin_order(boxes if keep is None else kind.select(boxes, keep)))
 
         starts = ColumnReader(build.order_start)
         try:
@@ -187,20 +198,23 @@ class Windows:
                         dur,
                         self.num_rows,
                     )
-                    boxes = current
+                    low, high = int(current.bin.min()), int(current.bin.max())
+                    rest = current
                     held = half.last.pop(level, None)
-                    if held is not None:
-                        if boxes.bin[0] == held.bin[0]:
-                            # The bin held back from earlier windows, summed with this window's first.
-                            k = int(np.searchsorted(boxes.bin, held.bin[0], side="right"))
-                            joined = kind.join(held, kind.part(boxes, 0, k), self.num_rows)
-                            boxes = kind.cat(joined, kind.part(boxes, k, len(boxes)))
-                        else:
-                            complete(level, held)
-                    j = int(np.searchsorted(boxes.bin, boxes.bin[-1], side="left"))
-                    if j:
-                        complete(level, kind.part(boxes, 0, j))
-                    half.last[level] = kind.part(boxes, j, len(boxes))
+                    if held is not None and int(held.bin[0]) == low:
+                        # The bin held back from earlier windows, summed with this window's first.
+                        at_low = current.bin == low
+                        joined = kind.join(held, kind.select(current, at_low), self.num_rows)
+                        if low == high:
+                            half.last[level] = joined
+                            continue
+                        complete(level, joined)
+                        rest = kind.select(current, ~at_low)
+                    elif held is not None:
+                        complete(level, held)
+                    at_high = rest.bin == high
+                    complete(level, rest, ~at_high)
+                    half.last[level] = kind.select(rest, at_high)
         finally:
             starts.close()
         return half
@@ -227,11 +241,10 @@ class Windows:
             at = {level: layout.later_at if later else 0 for level, layout in layouts.items()}
 
             def emit(level: int, boxes: Summaries) -> None:
-                if level in columns:
-                    put(level, at[level], boxes)
-                    at[level] += len(boxes)
+                put(level, at[level], boxes)
+                at[level] += len(boxes)
 
-            return self._walk(_SUMS, w_lo, w_hi, max(levels), later, emit)
+            return self._walk(_SUMS, w_lo, w_hi, max(levels), later, emit, frozenset(levels))
 
         written = self._in_halves(run)
         for level, layout in layouts.items():
@@ -267,25 +280,28 @@ class _Kind:
     def grow(
         self, current: Any, bins: np.ndarray, rows: np.ndarray, dur: np.ndarray | None, num_rows: int
     ) -> Any:
-        """The boxes of the next level: `current`'s bins halved, with the new events."""
-        bins = np.concatenate((current.bin >> 1, bins))
-        rows = np.concatenate((current.row, rows))
+        """The boxes of the next level in (row, bin) order: `current`'s bins halved, with the new
+        events (in start order)."""
         if not self.sums:
-            return _Keys(*_distinct(bins, rows, num_rows))
+            return _Keys(*lod.next_level_by_row(current.bin, current.row, (), bins, rows, (), num_rows)[:2])
         assert dur is not None
-        count = np.concatenate((current.count, np.ones(dur.shape[0], np.int64)))
-        return lod._reduce_summaries(bins, rows, count, np.concatenate((current.busy, dur)), num_rows)
+        ones = np.ones(dur.shape[0], np.int64)
+        b, r, (count, busy) = lod.next_level_by_row(
+            current.bin, current.row, (current.count, current.busy), bins, rows, (ones, dur), num_rows
+        )
+        return Summaries(b, r, count, busy)
 
     def join(self, a: Any, b: Any, num_rows: int) -> Any:
+        """Two parts of one bin as one, in (bin, row) order."""
         if not self.sums:
             return _Keys(*_distinct(np.concatenate((a.bin, b.bin)), np.concatenate((a.row, b.row)), num_rows))
         return _joined(a, b, num_rows)
 
-    def part(self, boxes: Any, lo: int, hi: int) -> Any:
-        return self.box(*(getattr(boxes, f)[lo:hi] for f in self.fields))
+    def select(self, boxes: Any, mask: np.ndarray) -> Any:
+        return self.box(*(getattr(boxes, f)[mask] for f in self.fields))
 
-    def cat(self, a: Any, b: Any) -> Any:
-        return self.box(*(np.concatenate((getattr(a, f), getattr(b, f))) for f in self.fields))
+    def in_bin_order(self, boxes: Any) -> Any:
+        return lod.in_bin_order(boxes) if self.sums else boxes
 
 
 _KEYS = _Kind(_Keys, sums=False)
