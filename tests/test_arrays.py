@@ -1,4 +1,4 @@
-"""arrays.unique and arrays.take_records return what numpy returns, on the inputs the package passes."""
+"""arrays.unique, arrays.stable_argsort and arrays.take_records return what numpy returns, on the inputs the package passes."""
 
 from __future__ import annotations
 
@@ -50,3 +50,18 @@ def test_take_records_matches_fancy_indexing(dtype: np.dtype, stride: int) -> No
 def test_take_records_of_plain_values_is_plain_indexing() -> None:
     values = np.arange(10) * 3
     np.testing.assert_array_equal(arrays.take_records(values, [4, 1]), [12, 3])
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        np.array([3, 1, 3, 0, 1, 3], dtype=np.int64),  # small keys: the radix path
+        np.array([70000, 5, 70000, 5, 0], dtype=np.int64),  # past 16 bits
+        np.array([-1, 4, -1, 2], dtype=np.int32),  # negative keys
+        np.array([2, 1, 2], dtype=np.uint8),
+        np.zeros(0, dtype=np.int64),
+        np.random.default_rng(3).integers(0, 144, 10_000),
+    ],
+)
+def test_stable_argsort_is_numpys_stable_argsort(keys: np.ndarray) -> None:
+    assert np.array_equal(arrays.stable_argsort(keys), np.argsort(keys, kind="stable"))

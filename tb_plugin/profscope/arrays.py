@@ -7,6 +7,10 @@ four times slower even at 100 distinct values. The sort is what numpy did before
 
 `ranges`: the indices of many ranges at once, where a loop of `np.arange` would be one call each.
 
+`stable_argsort`: `np.argsort(keys, kind="stable")` for small non-negative integer keys (track ids,
+rows, piece numbers). numpy sorts int64 stably by timsort and 8- and 16-bit keys by a radix sort:
+1 M random rows below 144 take 50 ms as int64, 10 ms as uint16 (numpy 2.4.6, the 2-core VM).
+
 `take_records`: rows of a structured (record) array by index. numpy gathers records field by
 field through its generic structured copy: on the 2-core VM (numpy 2.4.6) 3 M records of 25 bytes
 by a permutation take 0.24 s, the same bytes viewed as one opaque (void) item each 0.02 s.
@@ -40,6 +44,13 @@ def ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     lengths = hi - lo
     offsets = np.repeat(lo - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
     return np.arange(int(lengths.sum()), dtype=np.int64) + offsets
+
+
+def stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """`np.argsort(keys, kind="stable")`, as a radix sort when the keys fit in 16 bits."""
+    if keys.shape[0] and keys.dtype.kind in "iu" and int(keys.min()) >= 0 and int(keys.max()) < 1 << 16:
+        keys = keys.astype(np.uint16)
+    return np.argsort(keys, kind="stable")
 
 
 def take_records(records: np.ndarray, index: Any) -> np.ndarray:

@@ -41,7 +41,7 @@ def event_order_unless_in_place(track: np.ndarray, start: np.ndarray, dur: np.nd
     out_of_place = _out_of_place(track, start, dur)
     if out_of_place is None:
         order = _by_start(start, dur)
-        return order[_stable_argsort(track[order])]
+        return order[arrays.stable_argsort(track[order])]
     if not out_of_place.shape[0]:
         return None
     order = np.arange(track.shape[0])
@@ -73,14 +73,6 @@ def _out_of_place(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.n
         ahead &= t[1:] == t[:-1]
         found.append(lo + np.flatnonzero(ahead))
     return np.concatenate(found)
-
-
-def _stable_argsort(keys: np.ndarray) -> np.ndarray:
-    """`np.argsort(keys, kind="stable")`, as a radix sort when the keys fit in 16 bits (track ids,
-    nesting rows)."""
-    if keys.shape[0] and int(keys.min()) >= 0 and int(keys.max()) < 1 << 16:
-        keys = keys.astype(np.uint16)
-    return np.argsort(keys, kind="stable")
 
 
 def _by_start(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
@@ -194,7 +186,7 @@ def _rows_valid(start: np.ndarray, dur: np.ndarray, rows: np.ndarray) -> bool:
     positive = np.flatnonzero(dur > 0)
     if positive.shape[0] < 2:
         return True
-    order = positive[_stable_argsort(rows[positive])]
+    order = positive[arrays.stable_argsort(rows[positive])]
     s, r = start[order], rows[order]
     e = s + dur[order]
     same_row = r[1:] == r[:-1]

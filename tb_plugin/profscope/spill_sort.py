@@ -62,7 +62,7 @@ class Plan:
             return piece
         if len(self._splits) > 1:
             # Grouped by track (stable: row order kept), so the loop below runs once per track.
-            rows = rows[np.argsort(track[rows], kind="stable")]
+            rows = rows[arrays.stable_argsort(track[rows])]
         tracks = track[rows]
         bounds = np.flatnonzero(np.concatenate(([True], tracks[1:] != tracks[:-1], [True])))
         for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
@@ -136,8 +136,7 @@ class Buckets:
     def add(self, which: np.ndarray, records: np.ndarray) -> None:
         if records.shape[0] == 0:
             return
-        keys = which.astype(np.uint16) if self.sizes.shape[0] <= 1 << 16 else which
-        order = np.argsort(keys, kind="stable")  # a radix sort for 16-bit keys
+        order = arrays.stable_argsort(which)
         sorted_which = which[order]
         cut = np.flatnonzero(sorted_which[1:] != sorted_which[:-1]) + 1
         los = np.concatenate(([0], cut))

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from profscope import arrays
 from profscope.columns import TraceBuilder
 from profscope.formats import chrome_columns as cc
 from profscope.formats.chrome_clock import Clock
@@ -166,7 +167,7 @@ def add_counters(builder: TraceBuilder, ids: Parts, clock: Clock, layout: Layout
         if dropped:
             damage.skipped["counter values more than 25 days away from the rest of the trace"] += dropped
         track, ts, value = track[ok], ts[ok], value[ok]
-        order = np.argsort(track, kind="stable")
+        order = arrays.stable_argsort(track)
         track, ts, value = track[order], ts[order], value[order]
         bounds = np.flatnonzero(np.diff(track)) + 1
         for lo, hi in zip(

@@ -224,7 +224,7 @@ class _Survey:
     @staticmethod
     def _in_order(track: np.ndarray, ts: np.ndarray, last: np.ndarray) -> bool:
         """Whether this chunk's halves go on in time order per track from `last` (updated)."""
-        order = np.argsort(track, kind="stable")
+        order = arrays.stable_argsort(track)
         track, ts = track[order], ts[order]
         same = track[1:] == track[:-1]
         if (same & (ts[1:] < ts[:-1])).any():

@@ -269,7 +269,7 @@ def nearest_parents(track: np.ndarray, start: np.ndarray, depth: np.ndarray, row
     """Each child's parent candidate among events in (track, start) order, all rows at once:
     sorted by (row, start) as one int64 key (`start_runs`), a child's parent is the last key at or
     before (its row - 1, its start)."""
-    by_row = np.argsort(row, kind="stable")  # stable: start order within each row is kept
+    by_row = arrays.stable_argsort(row)  # stable: start order within each row is kept
     rows_sorted = row[by_row]
     run, scale = start_runs(track, start)
     key = rows_sorted * scale + run[by_row]
@@ -352,7 +352,7 @@ def next_level_by_row(
     row) order every level would need a full sort (`_reduce_summaries`)."""
     bins = bins >> 1
     if new_bins.shape[0]:
-        by_row = np.argsort(new_rows.astype(np.uint16) if num_rows <= 1 << 16 else new_rows, kind="stable")
+        by_row = arrays.stable_argsort(new_rows)
         merge = bins.shape[0] > 0
         bins = np.concatenate((bins, new_bins[by_row]))
         rows = np.concatenate((rows, new_rows[by_row]))

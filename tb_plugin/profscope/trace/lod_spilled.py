@@ -351,7 +351,7 @@ class _Build:
             return
         mine = np.flatnonzero(t == last_track)
         rows = self.row_base[last_track] + dep[mine]
-        order = np.argsort(rows, kind="stable")
+        order = arrays.stable_argsort(rows)
         rows, mine = rows[order], mine[order]
         last = np.flatnonzero(np.concatenate((rows[1:] != rows[:-1], [True])))
         i = mine[last]
@@ -456,7 +456,7 @@ class _Carried:
         keep = ~np.isin(self.row, row)
         new = {"row": row, "index": index, "start": start, "end": end, "dur": dur, "covered": covered}
         merged_row = np.concatenate((self.row[keep], row))
-        order = np.argsort(merged_row, kind="stable")
+        order = arrays.stable_argsort(merged_row)
         for name in self.FIELDS:
             values = np.concatenate((getattr(self, name)[keep], new[name].astype(getattr(self, name).dtype)))
             setattr(self, name, values[order])
