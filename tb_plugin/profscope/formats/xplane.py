@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from itertools import chain
 from typing import Any
 
 import fsspec
@@ -412,7 +413,7 @@ class _PlaneWalk:
         if self.pending:
             buf = self.win.buf  # type: ignore[union-attr]
             counts = [len(r) for _, r, _ in self.pending]
-            records = np.array([p for _, r, _ in self.pending for p in r], dtype=np.int64)
+            records = np.fromiter(chain.from_iterable(r for _, r, _ in self.pending), np.int64, sum(counts))
             limits = np.repeat(np.array([lim for _, _, lim in self.pending], dtype=np.int64), counts)
             line_at = np.repeat(np.arange(len(self.pending)), counts)
             starts, ends, readable = record_payloads(buf, records, limits)
