@@ -36,23 +36,37 @@ def test_counting_the_keys_gives_the_counts_of_the_full_reduction(name, fmt, tmp
 
     def summaries(self: lod_windows.Windows) -> list[int]:
         def halves(kind):
-            return self._in_halves(lambda lo, hi, later: self._walk(kind, lo, hi, self.top, later))
+            return self._in_halves(lambda lo, hi, later: self._walk(kind, lo, hi, levels, later))
 
         def sizes(kind, walked):
             return [lod_windows._Layout.of(kind, walked, z, self.num_rows).sizes for z in range(self.top + 1)]
 
         windows = self.bounds.shape[0] + 1
-        whole = [self._walk(lod_windows._SUMS, 0, windows, self.top, False)]
+        levels = range(self.top + 1)
+        whole = [self._walk(lod_windows._SUMS, 0, windows, levels, False)]
         keys = halves(lod_windows._KEYS)
+        summed = halves(lod_windows._SUMS)
         joined = 0  # levels whose halves meet inside one bin
         for z in range(self.top + 1):
             a, b = keys[0].last.get(z), keys[1].first.get(z, keys[1].last.get(z))
             joined += a is not None and b is not None and a.bin[0] == b.bin[0]
+        # Every third level alone (as the stored levels are written): the same boxes at those levels.
+        some = list(range(self.top % 3, self.top + 1, 3))
+        skipping = self._in_halves(lambda lo, hi, later: self._walk(lod_windows._SUMS, lo, hi, some, later))
+        for z in some:
+            alone, full = (
+                lod_windows._Layout.of(lod_windows._SUMS, h, z, self.num_rows) for h in (skipping, summed)
+            )
+            assert alone.sizes == full.sizes
+            for a, b in zip(alone.held, full.held, strict=True):
+                assert all(
+                    np.array_equal(getattr(a, f), getattr(b, f)) for f in ("bin", "row", "count", "busy")
+                )
         seen.append(
             (
                 windows,
                 sizes(lod_windows._KEYS, keys),
-                sizes(lod_windows._SUMS, halves(lod_windows._SUMS)),
+                sizes(lod_windows._SUMS, summed),
                 [sum(s) for s in sizes(lod_windows._SUMS, whole)],
                 joined,
             )
@@ -100,26 +114,31 @@ def test_distinct_pairs_come_sorted_by_bin_then_row(data, base, spread):
     base=st.sampled_from([0, -(10**6), 3 << 40]),
     spread=st.sampled_from([1, 1 << 56]),  # past the one-key range: the lexsort path
     row_dtype=st.sampled_from([np.int32, np.int64]),
+    shift=st.integers(1, 3),
+    in_start_order=st.booleans(),
 )
-def test_next_level_by_row_sums_the_boxes_of_each_row_and_halved_bin(boxes, new, base, spread, row_dtype):
+def test_next_level_by_row_sums_the_boxes_of_each_row_and_shifted_bin(
+    boxes, new, base, spread, row_dtype, shift, in_start_order
+):
     old = sorted(boxes.items())  # (row, bin) order
     bins = np.array([base + b * spread for (_, b), _ in old], dtype=np.int64)
     rows = np.array([r for (r, _), _ in old], dtype=np.int64)
     count = np.array([c for _, (c, _) in old], dtype=np.int64)
     busy = np.array([t for _, (_, t) in old], dtype=np.int64)
-    new = sorted(new)  # new events come in start order
+    if in_start_order:  # as from one group; from several, each group's are in start order
+        new = sorted(new)
     new_bins = np.array([base + b * spread for b, _, _ in new], dtype=np.int64)
     new_rows = np.array([r for _, r, _ in new], dtype=row_dtype)
     new_busy = np.array([t for _, _, t in new], dtype=np.int64)
     expected: dict[tuple[int, int], list[int]] = {}
     for (r, b), (c, t) in old:
-        box = expected.setdefault((r, (base + b * spread) >> 1), [0, 0])
+        box = expected.setdefault((r, (base + b * spread) >> shift), [0, 0])
         box[0], box[1] = box[0] + c, box[1] + t
     for b, r, t in new:
         box = expected.setdefault((r, base + b * spread), [0, 0])
         box[0], box[1] = box[0] + 1, box[1] + t
     got_bins, got_rows, (got_count, got_busy) = lod.next_level_by_row(
-        bins, rows, (count, busy), new_bins, new_rows, (np.ones(len(new), np.int64), new_busy), 7
+        bins, rows, (count, busy), new_bins, new_rows, (np.ones(len(new), np.int64), new_busy), 7, shift
     )
     assert got_rows.dtype == got_bins.dtype == got_count.dtype == got_busy.dtype == np.int64
     got = list(zip(got_rows.tolist(), got_bins.tolist(), got_count.tolist(), got_busy.tolist(), strict=True))

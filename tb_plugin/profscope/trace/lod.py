@@ -341,19 +341,20 @@ def next_level_by_row(
     new_rows: np.ndarray,
     new_sums: tuple[np.ndarray, ...],
     num_rows: int,
+    shift: int = 1,
 ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
-    """One level up: boxes (`bins`, `rows`, with `sums` per box) in (row, bin) order, their bins
-    halved, joined by new events (`new_bins` in start order, one `new_sums` entry each); returns
-    the distinct (row, bin) boxes in (row, bin) order with their sums added up.
+    """`shift` levels up: boxes (`bins`, `rows`, with `sums` per box) in (row, bin) order, their
+    bins shifted, joined by new events (bins `new_bins`, one `new_sums` entry each); returns the
+    distinct (row, bin) boxes in (row, bin) order with their sums added up.
 
-    Why (row, bin) order: halving the bins keeps it, so the old boxes stay one sorted run and equal
-    neighbours are merged by a linear pass; the new events sorted by row (a radix sort: they come
-    in start order) are a second run, and a stable sort merges two runs in linear time. In (bin,
-    row) order every level would need a full sort (`_reduce_summaries`)."""
-    bins = bins >> 1
+    Why (row, bin) order: shifting the bins keeps it, so the old boxes stay one sorted run and
+    equal neighbours are merged by a linear pass; new events in start order, sorted by row (a
+    radix sort), are a second run, and a stable sort merges two runs in linear time. In (bin, row)
+    order every level would need a full sort (`_reduce_summaries`)."""
+    bins = bins >> shift
     if new_bins.shape[0]:
         by_row = arrays.stable_argsort(new_rows)
-        merge = bins.shape[0] > 0
+        merge = bins.shape[0] > 0 or bool(np.any(new_bins[1:] < new_bins[:-1]))
         bins = np.concatenate((bins, new_bins[by_row]))
         rows = np.concatenate((rows, new_rows[by_row]))
         sums = tuple(np.concatenate((s, n[by_row])) for s, n in zip(sums, new_sums, strict=True))

@@ -27,7 +27,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -120,7 +120,9 @@ class Windows:
         """Levels worth storing (their arrays in `stored`), as `lod._summary_pyramid` decides."""
         if self.build.n == 0:
             return []
-        counted = self._in_halves(lambda w_lo, w_hi, later: self._walk(_KEYS, w_lo, w_hi, self.top, later))
+        counted = self._in_halves(
+            lambda w_lo, w_hi, later: self._walk(_KEYS, w_lo, w_hi, range(self.top + 1), later)
+        )
         counts = [_Layout.of(_KEYS, counted, level, self.num_rows).total for level in range(self.top + 1)]
         levels: list[int] = []
         stored_size, events_since, previous = 0, 0, 0
@@ -154,17 +156,18 @@ class Windows:
         kind: _Kind,
         w_lo: int,
         w_hi: int,
-        last_level: int,
+        levels: Sequence[int],
         later: bool,
         emit: Callable[[int, Any], None] | None = None,
-        emit_levels: frozenset[int] = frozenset(),
     ) -> _Half:
-        """Windows [w_lo, w_hi) up to `last_level`: each level's boxes, each bin's given to `emit`
-        (levels in `emit_levels`, in (bin, row) order) once complete, but the last bin (and a
-        later half's first) held in the result. A window's boxes are kept in (row, bin) order
-        (`lod.next_level_by_row`), so a bin is picked out by a mask, not a slice."""
+        """Windows [w_lo, w_hi) at `levels` (increasing): each level's boxes, each bin's given to
+        `emit` (in (bin, row) order) once complete, but the last bin (and a later half's first)
+        held in the result. A window's boxes are kept in (row, bin) order
+        (`lod.next_level_by_row`), so a bin is picked out by a mask, not a slice. Levels between
+        two of `levels` are skipped: the boxes of a level are the earlier level's, re-binned, with
+        the events of the groups in between (how the tiles use the stored levels)."""
         build = self.build
-        half = _Half([0] * (last_level + 1), {}, {})
+        half = _Half([0] * (max(levels, default=-1) + 1), {}, {})
 
         def complete(level: int, boxes: Any, keep: np.ndarray | None = None) -> None:
             """`boxes` (those where `keep`) are final: no later window adds to their bins."""
@@ -179,23 +182,28 @@ class Windows:
             count = len(boxes) if keep is None else int(np.count_nonzero(keep))
             if count:
                 half.emitted[level] += count
-                if emit is not None and level in emit_levels:
+                if emit is not None:
                     emit(level, kind.in_bin_order(boxes if keep is None else kind.select(boxes, keep)))
 
         starts = ColumnReader(build.order_start)
         try:
             for w in range(w_lo, w_hi):
                 current = kind.empty()
-                for level in range(last_level + 1):
-                    lo, hi = int(self.cuts[level][w]), int(self.cuts[level][w + 1])
-                    if hi == lo and len(current) == 0:
+                below = -1  # the level of `current`
+                for level in levels:
+                    spans = [
+                        (int(self.cuts[g][w]), int(self.cuts[g][w + 1])) for g in range(below + 1, level + 1)
+                    ]
+                    spans = [(lo, hi) for lo, hi in spans if hi > lo]
+                    shift, below = level - below, level
+                    if not spans and len(current) == 0:
                         continue
-                    dur = build.order_dur.read(lo, hi) if kind.sums else None
                     current = kind.grow(
                         current,
-                        starts.read(lo, hi) >> level,
-                        build.order_row.read(lo, hi),
-                        dur,
+                        shift,
+                        _read_spans(starts, spans) >> level,
+                        _read_spans(build.order_row, spans),
+                        _read_spans(build.order_dur, spans) if kind.sums else None,
                         self.num_rows,
                     )
                     low, high = int(current.bin.min()), int(current.bin.max())
@@ -244,7 +252,7 @@ class Windows:
                 put(level, at[level], boxes)
                 at[level] += len(boxes)
 
-            return self._walk(_SUMS, w_lo, w_hi, max(levels), later, emit, frozenset(levels))
+            return self._walk(_SUMS, w_lo, w_hi, levels, later, emit)
 
         written = self._in_halves(run)
         for level, layout in layouts.items():
@@ -278,16 +286,23 @@ class _Kind:
         return self.box(*(np.zeros(0, np.int64) for _ in self.fields))
 
     def grow(
-        self, current: Any, bins: np.ndarray, rows: np.ndarray, dur: np.ndarray | None, num_rows: int
+        self,
+        current: Any,
+        shift: int,
+        bins: np.ndarray,
+        rows: np.ndarray,
+        dur: np.ndarray | None,
+        num_rows: int,
     ) -> Any:
-        """The boxes of the next level in (row, bin) order: `current`'s bins halved, with the new
-        events (in start order)."""
+        """The boxes `shift` levels up in (row, bin) order: `current`'s re-binned, with the new events."""
         if not self.sums:
-            return _Keys(*lod.next_level_by_row(current.bin, current.row, (), bins, rows, (), num_rows)[:2])
+            return _Keys(
+                *lod.next_level_by_row(current.bin, current.row, (), bins, rows, (), num_rows, shift)[:2]
+            )
         assert dur is not None
         ones = np.ones(dur.shape[0], np.int64)
         b, r, (count, busy) = lod.next_level_by_row(
-            current.bin, current.row, (current.count, current.busy), bins, rows, (ones, dur), num_rows
+            current.bin, current.row, (current.count, current.busy), bins, rows, (ones, dur), num_rows, shift
         )
         return Summaries(b, r, count, busy)
 
@@ -302,6 +317,12 @@ class _Kind:
 
     def in_bin_order(self, boxes: Any) -> Any:
         return lod.in_bin_order(boxes) if self.sums else boxes
+
+
+def _read_spans(column: ColumnReader | RecordFile, spans: list[tuple[int, int]]) -> np.ndarray:
+    """Rows [lo, hi) of each span, one after the other."""
+    parts = [column.read(lo, hi) for lo, hi in spans]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else column.read(0, 0)
 
 
 _KEYS = _Kind(_Keys, sums=False)
