@@ -308,14 +308,13 @@ def _varints_windowed(
     win = windows[pos]
     stop_bits = ~win & _HIGH_BITS
     lowest = stop_bits & (~stop_bits + np.uint64(1))
-    nbytes = np.full(pos.shape[0], 9, dtype=np.int64)
-    short = lowest != 0
-    # lowest is 0x80 << 8k for a (k+1)-byte varint; frexp gives its exponent exactly.
-    nbytes[short] = (np.frexp(lowest[short].astype(np.float64))[1] - 8) // 8 + 1
+    # lowest is 0x80 << 8k = 2**(8k + 7) for a (k+1)-byte varint, whose frexp exponent is 8k + 8
+    # exactly; 0 (no end within 8 bytes: 9 or 10 bytes, set below) gives 0.
+    nbytes = np.frexp(lowest.astype(np.float64))[1].astype(np.int64) >> 3
     keep = (lowest << np.uint64(1)) - np.uint64(1)
     value = _compact7(win & keep & _LOW_BITS)
     ok = np.ones(pos.shape[0], dtype=bool)
-    long = np.flatnonzero(~short)
+    long = np.flatnonzero(lowest == 0)
     if long.shape[0]:
         at = pos[long]
         ninth = buf[at + 8].astype(np.uint64)
