@@ -3,17 +3,23 @@ reader writes itself: on every real XPlane, cut into batches of several sizes; w
 in the middle of a read (the reader writes the jobs it had sent); and the reader uses a helper only
 for big files with room for it in the budget. The synthetic stat kinds, repeated and missing names,
 shadowed metadata stats and a read in two passes go through the helper in
-`test_xplane_edge_cases.py::test_the_args_helper_writes_what_the_reader_writes`."""
+`test_xplane_edge_cases.py::test_the_args_helper_writes_what_the_reader_writes`. Jobs and answers
+cross the pipes with their arrays out of band, whole and writable."""
 
 from __future__ import annotations
 
+import os
+import pickle
+import threading
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import fsspec
+import numpy as np
 import pytest
 
 from profscope.columns import Trace
-from profscope.formats import xplane, xplane_args_helper
+from profscope.formats import helper_process, xplane, xplane_args_helper
 from same_trace import assert_same_trace
 
 pytestmark = pytest.mark.stack_independent
@@ -65,3 +71,32 @@ def test_only_big_files_with_room_in_the_budget_get_a_helper(monkeypatch):
     assert not xplane_args_helper.wanted(big, room - 1)
     monkeypatch.setattr(xplane_args_helper.os, "cpu_count", lambda: 1)
     assert not xplane_args_helper.wanted(big, room)
+
+
+def test_buffers_cross_a_pipe_out_of_band_whole_and_writable() -> None:
+    """`helper_process.send_buffers` / `recv_buffers`: arrays bigger than the pipe's buffer come back
+    equal and writable, beside bytes, strings and arrays that cannot go out of band; a pipe closed
+    inside a message is an EOFError."""
+    r, w = os.pipe()
+    reader, writer = Connection(r, writable=False), Connection(w, readable=False)
+    big = np.arange(3 << 20, dtype=np.int64)
+    message = {"big": big, "strided": big[::7], "empty": np.zeros(0, np.int32), "text": b"\x00x", "n": "ok"}
+    sender = threading.Thread(target=helper_process.send_buffers, args=(writer, message))
+    sender.start()
+    got = helper_process.recv_buffers(reader)
+    sender.join()
+    assert got.keys() == message.keys() and got["text"] == b"\x00x" and got["n"] == "ok"
+    for name in ("big", "strided", "empty"):
+        assert got[name].dtype == message[name].dtype and np.array_equal(got[name], message[name])
+    got["big"][0] = -1  # writable, as the helper's jobs are written into
+    # The other end gone after the head and part of an array.
+    head = pickle.dumps(
+        (pickle.dumps(big, protocol=5, buffer_callback=lambda b: None), [big.nbytes]),
+        protocol=5,
+    )
+    writer.send_bytes(head)
+    os.write(w, b"\x00" * 64)
+    writer.close()
+    with pytest.raises(EOFError):
+        helper_process.recv_buffers(reader)
+    reader.close()

@@ -4,6 +4,12 @@ So the helper neither re-imports the caller's `__main__` (TensorBoard, a script)
 the caller not being a daemonic process (ingest runs readers in one, Dask workers are ones). It
 gets a pipe to read from, one to write to and any other files as inherited descriptors (POSIX
 `pass_fds`), and finds this package where the caller found it.
+
+`send_buffers` / `recv_buffers` pass objects holding large arrays (the XPlane args jobs and their
+answers, megabytes each): the pickle goes without the arrays' data (protocol 5, out of band), then
+each array's bytes are written from its own memory and read straight into the buffer the
+received array keeps. `Connection.send` would copy every array into the pickle and, receiving,
+through a `BytesIO` into a new bytes object and again into the array.
 """
 
 from __future__ import annotations
@@ -11,10 +17,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import pickle
 import subprocess
 import sys
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 try:
     import fcntl
@@ -72,3 +80,30 @@ def _widen(fd: int) -> None:
     if fcntl is not None and hasattr(fcntl, "F_SETPIPE_SZ"):
         with contextlib.suppress(OSError):
             fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+
+
+def send_buffers(conn: Connection, obj: Any) -> None:
+    """Send `obj`, its contiguous arrays out of band (see the module's docstring)."""
+    buffers: list[pickle.PickleBuffer] = []
+    head = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
+    views = [b.raw() for b in buffers]
+    conn.send_bytes(pickle.dumps((head, [v.nbytes for v in views]), protocol=5))
+    for view in views:
+        while view.nbytes:
+            view = view[os.write(conn.fileno(), view) :]
+
+
+def recv_buffers(conn: Connection) -> Any:
+    """What `send_buffers` sent; raises EOFError when the other end closed before its end."""
+    head, sizes = pickle.loads(conn.recv_bytes())
+    buffers = []
+    for size in sizes:
+        buffer = bytearray(size)  # writable, so the arrays made on it are too
+        view, got = memoryview(buffer), 0
+        while got < size:
+            n = os.readv(conn.fileno(), [view[got:]])
+            if n == 0:
+                raise EOFError("the helper's pipe closed inside a message")
+            got += n
+        buffers.append(buffer)
+    return pickle.loads(head, buffers=buffers)

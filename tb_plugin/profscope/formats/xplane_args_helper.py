@@ -12,7 +12,8 @@ the ones added since the previous job. Labels `args_json` makes up for one job (
 a later name; the text does not depend on ids, only on names.
 
 Started like `chrome_helper` (`python -m profscope.formats.xplane_args_helper IN_FD OUT_FD`, not
-through `multiprocessing`), it says it is ready once imported; one thread of it receives jobs and
+through `multiprocessing`; jobs and answers cross with their arrays out of band,
+`helper_process.send_buffers`), it says it is ready once imported; one thread of it receives jobs and
 another sends answers while its main thread writes, so the reader's sends never wait for the job
 being written (jobs of 1.2 MB, answers of about 1.6 MB per 1 MB batch: the pipes are widened too).
 Until it is ready, when it dies, or when anything goes wrong with it, the reader writes the args
@@ -281,7 +282,7 @@ class ArgsHelper:
             return job
         self._helper_growth.give(job, vocab_names, prefixes)
         try:
-            self._send.send(job)
+            helper_process.send_buffers(self._send, job)
         except OSError:
             self._fail()
             job.result = self._writer.write(job)
@@ -304,7 +305,7 @@ class ArgsHelper:
 
     def _receive(self) -> Any:
         try:
-            answer = self._recv.recv()
+            answer = helper_process.recv_buffers(self._recv)
         except (EOFError, OSError):
             self._fail()
             return None
@@ -335,7 +336,7 @@ def run(inbox: Connection, outbox: Connection) -> None:
     def receive_jobs() -> None:
         while True:
             try:
-                jobs.put(inbox.recv())
+                jobs.put(helper_process.recv_buffers(inbox))
             except (EOFError, OSError):
                 jobs.put(None)
                 return
@@ -343,7 +344,7 @@ def run(inbox: Connection, outbox: Connection) -> None:
     def send_answers() -> None:
         while (answer := answers.get()) is not None:
             try:
-                outbox.send(answer)
+                helper_process.send_buffers(outbox, answer)
             except OSError:
                 return
 
