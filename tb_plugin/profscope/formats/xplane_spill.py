@@ -18,7 +18,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from profscope import spill
+from profscope import arrays, spill
 
 PARTS = 32
 
@@ -108,7 +108,7 @@ class Partitioned:
             self._files = [self._scratch.open(f"{self._name}.{p}.npy") for p in range(PARTS)]
         part = np.concatenate([p for p, _ in self._chunks])
         columns = [np.concatenate(c) for c in zip(*(c for _, c in self._chunks), strict=True)]
-        order = np.argsort(part, kind="stable")
+        order = arrays.stable_argsort(part)
         bounds = np.searchsorted(part[order], np.arange(PARTS + 1))
         for p in np.flatnonzero(np.diff(bounds)).tolist():
             rows = order[bounds[p] : bounds[p + 1]]
