@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from profscope import arrays
 from profscope.layout import _greedy_rows, _nested_rows
 from profscope.spill import RecordFile
 
@@ -64,14 +65,14 @@ class SplitTrack:
         ends = (start + dur)[positive]
         if self.valid:
             self._check(start[positive], ends, rows[positive])
-        self.open = np.sort(np.concatenate((self.open, ends)))
+        self.open = np.sort(np.concatenate((self.open, ends)), kind="stable")  # two runs, nearly: timsort
         self.max_depth = max(self.max_depth, int(rows.max()))
         return rows
 
     def _check(self, s: np.ndarray, e: np.ndarray, r: np.ndarray) -> None:
         if s.shape[0] == 0:
             return
-        order = np.lexsort((s, r))
+        order = arrays.stable_argsort(r)  # by (row, start): the piece is in start order
         s, e, r = s[order], e[order], r[order]
         same_row = r[1:] == r[:-1]
         if np.any(same_row & (s[1:] < e[:-1])):
