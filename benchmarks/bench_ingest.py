@@ -35,7 +35,7 @@ from profscope.trace import ingest
 _CHILD = r"""
 import json, sys, time
 from profscope.columns import TraceBuilder
-from profscope.trace import ingest, ingest_memory, store
+from profscope.trace import ingest, ingest_memory, lod_spilled, store
 from profscope.formats import chrome_json, xplane
 
 ingest_memory.one_malloc_arena()  # as the template of the server's children does
@@ -57,6 +57,7 @@ chrome_json.read = timed("read", chrome_json.read)
 xplane.read = timed("read", xplane.read)
 store.write = timed("index_and_write", store.write)
 ingest.build_extras = timed("index", ingest.build_extras)
+lod_spilled.build_extras = timed("index", lod_spilled.build_extras)  # a spilled trace's index
 line = sys.stdin.readline()
 started = time.time()
 code = ingest.run_ingest(json.loads(line))
