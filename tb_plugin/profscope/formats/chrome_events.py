@@ -134,8 +134,9 @@ class SimpleEvents:
             if n - dropped:
                 self.end_ps = max(self.end_ps, int((start[kept] + e["dur"][kept]).max()))
             if step_ids:
-                is_step = is_step_name[name] & ok & ~layout.device_key[keys]
-                for i in np.flatnonzero(is_step).tolist():
+                named = np.flatnonzero(is_step_name[name])  # few: the rest is checked on these alone
+                named = named[ok[named] & ~layout.device_key[keys[named]]]
+                for i in named.tolist():
                     steps.append(
                         {"name": ids.strings[name[i]], "start_ps": int(start[i]), "dur_ps": int(e["dur"][i])}
                     )
