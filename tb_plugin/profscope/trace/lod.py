@@ -349,8 +349,9 @@ def next_level_by_row(
 
     Why (row, bin) order: shifting the bins keeps it, so the old boxes stay one sorted run and
     equal neighbours are merged by a linear pass; new events in start order, sorted by row (a
-    radix sort), are a second run, and a stable sort merges two runs in linear time. In (bin, row)
-    order every level would need a full sort (`_reduce_summaries`)."""
+    radix sort), are a second run, and a stable sort merges two runs in linear time (the events of
+    several groups, each in start order, are a few runs more). In (bin, row) order every level
+    would need a full sort (`_reduce_summaries`)."""
     bins = bins >> shift
     if new_bins.shape[0]:
         by_row = arrays.stable_argsort(new_rows)
