@@ -371,6 +371,23 @@ def next_level_by_row(
     return bins[first], rows[first], tuple(_sum_runs(s, first) for s in sums)
 
 
+def next_summaries(
+    current: Summaries, shift: int, bins: np.ndarray, rows: np.ndarray, dur: np.ndarray, num_rows: int
+) -> Summaries:
+    """`next_level_by_row` of summary boxes: each new event counts 1 and its duration as busy."""
+    b, r, (count, busy) = next_level_by_row(
+        current.bin,
+        current.row,
+        (current.count, current.busy),
+        bins,
+        rows,
+        (np.ones(dur.shape[0], np.int64), dur),
+        num_rows,
+        shift,
+    )
+    return Summaries(b, r, count, busy)
+
+
 def _sum_runs(values: np.ndarray, first: np.ndarray) -> np.ndarray:
     """`np.add.reduceat(values, first)` for int64 runs, about twice as fast when most runs are one
     value long: differences of the running sum at each run's end (exact: int64 wraps around)."""
@@ -414,16 +431,9 @@ def _summary_pyramid(trace: Trace, index: LodIndex, top: int) -> dict[int, Summa
         events_since += new.shape[0]
         if new.shape[0] == 0 and len(current) == 0:
             continue
-        bins, rows, (count, busy) = next_level_by_row(
-            current.bin,
-            current.row,
-            (current.count, current.busy),
-            start[new] >> level,
-            row_of[new] + depth[new],
-            (np.ones(new.shape[0], np.int64), dur[new]),
-            num_rows,
+        current = next_summaries(
+            current, 1, start[new] >> level, row_of[new] + depth[new], dur[new], num_rows
         )
-        current = Summaries(bins, rows, count, busy)
         if stored_size + events_since > PYRAMID_GAIN * len(current):
             stored[level] = in_bin_order(current)
             stored_size = len(current)

@@ -300,11 +300,7 @@ class _Kind:
                 *lod.next_level_by_row(current.bin, current.row, (), bins, rows, (), num_rows, shift)[:2]
             )
         assert dur is not None
-        ones = np.ones(dur.shape[0], np.int64)
-        b, r, (count, busy) = lod.next_level_by_row(
-            current.bin, current.row, (current.count, current.busy), bins, rows, (ones, dur), num_rows, shift
-        )
-        return Summaries(b, r, count, busy)
+        return lod.next_summaries(current, shift, bins, rows, dur, num_rows)
 
     def join(self, a: Any, b: Any, num_rows: int) -> Any:
         """Two parts of one bin as one, in (bin, row) order."""
@@ -316,13 +312,16 @@ class _Kind:
         return self.box(*(getattr(boxes, f)[mask] for f in self.fields))
 
     def in_bin_order(self, boxes: Any) -> Any:
+        """Sums as they are written; keys are only counted, never written, so their order is kept."""
         return lod.in_bin_order(boxes) if self.sums else boxes
 
 
 def _read_spans(column: ColumnReader | RecordFile, spans: list[tuple[int, int]]) -> np.ndarray:
     """Rows [lo, hi) of each span, one after the other."""
+    if not spans:
+        return column.read(0, 0)
     parts = [column.read(lo, hi) for lo, hi in spans]
-    return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else column.read(0, 0)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 _KEYS = _Kind(_Keys, sums=False)
