@@ -134,7 +134,9 @@ def test_a_big_object_is_read_in_ranges_while_the_ingest_goes_on(s3_env, plugin_
     key = "ld/big/w.pt.trace.json"
     _upload(s3_env, bucket, {key: body})
     path = f"/{bucket}/{key}"
-    s3_env.slow_keys[path] = 0.15
+    # Each ranged GET waits half a second: the read (a few ranges of megabytes) then lasts longer
+    # than several polls of `trace/meta` (about 0.3 s each here), at 0.15 s it sometimes fit in two.
+    s3_env.slow_keys[path] = 0.5
     mark = len(s3_env.requests)
     plugin, client = plugin_client(f"s3://{bucket}/ld")
     query = {"run": "big", "session": "pytorch", "host": "w"}
