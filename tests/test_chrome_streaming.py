@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -374,3 +375,70 @@ def test_a_full_disk_is_the_machines_fault_not_the_traces(
     error = caught.value.error
     assert isinstance(error, OSError) and str(spill_dir) in str(error) and "No space left" in str(error)
     assert list(spill_dir.iterdir()) == []
+
+
+def test_the_chunks_are_given_back_as_the_assembly_reads_them(
+    defaults: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Complete events, their links and flow points are read once: each chunk's space in the
+    temporary file goes back to the system right after (page by page, before the file is closed),
+    and the trace is the same."""
+    tiny(monkeypatch, chunk=64 << 10)
+    written: list[int] = []
+    released: list[tuple[int, int]] = []
+    put, release = chrome_spill.SpillFile._put, spill.release_range
+
+    def putting(self: chrome_spill.SpillFile, column: Any) -> tuple[int, str, int]:
+        placed = put(self, column)
+        written.append(placed[2] * np.dtype(placed[1]).itemsize)
+        return placed
+
+    def releasing(fd: int, at: int, size: int) -> bool:
+        released.append((at, size))
+        return release(fd, at, size)
+
+    monkeypatch.setattr(chrome_spill.SpillFile, "_put", putting)
+    monkeypatch.setattr(spill, "release_range", releasing)
+    trace = read(DATA / NS_TRACE)
+    assert_same(trace, defaults[NS_TRACE])
+    assert len(released) > 20
+    assert sum(size for _, size in released) > 0.9 * sum(written)
+
+
+@pytest.mark.parametrize("memory", [False, True])
+def test_a_released_table_is_gone_and_its_neighbours_are_intact(tmp_path: Path, memory: bool) -> None:
+    spill_file = chrome_spill.SpillFile(memory=memory, directory=str(tmp_path))
+    rng = np.random.default_rng(0)
+    refs = []
+    for _ in range(3):
+        ref = chrome_spill.ChunkRef()
+        tables = {
+            "ev": {"us": rng.integers(0, 1 << 40, 30_001), "args": [b'{"a": 1}' * 1000, b"{}"]},
+            "flow": {"id": np.zeros(0, "S8"), "us": rng.integers(0, 9, 5_003)},
+        }
+        spill_file.write(tables, ref)
+        refs.append((ref, tables))
+    if not memory:
+        blocks = os.fstat(spill_file.fileno()).st_blocks
+    ref, _ = refs[1]
+    spill_file.release(ref, "ev")
+    with pytest.raises(RuntimeError, match="after it was released"):
+        spill_file.read(ref, "ev", ("us",))
+    with pytest.raises(RuntimeError, match="after it was released"):
+        spill_file.read_bytes(ref, "ev", "args")
+    for k, (ref, tables) in enumerate(refs):
+        assert spill_file.read(ref, "flow", ("us", "id"))["us"].tolist() == tables["flow"]["us"].tolist()
+        if k != 1:
+            assert spill_file.read(ref, "ev", ("us",))["us"].tolist() == tables["ev"]["us"].tolist()
+            assert spill_file.read_bytes(ref, "ev", "args") == b"".join(tables["ev"]["args"])
+    if not memory and _punches_holes(tmp_path):
+        freed = (blocks - os.fstat(spill_file.fileno()).st_blocks) * 512
+        assert freed >= 30_001 * 8
+    spill_file.close()
+
+
+def _punches_holes(directory: Path) -> bool:
+    """Whether the file system of `directory` frees the pages of a range (ext4, xfs, tmpfs do)."""
+    with open(directory / "probe", "w+b", buffering=0) as f:
+        f.write(b"x" * (1 << 16))
+        return spill.release_range(f.fileno(), 0, 1 << 16)

@@ -24,7 +24,9 @@ from __future__ import annotations
 import collections
 import contextlib
 import contextvars
+import ctypes
 import dataclasses
+import functools
 import io
 import os
 import shutil
@@ -154,6 +156,35 @@ def pwrite_all(fd: int, piece: Any, at: int) -> None:
     while view.nbytes:
         done = os.pwrite(fd, view, at)
         view, at = view[done:], at + done
+
+
+_FALLOC_FL_KEEP_SIZE, _FALLOC_FL_PUNCH_HOLE = 0x01, 0x02
+_PAGE_BYTES = 4096
+
+
+@functools.cache
+def _fallocate() -> Any:
+    try:
+        call = ctypes.CDLL(None, use_errno=True).fallocate
+    except (OSError, AttributeError):  # not glibc / Linux
+        return None
+    call.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    return call
+
+
+def release_range(fd: int, at: int, size: int) -> bool:
+    """Give the whole pages of bytes [at, at + size) of a temporary file back to the system at
+    once (`fallocate` punching a hole; the file keeps its size), for bytes read for the last time.
+
+    Pages freed while the reader goes on writing are the ones its next writes get: on the 2-core
+    VM, whose host takes back memory left free for about 2 s, writing onto pages freed just before
+    took 0.1 s per 512 MB against about 1 s onto pages not touched recently. False where the file
+    system or the platform cannot (the pages are then freed when the file is closed)."""
+    lo, hi = -(-at // _PAGE_BYTES) * _PAGE_BYTES, (at + size) // _PAGE_BYTES * _PAGE_BYTES
+    if hi <= lo:
+        return True
+    call = _fallocate()
+    return call is not None and call(fd, _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE, lo, hi - lo) == 0
 
 
 class WriteBehind:

@@ -51,8 +51,11 @@ class Links:
         self.host_rows += value.shape[0] - on_device
 
     def chunks(self) -> Any:
+        """The records chunk by chunk, each given back to the system once read (read once)."""
         for ref in self.refs:
-            yield self.spill.read(ref, "link", ("value", "index", "start", "device"))
+            records = self.spill.read(ref, "link", ("value", "index", "start", "device"))
+            self.spill.release(ref, "link")
+            yield records
 
 
 class Binds:
@@ -106,6 +109,7 @@ class SimpleEvents:
             if not c.has("ev"):
                 if c.has("bind"):
                     self.binds.add(c, np.zeros(0, np.int64), np.zeros(0, np.int64))
+                c.release("bind")
                 continue
             e = c.read("ev", "us", "frac", "track", "dur", "name", "cat", "alen")
             n = e["us"].shape[0]
@@ -152,6 +156,8 @@ class SimpleEvents:
                     )
             if c.has("bind"):
                 self.binds.add(c, index, start)
+            # Read here alone: their pages go back for the builder's writes that follow.
+            c.release("ev", *LINK_KINDS, "bind")
         steps.sort(key=lambda s: (s["start_ps"], s["name"]))
         self.profiler_steps = steps
 
@@ -161,6 +167,7 @@ def add_counters(builder: TraceBuilder, ids: Parts, clock: Clock, layout: Layout
     within it (the builder's stable sort by time keeps that order for equal times)."""
     for c in ids.chunks("ctr"):
         cols = c.read("ctr", "us", "frac", "track", "value")
+        c.release("ctr")
         ts, ok = clock.to_ps(cols["us"], cols["frac"])
         track = layout.track_of_key[c.kmap[cols["track"]]]
         value = cols["value"]

@@ -134,7 +134,9 @@ class _Buckets:
             yield from self._source()
             return
         for ref in self._refs[bucket]:
-            yield self._spill.read(ref, "r", tuple(ref.columns["r"]))
+            records = self._spill.read(ref, "r", tuple(ref.columns["r"]))
+            self._spill.release(ref, "r")
+            yield records
 
 
 class _Side:
@@ -266,6 +268,7 @@ def _point_columns(ids: Parts, clock: Clock, layout: Layout, damage: Damage) -> 
     category ids, id text, phase, whether they bind to the next slice."""
     for c in ids.chunks("flow"):
         f = c.read("flow", "us", "frac", "track", "name", "cat", "id", "phase", "next")
+        c.release("flow")
         ts, ok = clock.to_ps(f["us"], f["frac"])
         dropped = int((~ok).sum())
         if dropped:

@@ -72,6 +72,14 @@ class Chunk:
         assert self._spill is not None
         return self._spill.read(self.ref, table, names)
 
+    def release(self, *tables: str) -> None:
+        """Tables of this chunk that no stage reads again: their space in the temporary file is
+        given back now (`SpillFile.release`)."""
+        assert self._spill is not None
+        for table in tables:
+            if table in self.ref.columns:
+                self._spill.release(self.ref, table)
+
     def args(self, table: str) -> bytes:
         """The args texts of a table, one after another."""
         assert self._spill is not None

@@ -120,6 +120,7 @@ class SpillFile:
                 self._file = os.fdopen(fd, "r+b", buffering=0)
         self._behind = spill.WriteBehind(behind_bytes) if behind_bytes and not memory else None
         self._end = 0
+        self._released: set[int] = set()  # offsets of the columns given back (`release`)
 
     @classmethod
     def create(cls, directory: str | None = None, behind_bytes: int = 0) -> SpillFile:
@@ -189,6 +190,7 @@ class SpillFile:
     def read_bytes(self, ref: ChunkRef, table: str, name: str) -> bytes:
         """One column as bytes (args texts: the builder keeps bytes as they are, arrays it copies)."""
         at, dtype, count = ref.columns[table][name]
+        self._check_kept(at, count)
         if self._arrays is not None:
             return self._arrays[at].tobytes()
         size = count * np.dtype(dtype).itemsize
@@ -206,6 +208,7 @@ class SpillFile:
         return data
 
     def _get(self, at: int, dtype: str, count: int) -> np.ndarray:
+        self._check_kept(at, count)
         kind = np.dtype(dtype)
         if self._arrays is not None:
             return self._arrays[at]
@@ -223,6 +226,35 @@ class SpillFile:
         except OSError as exc:
             raise spill.SpillWriteError(exc) from exc
         return out.view(kind)
+
+    def release(self, ref: ChunkRef, table: str) -> None:
+        """The columns of one table of a chunk are read for the last time: their pages go back to
+        the system now (`spill.release_range`), not when the file is closed, so that the writes
+        of the assembly that reads them land on those pages. Reading them again is an error."""
+        ranges = []
+        for at, dtype, count in ref.columns[table].values():
+            if count:  # an empty column takes no bytes: the next one starts at its offset
+                self._check_kept(at, count)
+                self._released.add(at)
+                ranges.append((at, at + count * np.dtype(dtype).itemsize))
+        if self._arrays is not None:
+            for at, _ in ranges:
+                self._arrays.pop(at, None)
+            return
+        ranges.sort()
+        merged = [list(ranges[0])] if ranges else []
+        for lo, hi in ranges[1:]:  # columns written one after another make one range
+            if lo == merged[-1][1]:
+                merged[-1][1] = hi
+            else:
+                merged.append([lo, hi])
+        for lo, hi in merged:
+            self._written(hi)
+            spill.release_range(self._file.fileno(), lo, hi - lo)
+
+    def _check_kept(self, at: int, count: int) -> None:
+        if count and at in self._released:
+            raise RuntimeError("a column of the reader's temporary file was read after it was released")
 
     def close(self) -> None:
         if self._behind is not None:
