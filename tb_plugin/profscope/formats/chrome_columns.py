@@ -269,12 +269,13 @@ class ColumnCollector:
         """The events of `what` that have a valid time and an id (async and flow events pair by id)."""
         us, frac, keep = self._times(events, what)
         ids = _ids(events)
-        no_id = np.fromiter((not i for i in ids), bool, len(ids))
+        lengths = np.fromiter(map(len, ids), np.int64, len(ids))
+        no_id = lengths == 0
         if no_id.any():
             self.damage.skipped[f"{what} without an id"] += int((no_id & keep).sum())
             keep &= ~no_id
-        if ids and max(map(len, ids)) > MAX_ID_BYTES:
-            too_long = np.fromiter((len(i) > MAX_ID_BYTES for i in ids), bool, len(ids))
+        too_long = lengths > MAX_ID_BYTES
+        if too_long.any():
             self.damage.skipped[f"{what} with an id of over {MAX_ID_BYTES} bytes"] += int(
                 (too_long & keep).sum()
             )
@@ -428,7 +429,7 @@ class ColumnCollector:
         blob, alen = args_blob(list(map(_ARGS, events)), self.damage)
         cols = self.asy
         cols["track"].append(np.fromiter(map(self.keys.__getitem__, scopes), np.int32, len(events)))
-        cols["id"].append(np.asarray(ids, dtype=object).astype(bytes))
+        cols["id"].append(np.array(ids, dtype=bytes))
         cols["us"].append(us)
         cols["frac"].append(frac.astype(np.int32))
         cols["name"].append(self._names(events, _NAME))
@@ -486,7 +487,7 @@ class ColumnCollector:
         cols["next"].append(bind_next)
         cols["name"].append(self._names(events, _NAME))
         cols["cat"].append(self._names(events, _CAT))
-        cols["id"].append(np.asarray(ids, dtype=object).astype(bytes))
+        cols["id"].append(np.array(ids, dtype=bytes))
         self.pending_bytes += (32 + cols["id"][-1].dtype.itemsize) * len(events)
 
     def _metadata(self, events: list[Event], codes: np.ndarray) -> None:
