@@ -67,8 +67,10 @@ class Binds:
         # (part, B/E row) of the B halves that carry a binding → position in groups.
         self.on_begin: dict[tuple[int, int], tuple[int, int]] = {}
 
-    def add(self, c: Chunk, ev_index: np.ndarray, ev_start: np.ndarray) -> None:
-        b = c.read("bind", "kind", "local", "id", "in", "out")
+    COLUMNS = ("kind", "local", "id", "in", "out")
+
+    def add(self, c: Chunk, b: dict[str, np.ndarray], ev_index: np.ndarray, ev_start: np.ndarray) -> None:
+        """The bindings `b` (the chunk's `bind` table, `COLUMNS`) of chunk `c`."""
         index = np.full(b["kind"].shape[0], -1, np.int64)
         start = np.zeros(b["kind"].shape[0], np.int64)
         on_ev = np.flatnonzero(b["kind"] == cc.BIND_EV)
@@ -106,12 +108,18 @@ class SimpleEvents:
         step_ids = [sid for text, sid in builder.string_ids.items() if _STEP_NAME.match(text)]
         is_step_name = string_table(len(builder.string_ids), step_ids)
         for c in ids.chunks():
+            bind = c.read("bind", *Binds.COLUMNS) if c.has("bind") else None
             if not c.has("ev"):
-                if c.has("bind"):
-                    self.binds.add(c, np.zeros(0, np.int64), np.zeros(0, np.int64))
+                if bind is not None:
+                    self.binds.add(c, bind, np.zeros(0, np.int64), np.zeros(0, np.int64))
                 c.release("bind")
                 continue
             e = c.read("ev", "us", "frac", "track", "dur", "name", "cat", "alen")
+            args = c.args("ev")
+            links = {kind: c.read(kind, "event", "value") for kind in LINK_KINDS if c.has(kind)}
+            # Read here alone, and all in memory now: the pages go back before the builder's
+            # writes of this chunk, which land on them.
+            c.release("ev", *LINK_KINDS, "bind")
             n = e["us"].shape[0]
             start, ok = clock.to_ps(e["us"], e["frac"])
             dropped = int(n - ok.sum())
@@ -127,7 +135,7 @@ class SimpleEvents:
                 e["dur"][kept],
                 name[kept],
                 c.smap[e["cat"][kept]],
-                args_blob=select_args(c.args("ev"), e["alen"], ok),
+                args_blob=select_args(args, e["alen"], ok),
                 args_lengths=e["alen"][kept],
             )
             if dropped:
@@ -144,20 +152,16 @@ class SimpleEvents:
                     steps.append(
                         {"name": ids.strings[name[i]], "start_ps": int(start[i]), "dur_ps": int(e["dur"][i])}
                     )
-            for kind in LINK_KINDS:
-                if c.has(kind):
-                    link = c.read(kind, "event", "value")
-                    local = link["event"] - c.ref.base["ev"]
-                    found = index[local]
-                    sel = np.flatnonzero(found >= 0)
-                    local = local[sel]
-                    self.links[kind].add(
-                        link["value"][sel], found[sel], start[local], layout.device_key[keys[local]]
-                    )
-            if c.has("bind"):
-                self.binds.add(c, index, start)
-            # Read here alone: their pages go back for the builder's writes that follow.
-            c.release("ev", *LINK_KINDS, "bind")
+            for kind, link in links.items():
+                local = link["event"] - c.ref.base["ev"]
+                found = index[local]
+                sel = np.flatnonzero(found >= 0)
+                local = local[sel]
+                self.links[kind].add(
+                    link["value"][sel], found[sel], start[local], layout.device_key[keys[local]]
+                )
+            if bind is not None:
+                self.binds.add(c, bind, index, start)
         steps.sort(key=lambda s: (s["start_ps"], s["name"]))
         self.profiler_steps = steps
 
