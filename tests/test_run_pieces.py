@@ -5,6 +5,7 @@ takes both ways (the result is checked against the in-memory finalize in `test_s
 
 from __future__ import annotations
 
+import os
 import pathlib
 
 import fsspec
@@ -108,3 +109,29 @@ def test_the_spilled_finalize_keeps_runs_of_real_traces_in_the_source(
         assert in_source > 0.9 * trace.num_events
     else:
         assert in_source < 0.1 * trace.num_events
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_source_pages_go_back_once_their_rows_are_read(tmp_path, interleaved):
+    """Rows kept as ranges of the source are given back as their piece is loaded; a source whose
+    rows all went to the piece files is given back once they are added (`release_unread`)."""
+    n = 200_000
+    which = np.tile(np.arange(4), n // 4) if interleaved else np.repeat(np.arange(4), n // 4)
+    source = RecordFile(str(tmp_path / "source"), RECORD)
+    records = np.zeros(n, RECORD)
+    records["track"] = which
+    source.append(records)
+    with open(tmp_path / "probe", "w+b", buffering=0) as probe:
+        probe.write(b"x" * (1 << 16))
+        if not spill.release_range(probe.fileno(), 0, 1 << 16):
+            pytest.skip("this file system does not punch holes")
+    pieces = spill_sort.RunPieces(source, str(tmp_path), "p", 4)
+    for lo in range(0, n, 10_000):
+        pieces.add(lo, source.read(lo, lo + 10_000), which[lo : lo + 10_000])
+    pieces.release_unread()
+    held = os.stat(source.path).st_blocks * 512
+    assert held < 64 << 10 if interleaved else held >= n * RECORD.itemsize
+    loaded = [pieces.load(p) for p in range(4)]
+    assert os.stat(source.path).st_blocks * 512 < 64 << 10
+    _check(records, loaded)
+    source.remove()

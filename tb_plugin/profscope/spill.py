@@ -304,6 +304,11 @@ class RecordFile:
             self._fix[1](out[: self._fix[0] - lo])
         return out
 
+    def release(self, lo: int, hi: int) -> None:
+        """Rows [lo, hi) are read for the last time: their pages go back now (`release_range`)."""
+        size = self.dtype.itemsize
+        release_range(self._f.fileno(), self.header + lo * size, (hi - lo) * size)
+
     def chunks(self, rows: int) -> Iterator[tuple[int, np.ndarray]]:
         """(first row, records) of consecutive pieces of at most `rows` records."""
         for lo in range(0, self.count, max(rows, 1)):

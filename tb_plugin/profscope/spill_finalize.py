@@ -203,6 +203,7 @@ class _Finalize:
         self.ev_pieces = RunPieces(events, self.scratch, "ev", len(self.plan))
         for lo, rec in events.chunks(self._rows(self.ev_pieces.dtype.itemsize)):
             self.ev_pieces.add(lo, rec, self.plan.assign(rec["track"], rec["start"]))
+        self.ev_pieces.release_unread()
         self.pt_buckets = Buckets(self.scratch, "pt", BUCKET_POINT, len(self.plan))
         singles = self._single_points()
         self.single_points = 0 if singles is None else int(singles[0].shape[0])

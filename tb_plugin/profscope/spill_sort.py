@@ -171,7 +171,9 @@ class RunPieces:
     written to the piece files (`Buckets`) with each row's index. A range costs a read call where
     a row through the files costs its copy, sort and write, hence ranges of a few hundred rows. A
     piece comes back as contiguous columns plus `idx` (its rows' source index), in source order
-    whichever way its rows went, so a stable sort of it is the same either way.
+    whichever way its rows went, so a stable sort of it is the same either way. Source rows are
+    read by one piece alone: `load` gives their pages back (`RecordFile.release`), and
+    `release_unread` those of a source no piece reads again.
     """
 
     MIN_RUN_ROWS = 256
@@ -211,13 +213,20 @@ class RunPieces:
         else:
             segments.append((from_source, lo, hi))
 
+    def release_unread(self) -> None:
+        """Once every row is added: give back the source's pages if no piece reads it again (all
+        its chunks went to the piece files, as a Chrome trace's do)."""
+        if not any(from_source for segments in self.segments for from_source, _, _ in segments):
+            self.source.release(0, self.source.count)
+
     def load(self, piece: int) -> dict[str, np.ndarray]:
-        """Piece `piece`'s rows as contiguous columns (its file removed)."""
+        """Piece `piece`'s rows as contiguous columns (its file removed, its source rows released)."""
         written = self.buckets.load(piece)
         parts: list[tuple[np.ndarray, np.ndarray]] = []
         for from_source, lo, hi in self.segments[piece]:
             if from_source:
                 parts.append((self.source.read(lo, hi), np.arange(lo, hi, dtype=np.int64)))
+                self.source.release(lo, hi)
             else:
                 parts.append((written[lo:hi], written["idx"][lo:hi]))
         self.segments[piece] = []
