@@ -98,6 +98,7 @@ class _Prepared:
 
 def finalize(b: Buffers) -> dict[str, Any]:
     """The fields of the finished `Trace` of the spilled builder `b` (its columns memory-mapped)."""
+    spill.trim_heap()
     return _Finalize(b).run()
 
 
