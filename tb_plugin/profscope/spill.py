@@ -28,6 +28,7 @@ import ctypes
 import dataclasses
 import functools
 import io
+import mmap
 import os
 import shutil
 import threading
@@ -159,7 +160,7 @@ def pwrite_all(fd: int, piece: Any, at: int) -> None:
 
 
 _FALLOC_FL_KEEP_SIZE, _FALLOC_FL_PUNCH_HOLE = 0x01, 0x02
-_PAGE_BYTES = 4096
+_PAGE_BYTES = mmap.PAGESIZE
 
 
 @functools.cache
@@ -167,7 +168,7 @@ def _libc_call(name: str, *argtypes: Any) -> Any:
     """A function of the C library (None where there is none of that name: not Linux / glibc)."""
     try:
         call = getattr(ctypes.CDLL(None, use_errno=True), name)
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # no C library of that name (Windows: no CDLL(None))
         return None
     call.argtypes = list(argtypes)
     return call
