@@ -164,7 +164,7 @@ _PAGE_BYTES = mmap.PAGESIZE
 
 
 @functools.cache
-def _libc_call(name: str, *argtypes: Any) -> Any:
+def libc_call(name: str, *argtypes: Any) -> Any:
     """A function of the C library (None where there is none of that name: not Linux / glibc)."""
     try:
         call = getattr(ctypes.CDLL(None, use_errno=True), name)
@@ -175,11 +175,12 @@ def _libc_call(name: str, *argtypes: Any) -> Any:
 
 
 def trim_heap() -> None:
-    """Hand the heap's free pages back to the system (glibc's `malloc_trim`), between a reader and
-    the spilled finalize: ingests keep freed memory for reuse (`ingest_memory.heap_for_ingest`),
-    and what the reading freed lies in pieces among what lives on, which the finalize's larger
-    arrays cannot reuse, so they would grow the heap past it."""
-    call = _libc_call("malloc_trim", ctypes.c_size_t)
+    """Hand the heap's free pages back to the system (glibc's `malloc_trim`; nothing without
+    glibc). Ingests keep freed memory for reuse (`ingest_memory.heap_for_ingest`, which trims when
+    it ends); the spilled finalize trims first too, since what the reading freed lies in pieces
+    among what lives on, which the finalize's larger arrays cannot reuse: they would grow the
+    heap past it."""
+    call = libc_call("malloc_trim", ctypes.c_size_t)
     if call is not None:
         call(0)
 
@@ -195,7 +196,7 @@ def release_range(fd: int, at: int, size: int) -> bool:
     lo, hi = -(-at // _PAGE_BYTES) * _PAGE_BYTES, (at + size) // _PAGE_BYTES * _PAGE_BYTES
     if hi <= lo:
         return True
-    call = _libc_call("fallocate", ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
+    call = libc_call("fallocate", ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
     return call is not None and call(fd, _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE, lo, hi - lo) == 0
 
 

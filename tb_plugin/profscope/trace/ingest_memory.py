@@ -23,7 +23,7 @@ removed, with whatever was spilled there, when the ingest fails.
 from __future__ import annotations
 
 import collections
-import functools
+import ctypes
 import os
 import shutil
 import threading
@@ -66,24 +66,24 @@ def heap_for_ingest() -> Iterator[None]:
     clean environment 4.3-4.8 s (measured on the 2-core VM). Afterwards the environment's
     thresholds are restored (a Dask worker keeps its own policy) and the heap trimmed. Without
     glibc nothing changes."""
-    libc = _glibc()
-    if libc is None:
+    mallopt = _mallopt()
+    if mallopt is None:
         yield
         return
-    libc.mallopt(_M_MMAP_THRESHOLD, _INGEST_MMAP_BYTES)
-    libc.mallopt(_M_TRIM_THRESHOLD, _INGEST_TRIM_BYTES)
+    mallopt(_M_MMAP_THRESHOLD, _INGEST_MMAP_BYTES)
+    mallopt(_M_TRIM_THRESHOLD, _INGEST_TRIM_BYTES)
     try:
         yield
     finally:
         trim = _env_bytes("MALLOC_TRIM_THRESHOLD_")
         mmap = _env_bytes("MALLOC_MMAP_THRESHOLD_")
         if trim is not None:
-            libc.mallopt(_M_TRIM_THRESHOLD, trim)
+            mallopt(_M_TRIM_THRESHOLD, trim)
             # The trim variable alone also pins the mmap threshold at glibc's default.
-            libc.mallopt(_M_MMAP_THRESHOLD, _GLIBC_MMAP_BYTES if mmap is None else mmap)
+            mallopt(_M_MMAP_THRESHOLD, _GLIBC_MMAP_BYTES if mmap is None else mmap)
         elif mmap is not None:
-            libc.mallopt(_M_MMAP_THRESHOLD, mmap)
-        libc.malloc_trim(0)
+            mallopt(_M_MMAP_THRESHOLD, mmap)
+        spill.trim_heap()
 
 
 def one_malloc_arena() -> None:
@@ -96,9 +96,9 @@ def one_malloc_arena() -> None:
     arena serves that thread alone. Through one ingest child the 214 MB XPlane of
     `bench_xplane.py --replicate 2000` peaked at 784-813 MB with an arena per thread, 708-713 MB
     with one, in the same time (`bench_ingest_memory.py`, MALLOC_ARENA_MAX=1)."""
-    libc = _glibc()
-    if libc is not None:
-        libc.mallopt(_M_ARENA_MAX, 1)
+    mallopt = _mallopt()
+    if mallopt is not None:
+        mallopt(_M_ARENA_MAX, 1)
 
 
 def _env_bytes(name: str) -> int | None:
@@ -106,17 +106,9 @@ def _env_bytes(name: str) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-@functools.cache
-def _glibc() -> Any:
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-        libc.malloc_trim.argtypes = [ctypes.c_size_t]
-    except (OSError, AttributeError):
-        return None
-    return libc
+def _mallopt() -> Any:
+    """glibc's `mallopt`, or None without glibc."""
+    return spill.libc_call("mallopt", ctypes.c_int, ctypes.c_int)
 
 
 def local_slots(total_mb: int) -> int:
