@@ -12,7 +12,7 @@ import importlib.util
 import json
 import random
 import tracemalloc
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -722,6 +722,39 @@ def test_parse_us_matches_decimal_arithmetic(values: list[Any]) -> None:
     for v, u, f in zip(values, us.tolist(), frac.tolist()):
         exact = (Decimal(v) * 1_000_000).to_integral_value(rounding="ROUND_HALF_UP")
         assert u * 1_000_000 + f == exact and 0 <= f < 1_000_000
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 19),
+    st.integers(0, 7),
+    st.lists(st.integers(0, 10**26), min_size=1, max_size=40),
+    st.sampled_from([None, b"-", b"x", b" ", b'"', b"e"]),
+    st.integers(0, 10**6),
+)
+def test_parse_us_of_one_width_matches_decimal_arithmetic(
+    whole_digits: int, decimals: int, seeds: list[int], odd: bytes | None, where: int
+) -> None:
+    """Texts of one width (as Kineto writes `ts`) take the matrix path; one odd byte anywhere
+    (a sign, a letter, a space, a quote, an exponent) must give what the general path gives."""
+    texts = []
+    for seed in seeds:
+        digits = str(seed % 10 ** (whole_digits + decimals)).zfill(whole_digits + decimals)
+        texts.append((digits[:whole_digits] + ("." + digits[whole_digits:] if decimals else "")).encode())
+    if odd is not None:
+        i, text = where % len(texts), bytearray(texts[where % len(texts)])
+        text[where % len(text)] = odd[0]
+        texts[i] = bytes(text)
+    us, frac, ok = chrome_clock.parse_us([msgspec.Raw(t) for t in texts])
+    for text, u, f, valid in zip(texts, us.tolist(), frac.tolist(), ok.tolist()):
+        try:
+            exact = int((Decimal(text.decode()) * 1_000_000).to_integral_value(rounding="ROUND_HALF_UP"))
+        except (InvalidOperation, ValueError):  # not a number, or NaN / infinity
+            exact = None
+        if exact is None or abs(exact // 1_000_000) > chrome_clock.MAX_ABS_US:
+            assert not valid
+            continue
+        assert valid and u * 1_000_000 + f == exact and 0 <= f < 1_000_000
 
 
 def test_parse_us_rejects_what_is_not_a_number() -> None:
