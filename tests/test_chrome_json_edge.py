@@ -24,7 +24,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from profscope.errors import UnreadableProfile
-from profscope.formats import chrome_clock, chrome_flows, chrome_json, chrome_pairing, chrome_scan
+from profscope.formats import (
+    chrome_clock,
+    chrome_columns,
+    chrome_flows,
+    chrome_json,
+    chrome_pairing,
+    chrome_scan,
+)
+from profscope.formats.chrome_decode import Event
 
 pytestmark = pytest.mark.stack_independent
 
@@ -766,6 +774,39 @@ def test_parse_us_rejects_what_is_not_a_number() -> None:
     assert ok.tolist() == [False, False, False, False, False, True, True, True, True]
     assert (us * 1_000_000 + frac)[5:].tolist() == [12_500_000, 1_500_000_000, -500_000, 7_000_000]
     assert np.asarray(us).dtype == np.int64
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(10**6, 10**7 - 1).map(str),  # Kineto flow ids: one digit count
+            st.integers(0, 10**30).map(str),
+            st.text("ab0x \\", max_size=5).map(json.dumps),
+            st.just(""),
+            st.just('"' + "7" * 300 + '"'),
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    st.booleans(),
+)
+def test_flow_ids_of_one_width_or_not_read_as_their_texts(texts: list[str], as_id2: bool) -> None:
+    """The id column is each kept event's id text (a string's content, no quotes), whether the
+    ids of a batch share one width (cut from their joined text) or not."""
+    field = "id2" if as_id2 else "id"
+    events = [
+        msgspec.json.decode(
+            f'{{"ph": "s", "ts": 1, "{field}": {t}}}' if t else '{"ph": "s", "ts": 1}', type=Event
+        )
+        for t in texts
+    ]
+    codes = np.full(len(events), chrome_columns.FLOW_START, np.int8)
+    collector = chrome_columns.ColumnCollector()
+    kept, _, _, _, ids = collector._with_ids(events, codes, "flow events")
+    texts_kept = [(t[1:-1] if t.startswith('"') else t).encode() for t in texts if t]
+    expected = [t for t in texts_kept if 0 < len(t) <= chrome_columns.MAX_ID_BYTES]
+    assert ids.tolist() == expected and len(kept) == len(expected)
 
 
 @settings(max_examples=300, deadline=None)

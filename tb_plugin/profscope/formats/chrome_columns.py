@@ -143,11 +143,21 @@ class Interner(dict):
         return out
 
 
-def _ids(events: list[Event]) -> list[bytes]:
-    """Canonical id text per event (`id`, else `id2`): digits or a string's content, no quotes."""
+def _ids(events: list[Event]) -> np.ndarray | list[bytes]:
+    """Canonical id text per event (`id`, else `id2`): digits or a string's content, no quotes.
+
+    Ids of one width (Kineto's flow ids: correlation numbers of one digit count) come as a
+    byte-string column cut from their joined text; others as a list, made a column once the
+    ids too long to keep are left out (one huge id would widen every row)."""
+    n = len(events)
     joined = b"\x00".join(map(_ID, events))
+    width = (len(joined) + 1) // n if n else 0
+    if width * n == len(joined) + 1 and 1 < width <= MAX_ID_BYTES + 1 and b'"' not in joined:
+        rows = np.frombuffer(joined + b"\x00", np.uint8).reshape(n, width)
+        if not rows[:, -1].any() and rows[:, :-1].all():
+            return np.ascontiguousarray(rows[:, :-1]).view(f"S{width - 1}").reshape(n)
     ids = joined.split(b"\x00")
-    if len(ids) != len(events) or b'"' in joined or b"" in ids:
+    if len(ids) != n or b'"' in joined or b"" in ids:
         ids = [_id_text(ev.id) if ev.id else _id_text(ev.id2) for ev in events]
     return ids
 
@@ -266,10 +276,16 @@ class ColumnCollector:
 
     def _with_ids(
         self, events: list[Event], codes: np.ndarray, what: str
-    ) -> tuple[list[Event], np.ndarray, np.ndarray, np.ndarray, list[bytes]]:
-        """The events of `what` that have a valid time and an id (async and flow events pair by id)."""
+    ) -> tuple[list[Event], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The events of `what` that have a valid time and an id (async and flow events pair by
+        id), and their ids as a byte-string column."""
         us, frac, keep = self._times(events, what)
         ids = _ids(events)
+        if isinstance(ids, np.ndarray):  # one width, checked to be of a length kept
+            sel = np.flatnonzero(keep)
+            if sel.shape[0] != len(events):
+                events, us, frac, codes, ids = _take(events, sel), us[sel], frac[sel], codes[sel], ids[sel]
+            return events, us, frac, codes, ids
         lengths = np.fromiter(map(len, ids), np.int64, len(ids))
         no_id = lengths == 0
         if no_id.any():
@@ -285,7 +301,7 @@ class ColumnCollector:
         if sel.shape[0] != len(events):
             events, us, frac, codes = _take(events, sel), us[sel], frac[sel], codes[sel]
             ids = [ids[i] for i in sel.tolist()]
-        return events, us, frac, codes, ids
+        return events, us, frac, codes, np.array(ids, dtype=bytes)
 
     def _times(self, events: list[Event], what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         us, frac, ok = parse_us(list(map(_TS, events)))
@@ -432,7 +448,7 @@ class ColumnCollector:
         blob, alen = args_blob(list(map(_ARGS, events)), self.damage)
         cols = self.asy
         cols["track"].append(np.fromiter(map(self.keys.__getitem__, scopes), np.int32, len(events)))
-        cols["id"].append(np.array(ids, dtype=bytes))
+        cols["id"].append(ids)
         cols["us"].append(us)
         cols["frac"].append(frac.astype(np.int32))
         cols["name"].append(self._names(events, _NAME))
@@ -490,7 +506,7 @@ class ColumnCollector:
         cols["next"].append(bind_next)
         cols["name"].append(self._names(events, _NAME))
         cols["cat"].append(self._names(events, _CAT))
-        cols["id"].append(np.array(ids, dtype=bytes))
+        cols["id"].append(ids)
         self.pending_bytes += (32 + cols["id"][-1].dtype.itemsize) * len(events)
 
     def _metadata(self, events: list[Event], codes: np.ndarray) -> None:
