@@ -151,15 +151,26 @@ def _ids(events: list[Event]) -> np.ndarray | list[bytes]:
     ids too long to keep are left out (one huge id would widen every row)."""
     n = len(events)
     joined = b"\x00".join(map(_ID, events))
-    width = (len(joined) + 1) // n if n else 0
-    if width * n == len(joined) + 1 and 1 < width <= MAX_ID_BYTES + 1 and b'"' not in joined:
-        rows = np.frombuffer(joined + b"\x00", np.uint8).reshape(n, width)
-        if not rows[:, -1].any() and rows[:, :-1].all():
-            return np.ascontiguousarray(rows[:, :-1]).view(f"S{width - 1}").reshape(n)
+    column = _one_width_column(joined, n) if b'"' not in joined else None
+    if column is not None:
+        return column
     ids = joined.split(b"\x00")
     if len(ids) != n or b'"' in joined or b"" in ids:
         ids = [_id_text(ev.id) if ev.id else _id_text(ev.id2) for ev in events]
     return ids
+
+
+def _one_width_column(joined: bytes, n: int) -> np.ndarray | None:
+    """`n` texts joined by NULs as a byte-string column, when all are of one width (1 to
+    `MAX_ID_BYTES`) and hold no NUL; None otherwise. A view of the joined text, with no Python
+    object per text."""
+    width = (len(joined) + 1) // n if n else 0
+    if width * n != len(joined) + 1 or not 1 < width <= MAX_ID_BYTES + 1:
+        return None
+    rows = np.frombuffer(joined + b"\x00", np.uint8).reshape(n, width)
+    if rows[:, -1].any() or not rows[:, :-1].all():
+        return None
+    return np.ascontiguousarray(rows[:, :-1]).view(f"S{width - 1}").reshape(n)
 
 
 def _id_text(raw: Any) -> bytes:
@@ -407,6 +418,11 @@ class ColumnCollector:
         offsets = np.zeros(alen.shape[0] + 1, np.int64)
         np.cumsum(alen, out=offsets[1:])
         owner = np.searchsorted(offsets, starts, side="right") - 1
+        if (owner[1:] > owner[:-1]).all():  # one match per event at most, the usual case
+            column = _one_width_column(b"\x00".join(found), len(found))
+            events.append(owner + base)
+            values.append(np.array(found, dtype=bytes) if column is None else column)
+            return
         owner, first = np.unique(owner, return_index=True)
         events.append(owner + base)
         values.append(np.asarray(found, dtype=object)[first].astype(bytes))
