@@ -40,10 +40,9 @@ def parse_us(raws: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     n = len(raws)
     joined = b" ".join(raws)
-    for fast_path in (_parse_fixed_width, _parse_same_decimals):
-        parsed = fast_path(joined, n)
-        if parsed is not None:
-            return parsed
+    fixed = _parse_fixed_width(joined, n)
+    if fixed is not None:
+        return fixed
     us = np.zeros(n, np.int64)
     frac = np.zeros(n, np.int64)
     if len(joined) < n:  # every text is empty (n - 1 separators): no event has a time
@@ -51,20 +50,23 @@ def parse_us(raws: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     a = np.frombuffer(joined, np.uint8)
     # Index of the separator after each field; a field holding a space itself (a damaged value
     # such as a quoted string) shifts them, and then lengths are taken one by one.
-    separator = a == 32
-    ends = np.append(np.flatnonzero(separator), a.shape[0])
+    ends = np.append(np.flatnonzero(a == 32), a.shape[0])
     if ends.shape[0] == n:
+        same = _parse_same_decimals(joined, a, ends)
+        if same is not None:
+            return same
         starts = np.empty(n, np.int64)
         starts[0] = 0
         starts[1:] = ends[:-1] + 1
         lens = ends - starts
+        not_separator = a != 32
     else:
         lens = np.fromiter(map(len, raws), np.int64, n)
         ends = np.cumsum(lens + 1) - 1
         starts = ends - lens
-        separator[:] = False
-        separator[ends[:-1]] = True
-    non_digit = np.flatnonzero(((a - np.uint8(48)) > 9) & ~separator)
+        not_separator = np.ones(a.shape[0], bool)  # a space inside a text is a non-digit
+        not_separator[ends[:-1]] = False
+    non_digit = np.flatnonzero(((a - np.uint8(48)) > 9) & not_separator)
     field = np.searchsorted(ends, non_digit)
     ch = a[non_digit]
     is_dot = ch == 46
@@ -151,28 +153,29 @@ def _parse_fixed_width(joined: bytes, n: int) -> tuple[np.ndarray, np.ndarray, n
     return us, frac, np.ones(n, bool)
 
 
-def _parse_same_decimals(joined: bytes, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """`parse_us` of `n` texts joined by spaces when each is digits with the same number of
-    decimals, at most 6 (what Kineto writes: `ts` and `dur` with 3); None otherwise.
+def _parse_same_decimals(
+    joined: bytes, a: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """`parse_us` of texts joined by spaces (`a`: the same bytes; `ends`: where each text ends,
+    one per text) when each is digits with the same number of decimals, at most 6 (what Kineto
+    writes: `ts` and `dur` with 3); None otherwise, most often after a look at the first and
+    last texts.
 
     Checked in bulk rather than per field: every text is long enough, has its point that many
     bytes before its end, and the only other bytes than digits are those points and the
     separators. Then one parse of the digits gives each value in units of the last decimal.
     Below 9e18 as digits (19 of them) it is exact in int64, and the µs inside `MAX_ABS_US`.
     """
-    if n == 0:
-        return None
-    a = np.frombuffer(joined, np.uint8)
-    separators = np.flatnonzero(a == 32)
-    if separators.shape[0] != n - 1:
-        return None
-    ends = np.append(separators, a.shape[0])
-    lengths = np.diff(ends, prepend=-1) - 1
+    n = ends.shape[0]
     point = joined.rfind(b".", 0, int(ends[0]))
     decimals = int(ends[0]) - point - 1 if point >= 0 else 0
+    # What most other batches fail at once: the last text's point, or any point at all.
+    if decimals > 6 or (a[ends[-1] - decimals - 1] != 46 if point >= 0 else joined.find(b".") >= 0):
+        return None
+    lengths = np.diff(ends, prepend=-1) - 1
     shortest, longest = int(lengths.min()), int(lengths.max())
     digits = longest - (point >= 0)
-    if decimals > 6 or shortest < decimals + (2 if decimals else 1) or digits > 19:
+    if shortest < decimals + (2 if decimals else 1) or digits > 19:
         return None
     # 19 digits fit in int64 below 9e18 (epoch µs with 3 decimals are ≈1.7e18).
     if digits == 19 and (a[(ends - lengths)[lengths == longest]] >= ord("9")).any():
