@@ -143,26 +143,18 @@ class Interner(dict):
         return out
 
 
-def _ids(events: list[Event]) -> np.ndarray | list[bytes]:
-    """Canonical id text per event (`id`, else `id2`): digits or a string's content, no quotes.
-
-    Ids of one width (Kineto's flow ids: correlation numbers of one digit count) come as a
-    byte-string column cut from their joined text; others as a list, made a column once the
-    ids too long to keep are left out (one huge id would widen every row)."""
-    n = len(events)
-    joined = b"\x00".join(map(_ID, events))
-    column = _one_width_column(joined, n) if b'"' not in joined else None
-    if column is not None:
-        return column
+def _id_texts(events: list[Event], joined: bytes) -> list[bytes]:
+    """Canonical id text per event (`id`, else `id2`): digits or a string's content, no quotes;
+    `joined` is the events' `id` texts joined by NULs."""
     ids = joined.split(b"\x00")
-    if len(ids) != n or b'"' in joined or b"" in ids:
+    if len(ids) != len(events) or b'"' in joined or b"" in ids:
         ids = [_id_text(ev.id) if ev.id else _id_text(ev.id2) for ev in events]
     return ids
 
 
 def _one_width_column(joined: bytes, n: int) -> np.ndarray | None:
     """`n` texts joined by NULs as a byte-string column, when all are of one width (1 to
-    `MAX_ID_BYTES`) and hold no NUL; None otherwise. A view of the joined text, with no Python
+    `MAX_ID_BYTES`) and hold no NUL; None otherwise. One copy of the joined text, with no Python
     object per text."""
     width = (len(joined) + 1) // n if n else 0
     if width * n != len(joined) + 1 or not 1 < width <= MAX_ID_BYTES + 1:
@@ -291,28 +283,31 @@ class ColumnCollector:
         """The events of `what` that have a valid time and an id (async and flow events pair by
         id), and their ids as a byte-string column."""
         us, frac, keep = self._times(events, what)
-        ids = _ids(events)
-        if isinstance(ids, np.ndarray):  # one width, checked to be of a length kept
-            sel = np.flatnonzero(keep)
-            if sel.shape[0] != len(events):
-                events, us, frac, codes, ids = _take(events, sel), us[sel], frac[sel], codes[sel], ids[sel]
-            return events, us, frac, codes, ids
-        lengths = np.fromiter(map(len, ids), np.int64, len(ids))
-        no_id = lengths == 0
-        if no_id.any():
-            self.damage.skipped[f"{what} without an id"] += int((no_id & keep).sum())
-            keep &= ~no_id
-        too_long = lengths > MAX_ID_BYTES
-        if too_long.any():
-            self.damage.skipped[f"{what} with an id of over {MAX_ID_BYTES} bytes"] += int(
-                (too_long & keep).sum()
-            )
-            keep &= ~too_long
+        joined = b"\x00".join(map(_ID, events))
+        # Ids of one width (Kineto's flow ids: correlation numbers of one digit count), none too
+        # long, are cut from their joined text with no Python object per id.
+        column = _one_width_column(joined, len(events)) if b'"' not in joined else None
+        if column is None:
+            texts = _id_texts(events, joined)
+            lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+            no_id = lengths == 0
+            if no_id.any():
+                self.damage.skipped[f"{what} without an id"] += int((no_id & keep).sum())
+                keep &= ~no_id
+            too_long = lengths > MAX_ID_BYTES
+            if too_long.any():
+                self.damage.skipped[f"{what} with an id of over {MAX_ID_BYTES} bytes"] += int(
+                    (too_long & keep).sum()
+                )
+                keep &= ~too_long
         sel = np.flatnonzero(keep)
         if sel.shape[0] != len(events):
             events, us, frac, codes = _take(events, sel), us[sel], frac[sel], codes[sel]
-            ids = [ids[i] for i in sel.tolist()]
-        return events, us, frac, codes, np.array(ids, dtype=bytes)
+            if column is None:  # the ids kept alone: one huge id would widen every row
+                texts = [texts[i] for i in sel.tolist()]
+            else:
+                column = column[sel]
+        return events, us, frac, codes, np.array(texts, dtype=bytes) if column is None else column
 
     def _times(self, events: list[Event], what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         us, frac, ok = parse_us(list(map(_TS, events)))
