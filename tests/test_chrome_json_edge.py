@@ -783,33 +783,44 @@ def test_parse_us_rejects_what_is_not_a_number() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(
-        st.one_of(
-            st.integers(10**6, 10**7 - 1).map(str),  # Kineto flow ids: one digit count
-            st.integers(0, 10**30).map(str),
-            st.text("ab0x \\", max_size=5).map(json.dumps),
-            st.just(""),
-            st.just('"' + "7" * 300 + '"'),
+    st.one_of(
+        # Kineto's flow ids: one digit count (the column cut from their joined text).
+        st.lists(st.tuples(st.integers(10**6, 10**7 - 1).map(str), st.booleans()), min_size=1, max_size=30),
+        st.lists(
+            st.tuples(
+                st.one_of(
+                    st.integers(10**6, 10**7 - 1).map(str),
+                    st.integers(0, 10**30).map(str),
+                    st.text("ab0x \\", max_size=5).map(json.dumps),
+                    st.just(""),
+                    st.just('"' + "7" * 300 + '"'),
+                ),
+                st.booleans(),  # whether the event has a valid time
+            ),
+            min_size=1,
+            max_size=30,
         ),
-        min_size=1,
-        max_size=30,
     ),
     st.booleans(),
 )
-def test_flow_ids_of_one_width_or_not_read_as_their_texts(texts: list[str], as_id2: bool) -> None:
+def test_flow_ids_of_one_width_or_not_read_as_their_texts(
+    texts: list[tuple[str, bool]], as_id2: bool
+) -> None:
     """The id column is each kept event's id text (a string's content, no quotes), whether the
-    ids of a batch share one width (cut from their joined text) or not."""
+    ids of a batch share one width (cut from their joined text) or not, and whether events
+    without a valid time are left out or not."""
     field = "id2" if as_id2 else "id"
     events = [
         msgspec.json.decode(
-            f'{{"ph": "s", "ts": 1, "{field}": {t}}}' if t else '{"ph": "s", "ts": 1}', type=Event
+            '{"ph": "s", "ts": ' + ("1" if timed else '"x"') + (f', "{field}": {t}}}' if t else "}"),
+            type=Event,
         )
-        for t in texts
+        for t, timed in texts
     ]
     codes = np.full(len(events), chrome_columns.FLOW_START, np.int8)
     collector = chrome_columns.ColumnCollector()
     kept, _, _, _, ids = collector._with_ids(events, codes, "flow events")
-    texts_kept = [(t[1:-1] if t.startswith('"') else t).encode() for t in texts if t]
+    texts_kept = [(t[1:-1] if t.startswith('"') else t).encode() for t, timed in texts if t and timed]
     expected = [t for t in texts_kept if 0 < len(t) <= chrome_columns.MAX_ID_BYTES]
     assert ids.tolist() == expected and len(kept) == len(expected)
 
