@@ -174,6 +174,12 @@ def libc_call(name: str, *argtypes: Any) -> Any:
     return call
 
 
+# The heap policy of ingest processes (`ingest_memory.heap_for_ingest` sets it in an ingest, a
+# reader's helper process starts with it): malloc's mmap threshold and its trim threshold.
+INGEST_MMAP_BYTES = 32 << 20
+INGEST_TRIM_BYTES = 64 << 20
+
+
 def trim_heap() -> None:
     """Hand the heap's free pages back to the system (glibc's `malloc_trim`; nothing without
     glibc). Ingests keep freed memory for reuse (`ingest_memory.heap_for_ingest`, which trims when

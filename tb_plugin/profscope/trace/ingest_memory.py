@@ -45,10 +45,9 @@ CHILD_BASELINE_MB = 100
 MIN_BUILDER_MB = 16
 
 
-# glibc's `mallopt` parameters, and what an ingest sets them to where a low trim threshold was set.
+# glibc's `mallopt` parameters, and its default mmap threshold (restored where the environment sets
+# the trim threshold alone, which pins the mmap threshold there).
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8
-_INGEST_TRIM_BYTES = 64 << 20
-_INGEST_MMAP_BYTES = 32 << 20
 _GLIBC_MMAP_BYTES = 128 << 10
 
 
@@ -70,8 +69,8 @@ def heap_for_ingest() -> Iterator[None]:
     if mallopt is None:
         yield
         return
-    mallopt(_M_MMAP_THRESHOLD, _INGEST_MMAP_BYTES)
-    mallopt(_M_TRIM_THRESHOLD, _INGEST_TRIM_BYTES)
+    mallopt(_M_MMAP_THRESHOLD, spill.INGEST_MMAP_BYTES)
+    mallopt(_M_TRIM_THRESHOLD, spill.INGEST_TRIM_BYTES)
     try:
         yield
     finally:
