@@ -32,9 +32,9 @@ The results do not depend on `batch_bytes`, on the memory budget or on the helpe
 
 from __future__ import annotations
 
+import array
 import logging
 from collections.abc import Callable
-from itertools import chain
 from typing import Any
 
 import fsspec
@@ -373,7 +373,7 @@ class _PlaneWalk:
         self.state = reader.state
         self.source = reading.source
         self.win: Window | None = None
-        self.pending: list[tuple[LineState, list[int], int]] = []  # (line, records, limit)
+        self.pending: list[tuple[LineState, array.array[int], int]] = []  # (line, records, limit)
         self.walked: list[tuple[int, LineState]] = []  # lines walked, not yet ended
 
     def run(self, slots: list[tuple[int, int]]) -> None:
@@ -387,7 +387,7 @@ class _PlaneWalk:
                 if win is None or not win.base <= pos < win.base + len(win.view) or size > step:
                     self._flush()
                     win = self.win = self.source.window(pos, size)
-                records: list[int] = []
+                records = array.array("q")
                 at, done = wire.walk_line_part(
                     win.view, win.base, pos - win.base, end - win.base, win.whole, ln.record, records
                 )
@@ -413,7 +413,7 @@ class _PlaneWalk:
         if self.pending:
             buf = self.win.buf  # type: ignore[union-attr]
             counts = [len(r) for _, r, _ in self.pending]
-            records = np.fromiter(chain.from_iterable(r for _, r, _ in self.pending), np.int64, sum(counts))
+            records = np.frombuffer(b"".join(r for _, r, _ in self.pending), np.int64)
             limits = np.repeat(np.array([lim for _, _, lim in self.pending], dtype=np.int64), counts)
             line_at = np.repeat(np.arange(len(self.pending)), counts)
             starts, ends, readable = record_payloads(buf, records, limits)
