@@ -1,4 +1,4 @@
-"""arrays.unique, arrays.stable_argsort and arrays.take_records return what numpy returns, on the inputs the package passes."""
+"""arrays.unique, arrays.stable_argsort and arrays.grouped_records return what numpy returns, on the inputs the package passes."""
 
 from __future__ import annotations
 
@@ -35,21 +35,27 @@ _ALIGNED = np.dtype([("a", "i1"), ("b", "<i8"), ("c", "<f8")], align=True)
 
 @pytest.mark.parametrize("dtype", [_PACKED, _ALIGNED])
 @pytest.mark.parametrize("stride", [1, 3])
-def test_take_records_matches_fancy_indexing(dtype: np.dtype, stride: int) -> None:
+@pytest.mark.parametrize("groups", [1, 7, 300])
+def test_grouped_records_match_a_stable_sort_by_key(dtype: np.dtype, stride: int, groups: int) -> None:
     records = np.zeros(3000, dtype)
     for k, name in enumerate(dtype.names):
         records[name] = _RNG.integers(-100, 100, 3000) * (k + 1)
     records = records[::stride]
-    index = _RNG.permutation(records.shape[0])[: records.shape[0] // 2]
-    got = arrays.take_records(records, index)
+    key = _RNG.integers(0, groups, records.shape[0]) * (groups > 1)
+    got, offsets = arrays.grouped_records(records, key, groups + 2)
+    order = np.argsort(key, kind="stable")
     assert got.dtype == dtype
-    np.testing.assert_array_equal(got, records[index])
-    np.testing.assert_array_equal(arrays.take_records(records, slice(2, 9)), records[2:9])
+    np.testing.assert_array_equal(got, records[order])
+    np.testing.assert_array_equal(offsets, np.searchsorted(key[order], np.arange(groups + 3)))
 
 
-def test_take_records_of_plain_values_is_plain_indexing() -> None:
-    values = np.arange(10) * 3
-    np.testing.assert_array_equal(arrays.take_records(values, [4, 1]), [12, 3])
+def test_grouped_records_of_plain_values_and_of_none() -> None:
+    values = np.arange(6) * 3
+    got, offsets = arrays.grouped_records(values, np.array([2, 0, 2, 1, 0, 2]), 3)
+    np.testing.assert_array_equal(got, [3, 12, 9, 0, 6, 15])
+    np.testing.assert_array_equal(offsets, [0, 2, 3, 6])
+    got, offsets = arrays.grouped_records(np.zeros(0, _PACKED), np.zeros(0, np.int64), 2)
+    assert got.shape == (0,) and offsets.tolist() == [0, 0, 0]
 
 
 @pytest.mark.parametrize(

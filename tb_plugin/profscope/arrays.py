@@ -11,9 +11,13 @@ four times slower even at 100 distinct values. The sort is what numpy did before
 rows, piece numbers). numpy sorts int64 stably by timsort and 8- and 16-bit keys by a radix sort:
 1 M random rows below 144 take 50 ms as int64, 10 ms as uint16 (numpy 2.4.6, the 2-core VM).
 
-`take_records`: rows of a structured (record) array by index. numpy gathers records field by
-field through its generic structured copy: on the 2-core VM (numpy 2.4.6) 3 M records of 25 bytes
-by a permutation take 0.24 s, the same bytes viewed as one opaque (void) item each 0.02 s.
+`grouped_records`: the rows of a structured (record) array grouped by a small key, stably, as
+`records[np.argsort(key, kind="stable")]`. numpy gathers records field by field through its
+generic structured copy: on the 2-core VM (numpy 2.4.6) 3 M records of 25 bytes by a permutation
+take 0.24 s, the same bytes viewed as one opaque (void) item each 0.02 s. And a gather by such a
+permutation reads the records once per group (each group's rows lie all over them), so each row is
+rather scattered to its place, the records read once in order: 1.31 M records of 25 bytes in 7
+groups, 14.5 ms against 29.5-37.6 ms gathered (the 2-core VM, 2026-12-06).
 """
 
 from __future__ import annotations
@@ -53,9 +57,18 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
     return np.argsort(keys, kind="stable")
 
 
-def take_records(records: np.ndarray, index: Any) -> np.ndarray:
-    """`records[index]` for a 1-d record array, gathering each record as one block of bytes."""
+def grouped_records(records: np.ndarray, key: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """(`records` stably grouped by `key`, the `count` + 1 offsets of the groups): group g, the
+    rows whose key is g in their order, is rows [offsets[g], offsets[g + 1]). Keys lie in
+    [0, count); each record is moved as one block of bytes."""
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key, minlength=count), out=offsets[1:])
+    place = np.empty(key.shape[0], dtype=np.int64)
+    place[stable_argsort(key)] = np.arange(key.shape[0], dtype=np.int64)
+    out = np.empty_like(records)
     if records.dtype.names is None or records.dtype.hasobject:
-        return records[index]
-    whole = np.dtype((np.void, records.dtype.itemsize))
-    return records.view(whole)[index].view(records.dtype)
+        out[place] = records
+    else:
+        whole = np.dtype((np.void, records.dtype.itemsize))
+        out.view(whole)[place] = records.view(whole)
+    return out, offsets

@@ -122,6 +122,7 @@ class Buckets:
     files are written behind (`WriteBehind`, at most `BEHIND_BYTES` waiting) until one is read."""
 
     BEHIND_BYTES = 16 << 20
+    GROUP_BYTES = 8 << 20
 
     def __init__(self, folder: str, name: str, dtype: np.dtype, count: int) -> None:
         self.dtype = np.dtype(dtype)
@@ -136,16 +137,15 @@ class Buckets:
     def add(self, which: np.ndarray, records: np.ndarray) -> None:
         if records.shape[0] == 0:
             return
-        order = arrays.stable_argsort(which)
-        sorted_which = which[order]
-        cut = np.flatnonzero(sorted_which[1:] != sorted_which[:-1]) + 1
-        los = np.concatenate(([0], cut))
-        his = np.concatenate((cut, [order.shape[0]]))
-        for lo, hi in zip(los.tolist(), his.tolist()):
-            i = int(sorted_which[lo])
-            part = arrays.take_records(records, order[lo:hi])
-            self._behind.put(self._path(i), int(self.sizes[i]) * self.dtype.itemsize, [part])
-            self.sizes[i] += hi - lo
+        step = max(self.GROUP_BYTES // self.dtype.itemsize, 1)
+        for at in range(0, records.shape[0], step):
+            grouped, offsets = arrays.grouped_records(
+                records[at : at + step], which[at : at + step], self.sizes.shape[0]
+            )
+            for i in np.flatnonzero(offsets[1:] > offsets[:-1]).tolist():
+                lo, hi = int(offsets[i]), int(offsets[i + 1])
+                self._behind.put(self._path(i), int(self.sizes[i]) * self.dtype.itemsize, [grouped[lo:hi]])
+                self.sizes[i] += hi - lo
 
     def load(self, i: int, keep: bool = False) -> np.ndarray:
         """Bucket `i`'s records (its file removed unless `keep`)."""
