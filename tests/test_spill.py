@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from tensorboard.plugins import base_plugin
 
-from profscope import cli, spill, spill_finalize
+from profscope import cli, spill, spill_finalize, spill_sort
 from profscope.columns import Trace, TraceBuilder
 from profscope.formats import registry, xplane
 from profscope.plugin import ProfscopeLoader, ProfscopePlugin
@@ -718,3 +718,44 @@ def test_many_rows_and_tracks_spilled_index_equals_the_in_memory_one(shape, tmp_
     assert_same_trace(memory, spilled)
     arrays = assert_same_index(memory, spilled, str(tmp_path), 1)
     assert int(np.asarray(arrays["self_ps"]).min()) >= 0
+
+
+def _slow_main_loads(monkeypatch: pytest.MonkeyPatch, fail_on_side: bool) -> list[str]:
+    """Record which thread loads each order piece; the main thread's loads wait a little, so the
+    second thread, done with its own arrays, takes pieces too (and fails there if asked)."""
+    loaders: list[str] = []
+    load = spill_sort.Buckets.load
+
+    def slow_load(self: spill_sort.Buckets, i: int, keep: bool = False) -> np.ndarray:
+        main = threading.current_thread() is threading.main_thread()
+        if self.dtype.names and "group" in self.dtype.names:  # the order pieces
+            loaders.append("main" if main else "side")
+            if main:
+                time.sleep(0.05)
+            elif fail_on_side:
+                raise OSError("a piece the second thread could not read")
+        return load(self, i, keep)
+
+    monkeypatch.setattr(spill_sort.Buckets, "load", slow_load)
+    return loaders
+
+
+def test_both_threads_sort_order_pieces_into_the_in_memory_index(tmp_path, monkeypatch):
+    path = DATA / "xplane/mi300_jax_conv.xplane.pb"
+    memory = read(path, "xplane")
+    spilled = read(path, "xplane", spill.IngestMemory(str(tmp_path / "spill"), 1))
+    loaders = _slow_main_loads(monkeypatch, fail_on_side=False)
+    assert_same_index(memory, spilled, str(tmp_path), 1)
+    assert "main" in loaders and "side" in loaders
+
+
+def test_a_piece_failing_on_the_second_thread_fails_the_index(tmp_path, monkeypatch):
+    path = DATA / "xplane/mi300_jax_conv.xplane.pb"
+    spilled = read(path, "xplane", spill.IngestMemory(str(tmp_path / "spill"), 1))
+    loaders = _slow_main_loads(monkeypatch, fail_on_side=True)
+    with pytest.raises(OSError, match="could not read"):
+        lod_spilled.build_extras(spilled, str(tmp_path), 1)
+    # The failure stops the handing out: the main thread takes no piece after it (one at most,
+    # taken as it happened), though many were left.
+    after = loaders[loaders.index("side") + 1 :]
+    assert loaders.count("side") == 1 and after.count("main") <= 1
