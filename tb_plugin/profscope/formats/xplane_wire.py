@@ -101,7 +101,7 @@ class LineRecord:
     """The scalar fields of one XLine, where its unusual event records are, and its damage.
 
     The usual event records (a 0x22 tag byte: field 4, LEN) are collected by `walk_line_part`
-    into a list per window, for `event_ranges` to decode their length prefixes in bulk; events
+    into an int64 array per window, for `event_ranges` to decode their length prefixes in bulk; events
     written any other way are listed here as file payload ranges in `other_events`.
     """
 
@@ -162,10 +162,10 @@ def walk_line_part(
     positions, int64), header fields and damage to `line`. Events dominate a line, so a run of
     them is stepped through by a tight loop that only jumps from record to record (one- and
     two-byte lengths inline), a long run first by `_short_records`; everything else goes
-    through the general field reader. When the window
-    ends before the next record or field does, the walk stops there (done False) for the caller
-    to go on from `pos` with the next window; `whole` says the window reaches the end of the
-    file, so running past it is damage. On damage the events before it are kept.
+    through the general field reader. When the window ends before the next record or field
+    does, the walk stops there (done False) for the caller to go on from `pos` with the next
+    window; `whole` says the window reaches the end of the file, so running past it is damage.
+    On damage the events before it are kept.
     """
     add = records.append
     size = len(data)
