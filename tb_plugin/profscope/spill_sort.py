@@ -46,6 +46,12 @@ class Plan:
         self.pieces = pieces
         self._first = first
         self._splits = splits
+        # For `_combined`: the tracks cut by time, and how many cut points the tracks below each have.
+        self._cut = [t for t in sorted(splits) if splits[t].shape[0]]
+        counts = np.zeros(first.shape[0], dtype=np.int64)
+        for t in self._cut:
+            counts[t] = splits[t].shape[0]
+        self._below = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
 
     def __len__(self) -> int:
         return len(self.pieces)
@@ -85,20 +91,16 @@ class Plan:
         numbers track * span + (time - base), or None where they would not fit in int64."""
         if time.dtype != np.int64 or not time.shape[0]:
             return None
-        cut = [int(t) for t in sorted(self._splits) if self._splits[t].shape[0]]
-        lows = [int(time.min())] + [int(self._splits[t][0]) for t in cut]
-        highs = [int(time.max())] + [int(self._splits[t][-1]) for t in cut]
+        lows = [int(time.min())] + [int(self._splits[t][0]) for t in self._cut]
+        highs = [int(time.max())] + [int(self._splits[t][-1]) for t in self._cut]
         base, span = min(lows), max(highs) - min(lows) + 1
         if self._first.shape[0] * span >= 1 << 63:
             return None
         points = np.concatenate(
-            [np.zeros(0, np.int64)] + [t * span + (self._splits[t].astype(np.int64) - base) for t in cut]
+            [np.zeros(0, np.int64)]
+            + [int(t) * span + (self._splits[t].astype(np.int64) - base) for t in self._cut]
         )
-        counts = np.zeros(self._first.shape[0], dtype=np.int64)
-        for t in cut:
-            counts[t] = self._splits[t].shape[0]
-        below = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        return span, base, points, below
+        return span, base, points, self._below
 
 
 def plan(cost: np.ndarray, capacity: int, sample_track: np.ndarray, sample_time: np.ndarray) -> Plan:

@@ -271,6 +271,7 @@ class _Build:
         pieces: _Pieces, buckets: Buckets, offsets: np.ndarray, outputs: tuple[RecordFile, ...]
     ) -> None:
         """Sort the pieces `pieces` hands out, each into its place in the order columns."""
+        order, order_start, order_row, order_dur = outputs
         while (p := pieces.take()) is not None:
             with pieces.working():
                 rec = buckets.load(p)
@@ -279,7 +280,6 @@ class _Build:
                 # A piece holds whole groups in group order, or one part of a group cut by start.
                 by_start = np.argsort(start, kind="stable")
                 by_start = by_start[np.argsort(group[by_start].view(np.uint8), kind="stable")]
-                order, order_start, order_row, order_dur = outputs
                 at = int(offsets[p])
                 order.write_at(at, idx[by_start])
                 order_start.write_at(at, start[by_start])
