@@ -115,35 +115,74 @@ class LineRecord:
     damage: str | None = None
 
 
-# Runs of event records with this many bytes or more left in the window are first stepped through as
-# if every length took one byte (`_short_records`); a first guess that fails this many records in
-# or sooner leaves the rest of the line part to the careful loop.
-SHORT_RUN_BYTES = 4096
-SHORT_RUN_MIN_RECORDS = 256
+# Runs of event records with this many bytes or more left in the window are first walked in bulk
+# (`_chained_records`). After a bulk walk that kept GUESS_MIN_RECORDS records or more, the careful
+# loop walks the record it stopped at and the next one (which the bulk walk missed), then the bulk
+# walk goes on; after one that kept fewer, the bulk walk is tried again only after as many records
+# walked carefully, twice as many after each such walk in a row (up to _MAX_BACKOFF): a run the
+# bulk walk does not fit costs little more than the careful loop.
+GUESS_MIN_BYTES = 4096
+GUESS_MIN_RECORDS = 256
+_MAX_BACKOFF = 1 << 16
+_FIRST_BLOCK = 1 << 14  # bytes looked at by a bulk walk's first step, doubled at each next one
+_GUESS_BLOCK = 1 << 18  # up to this many
+_LOOKAHEAD = 16  # bytes past a candidate's tag that a bulk step reads
 
 
-def _short_records(data: bytes | memoryview, pos: int, stop: int, records: array.array[int]) -> int:
-    """Step through the event records from `pos` as if every length took one byte, while a
-    record's length byte lies before `stop`, then keep the records up to the first one that is
-    not such a record (tag byte 0x22, length below 0x80) or, when all are, up to the last.
+def _chained_records(data: bytes | memoryview, pos: int, stop: int, records: array.array[int]) -> int:
+    """Walk the event records from `pos` (one, whose length byte lies before `stop`) in bulk,
+    block by block; returns where the careful loop goes on from, having added the records before.
 
-    Returns where the kept records end: a record or a field for the careful loop to go on from,
-    which then steps exactly as it would have from `pos` (it takes the same steps over records
-    whose length takes one byte). The guess costs one bytes lookup and an add per record where
-    the careful loop's checks cost about half as much again; it is checked for all at once."""
-    first = len(records)
-    add = records.append
-    last = stop - 1
-    at = pos
-    while at < last:
-        add(at)
-        at += data[at + 1] + 2
-    found = np.frombuffer(records[first:], np.int64)
+    Serializers write an XEvent's fields in number order, so a record usually starts `0x22 <length>
+    0x08 <metadata id> 0x10 <offset>`; a stat record starts the same up to its id, then never 0x10
+    (field 2 of XStat is a double). Such starts (one-byte length and id, or one of them of two
+    bytes) are the candidates, found with whole-block comparisons; one that no candidate's length
+    leads to (bytes inside a payload) is dropped. The candidates are then kept from `pos` for as long
+    as each one's length leads exactly to the next: by induction those are the records the careful
+    loop steps through, whatever the guess missed or took wrongly, which only shortens the run
+    kept. The careful loop goes on from the first record whose successor was not the next
+    candidate, or from the last candidate of the last block (its length is checked there)."""
     view = np.frombuffer(data, np.uint8)
-    wrong = np.flatnonzero((view[found] != 0x22) | (view[found + 1] >= 0x80))
-    keep = int(wrong[0]) if wrong.shape[0] else found.shape[0] - 1
-    del records[first + keep :]
-    return int(found[keep])
+    limit = stop - _LOOKAHEAD
+    at = pos
+    size = min(_FIRST_BLOCK, _GUESS_BLOCK)
+    while at < limit:
+        n = min(size, limit - at)
+        block = view[at : at + n + _LOOKAHEAD]
+        is_id_tag = block[: n + 3] == 0x08
+        is_offset_tag = block[4 : n + 5] == 0x10
+        is_long = block[1 : n + 4] >= 0x80  # at k: byte k + 1 continues a varint
+        # Length and id of one byte each: 0x08 two bytes on, 0x10 four on.
+        start = is_id_tag[2 : n + 2] & is_offset_tag[:n]
+        # Either of two bytes: 0x10 five on, after the id of two bytes or the length of two.
+        start |= is_offset_tag[1 : n + 1] & (
+            (is_id_tag[2 : n + 2] & is_long[2 : n + 2] & ~is_long[:n]) | (is_id_tag[3 : n + 3] & is_long[:n])
+        )
+        start &= block[:n] == 0x22
+        cand = np.flatnonzero(start)
+        if not cand.shape[0] or cand[0] != 0:
+            return at
+        first = block[cand + 1].astype(np.int64)
+        two = first >= 0x80
+        after = cand + 2 + first
+        if two.any():
+            second = block[cand + 2].astype(np.int64)
+            after[two] = (cand + 3 + ((first & 0x7F) | (second << 7)))[two]
+            after[two & (second >= 0x80)] = -1  # a longer length: never a candidate's start
+        reached = np.zeros(n + 2 * _LOOKAHEAD, dtype=bool)
+        reached[np.minimum(after, n + _LOOKAHEAD)] = True
+        reached[0] = True
+        keep = reached[cand]
+        if not keep.all():
+            cand, after = cand[keep], after[keep]
+        broken = np.flatnonzero(after[:-1] != cand[1:])
+        kept = int(broken[0]) if broken.shape[0] else cand.shape[0] - 1
+        records.frombytes((cand[:kept] + at).tobytes())
+        if broken.shape[0] or not kept:
+            return at + int(cand[kept])
+        at += int(cand[kept])
+        size = min(2 * size, _GUESS_BLOCK)
+    return at
 
 
 def walk_line_part(
@@ -161,7 +200,7 @@ def walk_line_part(
     is the line's end, possibly past the window. Event records go to `records` (window
     positions, int64), header fields and damage to `line`. Events dominate a line, so a run of
     them is stepped through by a tight loop that only jumps from record to record (one- and
-    two-byte lengths inline), a long run first by `_short_records`; everything else goes
+    two-byte lengths inline), a long run first in bulk by `_chained_records`; everything else goes
     through the general field reader. When the window ends before the next record or field
     does, the walk stops there (done False) for the caller to go on from `pos` with the next
     window; `whole` says the window reaches the end of the file, so running past it is damage.
@@ -171,7 +210,7 @@ def walk_line_part(
     size = len(data)
     soft_end = min(end, size)
     in_run = False
-    guess = True
+    wait, backoff = 0, GUESS_MIN_RECORDS  # records to walk carefully before the next bulk walk
     field_start = pos
     try:
         while pos < end:
@@ -179,12 +218,14 @@ def walk_line_part(
             if data[pos] == 0x22:
                 in_run = True
                 while True:
-                    if guess and soft_end - pos >= SHORT_RUN_BYTES:
+                    if wait <= 0 and soft_end - pos >= GUESS_MIN_BYTES:
                         before = len(records)
-                        pos = _short_records(data, pos, soft_end, records)
-                        if data[pos] != 0x22:
-                            break
-                        guess = len(records) - before > SHORT_RUN_MIN_RECORDS
+                        pos = _chained_records(data, pos, soft_end, records)
+                        if len(records) - before >= GUESS_MIN_RECORDS:
+                            wait, backoff = 2, GUESS_MIN_RECORDS
+                        else:
+                            wait, backoff = backoff, min(2 * backoff, _MAX_BACKOFF)
+                    wait -= 1
                     add(pos)
                     first = data[pos + 1]
                     if first < 0x80:
