@@ -44,6 +44,10 @@ def _event(length: int, fill: int, mid: int = 5) -> bytes:
     return b"\x22" + _varint(length) + body + bytes([fill]) * (length - len(body))
 
 
+# A display name (field 11) whose bytes start as an event's would, but for the tag.
+_NAME_LIKE_AN_EVENT = b"\x5a\x07\x08\x05\x10\x01\x18\x02\x22"
+
+
 def _walk(data: bytes, end: int, whole: bool, guess: bool) -> tuple:
     with mock.patch.object(wire, "GUESS_MIN_BYTES", wire.GUESS_MIN_BYTES if guess else 1 << 62):
         line = wire.LineRecord()
@@ -80,13 +84,13 @@ def test_the_guess_walks_as_the_careful_loop(
     whole: bool,
     damage: str | None,
 ) -> None:
-    # Runs of events between header fields (duration_ps = 9, display_id = 10), as serializers
-    # write lines; a window ends anywhere (before the line's end or past it), and a record may
+    # Runs of events between header fields (duration_ps = 9, display_id = 10, display_name = 11),
+    # as serializers write lines; a window ends anywhere (before the line's end or past it), and a record may
     # claim more than its line has (damage) or a byte may be no tag at all.
     parts = [b"\x08\x07"]
     for run in runs:
         parts += [_event(length, fill, mid) for length, fill, mid in run]
-        parts.append(b"\x48\x05\x50\x01")
+        parts.append(_NAME_LIKE_AN_EVENT + b"\x48\x05\x50\x01")
     line = b"".join(parts)
     if damage == "long" and len(line) > 8:
         line = line[: len(line) // 2] + b"\x22\xff\xff\x03" + line[len(line) // 2 :]
@@ -121,16 +125,22 @@ def _walk_counting_bulk(data: bytes, end: int, whole: bool) -> tuple[tuple, int]
 @pytest.mark.parametrize("block", [4096, wire._GUESS_BLOCK])
 def test_a_long_run_of_events_is_walked_in_bulk(block: int) -> None:
     """The case the bulk walk is for: thousands of events, mostly under 128 bytes, with two-byte
-    lengths and ids among them, over several blocks."""
-    events = [_event(20 + i % 90 if i % 11 else 130 + i % 300, 0x22, 5 if i % 7 else 300) for i in range(6000)]
+    lengths or ids among them (not both: no candidate then), over several blocks; in two runs,
+    between which a header field's bytes look like an event's but for the tag."""
+    events = [
+        _event(130 + i % 300 if i % 7 == 3 else 20 + i % 90, 0x22, 300 if i % 7 == 0 else 5)
+        for i in range(6000)
+    ]
     events[1500] = _event(200, 0x22)
     events[4000] = _event(3000, 0x10, 300)
-    data = b"".join(events) + b"\x48\x05"
+    between = _NAME_LIKE_AN_EVENT + b"\x48\x05"
+    data = b"".join(events[:3000]) + between + b"".join(events[3000:]) + between
     careful = _walk(data, len(data), True, False)
     with mock.patch.object(wire, "_GUESS_BLOCK", block):
         guessed, kept = _walk_counting_bulk(data, len(data), True)
     assert guessed == careful
     starts = np.cumsum([0] + [len(e) for e in events[:-1]])
+    starts[3000:] += len(between)
     assert guessed[1] == starts.tolist() and guessed[0] == (len(data), True)
     assert kept >= len(events) - 5
 
@@ -158,3 +168,42 @@ def test_a_window_ending_where_a_record_ends(whole: bool) -> None:
     guessed = _walk(line[:size], len(line), whole, True)
     assert guessed == careful
     assert guessed[0] == (size, False) and len(guessed[1]) == 600
+
+
+def test_a_record_start_inside_a_payload_is_not_taken_for_one() -> None:
+    """Payloads holding what looks like the start of an event: the bulk walk drops those starts
+    (no record leads to them) and goes on."""
+    fake = b"\x22\x05\x08\x05\x10\x01\x18"
+    events = [_event(60, 0x7F) for _ in range(3000)]
+    events = [e[:40] + fake + e[40 + len(fake) :] for e in events]
+    data = b"".join(events) + b"\x48\x05"
+    careful = _walk(data, len(data), True, False)
+    guessed, kept = _walk_counting_bulk(data, len(data), True)
+    assert guessed == careful and len(guessed[1]) == 3000
+    assert kept >= 2990
+
+
+def test_a_three_byte_length_is_left_to_the_careful_loop() -> None:
+    """An event of 132 072 bytes, whose three-byte length ends in 0x08 and whose payload's second
+    byte is 0x10, so it starts as a candidate would; its payload holds event starts from right
+    where a two-byte reading of its length would lead, each leading to the next and the last to
+    the event after it. Read as two bytes, the length would chain through them."""
+    length = (8 << 14) + 1000
+    header = b"\x22" + _varint(length)
+    assert header[3] == 0x08
+    first, second = header[1], header[2]
+    real_after = len(header) + length
+    payload = bytearray(length)
+    payload[1] = 0x10
+    at = 3 + ((first & 0x7F) | (second << 7))
+    while at < real_after:
+        step = min(16_000, real_after - at - 3)
+        fake = b"\x22" + _varint(step) + b"\x08\x05\x10\x01"
+        payload[at - len(header) : at - len(header) + len(fake)] = fake
+        at += 1 + len(_varint(step)) + step
+    assert at == real_after
+    events = [_event(40, 0)] * 300 + [header + bytes(payload)] + [_event(40, 0)] * 300
+    data = b"".join(events) + _NAME_LIKE_AN_EVENT + b"\x48\x05"
+    careful = _walk(data, len(data), True, False)
+    guessed, _ = _walk_counting_bulk(data, len(data), True)
+    assert guessed == careful and len(guessed[1]) == 601
