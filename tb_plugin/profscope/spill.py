@@ -206,6 +206,38 @@ def release_range(fd: int, at: int, size: int) -> bool:
     return call is not None and call(fd, _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE, lo, hi - lo) == 0
 
 
+# Inputs at least this big are dropped from the page cache behind their reader, every this many
+# bytes (`DropBehind`).
+DROP_BEHIND_MIN_BYTES = 256 << 20
+DROP_BEHIND_STEP_BYTES = 64 << 20
+
+
+class DropBehind:
+    """The page cache's copy of an input read once, handed back to the system as its reader moves
+    on (`posix_fadvise(POSIX_FADV_DONTNEED)` on what was read, as `dd iflag=nocache` does; the file
+    is not touched). Without it a 10 GB trace would fill the page cache and the ingest's own writes
+    would get their pages by reclaim: on the 2-core VM, reading 10 GB while writing 9 GB took 14.2 s
+    of system time with the input kept cached, 7.9 s with it dropped behind. Nothing for inputs under
+    DROP_BEHIND_MIN_BYTES, files with no descriptor (remote ones) or platforms without fadvise."""
+
+    def __init__(self, fileobj: Any, start: int = 0) -> None:
+        self._fd = -1
+        self._done = start
+        try:
+            fd = fileobj if isinstance(fileobj, int) else fileobj.fileno()
+            if hasattr(os, "posix_fadvise") and os.fstat(fd).st_size >= DROP_BEHIND_MIN_BYTES:
+                self._fd = fd
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            pass
+
+    def read_to(self, pos: int) -> None:
+        """Bytes before `pos` are read for the last time."""
+        if self._fd >= 0 and pos - self._done >= DROP_BEHIND_STEP_BYTES:
+            with contextlib.suppress(OSError):
+                os.posix_fadvise(self._fd, self._done, pos - self._done, os.POSIX_FADV_DONTNEED)
+            self._done = pos
+
+
 class WriteBehind:
     """Writes handed over in order, done by a thread while their writer goes on.
 

@@ -14,6 +14,8 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
+from profscope import spill
+
 READ_BLOCK_BYTES = 8 << 20
 # Compressed bytes inflated per zlib call: damaged data loses at most this much before it.
 INFLATE_STEP_BYTES = 64 << 10
@@ -77,11 +79,13 @@ class BlockReader:
     def _blocks(self) -> Iterator[bytes]:
         if self._start:
             self._file.seek(self._start)
+        drop = spill.DropBehind(self._file, self._start)
         while not self._stop.is_set():
             block = self._file.read(READ_BLOCK_BYTES)
             if not block:
                 break
             self.raw_bytes_read += len(block)
+            drop.read_to(self._start + self.raw_bytes_read)
             if not self._gzip:
                 yield block
                 continue

@@ -386,6 +386,7 @@ class _PlaneWalk:
                 win = self.win
                 if win is None or not win.base <= pos < win.base + len(win.view) or size > step:
                     self._flush()
+                    self.source.read_to(pos)
                     win = self.win = self.source.window(pos, size)
                 records = array.array("q")
                 at, done = wire.walk_line_part(

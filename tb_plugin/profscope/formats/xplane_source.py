@@ -125,11 +125,17 @@ class Source(_Bytes):
         self._fd = os.open(local, os.O_RDONLY)
         self.size = os.fstat(self._fd).st_size
         self.copied = self._copy is not None
+        self._drop = spill.DropBehind(self._fd)
 
     def close(self) -> None:
         os.close(self._fd)
         if self._copy is not None:
             os.unlink(self._copy)
+
+    def read_to(self, pos: int) -> None:
+        """The bytes before `pos` are read (the pass over the lines has gone past them): their
+        page-cache copy goes (`spill.DropBehind`); reading them again reads the disk."""
+        self._drop.read_to(pos)
 
     def _read_into(self, target: memoryview, offset: int) -> None:
         while target.nbytes:

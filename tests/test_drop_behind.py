@@ -1,0 +1,130 @@
+"""Inputs read once leave the page cache behind their reader (`spill.DropBehind`): only what was
+read, in order, and never what the reading comes back to. The advice itself is recorded here (a
+test cannot see the page cache); the benchmarks measure what it saves."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from unittest import mock
+
+import fsspec
+import pytest
+
+from profscope import spill
+from profscope.formats import xplane
+from profscope.formats.chrome_blocks import BlockReader
+from test_xplane_streaming import assert_same
+
+DATA = Path(__file__).parent / "data"
+
+
+class _Recorder:
+    """`os.preadv` and `os.posix_fadvise(DONTNEED)` calls on one file, in order."""
+
+    def __init__(self, path: Path) -> None:
+        self.ino = os.stat(path).st_ino
+        self.events: list[tuple[str, int, int]] = []  # (what, start, end)
+        self._preadv, self._fadvise = os.preadv, os.posix_fadvise
+
+    def _ours(self, fd: int) -> bool:
+        return os.fstat(fd).st_ino == self.ino
+
+    def preadv(self, fd: int, buffers: list, offset: int) -> int:
+        got = self._preadv(fd, buffers, offset)
+        if self._ours(fd) and got > 0:
+            self.events.append(("read", offset, offset + got))
+        return got
+
+    def fadvise(self, fd: int, offset: int, length: int, advice: int) -> None:
+        if self._ours(fd) and advice == os.POSIX_FADV_DONTNEED:
+            self.events.append(("drop", offset, offset + length))
+        self._fadvise(fd, offset, length, advice)
+
+    def drops(self) -> list[tuple[int, int]]:
+        return [(a, b) for what, a, b in self.events if what == "drop"]
+
+
+@pytest.fixture
+def small_steps() -> Iterator[None]:
+    with (
+        mock.patch.object(spill, "DROP_BEHIND_MIN_BYTES", 0),
+        mock.patch.object(spill, "DROP_BEHIND_STEP_BYTES", 64 << 10),
+    ):
+        yield
+
+
+@pytest.mark.parametrize("name", ["gpu_8x_tf_training.xplane.pb", "tpu_v6e_inference.xplane.pb"])
+def test_an_xplane_is_dropped_behind_its_pass(name: str, small_steps: None) -> None:
+    path = DATA / "xplane" / name
+    fs = fsspec.filesystem("file")
+    want = xplane.read(str(path), fs, batch_bytes=64 << 10)  # type: ignore[arg-type]
+    rec = _Recorder(path)
+    with mock.patch.object(os, "preadv", rec.preadv), mock.patch.object(os, "posix_fadvise", rec.fadvise):
+        got = xplane.read(str(path), fs, batch_bytes=64 << 10)  # type: ignore[arg-type]
+    assert_same(got, want)
+    drops = rec.drops()
+    # In order from the start, each one after the last, most of the file and within it.
+    assert drops[0][0] == 0
+    assert all(a == prev_end for (_, prev_end), (a, _) in zip(drops, drops[1:]))
+    assert os.path.getsize(path) // 2 <= drops[-1][1] <= os.path.getsize(path)
+    # Nothing dropped is read again, and nothing is dropped before it was read.
+    dropped_to, read_to = 0, 0
+    for what, a, b in rec.events:
+        if what == "drop":
+            assert b <= read_to
+            dropped_to = b
+        else:
+            assert a >= dropped_to
+            read_to = max(read_to, b)
+
+
+def test_a_small_xplane_is_left_in_the_page_cache() -> None:
+    """Under DROP_BEHIND_MIN_BYTES (small files are read again by tests and tools)."""
+    path = DATA / "xplane" / "gpu_8x_tf_training.xplane.pb"
+    rec = _Recorder(path)
+    with (
+        mock.patch.object(spill, "DROP_BEHIND_STEP_BYTES", 64 << 10),
+        mock.patch.object(os, "posix_fadvise", rec.fadvise),
+    ):
+        xplane.read(str(path), fsspec.filesystem("file"), batch_bytes=64 << 10)  # type: ignore[arg-type]
+    assert rec.drops() == []
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_chrome_trace_is_dropped_behind_its_blocks(
+    tmp_path: Path, compressed: bool, small_steps: None
+) -> None:
+    source = DATA / "kineto" / "worker0.1623143089861.pt.trace.json.gz"
+    path = tmp_path / "trace.json"
+    data = gzip.decompress(source.read_bytes())
+    path.write_bytes(source.read_bytes() if compressed else data)
+    start = 1000
+    rec = _Recorder(path)
+    with (
+        mock.patch.object(os, "posix_fadvise", rec.fadvise),
+        mock.patch("profscope.formats.chrome_blocks.READ_BLOCK_BYTES", 32 << 10),
+        open(path, "rb") as f,
+    ):
+        reader = BlockReader(f, start=0 if compressed else start, gzip=compressed)
+        blocks = []
+        while (block := reader.next_block()) is not None:
+            blocks.append(block)
+        reader.close()
+    assert b"".join(blocks) == (data if compressed else data[start:])
+    drops = rec.drops()
+    size = os.path.getsize(path)
+    assert len(drops) >= size // (128 << 10)
+    assert drops[0][0] == (0 if compressed else start)
+    assert all(a == prev_end for (_, prev_end), (a, _) in zip(drops, drops[1:]))
+    assert drops[-1][1] <= size
+
+
+def test_a_file_with_no_descriptor_is_not_advised(small_steps: None) -> None:
+    """A remote file (no `fileno`): nothing to advise, and no error."""
+    drop = spill.DropBehind(object())
+    with mock.patch.object(os, "posix_fadvise") as fadvise:
+        drop.read_to(1 << 30)
+    fadvise.assert_not_called()
