@@ -137,3 +137,27 @@ def test_a_file_on_another_filesystem_reads_the_same(tmp_path: Path) -> None:
     copied = xplane.read("/streaming/mi300.xplane.pb", fs, scratch_dir=str(tmp_path), batch_bytes=4096)
     assert_same(copied, read(path))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_partition_read_gives_its_pages_back(tmp_path: Path) -> None:
+    """Each spilled partition is read once: its scratch file is emptied as it is handed out, so
+    the writes that follow get its pages; the rows come back as they were added, by partition."""
+    scratch = xplane_spill.Scratch(str(tmp_path))
+    table = xplane_spill.Partitioned(scratch, "rows", budget=1 << 10)
+    rng = np.random.default_rng(3)
+    n = 200_000  # every partition's file past its write buffer
+    part = rng.integers(0, xplane_spill.PARTS, n)
+    values = np.arange(n, dtype=np.int64)
+    for lo in range(0, n, 20_000):
+        table.add(part[lo : lo + 20_000], values[lo : lo + 20_000])
+    sizes = []
+    got = []
+    for (group,) in table.groups():
+        files = sorted(Path(scratch.dir()).glob("rows.*.npy"), key=lambda f: int(f.name.split(".")[1]))
+        sizes.append([f.stat().st_size for f in files])
+        got.append(group)
+    assert [g.tolist() for g in got] == [values[part == p].tolist() for p in range(xplane_spill.PARTS)]
+    # While partition k is handed out, partitions 0…k are empty and the rest still hold theirs.
+    for k, row in enumerate(sizes):
+        assert all(size == 0 for size in row[: k + 1]) and all(size > 0 for size in row[k + 1 :])
+    scratch.close()

@@ -132,6 +132,8 @@ class Partitioned:
                 continue
             f.seek(0)
             pieces = [_read(f) for _ in range(self._counts[p])]
+            # Read for the last time: its pages go back now, for the writes that follow.
+            f.truncate(0)
             yield tuple(np.concatenate(c) for c in zip(*pieces, strict=True))
         self.close()
 
