@@ -30,6 +30,7 @@ import functools
 import io
 import mmap
 import os
+import queue
 import shutil
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -206,6 +207,64 @@ def release_range(fd: int, at: int, size: int) -> bool:
     return call is not None and call(fd, _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE, lo, hi - lo) == 0
 
 
+class _Releaser:
+    """`release_range` on a thread of its own, for `release_later`: punching a hole waits for
+    the writeback of any of its pages the kernel has begun writing to disk (a temporary file's
+    pages too, once the ingest's writes pass the system's dirty threshold), which readers need
+    not wait for. On the 2-core VM, the 10 GB Kineto trace's assembly spent 4.1 s in 3,781 calls
+    of which 0.6 s on the CPU. Each range is queued with a duplicate of its descriptor, closed
+    once the hole is punched, so closing the file meanwhile is safe; at most _MAX_QUEUED wait."""
+
+    _MAX_QUEUED = 64
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queue: queue.Queue[tuple[int, int, int]] | None = None
+        self._pid = 0
+
+    def put(self, fd: int, at: int, size: int) -> None:
+        with self._lock:
+            if self._queue is None or self._pid != os.getpid():  # none yet, or a forked child's
+                self._queue = queue.Queue(self._MAX_QUEUED)
+                self._pid = os.getpid()
+                threading.Thread(
+                    target=self._run, args=(self._queue,), name="profscope-release", daemon=True
+                ).start()
+            pending = self._queue
+        pending.put((os.dup(fd), at, size))
+
+    def wait(self) -> None:
+        with self._lock:
+            pending = self._queue if self._pid == os.getpid() else None
+        if pending is not None:
+            pending.join()
+
+    @staticmethod
+    def _run(pending: queue.Queue[tuple[int, int, int]]) -> None:
+        while True:
+            fd, at, size = pending.get()
+            try:
+                # Never fails the reader: unreleased pages go back when the file is closed.
+                with contextlib.suppress(Exception):
+                    release_range(fd, at, size)
+            finally:
+                os.close(fd)
+                pending.task_done()
+
+
+_RELEASER = _Releaser()
+
+
+def release_later(fd: int, at: int, size: int) -> None:
+    """`release_range`, done by a thread while the caller goes on (`_Releaser`)."""
+    _RELEASER.put(fd, at, size)
+
+
+def wait_released() -> None:
+    """Wait until every range given to `release_later` in this process is released."""
+    _RELEASER.wait()
+
+
 # Inputs at least this big are dropped from the page cache behind their reader, every this many
 # bytes (`DropBehind`).
 DROP_BEHIND_MIN_BYTES = 256 << 20
@@ -356,9 +415,9 @@ class RecordFile:
         return out
 
     def release(self, lo: int, hi: int) -> None:
-        """Rows [lo, hi) are read for the last time: their pages go back now (`release_range`)."""
+        """Rows [lo, hi) are read for the last time: their pages go back now (`release_later`)."""
         size = self.dtype.itemsize
-        release_range(self._f.fileno(), self.header + lo * size, (hi - lo) * size)
+        release_later(self._f.fileno(), self.header + lo * size, (hi - lo) * size)
 
     def chunks(self, rows: int) -> Iterator[tuple[int, np.ndarray]]:
         """(first row, records) of consecutive pieces of at most `rows` records."""

@@ -229,7 +229,7 @@ class SpillFile:
 
     def release(self, ref: ChunkRef, table: str) -> None:
         """The columns of one table of a chunk are read for the last time: their pages go back to
-        the system now (`spill.release_range`), not when the file is closed, so that the writes
+        the system now (`spill.release_later`), not when the file is closed, so that the writes
         of the assembly that reads them land on those pages. Reading them again is an error."""
         ranges = []
         for at, dtype, count in ref.columns[table].values():
@@ -250,7 +250,7 @@ class SpillFile:
                 merged.append([lo, hi])
         for lo, hi in merged:
             self._written(hi)
-            spill.release_range(self._file.fileno(), lo, hi - lo)
+            spill.release_later(self._file.fileno(), lo, hi - lo)
 
     def _check_kept(self, at: int, count: int) -> None:
         if count and at in self._released:

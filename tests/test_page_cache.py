@@ -1,11 +1,16 @@
-"""Inputs read once leave the page cache behind their reader (`spill.DropBehind`): only what was
-read, in order, and never what the reading comes back to. The advice itself is recorded here (a
-test cannot see the page cache); the benchmarks measure what it saves."""
+"""What the ingest gives back of the page cache. Inputs read once leave it behind their reader
+(`spill.DropBehind`): only what was read, in order, and never what the reading comes back to (the
+advice itself is recorded here: a test cannot see the page cache; the benchmarks measure what it
+saves). Temporary files' ranges read for the last time are released by a thread
+(`spill.release_later`)."""
 
 from __future__ import annotations
 
 import gzip
 import os
+import signal
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
@@ -128,3 +133,86 @@ def test_a_file_with_no_descriptor_is_not_advised(small_steps: None) -> None:
     with mock.patch.object(os, "posix_fadvise") as fadvise:
         drop.read_to(1 << 30)
     fadvise.assert_not_called()
+
+
+def _blocks(path: Path) -> int:
+    return os.stat(path).st_blocks * 512
+
+
+def _punches_holes(path: Path) -> bool:
+    with open(path, "w+b", buffering=0) as f:
+        f.write(b"x" * (1 << 16))
+        return spill.release_range(f.fileno(), 0, 1 << 16)
+
+
+def test_a_range_is_released_after_its_file_is_closed(tmp_path: Path) -> None:
+    """The thread punches through its own descriptor: closing the file right away is safe."""
+    if not _punches_holes(tmp_path / "probe"):
+        pytest.skip("this file system does not punch holes")
+    path = tmp_path / "scratch"
+    with open(path, "w+b", buffering=0) as f:
+        f.write(b"y" * (4 << 20))
+        os.fsync(f.fileno())
+        spill.release_later(f.fileno(), 0, 3 << 20)
+    spill.wait_released()
+    assert _blocks(path) <= 1 << 20
+    assert path.read_bytes() == bytes(3 << 20) + b"y" * (1 << 20)
+
+
+def test_a_failing_release_does_not_stop_the_next_ones(tmp_path: Path) -> None:
+    calls: list[tuple[int, int]] = []
+    real = spill.release_range
+
+    def failing_first(fd: int, at: int, size: int) -> bool:
+        calls.append((at, size))
+        if len(calls) == 1:
+            raise OSError("no")
+        return real(fd, at, size)
+
+    with (
+        open(tmp_path / "scratch", "w+b", buffering=0) as f,
+        mock.patch.object(spill, "release_range", failing_first),
+    ):
+        f.write(b"z" * (1 << 20))
+
+        def release_all() -> None:
+            for k in range(100):  # more than the queue holds
+                spill.release_later(f.fileno(), k * 4096, 4096)
+            spill.wait_released()
+
+        worker = threading.Thread(target=release_all, daemon=True)
+        worker.start()
+        worker.join(30)
+        assert not worker.is_alive(), "the releases stopped"
+    assert len(calls) == 100
+
+
+def test_a_forked_child_releases_with_a_thread_of_its_own(tmp_path: Path) -> None:
+    """A child forked after the parent started its thread has none: it starts one."""
+    if not _punches_holes(tmp_path / "probe"):
+        pytest.skip("this file system does not punch holes")
+    with open(tmp_path / "probe", "r+b", buffering=0) as f:
+        spill.release_later(f.fileno(), 0, 4096)  # the parent's thread
+        spill.wait_released()
+    path = tmp_path / "scratch"
+    path.write_bytes(b"w" * (1 << 20))
+    with open(path, "r+b", buffering=0) as f:
+        os.fsync(f.fileno())
+        pid = os.fork()
+        if pid == 0:  # the child: exit at once, whatever happens
+            code = 1
+            try:
+                spill.release_later(f.fileno(), 0, 1 << 20)
+                spill.wait_released()
+                code = 0
+            finally:
+                os._exit(code)
+        deadline = time.monotonic() + 30
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if done[0] == 0:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the child's release never happened")
+    assert os.waitstatus_to_exitcode(done[1]) == 0
+    assert _blocks(path) == 0
