@@ -68,9 +68,9 @@ class Plan:
             # before its number less those of the tracks below its own. One search of the cut
             # points, where a sort by track and a search per cut track took 4.4 s over the
             # 78.6 M events of the 2.2 GB benchmark XPlane (finalize and index; 2026-12-06).
-            span, base, points, below = combined
+            span, base, points = combined
             key = track.astype(np.int64) * span + (time - base)
-            return piece + np.searchsorted(points, key, side="right") - below[track]
+            return piece + np.searchsorted(points, key, side="right") - self._below[track]
         cut = np.zeros(self._first.shape[0], dtype=bool)
         cut[list(self._splits)] = True
         rows = np.flatnonzero(cut[track])
@@ -86,9 +86,9 @@ class Plan:
             piece[mine] += np.searchsorted(self._splits[int(tracks[lo])], time[mine], side="right")
         return piece
 
-    def _combined(self, time: np.ndarray) -> tuple[int, int, np.ndarray, np.ndarray] | None:
-        """(span, base, cut points, cut points of the tracks below each track) of `assign`'s
-        numbers track * span + (time - base), or None where they would not fit in int64."""
+    def _combined(self, time: np.ndarray) -> tuple[int, int, np.ndarray] | None:
+        """(span, base, cut points) of `assign`'s numbers track * span + (time - base), or None
+        where they would not fit in int64."""
         if time.dtype != np.int64 or not time.shape[0]:
             return None
         lows = [int(time.min())] + [int(self._splits[t][0]) for t in self._cut]
@@ -100,7 +100,7 @@ class Plan:
             [np.zeros(0, np.int64)]
             + [int(t) * span + (self._splits[t].astype(np.int64) - base) for t in self._cut]
         )
-        return span, base, points, self._below
+        return span, base, points
 
 
 def plan(cost: np.ndarray, capacity: int, sample_track: np.ndarray, sample_time: np.ndarray) -> Plan:
