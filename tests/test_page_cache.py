@@ -21,6 +21,7 @@ import pytest
 from profscope import spill
 from profscope.formats import xplane
 from profscope.formats.chrome_blocks import BlockReader
+from test_chrome_streaming import _punches_holes
 from test_xplane_streaming import assert_same
 
 DATA = Path(__file__).parent / "data"
@@ -139,15 +140,9 @@ def _blocks(path: Path) -> int:
     return os.stat(path).st_blocks * 512
 
 
-def _punches_holes(path: Path) -> bool:
-    with open(path, "w+b", buffering=0) as f:
-        f.write(b"x" * (1 << 16))
-        return spill.release_range(f.fileno(), 0, 1 << 16)
-
-
 def test_a_range_is_released_after_its_file_is_closed(tmp_path: Path) -> None:
     """The thread punches through its own descriptor: closing the file right away is safe."""
-    if not _punches_holes(tmp_path / "probe"):
+    if not _punches_holes(tmp_path):
         pytest.skip("this file system does not punch holes")
     path = tmp_path / "scratch"
     with open(path, "w+b", buffering=0) as f:
@@ -189,7 +184,7 @@ def test_a_failing_release_does_not_stop_the_next_ones(tmp_path: Path) -> None:
 
 def test_a_forked_child_releases_with_a_thread_of_its_own(tmp_path: Path) -> None:
     """A child forked after the parent started its thread has none: it starts one."""
-    if not _punches_holes(tmp_path / "probe"):
+    if not _punches_holes(tmp_path):
         pytest.skip("this file system does not punch holes")
     with open(tmp_path / "probe", "r+b", buffering=0) as f:
         spill.release_later(f.fileno(), 0, 4096)  # the parent's thread
