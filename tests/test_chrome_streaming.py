@@ -13,6 +13,7 @@ first met within each decoded window, which depends on the window size.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import gzip
 import json
 import os
@@ -33,6 +34,7 @@ from profscope.formats import (
     chrome_scan,
     chrome_spill,
 )
+from same_trace import assert_same_trace
 
 pytestmark = pytest.mark.stack_independent
 
@@ -404,6 +406,45 @@ def test_the_chunks_are_given_back_as_the_assembly_reads_them(
     assert_same(trace, defaults[NS_TRACE])
     assert len(released) > 20
     assert sum(size for _, size in released) > 0.9 * sum(written)
+
+
+@pytest.mark.parametrize("kernel_copy", [True, False])
+def test_args_of_a_spilled_builder_go_file_to_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, kernel_copy: bool
+) -> None:
+    """Once the builder spills, each chunk's args texts go from the temporary file into the
+    entry's `args_blob.npy` as a file range (by `copy_file_range`, or through memory where the
+    kernel cannot copy between the files): the same trace, every range copied and released."""
+    tiny(monkeypatch)
+    monkeypatch.setattr(chrome_spill, "MIN_CHUNK_BYTES", 16 << 10)
+    copied: list[tuple[int, int]] = []
+    released: list[tuple[int, int]] = []
+    copy_to, release = spill.FileRange.copy_to, spill.release_range
+
+    def copying(self: spill.FileRange, fd: int, at: int) -> None:
+        copied.append((self.at, self.size))
+        copy_to(self, fd, at)
+
+    def releasing(fd: int, at: int, size: int) -> bool:
+        released.append((at, size))
+        return release(fd, at, size)
+
+    def no_kernel_copy(*args: Any) -> int:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(spill.FileRange, "copy_to", copying)
+    monkeypatch.setattr(spill, "release_range", releasing)
+    if not kernel_copy:
+        monkeypatch.setattr(os, "copy_file_range", no_kernel_copy)
+        monkeypatch.setattr(spill, "COPY_PIECE_BYTES", 1000)  # several pieces per range
+    trace = chrome_json.read(str(DATA / NS_TRACE), fsspec.filesystem("file"))
+    with spill.use(spill.IngestMemory(str(tmp_path), 1, reader_bytes=256 << 10)):
+        spilled = read(DATA / NS_TRACE)
+    spill.wait_released()
+    assert spill.is_spilled(spilled)
+    assert_same_trace(spilled, trace)
+    assert len(copied) > 10 and sum(size for _, size in copied) > 0.9 * trace.args_blob.shape[0]
+    assert set(copied) <= set(released)
 
 
 @pytest.mark.parametrize("memory", [False, True])

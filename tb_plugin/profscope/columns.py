@@ -168,7 +168,7 @@ class TraceBuilder:
         # uint8 arrays (no bytes copy of each part), joined once at finalize with bytes.join: the
         # huge pages np.concatenate asks for can wait on the kernel's compaction (0.67-0.84 s vs
         # 0.15 s for 312-345 MB of args; benchmarks/README.md).
-        self._args_parts: list[np.ndarray] = []
+        self._args_parts: list[Any] = []  # uint8 arrays; spill.FileRange once spilled
         self._args_lengths: list[np.ndarray] = []
         self._flows: list[tuple[int, int, int]] = []
         self._flow_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -270,7 +270,7 @@ class TraceBuilder:
         cat: int | Sequence[int] | np.ndarray = 0,
         args: Sequence[bytes | None] | None = None,
         *,
-        args_blob: bytes | np.ndarray | None = None,
+        args_blob: bytes | np.ndarray | spill.FileRange | None = None,
         args_lengths: Sequence[int] | np.ndarray | None = None,
     ) -> int:
         """Append slices (dur > 0) and instants (dur == 0); returns the builder index of the first.
@@ -278,8 +278,9 @@ class TraceBuilder:
         Args come either as `args`, one JSON object text (bytes) or None per event, or in bulk as
         `args_blob` (the texts of all events concatenated, bytes or uint8 array) with
         `args_lengths` (bytes per event, 0 = no args): readers that already hold their args that
-        way skip making and joining one bytes object per event. Builder indices are what
-        `add_flow` takes; they are remapped by `finalize()`.
+        way skip making and joining one bytes object per event. A blob that lies in a temporary
+        file (`spill.FileRange`) is copied file to file once the builder has spilled, read now
+        otherwise. Builder indices are what `add_flow` takes; they are remapped by `finalize()`.
         """
         start = np.asarray(start_ps, dtype=np.int64)
         n = start.shape[0]
@@ -297,20 +298,34 @@ class TraceBuilder:
             raise ValueError("args_blob and args_lengths go together")
         if args_blob is not None and args is not None:
             raise ValueError("give args or args_blob, not both")
+        lent = None
         if args_lengths is not None:
             lengths = np.array(args_lengths, dtype=np.int64)
-            blob = (
-                np.frombuffer(args_blob, np.uint8) if isinstance(args_blob, bytes) else np.asarray(args_blob)
-            )
-            if blob.dtype != np.uint8 or blob.ndim != 1:
-                raise ValueError("args_blob must be bytes or a 1-d uint8 array")
+            spilled = self._spill is not None and self._spill.active
+            if isinstance(args_blob, spill.FileRange) and not spilled:
+                args_blob = args_blob.take()
+            if isinstance(args_blob, spill.FileRange):
+                lent, size = args_blob, args_blob.size
+            else:
+                blob = (
+                    np.frombuffer(args_blob, np.uint8)
+                    if isinstance(args_blob, bytes)
+                    else np.asarray(args_blob)
+                )
+                if blob.dtype != np.uint8 or blob.ndim != 1:
+                    raise ValueError("args_blob must be bytes, a 1-d uint8 array or a spill.FileRange")
+                size = blob.shape[0]
             if lengths.shape != (n,):
                 raise ValueError("args_lengths differs in length from the event columns")
-            if (lengths < 0).any() or int(lengths.sum()) != blob.shape[0]:
+            if (lengths < 0).any() or int(lengths.sum()) != size:
                 raise ValueError("args_lengths do not add up to the size of args_blob")
         self._ev_chunks.append((tracks.copy(), start.copy(), dur.copy(), names.copy(), cats.copy()))
         args_bytes = 0
-        if args_lengths is not None:
+        if lent is not None:
+            self._args_lengths.append(lengths)
+            if lent.size:
+                self._args_parts.append(lent)  # in a file, not in memory: adds nothing to the peak
+        elif args_lengths is not None:
             self._args_lengths.append(lengths)
             if blob.shape[0]:
                 self._args_parts.append(blob if isinstance(args_blob, bytes) else blob.copy())

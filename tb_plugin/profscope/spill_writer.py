@@ -43,7 +43,7 @@ class Buffers(Protocol):
     _provisional: bool
     _buffered: int
     _ev_chunks: list[tuple[np.ndarray, ...]]
-    _args_parts: list[np.ndarray]
+    _args_parts: list[Any]  # bytes, uint8 arrays, spill.FileRange once spilled
     _args_lengths: list[np.ndarray]
     _flows: list[tuple[int, int, int]]
     _flow_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
@@ -85,7 +85,7 @@ class _Batch:
     made: int
     events: list[tuple[np.ndarray, ...]]
     lengths: list[np.ndarray]
-    args: list[np.ndarray]
+    args: list[Any]
     flow_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
     flows: list[tuple[int, int, int]]
     points: list[tuple[np.ndarray, ...]]
@@ -255,7 +255,10 @@ class Spiller:
             self._add_events(track, start, dur, name, cat, lengths, batch.made)
         blob = self.file("blob")
         for part in batch.args:
-            blob.append(part)
+            if isinstance(part, spill.FileRange):
+                blob.append_range(part)
+            else:
+                blob.append(part)
         for s, d, n in batch.flow_chunks:
             self.file("flows").append(_records(spill.FLOW_RECORD, src=s, dst=d, name=n))
         if batch.flows:

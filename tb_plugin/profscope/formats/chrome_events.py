@@ -115,14 +115,16 @@ class SimpleEvents:
                 c.release("bind")
                 continue
             e = c.read("ev", "us", "frac", "track", "dur", "name", "cat", "alen")
-            args = c.args("ev")
             links = {kind: c.read(kind, "event", "value") for kind in LINK_KINDS if c.has(kind)}
-            # Read here alone, and all in memory now: the pages go back before the builder's
-            # writes of this chunk, which land on them.
-            c.release("ev", *LINK_KINDS, "bind")
             n = e["us"].shape[0]
             start, ok = clock.to_ps(e["us"], e["frac"])
             dropped = int(n - ok.sum())
+            # The args texts of every event kept go to the builder as their range of the file
+            # (copied file to file once it spills); those of some events are picked in memory.
+            args = c.args("ev") if dropped else c.lend_args("ev")
+            # Read here alone, and all in memory now: the pages go back before the builder's
+            # writes of this chunk, which land on them.
+            c.release("ev", *LINK_KINDS, "bind")
             if dropped:
                 damage.skipped["events more than 25 days away from the rest of the trace"] += dropped
             keys = c.kmap[e["track"]]
@@ -135,7 +137,7 @@ class SimpleEvents:
                 e["dur"][kept],
                 name[kept],
                 c.smap[e["cat"][kept]],
-                args_blob=select_args(args, e["alen"], ok),
+                args_blob=select_args(args, e["alen"], ok) if dropped else args,
                 args_lengths=e["alen"][kept],
             )
             if dropped:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from profscope import spill
 from profscope.columns import TraceBuilder
 from profscope.formats import chrome_columns as cc
 from profscope.formats.chrome_async_keys import AsyncKeys
@@ -84,6 +85,12 @@ class Chunk:
         """The args texts of a table, one after another."""
         assert self._spill is not None
         return self._spill.read_bytes(self.ref, table, "args")
+
+    def lend_args(self, table: str) -> spill.FileRange | bytes:
+        """The args texts of a table, read for the last time, as their range of the temporary
+        file (`SpillFile.lend`)."""
+        assert self._spill is not None
+        return self._spill.lend(self.ref, table, "args")
 
 
 class Parts:

@@ -120,7 +120,8 @@ class SpillFile:
                 self._file = os.fdopen(fd, "r+b", buffering=0)
         self._behind = spill.WriteBehind(behind_bytes) if behind_bytes and not memory else None
         self._end = 0
-        self._released: set[int] = set()  # offsets of the columns given back (`release`)
+        self._released: set[int] = set()  # offsets of the columns given back (`release`, `lend`)
+        self._lent: set[int] = set()  # offsets of the columns lent (`lend`), released by the borrower
 
     @classmethod
     def create(cls, directory: str | None = None, behind_bytes: int = 0) -> SpillFile:
@@ -207,6 +208,20 @@ class SpillFile:
             raise spill.SpillWriteError(exc) from exc
         return data
 
+    def lend(self, ref: ChunkRef, table: str, name: str) -> spill.FileRange | bytes:
+        """One column read for the last time, as its range of the file (`spill.FileRange`: the
+        builder copies args texts file to file), or as bytes where chunks are kept in memory.
+        `release` of its table leaves it to the range."""
+        at, dtype, count = ref.columns[table][name]
+        if self._arrays is not None or not count:
+            return self.read_bytes(ref, table, name)
+        self._check_kept(at, count)
+        size = count * np.dtype(dtype).itemsize
+        self._written(at + size)
+        self._released.add(at)
+        self._lent.add(at)
+        return spill.FileRange(self._file.fileno(), at, size)
+
     def _get(self, at: int, dtype: str, count: int) -> np.ndarray:
         self._check_kept(at, count)
         kind = np.dtype(dtype)
@@ -233,7 +248,7 @@ class SpillFile:
         of the assembly that reads them land on those pages. Reading them again is an error."""
         ranges = []
         for at, dtype, count in ref.columns[table].values():
-            if count:  # an empty column takes no bytes: the next one starts at its offset
+            if count and at not in self._lent:  # an empty column takes no bytes
                 self._check_kept(at, count)
                 self._released.add(at)
                 ranges.append((at, at + count * np.dtype(dtype).itemsize))
