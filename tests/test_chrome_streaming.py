@@ -416,7 +416,6 @@ def test_args_of_a_spilled_builder_go_file_to_file(
     entry's `args_blob.npy` as a file range (by `copy_file_range`, or through memory where the
     kernel cannot copy between the files): the same trace, every range copied and released."""
     tiny(monkeypatch)
-    monkeypatch.setattr(chrome_spill, "MIN_CHUNK_BYTES", 16 << 10)
     copied: list[tuple[int, int]] = []
     released: list[tuple[int, int]] = []
     copy_to, release = spill.FileRange.copy_to, spill.release_range
@@ -438,7 +437,7 @@ def test_args_of_a_spilled_builder_go_file_to_file(
         monkeypatch.setattr(os, "copy_file_range", no_kernel_copy)
         monkeypatch.setattr(spill, "COPY_PIECE_BYTES", 1000)  # several pieces per range
     trace = chrome_json.read(str(DATA / NS_TRACE), fsspec.filesystem("file"))
-    with spill.use(spill.IngestMemory(str(tmp_path), 1, reader_bytes=256 << 10)):
+    with spill.use(spill.IngestMemory(str(tmp_path), 1)):  # chunks of tiny()'s size, one bucket
         spilled = read(DATA / NS_TRACE)
     spill.wait_released()
     assert spill.is_spilled(spilled)

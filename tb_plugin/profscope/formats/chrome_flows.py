@@ -11,9 +11,10 @@ Joins need every record of an id at once, wherever in the file it is. So that me
 the link records (in the temporary file) and the flow points are split by id into B buckets,
 B = ceil(bytes / LINK_BUDGET_BYTES), each written once to the temporary file and then joined one
 at a time: records of one id, and all points of one flow, always fall in one bucket. The bucket of an id is its number modulo B where ids are
-compared as numbers (digit ids, at most 19 digits), else a hash of its text modulo B. With one
-bucket (every trace below a few GB) flows come out in the same order as from one join; with more,
-the same flows in bucket order.
+compared as numbers (digit ids, at most 19 digits), else a hash of its text modulo B; the numbers
+are parsed once, when records are split, and written beside (flow points) or instead of (link
+records) the text. With one bucket (every trace below a few GB) flows come out in the same order
+as from one join; with more, the same flows in bucket order.
 """
 
 from __future__ import annotations
@@ -43,9 +44,10 @@ _LEGACY_LAUNCH_FLOW = ("async", "launch")
 LINK_BUDGET_BYTES = 128 << 20
 LINK_SHARE = 4
 _MIN_LINK_BUDGET_BYTES = 1 << 20
-# Bytes per link record and per flow point besides the id text.
+# Bytes per link record and per flow point besides the id text (a flow point's id parsed as a
+# number included).
 _LINK_ROW_BYTES = 17
-_POINT_ROW_BYTES = 38
+_POINT_ROW_BYTES = 47
 
 
 def _numeric(width: int) -> bool:
@@ -76,22 +78,36 @@ def _text_hash(values: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint64(29))
 
 
-def _bucket_of_links(values: np.ndarray, numeric: bool, buckets: int) -> np.ndarray:
-    if numeric:
-        return (values.astype(np.uint64) % np.uint64(buckets)).astype(np.int64)
-    return (_text_hash(values) % np.uint64(buckets)).astype(np.int64)
+def _bucket_index(bucket: np.ndarray, buckets: int) -> np.ndarray:
+    """Bucket numbers in the narrowest type: a stable sort of bytes is a radix sort."""
+    return bucket.astype(np.uint8 if buckets <= 256 else np.int64)
 
 
-def _bucket_of_points(ident: np.ndarray, numeric: bool, buckets: int) -> np.ndarray:
-    """Flow ids in the bucket of the link records they could be redundant with."""
-    by_text = (_text_hash(ident) % np.uint64(buckets)).astype(np.int64)
+def _split_links(cols: Columns, numeric: bool, buckets: int) -> tuple[np.ndarray, Columns]:
+    """Each link record's bucket; ids compared as numbers are parsed here, once, and written
+    as numbers."""
     if not numeric:
-        return by_text
-    decimal, number = _decimal_numbers(ident)
-    return np.where(decimal, (number % np.uint64(buckets)).astype(np.int64), by_text)
+        return _bucket_index(_text_hash(cols["value"]) % np.uint64(buckets), buckets), cols
+    number = cols["value"].astype(np.uint64)
+    return _bucket_index(number % np.uint64(buckets), buckets), {**cols, "value": number}
+
+
+def _split_points(cols: Columns, numeric: bool, buckets: int) -> tuple[np.ndarray, Columns]:
+    """Flow points in the bucket of the link records they could be redundant with: decimal ids
+    by their number (kept beside the text, for `_member`), the others by a hash of their text."""
+    if not numeric:
+        return _bucket_index(_text_hash(cols["id"]) % np.uint64(buckets), buckets), cols
+    decimal, number = _decimal_numbers(cols["id"])
+    bucket = number % np.uint64(buckets)
+    other = np.flatnonzero(~decimal)
+    if other.shape[0]:
+        bucket[other] = _text_hash(cols["id"][other]) % np.uint64(buckets)
+    return _bucket_index(bucket, buckets), {**cols, "decimal": decimal, "number": number}
 
 
 def _ids_as(values: np.ndarray, numeric: bool, width: int) -> np.ndarray:
+    if values.dtype.kind == "u":  # parsed when split into buckets
+        return values
     return values.astype(np.uint64) if numeric else values.astype(f"S{width}")
 
 
@@ -100,13 +116,14 @@ Columns = dict[str, np.ndarray]
 
 class _Buckets:
     """Records (dicts of columns, chunk by chunk, in file order) split into buckets: with one
-    bucket the source as it is; with more, each chunk's records of each bucket are written once
-    to the temporary file, so a bucket is read back without going through the others."""
+    bucket the source as it is; with more, each chunk's records of each bucket (as `split` gives
+    them, with the bucket of each row) are written once to the temporary file, so a bucket is
+    read back without going through the others."""
 
     def __init__(
         self,
         source: Callable[[], Iterator[Columns]],
-        bucket_of: Callable[[Columns], np.ndarray],
+        split: Callable[[Columns], tuple[np.ndarray, Columns]],
         buckets: int,
         spill: SpillFile,
     ) -> None:
@@ -118,7 +135,7 @@ class _Buckets:
             return
         self._refs = [[] for _ in range(buckets)]
         for cols in source():
-            which = bucket_of(cols)
+            which, cols = split(cols)
             order = np.argsort(which, kind="stable")  # file order within a bucket
             bounds = np.searchsorted(which[order], np.arange(buckets + 1)).tolist()
             for k in range(buckets):
@@ -179,9 +196,7 @@ def _join(builder: TraceBuilder, side: _Side, name: int) -> np.ndarray:
 
 
 def _link_buckets(links: Links, buckets: int, numeric: bool) -> _Buckets:
-    return _Buckets(
-        links.chunks, lambda rec: _bucket_of_links(rec["value"], numeric, buckets), buckets, links.spill
-    )
+    return _Buckets(links.chunks, lambda rec: _split_links(rec, numeric, buckets), buckets, links.spill)
 
 
 def host_device_flows(
@@ -208,7 +223,7 @@ def host_device_flows(
     if flow_rows:
         points = _Buckets(
             lambda: _point_columns(ids, clock, layout, damage),
-            lambda cols: _bucket_of_points(cols["id"], numeric, buckets),
+            lambda cols: _split_points(cols, numeric, buckets),
             buckets,
             corr.spill,
         )
@@ -240,17 +255,22 @@ def _flow_points(
     """Chrome flow events (s/t/f) of one bucket, except Kineto launch flows already rebuilt from
     correlations. Points of every chunk are considered together: a flow may start in one chunk
     (or decoding process) and end in another."""
-    columns = [tuple(c[k] for k in _POINT_FIELDS) for c in chunks]
-    if not columns:
+    chunks = list(chunks)
+    if not chunks:
         return
-    ok, ts, track, name, cat, ident, phase, bind_next = (np.concatenate(c) for c in zip(*columns))
+    ok, ts, track, name, cat, ident, phase, bind_next = (
+        np.concatenate([c[k] for c in chunks]) for k in _POINT_FIELDS
+    )
     if linked.shape[0]:
         ids_known = builder.string_ids
         launch_cats = [ids_known[c] for c in _LAUNCH_FLOW_CATEGORIES if c in ids_known]
         is_launch = string_table(len(ids_known), launch_cats)[cat]
         legacy_cat, legacy_name = (ids_known.get(x, -1) for x in _LEGACY_LAUNCH_FLOW)
         is_launch |= (cat == legacy_cat) & (name == legacy_name)
-        ok &= ~(is_launch & _member(ident, linked))
+        parsed = None
+        if "number" in chunks[0]:  # parsed when split into buckets
+            parsed = tuple(np.concatenate([c[k] for c in chunks]) for k in ("decimal", "number"))
+        ok &= ~(is_launch & _member(ident, linked, parsed))
     # A flow is identified by (category, name, id). An id seen once cannot link anything: count
     # it here instead of binding it.
     sel = np.flatnonzero(ok)
@@ -285,12 +305,15 @@ def _point_columns(ids: Parts, clock: Clock, layout: Layout, damage: Damage) -> 
         }
 
 
-def _member(values: np.ndarray, members: np.ndarray) -> np.ndarray:
+def _member(
+    values: np.ndarray, members: np.ndarray, parsed: tuple[np.ndarray, np.ndarray] | None = None
+) -> np.ndarray:
     """values ∈ members, compared as texts: `values` are byte strings, `members` sorted byte
-    strings or sorted numbers (uint64) that stand for their decimal text without leading zeros."""
+    strings or sorted numbers (uint64) that stand for their decimal text without leading zeros.
+    `parsed`: `_decimal_numbers(values)` where it is known."""
     if members.dtype.kind == "u":
         # Only a text written the way a number prints can equal one: compare those as numbers.
-        decimal, number = _decimal_numbers(values)
+        decimal, number = _decimal_numbers(values) if parsed is None else parsed
         found = np.zeros(values.shape[0], bool)
         if members.shape[0] and decimal.any():
             number = number[decimal]
