@@ -864,6 +864,14 @@ def test_flow_ids_against_numeric_ids_compare_as_texts(values: list[bytes], memb
     assert got.tolist() == [v.rstrip(b"\x00") in texts for v in values]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text("0123456789", min_size=1, max_size=19), max_size=30))
+def test_link_ids_parse_as_numpy_parses_them(texts: list[str]) -> None:
+    """Link ids (1 to 19 digits, leading zeros too) become the numbers `astype` gives."""
+    values = np.array([t.encode() for t in texts], dtype=bytes) if texts else np.zeros(0, "S1")
+    assert chrome_flows._digit_numbers(values).tolist() == values.astype(np.uint64).tolist()
+
+
 def test_an_async_begin_without_a_category_pairs_with_an_end_whose_category_is_empty(tmp_path: Path) -> None:
     """A missing `cat` and `"cat": ""` are one async key (the collector keeps them apart, the
     parts read both as ""), and so is a pid written as text."""

@@ -88,7 +88,7 @@ def _split_links(cols: Columns, numeric: bool, buckets: int) -> tuple[np.ndarray
     as numbers."""
     if not numeric:
         return _bucket_index(_text_hash(cols["value"]) % np.uint64(buckets), buckets), cols
-    number = cols["value"].astype(np.uint64)
+    number = _digit_numbers(cols["value"])
     return _bucket_index(number % np.uint64(buckets), buckets), {**cols, "value": number}
 
 
@@ -108,7 +108,25 @@ def _split_points(cols: Columns, numeric: bool, buckets: int) -> tuple[np.ndarra
 def _ids_as(values: np.ndarray, numeric: bool, width: int) -> np.ndarray:
     if values.dtype.kind == "u":  # parsed when split into buckets
         return values
-    return values.astype(np.uint64) if numeric else values.astype(f"S{width}")
+    return _digit_numbers(values) if numeric else values.astype(f"S{width}")
+
+
+_POW10 = 10 ** np.arange(20, dtype=np.uint64)
+
+
+def _digit_numbers(values: np.ndarray) -> np.ndarray:
+    """uint64 of texts of 1 to 19 digits (link ids), NUL padded: Horner's rule over the columns
+    with NUL as 0, then a division by 10 per NUL. Twice as fast as `astype(np.uint64)`."""
+    n, width = values.shape[0], values.dtype.itemsize
+    if n == 0:
+        return np.zeros(0, np.uint64)
+    chars = np.ascontiguousarray(values).view(np.uint8).reshape(n, width)
+    digits = np.maximum(chars, np.uint8(48)) - np.uint8(48)
+    number = np.zeros(n, np.uint64)
+    for k in range(width):
+        number *= np.uint64(10)
+        number += digits[:, k]
+    return number // _POW10[width - np.count_nonzero(chars, axis=1)]
 
 
 Columns = dict[str, np.ndarray]
