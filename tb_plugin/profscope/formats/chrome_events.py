@@ -10,6 +10,7 @@ of the host. Counter values go in per chunk as one series per track.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -29,31 +30,51 @@ LINK_KINDS = ("corr", "ext")
 
 class Links:
     """Link records of one kind (Kineto `correlation` or `External id`), in file order, in chunks
-    of the temporary file: `value` (id digits), `index` (builder index), `start`, `device`."""
+    of the temporary file: `value` (id digits), `index` (builder index), `start`, `device`.
 
-    def __init__(self, spill: SpillFile) -> None:
+    Made by `chrome_flows.new_links`, which knows before the first record how many buckets the
+    joins take and how ids compare: with more than one, each chunk's records are split by bucket
+    as they come (`split` gives each row's bucket, and the columns to write), so that a bucket is
+    read back alone."""
+
+    def __init__(
+        self,
+        spill: SpillFile,
+        numeric: bool = False,
+        buckets: int = 1,
+        split: Callable[[dict[str, np.ndarray]], tuple[np.ndarray, dict[str, np.ndarray]]] | None = None,
+    ) -> None:
         self.spill = spill
-        self.refs: list[ChunkRef] = []
+        self.numeric = numeric  # ids compared as numbers (see `chrome_flows`)
+        self.buckets = buckets
+        self._split = split
+        self.refs: list[list[ChunkRef]] = [[] for _ in range(buckets)]
         self.rows = self.host_rows = self.device_rows = 0
-        self.width = 0  # widest id text, as decoded (whether ids compare as numbers follows it)
+        self.width = 0  # widest id text, as decoded
 
     def add(self, value: np.ndarray, index: np.ndarray, start: np.ndarray, device: np.ndarray) -> None:
         self.width = max(self.width, value.dtype.itemsize)
         if not value.shape[0]:
             return
-        ref = ChunkRef()
-        ref.rows["link"] = value.shape[0]
-        self.spill.write({"link": {"value": value, "index": index, "start": start, "device": device}}, ref)
-        self.refs.append(ref)
+        columns = {"value": value, "index": index, "start": start, "device": device}
+        if self.buckets == 1 or self._split is None:
+            ref = ChunkRef()
+            ref.rows["link"] = value.shape[0]
+            self.spill.write({"link": columns}, ref)
+            self.refs[0].append(ref)
+        else:
+            which, columns = self._split(columns)
+            self.spill.write_by_bucket("link", columns, which, self.refs)
         self.rows += value.shape[0]
         on_device = int(device.sum())
         self.device_rows += on_device
         self.host_rows += value.shape[0] - on_device
 
-    def chunks(self) -> Any:
-        """The records chunk by chunk, each given back to the system once read (read once)."""
-        for ref in self.refs:
-            records = self.spill.read(ref, "link", ("value", "index", "start", "device"))
+    def chunks(self, bucket: int = 0) -> Iterator[dict[str, np.ndarray]]:
+        """The records of one bucket chunk by chunk, each given back to the system once read
+        (read once)."""
+        for ref in self.refs[bucket]:
+            records = self.spill.read(ref, "link", tuple(ref.columns["link"]))
             self.spill.release(ref, "link")
             yield records
 
@@ -90,7 +111,8 @@ class Binds:
 
 
 class SimpleEvents:
-    """Complete events and instants into the builder, chunk by chunk; keeps what flows need."""
+    """Complete events and instants into the builder, chunk by chunk; the Kineto ids of launches
+    and annotations go to `links` (one `Links` per kind of `LINK_KINDS`)."""
 
     def __init__(
         self,
@@ -99,10 +121,10 @@ class SimpleEvents:
         clock: Clock,
         layout: Layout,
         damage: Damage,
-        spill: SpillFile,
+        links: dict[str, Links],
     ) -> None:
         self.end_ps = 0
-        self.links = {kind: Links(spill) for kind in LINK_KINDS}
+        self.links = links
         self.binds = Binds()
         steps: list[dict[str, Any]] = []
         step_ids = [sid for text, sid in builder.string_ids.items() if _STEP_NAME.match(text)]

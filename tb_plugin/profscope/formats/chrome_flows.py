@@ -19,6 +19,7 @@ as from one join; with more, the same flows in bucket order.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 
@@ -28,7 +29,7 @@ from profscope import arrays, spill
 from profscope.columns import TraceBuilder
 from profscope.formats.chrome_clock import Clock
 from profscope.formats.chrome_decode import Damage
-from profscope.formats.chrome_events import Binds, Links
+from profscope.formats.chrome_events import LINK_KINDS, Binds, Links
 from profscope.formats.chrome_layout import Layout
 from profscope.formats.chrome_parts import Parts, string_table
 from profscope.formats.chrome_spill import ChunkRef, SpillFile
@@ -154,15 +155,7 @@ class _Buckets:
         self._refs = [[] for _ in range(buckets)]
         for cols in source():
             which, cols = split(cols)
-            order = np.argsort(which, kind="stable")  # file order within a bucket
-            bounds = np.searchsorted(which[order], np.arange(buckets + 1)).tolist()
-            for k in range(buckets):
-                sel = order[bounds[k] : bounds[k + 1]]
-                if sel.shape[0]:
-                    ref = ChunkRef()
-                    ref.rows["r"] = sel.shape[0]
-                    spill.write({"r": {name: v[sel] for name, v in cols.items()}}, ref)
-                    self._refs[k].append(ref)
+            spill.write_by_bucket("r", cols, which, self._refs)
 
     def chunks(self, bucket: int) -> Iterator[Columns]:
         if self._refs is None:
@@ -213,8 +206,32 @@ def _join(builder: TraceBuilder, side: _Side, name: int) -> np.ndarray:
     return arrays.unique(side.dv[found])
 
 
-def _link_buckets(links: Links, buckets: int, numeric: bool) -> _Buckets:
-    return _Buckets(links.chunks, lambda rec: _split_links(rec, numeric, buckets), buckets, links.spill)
+def new_links(ids: Parts, spill: SpillFile) -> dict[str, Links]:
+    """Empty link records of each kind (`SimpleEvents` fills them), split into the buckets their
+    joins will take as they come. Their numbers, and how ids compare, follow from what the decoded
+    chunks hold: rows and id widths per kind, flow points (which go by the buckets of `corr`)."""
+    rows = dict.fromkeys(LINK_KINDS, 0)
+    width = dict.fromkeys(LINK_KINDS, 0)
+    for c in ids.chunks():
+        for kind in LINK_KINDS:
+            if c.has(kind):
+                rows[kind] += c.ref.rows[kind]
+                width[kind] = max(width[kind], np.dtype(c.ref.columns[kind]["value"][1]).itemsize)
+    flow_rows = sum(p.rows["flow"] for p in ids.parts)
+    id_width = max((np.dtype(c.ref.columns["flow"]["id"][1]).itemsize for c in ids.chunks("flow")), default=0)
+    buckets = {
+        "corr": max(
+            _buckets(rows["corr"] * (width["corr"] + _LINK_ROW_BYTES)),
+            _buckets(flow_rows * (id_width + _POINT_ROW_BYTES)),
+        ),
+        "ext": _buckets(rows["ext"] * (width["ext"] + _LINK_ROW_BYTES)),
+    }
+    links = {}
+    for kind in LINK_KINDS:
+        numeric, count = _numeric(width[kind]), buckets[kind]
+        split = functools.partial(_split_links, numeric=numeric, buckets=count)
+        links[kind] = Links(spill, numeric, count, split)
+    return links
 
 
 def host_device_flows(
@@ -222,21 +239,15 @@ def host_device_flows(
 ) -> tuple[int, int]:
     """Host → device flows joined on Kineto ids: launches on correlation ids ("launch"), host →
     device annotations of one range on External ids ("annotation"); then the Chrome flow points,
-    less Kineto launch flows whose correlation id was linked.
+    less Kineto launch flows whose correlation id was linked. `links` come from `new_links`.
 
     Returns the number of correlation ids linked and of annotation flows.
     """
     corr = links["corr"]
-    numeric = _numeric(corr.width)
+    numeric, buckets = corr.numeric, corr.buckets
     flow_rows = sum(p.rows["flow"] for p in ids.parts)
-    id_width = max((np.dtype(c.ref.columns["flow"]["id"][1]).itemsize for c in ids.chunks("flow")), default=0)
-    buckets = max(
-        _buckets(corr.rows * (corr.width + _LINK_ROW_BYTES)),
-        _buckets(flow_rows * (id_width + _POINT_ROW_BYTES)),
-    )
     launch = builder.intern("launch") if corr.host_rows and corr.device_rows else -1
     linked = 0
-    corr_buckets = _link_buckets(corr, buckets, numeric) if launch >= 0 else None
     points = None
     if flow_rows:
         points = _Buckets(
@@ -247,8 +258,8 @@ def host_device_flows(
         )
     for bucket in range(buckets):
         found = np.zeros(0, np.uint64)
-        if corr_buckets is not None:
-            found = _join(builder, _Side(corr_buckets.chunks(bucket), numeric, corr.width), launch)
+        if launch >= 0:
+            found = _join(builder, _Side(corr.chunks(bucket), numeric, corr.width), launch)
             linked += int(found.shape[0])
         if points is not None:
             _flow_points(builder, points.chunks(bucket), found, damage)
@@ -256,10 +267,8 @@ def host_device_flows(
     annotations = 0
     if ext.host_rows and ext.device_rows:
         name = builder.intern("annotation")
-        ext_numeric = _numeric(ext.width)
-        ext_buckets = _link_buckets(ext, _buckets(ext.rows * (ext.width + _LINK_ROW_BYTES)), ext_numeric)
-        for bucket in range(ext_buckets.buckets):
-            side = _Side(ext_buckets.chunks(bucket), ext_numeric, ext.width)
+        for bucket in range(ext.buckets):
+            side = _Side(ext.chunks(bucket), ext.numeric, ext.width)
             annotations += int(_join(builder, side, name).shape[0])
     return linked, annotations
 

@@ -42,7 +42,7 @@ from profscope.formats.chrome_blocks import BlockReader
 from profscope.formats.chrome_columns import ColumnCollector
 from profscope.formats.chrome_decode import Damage, Event
 from profscope.formats.chrome_events import SimpleEvents, add_counters
-from profscope.formats.chrome_flows import bind_flows, host_device_flows
+from profscope.formats.chrome_flows import bind_flows, host_device_flows, new_links
 from profscope.formats.chrome_layout import Layout
 from profscope.formats.chrome_pairing import ASYNC, BEGIN_END, pair_halves
 from profscope.formats.chrome_parts import Parts
@@ -222,7 +222,7 @@ def _assemble(
     layout = Layout(builder, ids, metadata)
     spill = parts[0].spill
     assert spill is not None
-    events = SimpleEvents(builder, ids, clock, layout, damage, spill)
+    events = SimpleEvents(builder, ids, clock, layout, damage, new_links(ids, spill))
     linked, annotations = host_device_flows(builder, ids, clock, layout, events.links, damage)
     trace_end = max(events.end_ps, latest_ps)
     pair_halves(BEGIN_END, builder, ids, clock, layout, damage, trace_end, events.binds)

@@ -145,6 +145,21 @@ class SpillFile:
                 placed[name] = self._put(column)
         return ref
 
+    def write_by_bucket(
+        self, table: str, columns: dict[str, np.ndarray], bucket: np.ndarray, refs: list[list[ChunkRef]]
+    ) -> None:
+        """Append the rows of each bucket (`bucket`: each row's, below len(refs)) as a chunk of
+        their own, in their order, noted in `refs[bucket]`."""
+        order = np.argsort(bucket, kind="stable")  # a radix sort for bucket numbers in bytes
+        bounds = np.searchsorted(bucket[order], np.arange(len(refs) + 1)).tolist()
+        for k, placed in enumerate(refs):
+            sel = order[bounds[k] : bounds[k + 1]]
+            if sel.shape[0]:
+                ref = ChunkRef()
+                ref.rows[table] = sel.shape[0]
+                self.write({table: {name: v[sel] for name, v in columns.items()}}, ref)
+                placed.append(ref)
+
     def _put(self, column: Column) -> tuple[int, str, int]:
         at = self._end
         if isinstance(column, list):
