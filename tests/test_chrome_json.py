@@ -513,22 +513,26 @@ def test_make_big_json_repeats_a_trace_along_time(tmp_path: Path) -> None:
     assert [s + shift for s in first] == second
 
 
-@pytest.mark.parametrize(("lag", "share"), [(0, 0.5), (1800, 0.55), (10**9, 0.75)])
-def test_the_reader_decodes_half_the_events_plus_half_the_helpers_lag(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lag: int, share: float
+@pytest.mark.parametrize(
+    ("speed", "lag", "share"), [(1, 0, 0.5), (1, 1800, 0.55), (0.5, 0, 1 / 3), (1, 10**9, 0.75)]
+)
+def test_the_split_lets_both_processes_finish_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, speed: float, lag: int, share: float
 ) -> None:
-    """The split leaves the helper its half less half of `HELPER_LAG_BYTES` (its start and
-    hand-over), and never less than a quarter; it falls on the next event start."""
+    """The reader's share of the events array: as fast as the helper at `MAIN_SPEED`, the helper
+    `HELPER_LAG_BYTES` late, never less than a quarter for the helper; the split falls on the next
+    event start."""
     event = b'{"ph":"X","ts":1},'  # 18 bytes
     text = b'{"traceEvents":[' + event * 1000 + b"]}"
     path = tmp_path / "t.json"
     path.write_bytes(text)
     events_start = text.index(b"[") + 1
+    monkeypatch.setattr(chrome_helper, "MAIN_SPEED", speed)
     monkeypatch.setattr(chrome_helper, "HELPER_LAG_BYTES", lag)
     offset = chrome_helper.split_offset(str(path), events_start, len(text))
     assert offset is not None and text[offset : offset + 1] == b"{"
     wanted = events_start + share * (len(text) - events_start)
-    assert wanted <= offset < wanted + len(event)
+    assert wanted - 1 <= offset < wanted + len(event)
 
 
 def test_progress_polls_after_the_helper_finished_first(tmp_path: Path) -> None:
@@ -560,7 +564,7 @@ def test_helper_columns_come_back_through_its_temporary_file(
     plain = plain_copy(tmp_path, NS_TRACE)
     sequential = read(plain)
     monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(chrome_helper, "HELPER_LAG_BYTES", 0)  # the helper takes half of this small file
+    monkeypatch.setattr(chrome_helper, "HELPER_LAG_BYTES", 0)  # the helper takes about half
     monkeypatch.setattr(chrome_spill, "CHUNK_BYTES", 256 << 10)
     tails: list[Any] = []
     original = chrome_helper.HelperProcess.result

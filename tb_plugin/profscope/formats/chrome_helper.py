@@ -29,12 +29,14 @@ from profscope.formats.chrome_spill import SpillFile
 if TYPE_CHECKING:  # the helper process itself never needs fsspec
     import fsspec
 
-# The helper's start and hand-over take about as long as decoding this many bytes, so the reading
-# process decodes half of the events array plus half of this; both decode at the same rate. On the
-# 2-core VM, the 1.1 GB benchmark trace's halves finish within 0.8 s of each other at this lag
-# (either first, from one minute to the next), but a fixed share of 0.53 (its value there) left
-# the helper done 7.1 s before the reader on a 10 GB trace (decode 57.4 s).
-HELPER_LAG_BYTES = 64 << 20
+# How the events array is shared: the reader decodes MAIN_SPEED times as fast as the helper (it also
+# writes its chunks behind, polls the helper and reports progress), and the helper's start and
+# hand-over take as long as decoding HELPER_LAG_BYTES. Fitted on the 2-core VM: with a fixed share
+# of 0.53 the helper finished 0.45 s after the reader on the 1.1 GB benchmark trace (0.5–0.8 s
+# before it at 0.543) and 7.1 s before it on a 10 GB one, at 0.503 3.9–4.8 s before (2 runs of 3;
+# decode 55–60 s). These give shares of 0.535 and 0.483.
+MAIN_SPEED = 0.91
+HELPER_LAG_BYTES = 136 << 20
 PROGRESS_EVERY_BYTES = 32 << 20
 
 
@@ -50,9 +52,10 @@ def can_read(fs: fsspec.AbstractFileSystem) -> bool:
 def split_offset(path: str, events_start: int, total: int) -> int | None:
     """An event start a little past the middle of the events array (the first after `}` `,` `{`
     there): the helper starts late (a fresh interpreter) and hands its columns over at the end
-    (`HELPER_LAG_BYTES`), the helper's share never below a quarter."""
+    (`MAIN_SPEED`, `HELPER_LAG_BYTES`), the helper's share never below a quarter."""
     span = total - events_start
-    middle = events_start + min((span + HELPER_LAG_BYTES) // 2, span * 3 // 4)
+    share = MAIN_SPEED * (span + HELPER_LAG_BYTES) / (1 + MAIN_SPEED)  # both finish together
+    middle = events_start + min(int(share), span * 3 // 4)
     with open(path, "rb") as f:
         f.seek(middle)
         window = f.read(1 << 20)
