@@ -1,10 +1,11 @@
 """Events that need no pairing into the builder: complete events, instants and counter values.
 
-Complete events and instants go in chunk by chunk, in file order. What flows need later is kept
-per event that carries it, never per event: the Kineto ids of launches and annotations go to the
-temporary file as link records (`Links`: id text, builder index, start, on a device or not), the
-flow v2 bindings stay in memory (`Binds`). `SimpleEvents` also collects the `ProfilerStep#N` spans
-of the host. Counter values go in per chunk as one series per track.
+Complete events and instants go in chunk by chunk, in file order, their args texts as ranges of the
+temporary file (`spill.FileRange`). What flows need later is kept per event that carries it, never
+per event: the Kineto ids of launches and annotations go to the temporary file as link records
+(`Links`: id, builder index, start, on a device or not), already split into the buckets their
+joins take, the flow v2 bindings stay in memory (`Binds`). `SimpleEvents` also collects the
+`ProfilerStep#N` spans of the host. Counter values go in per chunk as one series per track.
 """
 
 from __future__ import annotations
