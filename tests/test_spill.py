@@ -607,6 +607,50 @@ def test_a_builder_given_up_removes_only_what_it_spilled(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+def test_args_lent_as_file_ranges_are_read_before_the_spill_and_copied_after(tmp_path, monkeypatch):
+    """`add_events` takes args texts as a range of a temporary file: read at once while the
+    builder is in memory, copied file to file once it has spilled; either way the range is released
+    and the texts are those of the file."""
+    texts = [b'{"k":%d}' % i for i in range(300)]
+    source = tmp_path / "source"
+    source.write_bytes(b"x" * 7 + b"".join(texts))
+    lengths = np.array([len(t) for t in texts], np.int64)
+    done: list[tuple[str, int]] = []
+    take, copy_to, close = spill.FileRange.take, spill.FileRange.copy_to, spill.FileRange.close
+    monkeypatch.setattr(spill.FileRange, "take", lambda r: (done.append(("take", r.at)), take(r))[1])
+    monkeypatch.setattr(
+        spill.FileRange, "copy_to", lambda r, fd, at: (done.append(("copy", r.at)), copy_to(r, fd, at))
+    )
+    monkeypatch.setattr(
+        spill.FileRange, "close", lambda r: (r._fd >= 0 and done.append(("release", r.at)), close(r))
+    )
+    with open(source, "rb") as f:
+        b = TraceBuilder("x", "test", spill_dir=str(tmp_path / "entry"), memory_budget_bytes=1)
+        track = b.track(b.section("s"), "t")
+        starts = [7, 7 + int(lengths[:100].sum()), 7 + int(lengths[:200].sum())]
+        for k, lo in enumerate(range(0, 300, 100)):
+            b.add_events(
+                track,
+                np.arange(lo, lo + 100),
+                np.ones(100, np.int64),
+                np.zeros(100, np.int32),
+                args_blob=spill.FileRange(f.fileno(), starts[k], int(lengths[lo : lo + 100].sum())),
+                args_lengths=lengths[lo : lo + 100],
+            )
+        trace = b.finalize()
+        assert spill.is_spilled(trace)
+        assert [trace.args_json(i) for i in range(300)] == texts
+        assert done == [
+            ("take", starts[0]), ("release", starts[0]),
+            ("copy", starts[1]), ("release", starts[1]),
+            ("copy", starts[2]), ("release", starts[2]),
+        ]  # fmt: skip
+        with pytest.raises(ValueError, match="do not add up"):
+            TraceBuilder("x", "test").add_events(
+                0, [1], [1], [0], args_blob=spill.FileRange(f.fileno(), 0, 5), args_lengths=[4]
+            )
+
+
 def test_a_write_failing_on_the_spill_thread_is_raised_to_the_builder(tmp_path, monkeypatch):
     """A flush's thread cannot write (a full disk): the builder's next flush raises the error
     as a SpillWriteError, and nothing waits forever."""
