@@ -8,13 +8,15 @@ flow points bound by the builder to their enclosing or next slice; flow v2 (`bin
 `flow_out` / `flow_in`) links each source to the next sink in time.
 
 Joins need every record of an id at once, wherever in the file it is. So that memory stays bounded,
-the link records (in the temporary file) and the flow points are split by id into B buckets,
-B = ceil(bytes / LINK_BUDGET_BYTES), each written once to the temporary file and then joined one
-at a time: records of one id, and all points of one flow, always fall in one bucket. The bucket of an id is its number modulo B where ids are
-compared as numbers (digit ids, at most 19 digits), else a hash of its text modulo B; the numbers
-are parsed once, when records are split, and written beside (flow points) or instead of (link
-records) the text. With one bucket (every trace below a few GB) flows come out in the same order
-as from one join; with more, the same flows in bucket order.
+the link records and the flow points are split by id into B buckets, B = ceil(bytes /
+LINK_BUDGET_BYTES), each written once to the temporary file and then joined one at a time: records
+of one id, and all points of one flow, always fall in one bucket. B is known from the decoded
+chunks before the first link record is made (`new_links`), so link records are written split as
+they come; flow points are split when the joins begin. The bucket of an id is its number modulo B
+where ids are compared as numbers (digit ids, at most 19 digits), else a hash of its text modulo
+B; the numbers are parsed once, when records are split, and written beside (flow points) or
+instead of (link records) the text. With one bucket (every trace below a few GB) flows come out in
+the same order as from one join; with more, the same flows in bucket order.
 """
 
 from __future__ import annotations
