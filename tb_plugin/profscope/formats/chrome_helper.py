@@ -31,12 +31,13 @@ if TYPE_CHECKING:  # the helper process itself never needs fsspec
 
 # How the events array is shared: the reader decodes MAIN_SPEED times as fast as the helper (it also
 # writes its chunks behind, polls the helper and reports progress), and the helper's start and
-# hand-over take as long as decoding HELPER_LAG_BYTES. Fitted on the 2-core VM: with a fixed share
-# of 0.53 the helper finished 0.45 s after the reader on the 1.1 GB benchmark trace (0.5–0.8 s
-# before it at 0.543) and 7.1 s before it on a 10 GB one, at 0.503 3.9–4.8 s before (2 runs of 3;
-# decode 55–60 s). These give shares of 0.535 and 0.483.
-MAIN_SPEED = 0.91
-HELPER_LAG_BYTES = 136 << 20
+# hand-over take as long as decoding HELPER_LAG_BYTES. Fitted on the 2-core VM, where the balance
+# moves by seconds from run to run: on the 1.1 GB benchmark trace a share of 0.53 left the helper
+# done 0.45 s after the reader, 0.543 0.5–0.8 s before it; on a 10 GB one a share of 0.503 left it
+# done 3.9 and 4.8 s before (0.4 s after in a third run), 0.483 2.3 s after. These give shares of
+# 0.531 and 0.490.
+MAIN_SPEED = 0.94
+HELPER_LAG_BYTES = 100 << 20
 PROGRESS_EVERY_BYTES = 32 << 20
 
 
