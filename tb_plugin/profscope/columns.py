@@ -40,7 +40,7 @@ class Section:
     sort_index: int = 0
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class Track:
     """One row set inside a section (a thread, a GPU stream, an XLA line, a counter)."""
 
