@@ -62,16 +62,14 @@ def _device_categories(ids: Parts) -> dict[int, set[str]]:
     """Device work categories (kernels, copies, …) seen on each track key."""
     found: dict[int, set[str]] = {}
     for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
-        if not p.device_pairs:
-            continue
-        local = np.fromiter(p.device_pairs, np.int64, len(p.device_pairs))
-        pairs = arrays.unique(
-            kmap[local >> 32].astype(np.int64) << 32 | smap[local & 0xFFFFFFFF].astype(np.int64)
-        )
+        local = p.device_pairs
+        cat = smap[local & 0xFFFFFFFF].astype(np.int64)
+        names = {c: ids.strings[c].lower() for c in arrays.unique(cat).tolist()}  # a few categories
+        device = [c for c, name in names.items() if name in GPU_CATEGORIES]
+        on_device = np.isin(cat, np.array(device, np.int64))
+        pairs = arrays.unique(kmap[local[on_device] >> 32].astype(np.int64) << 32 | cat[on_device])
         for pair in pairs.tolist():
-            cat_name = ids.strings[pair & 0xFFFFFFFF].lower()
-            if cat_name in GPU_CATEGORIES:
-                found.setdefault(pair >> 32, set()).add(cat_name)
+            found.setdefault(pair >> 32, set()).add(names[pair & 0xFFFFFFFF])
     return found
 
 
