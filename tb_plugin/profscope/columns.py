@@ -321,13 +321,12 @@ class TraceBuilder:
                 raise ValueError("args_lengths do not add up to the size of args_blob")
         self._ev_chunks.append((tracks.copy(), start.copy(), dur.copy(), names.copy(), cats.copy()))
         args_bytes = 0
-        if lent is not None:
+        if args_lengths is not None:
             self._args_lengths.append(lengths)
-            if lent.size:
-                self._args_parts.append(lent)  # in a file, not in memory: adds nothing to the peak
-        elif args_lengths is not None:
-            self._args_lengths.append(lengths)
-            if blob.shape[0]:
+            if lent is not None:
+                if lent.size:
+                    self._args_parts.append(lent)  # in a file, not in memory: adds nothing to the peak
+            elif blob.shape[0]:
                 self._args_parts.append(blob if isinstance(args_blob, bytes) else blob.copy())
                 args_bytes = blob.shape[0]
         elif args is None:

@@ -296,9 +296,7 @@ class FileRange:
                 if e.errno not in _NO_KERNEL_COPY:
                     raise
         while done < self.size:  # another file system, or a platform without the call
-            piece = os.pread(self._fd, min(COPY_PIECE_BYTES, self.size - done), self.at + done)
-            if not piece:
-                raise OSError(f"a temporary file ends before {self.at + self.size} bytes")
+            piece = self._read(done, COPY_PIECE_BYTES)
             pwrite_all(fd, piece, at + done)
             done += len(piece)
         self.close()
@@ -308,13 +306,17 @@ class FileRange:
         pieces = []
         done = 0
         while done < self.size:  # one read but for a short one
-            piece = os.pread(self._fd, self.size - done, self.at + done)
-            if not piece:
-                raise OSError(f"a temporary file ends before {self.at + self.size} bytes")
-            pieces.append(piece)
-            done += len(piece)
+            pieces.append(self._read(done, self.size))
+            done += len(pieces[-1])
         self.close()
         return b"".join(pieces)  # one piece: that piece itself
+
+    def _read(self, done: int, most: int) -> bytes:
+        """What one read gives of the range from `done` on, at most `most` bytes (never none)."""
+        piece = os.pread(self._fd, min(most, self.size - done), self.at + done)
+        if not piece:
+            raise OSError(f"a temporary file ends before {self.at + self.size} bytes")
+        return piece
 
     def close(self) -> None:
         """Release the range (read for the last time) and close the duplicate descriptor."""

@@ -43,7 +43,7 @@ class Buffers(Protocol):
     _provisional: bool
     _buffered: int
     _ev_chunks: list[tuple[np.ndarray, ...]]
-    _args_parts: list[Any]  # bytes, uint8 arrays, spill.FileRange once spilled
+    _args_parts: list[Any]  # uint8 arrays; spill.FileRange once spilled
     _args_lengths: list[np.ndarray]
     _flows: list[tuple[int, int, int]]
     _flow_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]

@@ -41,9 +41,9 @@ class Links:
     def __init__(
         self,
         spill: SpillFile,
-        numeric: bool = False,
-        buckets: int = 1,
-        split: Callable[[dict[str, np.ndarray]], tuple[np.ndarray, dict[str, np.ndarray]]] | None = None,
+        numeric: bool,
+        buckets: int,
+        split: Callable[[dict[str, np.ndarray]], tuple[np.ndarray, dict[str, np.ndarray]]],
     ) -> None:
         self.spill = spill
         self.numeric = numeric  # ids compared as numbers (see `chrome_flows`)
@@ -58,7 +58,7 @@ class Links:
         if not value.shape[0]:
             return
         columns = {"value": value, "index": index, "start": start, "device": device}
-        if self.buckets == 1 or self._split is None:
+        if self.buckets == 1:
             ref = ChunkRef()
             ref.rows["link"] = value.shape[0]
             self.spill.write({"link": columns}, ref)
@@ -145,8 +145,8 @@ class SimpleEvents:
             # The args texts of every event kept go to the builder as their range of the file
             # (copied file to file once it spills); those of some events are picked in memory.
             args = c.args("ev") if dropped else c.lend_args("ev")
-            # Read here alone, and all in memory now: the pages go back before the builder's
-            # writes of this chunk, which land on them.
+            # Read here alone, and in memory now (but lent args, released once copied): the pages
+            # go back before the builder's writes of this chunk, which land on them.
             c.release("ev", *LINK_KINDS, "bind")
             if dropped:
                 damage.skipped["events more than 25 days away from the rest of the trace"] += dropped
