@@ -16,6 +16,7 @@ import gzip
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -92,11 +93,13 @@ def _truncate(entry: pathlib.Path, name: str) -> None:
         f.truncate(0)
 
 
-def _edit_meta_tracks(entry: pathlib.Path, _name: str) -> None:
+def _edit_meta_events(entry: pathlib.Path, _name: str) -> None:
     text = (entry / store.META_FILE).read_text()
-    start = text.index('"tracks":[')
-    end = text.index('],"warnings"', start)
-    (entry / store.META_FILE).write_text(text[:start] + '"tracks":[' + text[end:])
+    (entry / store.META_FILE).write_text(re.sub(r'"num_events":\d+', '"num_events":0', text))
+
+
+def _empty_tracks(entry: pathlib.Path, _name: str) -> None:
+    (entry / store.TRACKS_FILE).write_text("[]")
 
 
 DAMAGE = [
@@ -108,7 +111,8 @@ DAMAGE = [
     ("ev_track", "flip"),
     ("args_blob", "flip"),
     ("args_off", "flip"),
-    ("meta.json", _edit_meta_tracks),
+    ("meta.json", _edit_meta_events),
+    ("tracks.json", _empty_tracks),
 ]
 
 
@@ -120,7 +124,7 @@ def test_damaged_entry_is_rebuilt_and_never_served(
 ) -> None:
     """Today: a truncated .npy answered 500 on every request (never rebuilt); same-size damage to
     ev_name/ev_start_ps 500s, to ev_track/args_blob/args_off wrong data with 200; an edited
-    meta.json (tracks=[]) 500s on trace/event."""
+    meta.json (tracks=[], when they were kept there) 500s on trace/event."""
     monkeypatch.setattr(trace_routes, "META_WAIT_S", 0.0)
     cache = tmp_path / "cache"
     plugin, client = plugin_client(logdir, profscope_cache_dir=str(cache))

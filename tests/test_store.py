@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -65,6 +66,27 @@ def test_empty_trace_round_trips(tmp_path):
     path = store.write(trace, str(tmp_path), "0" * 64)
     back = store.open(path)
     assert back.num_events == 0 and back.strings == [""]
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 1 << 16])
+def test_tracks_round_trip_whatever_the_batch(tmp_path, monkeypatch, batch):
+    monkeypatch.setattr(store, "TRACK_BATCH", batch)
+    trace = sample_trace()
+    path = store.write(trace, str(tmp_path), "t" * 64)
+    assert store.open(path).tracks == trace.tracks
+    with open(os.path.join(path, store.TRACKS_FILE), "rb") as f:
+        assert [t["name"] for t in json.load(f)] == ["python", "stream 7", "memory"]
+
+
+def test_an_edited_track_file_is_refused(tmp_path):
+    path = store.write(sample_trace(), str(tmp_path), "t" * 64)
+    file = os.path.join(path, store.TRACKS_FILE)
+    with open(file, "rb") as f:
+        text = f.read()
+    with open(file, "wb") as f:
+        f.write(text.replace(b"stream 7", b"stream 8"))
+    with pytest.raises(store.CacheError, match="tracks.json damaged"):
+        store.open(path)
 
 
 def test_fingerprint_changes_with_size_version_and_url():

@@ -16,7 +16,8 @@ after their first and last blocks are checked, and `verify` checks all their blo
 engine does it in the background). What remains: a large array truncated in place *while it is
 mapped* can still end the server with SIGBUS, and a same-size change to one is noticed only when
 `verify` runs; any damage found makes the entry unusable (`CacheError`), and it is rebuilt.
-`Trace.attachments` (an XPlane's HloProtos) are files `attachments/<name>` with one size and CRC-32
+`strings.json` and `tracks.json` have their CRC-32 in `meta.json` and are checked whole when the
+entry is opened. `Trace.attachments` (an XPlane's HloProtos) are files `attachments/<name>` with one size and CRC-32
 each in `meta.json`: none is read at open, each is read whole and checked when looked up, and
 `verify` checks them all.
 """
@@ -49,9 +50,14 @@ from profscope.columns import Section, Trace, Track
 from profscope.trace import resident
 
 # Bump whenever the layout of an entry or the meaning of a column changes: old entries are ignored.
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 
 META_FILE = "meta.json"
+STRINGS_FILE = "strings.json"
+# The tracks are a file of their own, written a batch of `TRACK_BATCH` at a time: a million threads
+# make 100 MB of JSON, which inside `meta.json` cost 300 MB at once to encode and seal with its CRC.
+TRACKS_FILE = "tracks.json"
+TRACK_BATCH = 1 << 16
 EXTRA_DIR = "lod"
 # `Trace.attachments` are stored as the files `attachments/<name>`, checksummed like the arrays.
 ATTACHMENTS_DIR = "attachments"
@@ -165,7 +171,8 @@ def write(
         for name, array in (extra or {}).items():
             arrays[f"{EXTRA_DIR}/{name}"] = _store(os.path.join(tmp, EXTRA_DIR, name + ".npy"), array, None)
         strings = msgspec.json.encode(trace.strings)
-        _write_file(os.path.join(tmp, "strings.json"), strings)
+        _write_file(os.path.join(tmp, STRINGS_FILE), strings)
+        tracks_crc = _write_tracks(os.path.join(tmp, TRACKS_FILE), trace.tracks)
         attachments = _save_attachments(tmp, trace.attachments)
         spill.remove_scratch(tmp)  # after the attachments: a spilled builder keeps them in scratch
         meta = {
@@ -174,8 +181,7 @@ def write(
             "source": trace.source,
             "format": trace.format,
             "clock_origin_ns": trace.clock_origin_ns,
-            "sections": [_plain(s) for s in trace.sections],
-            "tracks": [_plain(t) for t in trace.tracks],
+            "sections": trace.sections,
             "warnings": list(trace.warnings),
             "skipped": dict(trace.skipped),
             "metadata": trace.metadata,
@@ -185,6 +191,7 @@ def write(
             "written_at": time.time(),
             "arrays": arrays,
             "strings_crc": zlib.crc32(strings),
+            "tracks_crc": tracks_crc,
             "attachments": attachments,
         }
         body = msgspec.json.encode(meta, enc_hook=str)
@@ -288,21 +295,15 @@ def _complete_meta(path: str) -> dict[str, Any]:
 
 def _open_trace(path: str, meta: dict[str, Any]) -> Trace:
     columns = {name: _load(path, name, meta) for name in COLUMNS}
-    try:
-        with builtins.open(os.path.join(path, "strings.json"), "rb") as f:
-            raw = f.read()
-        if zlib.crc32(raw) != meta["strings_crc"]:
-            raise CacheError(f"{path}: string table damaged (checksum mismatch)")
-        strings = msgspec.json.decode(raw, type=list[str])
-    except (OSError, msgspec.DecodeError) as e:
-        raise CacheError(f"{path}: string table unreadable ({e})") from e
+    strings = _read_checked(path, STRINGS_FILE, meta.get("strings_crc"), list[str])
+    tracks = _read_checked(path, TRACKS_FILE, meta.get("tracks_crc"), list[Track])
     try:
         trace = Trace(
             source=meta["source"],
             format=meta["format"],
             clock_origin_ns=meta["clock_origin_ns"],
             sections=[Section(**s) for s in meta["sections"]],
-            tracks=[Track(**t) for t in meta["tracks"]],
+            tracks=tracks,
             strings=strings,
             warnings=list(meta["warnings"]),
             skipped=dict(meta["skipped"]),
@@ -622,8 +623,36 @@ def _write_file(file: str, data: bytes) -> None:
         f.write(data)
 
 
-def _plain(obj: Any) -> dict[str, Any]:
-    return {k: getattr(obj, k) for k in obj.__dataclass_fields__}
+def _write_tracks(file: str, tracks: list[Track]) -> int:
+    """Write `tracks` as one JSON array, `TRACK_BATCH` at a time (msgspec encodes the dataclasses
+    themselves); returns the file's CRC-32."""
+    crc = 0
+    with builtins.open(file, "wb") as f:
+
+        def put(data: bytes | memoryview) -> None:
+            nonlocal crc
+            f.write(data)
+            crc = zlib.crc32(data, crc)
+
+        put(b"[")
+        for lo in range(0, len(tracks), TRACK_BATCH):
+            if lo:
+                put(b",")
+            put(memoryview(msgspec.json.encode(tracks[lo : lo + TRACK_BATCH]))[1:-1])
+        put(b"]")
+    return crc
+
+
+def _read_checked(path: str, name: str, crc: Any, kind: Any) -> Any:
+    """The JSON file `name` of the entry, checked against `crc` and decoded as `kind`."""
+    try:
+        with builtins.open(os.path.join(path, name), "rb") as f:
+            raw = f.read()
+        if zlib.crc32(raw) != crc:
+            raise CacheError(f"{path}: {name} damaged (checksum mismatch)")
+        return msgspec.json.decode(raw, type=kind)
+    except (OSError, msgspec.DecodeError) as e:
+        raise CacheError(f"{path}: {name} unreadable ({e})") from e
 
 
 def _move_into_place(tmp: str, final: str, key: str) -> None:
