@@ -497,9 +497,19 @@ class TraceBuilder:
             self._spill.discard()
 
     # -- finalize -----------------------------------------------------------------------------
+    def take_tracks(self) -> list[Track]:
+        """The tracks, handed to the finalized trace (the builder keeps none: no two owners)."""
+        tracks, self._tracks = self._tracks, []
+        return tracks
+
     def finalize(self) -> Trace:
         if self._provisional:
             raise ValueError("a provisional builder is settled before finalize")
+        # A builder is spent once finalized: its tracks go to the trace as they are (copying a
+        # million of them took 2 s of a 2.6 s finalize), and the keys that found them go now,
+        # before the finalize's own arrays.
+        self._track_keys.clear()
+        self._section_keys.clear()
         if self.spilled:
             from profscope import spill_finalize
 
@@ -540,7 +550,7 @@ class TraceBuilder:
         else:
             ctr_track, ctr_time, ctr_value = np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0)
 
-        tracks = [dataclasses.replace(t) for t in self._tracks]
+        tracks = self.take_tracks()
         if track.shape[0]:
             # Events are sorted by track: one maximum per run of a track.
             first = np.flatnonzero(np.concatenate(([True], track[1:] != track[:-1])))

@@ -165,7 +165,7 @@ class _Finalize:
         counters = self._counters()
         for name in ("events", "flows", "flow_singles", "points", "counters"):
             self.sp.file(name).remove()
-        tracks = [dataclasses.replace(t) for t in self.b._tracks]
+        tracks = self.b.take_tracks()
         for t, d in self.max_depth.items():
             tracks[t].max_depth = int(d)
         b = self.b
