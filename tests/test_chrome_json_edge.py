@@ -602,6 +602,42 @@ def test_metadata_events_name_and_order_sections_and_tracks(tmp_path: Path) -> N
     assert track_of(trace, find(trace, "thread")).name == "main"
 
 
+def test_tracks_are_numbered_by_section_sort_index_name_then_first_appearance(tmp_path: Path) -> None:
+    """Track ids are the timeline's order: within a section by sort index, then name, then the
+    order their keys first appear in the file; process events first, counters last."""
+    named = {73: "zeta", 72: "alpha", 74: "same", 75: "same"}
+    events = [
+        {"ph": "M", "name": "thread_name", "pid": 7, "tid": t, "args": {"name": n}} for t, n in named.items()
+    ]
+    events += [
+        {"ph": "M", "name": "thread_sort_index", "pid": 7, "tid": t, "args": {"sort_index": 4}} for t in named
+    ]
+    events += [
+        {"ph": "C", "name": "memory", "pid": 7, "ts": 0, "args": {"bytes": 1}},
+        X("late", 0, 1, pid=7, tid=80),
+        *(X(f"on {t}", 0, 1, pid=7, tid=t) for t in (75, 73, 74, 72)),
+        X("early", 0, 1, pid=7, tid=2),
+        {"ph": "i", "name": "process-wide", "pid": 7, "tid": 70, "ts": 0, "s": "p"},
+    ]
+    trace = read_bytes(tmp_path, doc(events))
+    assert [t.id for t in trace.tracks] == list(range(len(trace.tracks)))
+    order = [
+        (t.name, trace.strings[int(trace.ev_name[trace.ev_track == t.id][0])])
+        for t in trace.tracks
+        if t.kind != "counter"
+    ]
+    assert order == [
+        ("process events", "process-wide"),
+        ("thread 2", "early"),
+        ("alpha", "on 72"),
+        ("same", "on 75"),
+        ("same", "on 74"),
+        ("zeta", "on 73"),
+        ("thread 80", "late"),
+    ]
+    assert trace.tracks[-1].kind == "counter"
+
+
 def test_gpu_sections_from_device_categories_without_metadata(tmp_path: Path) -> None:
     events = [
         X("aten::mm", 0, 10, pid=100, tid=100, cat="cpu_op"),

@@ -246,6 +246,19 @@ def test_bad_input_is_refused():
         b.add_flow_points([0, 0], [0], [0], [track], [0], [False])
 
 
+def test_new_tracks_are_found_by_no_key_and_the_trace_takes_them():
+    b = TraceBuilder("t", "test")
+    sec = b.section("s")
+    first = b.new_track(sec, "t")
+    assert b.new_track(sec, "t") == first + 1  # same section and name: a track of its own
+    assert b.track(sec, "t") == first + 2  # nor does the default key find them
+    with pytest.raises(ValueError, match="track kind"):
+        b.new_track(sec, "x", kind="fpga")
+    b.add_event(first, 0, 5, b.intern("a"))
+    trace = b.finalize()
+    assert [(t.id, t.name, t.max_depth) for t in trace.tracks] == [(0, "t", 0), (1, "t", 0), (2, "t", 0)]
+
+
 def test_time_span_covers_events_and_counters():
     b = TraceBuilder("t", "test")
     sec = b.section("s")

@@ -116,12 +116,14 @@ class Layout:
 
         self.device_key = np.zeros(ids.num_keys, bool)
         self.track_of_key = np.zeros(ids.num_keys, np.int32)
-        specs = []  # (key index, section, name, kind, sort index, builder track key)
+        # (section, sort index, name, key index, kind, async group or -1): in the order of the tracks
+        # as tuples, which `sort` compares with no key made per track (the key index is unique).
+        specs: list[tuple[int, int, str, int, str, int]] = []
         for k, key in enumerate(keys):
             kind = key[0]
             if kind == cc.GLOBAL:
                 section = builder.section("Global", "other", 2**31 - 1, key=("global",))
-                specs.append((k, section, "global events", "other", 0, ("key", k)))
+                specs.append((section, 0, "global events", k, "other", -1))
                 continue
             if kind == cc.ASYNC:
                 continue  # a scope of async ids: the ids have the tracks (`_AsyncTracks`)
@@ -137,22 +139,24 @@ class Layout:
                     device_cats.get(k),
                 )
                 self.device_key[k] = section_kind[pid] in ("gpu", "tpu") and spec[1] == "stream"
-                specs.append((k, section, *spec, ("key", k)))
+                label, tkind, sort = spec
+                specs.append((section, sort, label, k, tkind, -1))
             elif kind == cc.PROCESS:
-                specs.append((k, section, "process events", "other", -(2**31), ("key", k)))
+                specs.append((section, -(2**31), "process events", k, "other", -1))
             else:
                 name, ident, series = key[2], key[3], key[4]
                 label = name + (f" {ident.decode(errors='replace')}" if ident else "")
                 if len(counter_series[key[1:4]]) > 1:
                     label += f" {series}"
-                specs.append((k, section, label or "counter", "counter", 2**30 + 1, ("key", k)))
+                specs.append((section, 2**30 + 1, label or "counter", k, "counter", -1))
         async_tracks = _AsyncTracks(builder, ids, keys, section_ids)
         specs.extend(async_tracks.specs)
         # Ties in (section, sort index, name) keep key order, a shared track at its first key's place.
-        for k, section, name, tkind, sort, track_key in sorted(specs, key=lambda s: (s[1], s[4], s[2], s[0])):
-            track = builder.track(section, name, tkind, sort, key=track_key)
-            if track_key[0] == "async":
-                async_tracks.group_track[async_tracks.group_of[(section, name)]] = track
+        specs.sort()
+        for section, sort, name, k, tkind, group in specs:
+            track = builder.new_track(section, name, tkind, sort)
+            if group >= 0:
+                async_tracks.group_track[group] = track
             else:
                 self.track_of_key[k] = track
         async_tracks.place(self.track_of_key)
@@ -267,20 +271,17 @@ class _AsyncTracks:
         def texts(i: int) -> str:
             return strings[i] if i < len(strings) else extra_texts[i - len(strings)]
 
-        self.specs: list[tuple[int, int, str, str, int, tuple[Any, ...]]] = []
+        # As `Layout`'s specs: (section, sort index, name, key index, kind, group or -1).
+        self.specs: list[tuple[int, int, str, int, str, int]] = []
         for a in np.flatnonzero(~found.single).tolist():
-            k = self.base + a
-            self.specs.append((k, int(section[a]), texts(int(name[a])), "async", 2**30, ("key", k)))
+            self.specs.append((int(section[a]), 2**30, texts(int(name[a])), self.base + a, "async", -1))
         self.single = np.flatnonzero(found.single)
         pair = section[self.single] << 32 | name[self.single]
         groups, first, self.inverse = np.unique(pair, return_index=True, return_inverse=True)
         self.inverse = self.inverse.reshape(-1)
-        self.group_of: dict[tuple[int, str], int] = {}
         for g, (p, f) in enumerate(zip(groups.tolist(), first.tolist())):
-            sec, text = p >> 32, texts(p & 0xFFFFFFFF)
-            self.group_of[(sec, text)] = g
             self.specs.append(
-                (self.base + int(self.single[f]), sec, text, "async", 2**30, ("async", sec, text))
+                (p >> 32, 2**30, texts(p & 0xFFFFFFFF), self.base + int(self.single[f]), "async", g)
             )
         self.group_track = np.zeros(groups.shape[0], np.int32)
         found.release_layout_fields()
