@@ -10,6 +10,7 @@ import collections
 import gzip
 import importlib.util
 import json
+import re
 import shutil
 from decimal import Decimal
 from pathlib import Path
@@ -19,7 +20,9 @@ import fsspec
 import numpy as np
 import pytest
 
-from profscope.formats import chrome_helper, chrome_json, chrome_spill
+from profscope import spill
+from profscope.errors import UnreadableProfile
+from profscope.formats import chrome_helper, chrome_json, chrome_scan, chrome_spill
 
 pytestmark = pytest.mark.stack_independent
 
@@ -421,6 +424,56 @@ def test_a_split_that_is_not_an_event_boundary_is_detected(
     used = spy_results(monkeypatch)
     assert_same_trace(read(plain), sequential)
     assert used == []  # the bad split was caught and this process read everything itself
+
+
+def _threads_file(tmp_path: Path, tids: list[int]) -> Path:
+    plain = tmp_path / "threads.json"
+    events = [{"ph": "X", "name": "op", "pid": 1, "tid": t, "ts": i, "dur": 1} for i, t in enumerate(tids)]
+    plain.write_text(json.dumps({"traceEvents": events}, indent=1))
+    return plain
+
+
+def _read_in_budget(plain: Path) -> Any:
+    """`plain` read inside an ingest of a 1 MB budget: its limit is `MIN_TRACK_KEYS` track keys."""
+    with spill.use(spill.IngestMemory(str(plain.parent), 1 << 20)):
+        assert chrome_spill.track_key_limit() == chrome_spill.MIN_TRACK_KEYS
+        return read(plain)
+
+
+@pytest.mark.parametrize("helper", [False, True])
+def test_more_track_keys_than_the_budget_holds_stop_the_read_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, helper: bool
+) -> None:
+    """Per-key memory is not spilled: past the budget's keys the ingest ends with a clear error
+    instead of growing past its budget. With a helper, its own half past the limit ends the read
+    (no fallback that would read that half again here), and two halves under the limit whose keys
+    together pass it are stopped before the layout."""
+    limit = chrome_spill.MIN_TRACK_KEYS
+    monkeypatch.setattr(chrome_scan, "WINDOW_BYTES", 64 << 10)  # batches of a few hundred events here
+    if helper:
+        monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
+    used = spy_results(monkeypatch)
+    fits = _threads_file(tmp_path, list(range(limit)))
+    assert len(_read_in_budget(fits).tracks) == limit
+    assert used == ([True] if helper else [])
+    # The keys all at the end (a helper reads a quarter of a file this small, `split_offset`, in
+    # batches of 512 KB: several here).
+    shapes = [([0] * (12 * limit) + list(range(1, 4 * limit)), True)]
+    if helper:  # three quarters on 3,000 threads, the last quarter on 3,000 others: found merging
+        shapes.append((list(range(3000)) * 3 + list(range(3000, 6000)), False))
+    for tids, while_decoding in shapes:
+        used.clear()
+        plain = _threads_file(tmp_path, tids)
+        with pytest.raises(UnreadableProfile, match="distinct threads and counter series") as raised:
+            _read_in_budget(plain)
+        assert raised.value.path == str(plain) and "--profscope_ingest_memory_mb" in str(raised.value)
+        assert f"more than {limit:,} distinct" in raised.value.reason
+        stopped_at = int(re.search(r"\(([\d,]+) when", raised.value.reason).group(1).replace(",", ""))
+        assert limit < stopped_at <= len(set(tids))
+        assert (stopped_at < len(set(tids))) == while_decoding  # not once every key was read
+        assert used == ([True] if helper else [])
+    assert "reading on in one process" not in caplog.text
+    assert len(read(plain).tracks) == len(set(tids))  # outside an ingest: no budget to keep
 
 
 @pytest.mark.parametrize("failure", ["helper raises", "helper dies"])

@@ -28,7 +28,7 @@ from profscope import arrays
 from profscope.formats.chrome_clock import MAX_US, PS_PER_US, parse_us
 from profscope.formats.chrome_decode import Damage, Event, args_blob
 from profscope.formats.chrome_meta import ProcessInfo
-from profscope.formats.chrome_spill import ChunkRef, SpillFile, time_bounds
+from profscope.formats.chrome_spill import ChunkRef, SpillFile, TooManyTracks, time_bounds
 
 # Phase codes.
 UNKNOWN, COMPLETE, BEGIN, END, INSTANT = 0, 1, 2, 3, 4
@@ -176,7 +176,9 @@ def _id_text(raw: Any) -> bytes:
 class ColumnCollector:
     """Accumulates the columns of one contiguous part of a trace file."""
 
-    def __init__(self) -> None:
+    def __init__(self, key_limit: int | None = None) -> None:
+        # At most this many track keys (`chrome_spill.track_key_limit`), else `TooManyTracks`.
+        self.key_limit = key_limit
         self.strings = Interner("")
         self.strings.alias(None, "")  # a missing name or category reads as ""
         self.keys = Interner()
@@ -224,6 +226,11 @@ class ColumnCollector:
 
     # -- entry point -------------------------------------------------------------------------
     def add(self, batch: list[Event]) -> None:
+        self._add(batch)
+        if self.key_limit is not None and len(self.keys) > self.key_limit:
+            raise TooManyTracks(len(self.keys), self.key_limit)
+
+    def _add(self, batch: list[Event]) -> None:
         n = len(batch)
         if n == 0:
             return

@@ -3,7 +3,7 @@
 Started as `python -m profscope.formats.chrome_helper IN_FD OUT_FD SPILL_FD` by `HelperProcess`
 rather than through `multiprocessing`, so it neither re-imports the caller's `__main__`
 (TensorBoard, a script) nor depends on the caller not being a daemonic process (ingest runs readers
-in one). It starts importing at once and waits for `(path, offset, bare_array, chunk_bytes)`.
+in one). It starts importing at once and waits for `(path, offset, bare_array, chunk_bytes, key_limit)`.
 `split_offset` picks where the helper starts: an event boundary a little past the middle.
 
 The helper writes its columns chunk by chunk, as it decodes, to an unnamed temporary file its
@@ -79,8 +79,11 @@ class TailResult:
 class HelperProcess:
     """Handle on a running helper: send it the split, read its progress and result, or stop it."""
 
-    def __init__(self, directory: str | None = None, chunk_bytes: int | None = None) -> None:
+    def __init__(
+        self, directory: str | None = None, chunk_bytes: int | None = None, key_limit: int | None = None
+    ) -> None:
         self._chunk_bytes = chrome_spill.CHUNK_BYTES if chunk_bytes is None else chunk_bytes
+        self._key_limit = key_limit
         # Where the helper's chunks go; no helper without one (it would have to send them all).
         self.spill = SpillFile(directory=directory)
         try:
@@ -93,7 +96,7 @@ class HelperProcess:
         self.done = 0
 
     def start(self, path: str, offset: int, bare_array: bool) -> None:
-        self._send.send((path, offset, bare_array, self._chunk_bytes))
+        self._send.send((path, offset, bare_array, self._chunk_bytes, self._key_limit))
 
     def poll_progress(self) -> int:
         """Bytes the helper has decoded so far (reads pending progress messages, never blocks).
@@ -136,12 +139,12 @@ def run(inbox: Connection, outbox: Connection, spill_fd: int) -> None:
         order = inbox.recv()
     except EOFError:
         return
-    path, offset, bare_array, chunk_bytes = order
+    path, offset, bare_array, chunk_bytes, key_limit = order
     try:
         spill = SpillFile(fd=spill_fd)
         with open(path, "rb") as f:
             reader = BlockReader(f, start=offset)
-            collector = ColumnCollector()
+            collector = ColumnCollector(key_limit)
             scanner = EventScanner(
                 reader.next_block,
                 collector.damage,

@@ -47,7 +47,7 @@ from profscope.formats.chrome_layout import Layout
 from profscope.formats.chrome_pairing import ASYNC, BEGIN_END, pair_halves
 from profscope.formats.chrome_parts import Parts
 from profscope.formats.chrome_scan import EventScanner, Truncated
-from profscope.formats.chrome_spill import SpillFile
+from profscope.formats.chrome_spill import SpillFile, TooManyTracks
 
 FORMAT = registry.CHROME_TRACE
 _log = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ def _read(
             gz = fileobj.read(2) == b"\x1f\x8b"
             fileobj.seek(0)
             parts, scanner, reader = _decode(path, fs, fileobj, gz, total, damage, spills, progress)
-    except (Truncated, ValueError, OSError, EOFError) as exc:
+    except (Truncated, ValueError, OSError, EOFError, TooManyTracks) as exc:
         raise UnreadableProfile(path, str(exc)) from exc
     truncated_gz, corrupt_gz = reader.truncated_stream, reader.corrupt_stream
     if truncated_gz:
@@ -97,7 +97,10 @@ def _read(
     if not scanner.found_events_array and not any(p.num_events or p.num_be or p.num_asy for p in parts):
         raise UnreadableProfile(path, "no traceEvents array in this JSON document")
     builder = TraceBuilder(source=path, format=FORMAT)
-    _assemble(builder, parts, scanner.metadata, damage)
+    try:
+        _assemble(builder, parts, scanner.metadata, damage)
+    except TooManyTracks as exc:
+        raise UnreadableProfile(path, str(exc)) from exc
     if builder.num_events == 0 and not any(p.rows["ctr"] for p in parts):
         if damage.skipped or not scanner.document_complete:
             raise UnreadableProfile(path, _nothing_readable(damage))
@@ -130,13 +133,14 @@ def _decode(
     """Decode the whole file into one collector, or two when a helper process takes the tail;
     their chunks go to temporary files, added to `spills`."""
     chunk_bytes, directory = chrome_spill.budget()
-    collector = ColumnCollector()
+    key_limit = chrome_spill.track_key_limit()
+    collector = ColumnCollector(key_limit)
     # Written behind by a thread (one chunk waiting at most): while decoding this process shares
     # the cores with the helper, but while assembling it is alone, writing link and flow records.
     collector.spill = SpillFile.create(directory, behind_bytes=chunk_bytes)
     spills.append(collector.spill)
     parallel = not gz and total >= PARALLEL_MIN_BYTES and chrome_helper.can_read(fs)
-    helper = _start_helper(directory, chunk_bytes) if parallel else None
+    helper = _start_helper(directory, chunk_bytes, key_limit) if parallel else None
     if helper is not None:
         spills.append(helper.spill)
     reader = BlockReader(fileobj, gzip=gz)
@@ -182,6 +186,8 @@ def _decode(
         if helper is not None and scanner.reached_stop:
             try:
                 tail = helper.result()
+            except TooManyTracks:
+                raise  # the rest would hold as many: reading it here passes the budget too
             except Exception:  # the helper died or failed: this process reads the rest itself
                 _log.warning("helper process failed on %s; reading on in one process", path, exc_info=True)
                 helper.stop()
@@ -202,9 +208,11 @@ def _decode(
     return parts, scanner, reader
 
 
-def _start_helper(directory: str | None, chunk_bytes: int) -> chrome_helper.HelperProcess | None:
+def _start_helper(
+    directory: str | None, chunk_bytes: int, key_limit: int | None
+) -> chrome_helper.HelperProcess | None:
     try:
-        return chrome_helper.HelperProcess(directory, chunk_bytes)
+        return chrome_helper.HelperProcess(directory, chunk_bytes, key_limit)
     except OSError:  # no interpreter or temporary file (embedded Python, exhausted fds, …): one process
         _log.warning("could not start a helper process; reading in one process", exc_info=True)
         return None
@@ -217,6 +225,9 @@ def _assemble(
     builder: TraceBuilder, parts: list[ColumnCollector], metadata: dict[str, Any], damage: Damage
 ) -> None:
     ids = Parts(builder, parts)
+    limit = chrome_spill.track_key_limit()
+    if limit is not None and len(ids.keys) > limit:  # each part held fewer; the two together more
+        raise TooManyTracks(len(ids.keys), limit)
     clock, latest_ps = chrome_parts.clock(ids)
     builder.clock_origin_ns = clock.origin_ns(metadata)
     layout = Layout(builder, ids, metadata)

@@ -39,6 +39,11 @@ MIN_CHUNK_BYTES = 1 << 20
 # An in-memory sort takes at most this share of the reader's budget inside an ingest (`sort_bytes`).
 SORT_SHARE = 4
 SORT_BYTES = 1 << 30
+# What an ingest keeps per distinct track key at its peak (the decode's key, the builder's track, its
+# label, the nesting's arrays): 0.7 KB measured at a million threads (`benchmarks/README.md`).
+TRACK_KEY_BYTES = 768
+# However small the budget, this many keys are let through (a 1 MB budget still opens real traces).
+MIN_TRACK_KEYS = 4096
 # A column as written: an array, or byte strings that are written one after another (args texts).
 Column = np.ndarray | list[bytes]
 # Time bounds of one table of a chunk: (lowest µs, lowest ps remainder at it, highest µs, highest
@@ -80,6 +85,31 @@ def budget() -> tuple[int, str | None]:
     if config.reader_bytes:
         chunk = max(MIN_CHUNK_BYTES, min(CHUNK_BYTES, config.reader_bytes // CHUNK_SHARE))
     return chunk, config.spill_dir
+
+
+def track_key_limit() -> int | None:
+    """How many distinct track keys (threads, counter series, processes) an ingest's budget holds
+    at `TRACK_KEY_BYTES` each; None outside an ingest (no budget to keep)."""
+    config = spill.current()
+    if config is None:
+        return None
+    return max((config.budget_bytes + config.reader_bytes) // TRACK_KEY_BYTES, MIN_TRACK_KEYS)
+
+
+class TooManyTracks(Exception):
+    """The file holds more distinct threads and counter series than the ingest's budget holds:
+    what an ingest keeps per track key is not spilled, so the read stops instead of passing it."""
+
+    def __init__(self, count: int, limit: int) -> None:
+        self.count, self.limit = count, limit
+        super().__init__(
+            f"more than {limit:,} distinct threads and counter series ({count:,} when the read stopped): "
+            f"an ingest keeps about {TRACK_KEY_BYTES} bytes for each, beyond its memory budget; "
+            "raise --profscope_ingest_memory_mb (`profscope ingest --memory-mb`) to open it"
+        )
+
+    def __reduce__(self) -> tuple[type[TooManyTracks], tuple[int, int]]:
+        return (type(self), (self.count, self.limit))  # a helper process sends it to its parent
 
 
 def sort_bytes() -> int:
