@@ -464,16 +464,49 @@ def test_more_track_keys_than_the_budget_holds_stop_the_read_naming_the_file(
     for tids, while_decoding in shapes:
         used.clear()
         plain = _threads_file(tmp_path, tids)
-        with pytest.raises(UnreadableProfile, match="distinct threads and counter series") as raised:
+        with pytest.raises(
+            UnreadableProfile, match="distinct threads, counter series and async ids"
+        ) as raised:
             _read_in_budget(plain)
         assert raised.value.path == str(plain) and "--profscope_ingest_memory_mb" in str(raised.value)
-        assert f"more than {limit:,} distinct" in raised.value.reason
-        stopped_at = int(re.search(r"\(([\d,]+) when", raised.value.reason).group(1).replace(",", ""))
+        assert f"more than {limit:,} tracks" in raised.value.reason
+        stopped_at = int(
+            re.search(r"([\d,]+) when the read stopped", raised.value.reason).group(1).replace(",", "")
+        )
         assert limit < stopped_at <= len(set(tids))
         assert (stopped_at < len(set(tids))) == while_decoding  # not once every key was read
         assert used == ([True] if helper else [])
     assert "reading on in one process" not in caplog.text
     assert len(read(plain).tracks) == len(set(tids))  # outside an ingest: no budget to keep
+
+
+def test_async_ids_with_tracks_of_their_own_count_against_the_budget(tmp_path: Path) -> None:
+    """An async id with nested events gets a track like a thread; ids that are one slice each
+    share their name's track and are let through however many."""
+
+    def asyncs(count: int, nested: bool) -> Path:
+        events = []
+        for i in range(count):
+            events.append({"ph": "b", "name": "req", "cat": "c", "pid": 1, "tid": 1, "id": i, "ts": 10 * i})
+            if nested:
+                events.append(
+                    {"ph": "b", "name": "in", "cat": "c", "pid": 1, "tid": 1, "id": i, "ts": 10 * i + 1}
+                )
+                events.append(
+                    {"ph": "e", "name": "in", "cat": "c", "pid": 1, "tid": 1, "id": i, "ts": 10 * i + 2}
+                )
+            events.append(
+                {"ph": "e", "name": "req", "cat": "c", "pid": 1, "tid": 1, "id": i, "ts": 10 * i + 5}
+            )
+        plain = tmp_path / f"async-{nested}.json"
+        plain.write_text(json.dumps({"traceEvents": events}))
+        return plain
+
+    limit = chrome_spill.MIN_TRACK_KEYS
+    assert _read_in_budget(asyncs(3 * limit, nested=False)).num_events == 3 * limit
+    assert _read_in_budget(asyncs(limit - 10, nested=True)).num_events == 2 * (limit - 10)
+    with pytest.raises(UnreadableProfile, match=f"more than {limit:,} tracks"):
+        _read_in_budget(asyncs(limit + 10, nested=True))
 
 
 @pytest.mark.parametrize("failure", ["helper raises", "helper dies"])

@@ -226,8 +226,10 @@ def _assemble(
 ) -> None:
     ids = Parts(builder, parts)
     limit = chrome_spill.track_key_limit()
-    if limit is not None and len(ids.keys) > limit:  # each part held fewer; the two together more
-        raise TooManyTracks(len(ids.keys), limit)
+    if limit is not None:  # each part held fewer keys, the two together may not; async ids now known
+        tracks = len(ids.keys) + len(ids.async_keys) - int(ids.async_keys.single.sum())
+        if tracks > limit:
+            raise TooManyTracks(tracks, limit)
     clock, latest_ps = chrome_parts.clock(ids)
     builder.clock_origin_ns = clock.origin_ns(metadata)
     layout = Layout(builder, ids, metadata)

@@ -88,8 +88,8 @@ def budget() -> tuple[int, str | None]:
 
 
 def track_key_limit() -> int | None:
-    """How many distinct track keys (threads, counter series, processes) an ingest's budget holds
-    at `TRACK_KEY_BYTES` each; None outside an ingest (no budget to keep)."""
+    """How many tracks (threads, counter series, processes, async ids with a track of their own)
+    an ingest's budget holds at `TRACK_KEY_BYTES` each; None outside an ingest (no budget to keep)."""
     config = spill.current()
     if config is None:
         return None
@@ -97,13 +97,14 @@ def track_key_limit() -> int | None:
 
 
 class TooManyTracks(Exception):
-    """The file holds more distinct threads and counter series than the ingest's budget holds:
-    what an ingest keeps per track key is not spilled, so the read stops instead of passing it."""
+    """The file holds more tracks than the ingest's budget holds: what an ingest keeps per track
+    is not spilled, so the read stops instead of passing it."""
 
     def __init__(self, count: int, limit: int) -> None:
         self.count, self.limit = count, limit
         super().__init__(
-            f"more than {limit:,} distinct threads and counter series ({count:,} when the read stopped): "
+            f"more than {limit:,} tracks (distinct threads, counter series and async ids with nested "
+            f"events; {count:,} when the read stopped): "
             f"an ingest keeps about {TRACK_KEY_BYTES} bytes for each, beyond its memory budget; "
             "raise --profscope_ingest_memory_mb (`profscope ingest --memory-mb`) to open it"
         )
