@@ -225,7 +225,7 @@ def _assemble(
     builder: TraceBuilder, parts: list[ColumnCollector], metadata: dict[str, Any], damage: Damage
 ) -> None:
     ids = Parts(builder, parts)
-    limit = chrome_spill.track_key_limit()
+    limit = parts[0].key_limit
     if limit is not None:  # each part held fewer keys, the two together may not; async ids now known
         tracks = len(ids.keys) + len(ids.async_keys) - int(ids.async_keys.single.sum())
         if tracks > limit:
