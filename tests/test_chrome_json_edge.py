@@ -7,6 +7,8 @@ mismatch, overlapping slices, both document forms, displayTimeUnit, async, count
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import gzip
 import importlib.util
 import json
@@ -29,10 +31,12 @@ from profscope.formats import (
     chrome_columns,
     chrome_flows,
     chrome_json,
+    chrome_layout,
     chrome_pairing,
     chrome_scan,
 )
 from profscope.formats.chrome_decode import Event
+from same_trace import assert_same_trace
 
 pytestmark = pytest.mark.stack_independent
 
@@ -439,6 +443,52 @@ def test_single_slice_async_ids_share_a_track_per_name(tmp_path: Path) -> None:
     assert {int(trace.ev_dur_ps[i]) for i in on_shared} == {15_000_000}
     big = track_of(trace, find(trace, "parse"))
     assert big.name == "request" and big.id != shared_track.id and trace.ev_depth[find(trace, "parse")] == 1
+
+
+def test_single_slice_async_ids_are_grouped_the_same_a_slice_of_keys_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tens of millions of ids are put in their groups a slice of keys at a time. With slices of
+    7 keys (groups met again in later slices, groups first met in a later slice, ids with a
+    track of their own between), the trace is the one a single slice gives, and each shared
+    track sits where its first id appeared among the tracks of its name."""
+
+    def nested(pid: int, name: str) -> list[dict[str, Any]]:
+        span = {"cat": "net", "name": name, "id": f"own{pid}", "pid": pid, "tid": 1}
+        inner = {**span, "ph": "n", "name": "inner", "ts": 4}
+        return [{**span, "ph": "b", "ts": 3}, inner, {**span, "ph": "e", "ts": 5}]
+
+    events: list[dict[str, Any]] = []
+    for i in range(60):
+        pid = 1 + i % 2
+        if pid == 1:
+            name = "late" if i >= 40 and i % 3 == 0 else "fetch"
+        else:
+            name = "request" if i >= 30 else "ping"
+        begin = {"ph": "b", "cat": "net", "name": name, "id": i, "pid": pid, "tid": 1, "ts": 10 * i}
+        events += [begin, {**begin, "ph": "e", "ts": 10 * i + 15}]
+        if i == 0:  # right after the first "fetch" id, in its slice
+            events += nested(1, "fetch")
+        if i == 9:  # before pid 2's first "request" id (id 31, in the fifth slice)
+            events += nested(2, "request")
+    whole = read_bytes(tmp_path, doc(events))
+    monkeypatch.setattr(chrome_layout, "GROUP_SLICE", 7)
+    sliced = read_bytes(tmp_path, doc(events), name="again.json")
+    assert_same_trace(dataclasses.replace(sliced, source=whole.source), whole)
+    asynchronous = [t for t in whole.tracks if t.kind == "async"]
+    own = {
+        track_of(whole, i).id for i in range(whole.num_events) if whole.strings[whole.ev_name[i]] == "inner"
+    }
+    assert [(t.section, t.name, t.id in own) for t in asynchronous] == [
+        (0, "fetch", False),
+        (0, "fetch", True),
+        (0, "late", False),
+        (1, "ping", False),
+        (1, "request", True),
+        (1, "request", False),
+    ]
+    per_track = collections.Counter(int(t) for t in whole.ev_track)
+    assert [per_track[t.id] for t in asynchronous] == [27, 2, 3, 15, 2, 15]
 
 
 def _requests(count: int, distinct_ids: int) -> list[dict[str, Any]]:

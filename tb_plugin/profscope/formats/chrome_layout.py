@@ -239,6 +239,10 @@ def _clamp(value: int) -> int:
     return max(-(2**31), min(int(value), 2**31 - 1))
 
 
+# Single-slice async keys are put in their groups this many at a time (a sort's temporaries each).
+GROUP_SLICE = 1 << 20
+
+
 class _AsyncTracks:
     """The tracks of the async keys, with a Python object per track, not per id: an id holding one
     slice shares the track of its (section, name) with the others (a `group`), an id with more
@@ -253,7 +257,6 @@ class _AsyncTracks:
         for k, key in enumerate(keys):
             if key[0] == cc.ASYNC:
                 scope_section[k] = section_ids[key[1]]
-        section = scope_section[found.scope]
         # A name per key as a string id: its first event's, else "<category> <id>" (an id past the
         # builder's strings when no event has that text).
         name = found.first_name.copy()
@@ -274,16 +277,28 @@ class _AsyncTracks:
         # As `Layout`'s specs: (section, sort index, name, key index, kind, group or -1).
         self.specs: list[tuple[int, int, str, int, str, int]] = []
         for a in np.flatnonzero(~found.single).tolist():
-            self.specs.append((int(section[a]), 2**30, texts(int(name[a])), self.base + a, "async", -1))
-        self.single = np.flatnonzero(found.single)
-        pair = section[self.single] << 32 | name[self.single]
-        groups, first, self.inverse = np.unique(pair, return_index=True, return_inverse=True)
-        self.inverse = self.inverse.reshape(-1)
-        for g, (p, f) in enumerate(zip(groups.tolist(), first.tolist())):
-            self.specs.append(
-                (p >> 32, 2**30, texts(p & 0xFFFFFFFF), self.base + int(self.single[f]), "async", g)
-            )
-        self.group_track = np.zeros(groups.shape[0], np.int32)
+            section = int(scope_section[found.scope[a]])
+            self.specs.append((section, 2**30, texts(int(name[a])), self.base + a, "async", -1))
+        self.single = np.flatnonzero(found.single).astype(np.int32 if ids.num_keys < 2**31 else np.int64)
+        # Each single-slice key's group, numbered by first appearance, a slice of keys at a time
+        # (groups are few, keys may be tens of millions: no sort of them all at once).
+        self.inverse = np.empty(self.single.shape[0], np.int32)
+        groups: dict[int, int] = {}  # section << 32 | name → group number
+        for lo in range(0, self.single.shape[0], GROUP_SLICE):
+            keys_here = self.single[lo : lo + GROUP_SLICE]
+            pair = scope_section[found.scope[keys_here]] << 32 | name[keys_here]
+            values, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+            number = np.empty(values.shape[0], np.int32)
+            for j, (value, at) in enumerate(zip(values.tolist(), first.tolist())):
+                if value not in groups:
+                    groups[value] = len(groups)
+                    key = self.base + int(keys_here[at])
+                    self.specs.append(
+                        (value >> 32, 2**30, texts(value & 0xFFFFFFFF), key, "async", groups[value])
+                    )
+                number[j] = groups[value]
+            self.inverse[lo : lo + GROUP_SLICE] = number[inverse.reshape(-1)]
+        self.group_track = np.zeros(len(groups), np.int32)
         found.release_layout_fields()
 
     def place(self, track_of_key: np.ndarray) -> None:
