@@ -482,7 +482,8 @@ def test_more_track_keys_than_the_budget_holds_stop_the_read_naming_the_file(
 
 def test_async_ids_with_tracks_of_their_own_count_against_the_budget(tmp_path: Path) -> None:
     """An async id with nested events gets a track like a thread; ids that are one slice each
-    share their name's track and are let through however many."""
+    share their name's track and cost only what numbering them holds, about 80 bytes each: many
+    times more of them are let through, but not without bound."""
 
     def asyncs(count: int, nested: bool) -> Path:
         events = []
@@ -507,6 +508,15 @@ def test_async_ids_with_tracks_of_their_own_count_against_the_budget(tmp_path: P
     assert _read_in_budget(asyncs(limit - 10, nested=True)).num_events == 2 * (limit - 10)
     with pytest.raises(UnreadableProfile, match=f"more than {limit:,} tracks"):
         _read_in_budget(asyncs(limit + 10, nested=True))
+    # What the budget leaves after the file's one interned key (the ids' scope: pid, category), at
+    # 68 bytes plus twice the width of these 5-character ids per id.
+    one_slice_limit = (limit - 1) * chrome_spill.TRACK_KEY_BYTES // (chrome_spill.ASYNC_ID_BYTES + 10)
+    assert 12 * limit > one_slice_limit > 9 * limit
+    assert _read_in_budget(asyncs(9 * limit, nested=False)).num_events == 9 * limit
+    with pytest.raises(UnreadableProfile, match="distinct async ids") as raised:
+        _read_in_budget(asyncs(12 * limit, nested=False))
+    assert f"more than about {one_slice_limit:,} distinct async ids" in raised.value.reason
+    assert "--profscope_ingest_memory_mb" in raised.value.reason
 
 
 @pytest.mark.parametrize("failure", ["helper raises", "helper dies"])

@@ -5,7 +5,9 @@ A serving trace can hold an async id per request: interned as Python tuples in a
 scope (pid, category) and keeps each event's id text as a column of its chunk; `AsyncKeys` numbers
 the distinct (scope, id) pairs in the order they first appear in the file, in arrays: 21 bytes
 plus the id's length per key until the layout has read them, 12 after (what `keys_of` needs);
-about 80 bytes per key while they are numbered (3 M seven-digit ids, tracemalloc).
+about 68 bytes plus twice the id's length per key while they are numbered (tracemalloc over 3 M
+ids of 7, 12 and 18 characters: 80, 90 and 103 bytes). Inside an ingest that is counted against
+what the budget leaves after the file's tracks (`room_bytes`): past it, `TooManyAsyncIds`.
 
 Keys are found by a 64-bit hash of (scope, id bytes): sorting and searching fixed-width byte
 strings in numpy is several times slower than integers. The hash is only an index, never trusted:
@@ -26,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from profscope.formats import chrome_columns as cc
+from profscope.formats.chrome_spill import ASYNC_ID_BYTES, TooManyAsyncIds
 
 SEEDS = 8
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
@@ -82,13 +85,45 @@ class _ChunkKeys:
         )
 
 
+class _Column:
+    """A field of every chunk's keys, grown in one buffer of doubling capacity. Pieces kept per
+    chunk and joined at the end fragmented the heap: the pieces are small enough for malloc's
+    heap, the joined arrays are mapped apart from it, and the freed pieces stayed resident
+    (10 M ids: 1.1 GB of RSS for 0.8 GB of arrays). A big buffer is mapped, its untouched
+    capacity takes no memory, and freeing it gives its pages back."""
+
+    def __init__(self) -> None:
+        self.buffer: np.ndarray | None = None
+        self.size = 0
+
+    def append(self, values: np.ndarray) -> None:
+        end = self.size + values.shape[0]
+        old = self.buffer
+        if old is None or end > old.shape[0] or values.dtype.itemsize > old.dtype.itemsize:
+            dtype = values.dtype if old is None else np.result_type(old.dtype, values.dtype)
+            self.buffer = np.empty(max(2 * end, 1024), dtype)
+            if old is not None:
+                self.buffer[: self.size] = old[: self.size]
+        assert self.buffer is not None
+        self.buffer[self.size : end] = values
+        self.size = end
+
+    def take(self) -> np.ndarray:
+        """The values appended (a view of the buffer, which goes with it)."""
+        assert self.buffer is not None
+        out, self.buffer = self.buffer[: self.size], None
+        return out
+
+
 class AsyncKeys:
     """The async keys of a file, numbered `base`, `base` + 1, … in the order they first appear."""
 
-    def __init__(self, chunks: Callable[[], Iterable[Any]], base: int) -> None:
+    def __init__(self, chunks: Callable[[], Iterable[Any]], base: int, room_bytes: int | None = None) -> None:
         """`chunks()` yields, in file order, (scope key per row, the chunk's "asy" columns id,
-        phase and name, the chunk's string map) — read again if a seed must be changed."""
+        phase and name, the chunk's string map) — read again if a seed must be changed. Past
+        `room_bytes` of ids held while numbering (None: no bound), `TooManyAsyncIds`."""
         self.base = base
+        self.room_bytes = room_bytes
         for seed in range(SEEDS):
             try:
                 self._build(chunks(), seed)
@@ -99,16 +134,24 @@ class AsyncKeys:
 
     def _build(self, chunks: Iterable[Any], seed: int) -> None:
         self.seed = seed
-        fields: dict[str, list[np.ndarray]] = {k: [] for k in _ChunkKeys.FIELDS}
+        grown = {k: _Column() for k in _ChunkKeys.FIELDS}
+        held = held_bytes = 0
         for i, (scope, f, smap) in enumerate(chunks):
             part = _ChunkKeys(i, scope, f, smap, seed)
-            for k, parts in fields.items():
-                parts.append(getattr(part, k))
-        if not fields["hash"]:
+            for k, column in grown.items():
+                column.append(getattr(part, k))
+            per_id = ASYNC_ID_BYTES + 2 * part.ids.dtype.itemsize
+            held += part.hash.shape[0]
+            held_bytes += part.hash.shape[0] * per_id
+            if self.room_bytes is not None and held_bytes > self.room_bytes:
+                raise TooManyAsyncIds(held, max(self.room_bytes, 0) // per_id)
+        if not held:
             self._set_empty()
             return
+        fields = {k: column.take() for k, column in grown.items()}
+        del grown
         # One field at a time, each freed once sorted: a few arrays per id at most.
-        h = np.concatenate(fields.pop("hash"))
+        h = fields.pop("hash")
         order = np.argsort(h, kind="stable")  # chunks in file order: a key's first chunk first
         h = h[order]
         new = np.concatenate(([True], h[1:] != h[:-1]))
@@ -122,15 +165,15 @@ class AsyncKeys:
         first_rows = order[starts]
         distinct: dict[str, np.ndarray] = {}
         for k in ("ids", "scope"):
-            column = np.concatenate(fields.pop(k))
+            column = fields.pop(k)
             if not np.array_equal(column[repeat], column[before]):
                 raise HashCollision
             distinct[k] = column[first_rows]
         del column, repeat, before
-        first = np.concatenate(fields.pop("first"))[first_rows]
-        name = np.concatenate(fields.pop("name"))[first_rows]
+        first = fields.pop("first")[first_rows]
+        name = fields.pop("name")[first_rows]
         begins, ends, instants = (
-            np.add.reduceat(np.concatenate(fields.pop(k))[order], starts, dtype=np.int32)
+            np.add.reduceat(fields.pop(k)[order], starts, dtype=np.int32)
             for k in ("begins", "ends", "instants")
         )
         single = ((begins == 1) & (ends <= 1) & (instants == 0)) | (

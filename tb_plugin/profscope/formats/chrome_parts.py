@@ -19,7 +19,7 @@ from profscope.formats import chrome_columns as cc
 from profscope.formats.chrome_async_keys import AsyncKeys
 from profscope.formats.chrome_clock import Clock, densest, in_range
 from profscope.formats.chrome_meta import norm_id
-from profscope.formats.chrome_spill import ChunkRef
+from profscope.formats.chrome_spill import TRACK_KEY_BYTES, ChunkRef
 
 # Tables with times, and the ones whose latest time ends the slices left open.
 TIME_TABLES = ("ev", "be", "asy", "ctr")
@@ -113,7 +113,10 @@ class Parts:
             self.kmaps.append(
                 np.fromiter(map(self.keys.__getitem__, map(normal.key, local)), np.int32, len(local))
             )
-        self.async_keys = AsyncKeys(self._async_rows, len(self.keys))
+        # The async ids are numbered in what the ingest's track budget leaves after these keys.
+        limit = parts[0].key_limit
+        room = None if limit is None else (limit - len(self.keys)) * TRACK_KEY_BYTES
+        self.async_keys = AsyncKeys(self._async_rows, len(self.keys), room)
 
     @property
     def num_keys(self) -> int:

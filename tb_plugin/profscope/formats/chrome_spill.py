@@ -44,6 +44,10 @@ SORT_BYTES = 1 << 30
 TRACK_KEY_BYTES = 768
 # However small the budget, this many keys are let through (a 1 MB budget still opens real traces).
 MIN_TRACK_KEYS = 4096
+# What numbering the async ids holds per distinct id of a chunk, besides twice its id text's width
+# (`chrome_async_keys.AsyncKeys`): tracemalloc's peak over 3 M ids was 80, 90 and 103 bytes per id
+# for 7-, 12- and 18-character ids (`benchmarks/README.md`).
+ASYNC_ID_BYTES = 68
 # A column as written: an array, or byte strings that are written one after another (args texts).
 Column = np.ndarray | list[bytes]
 # Time bounds of one table of a chunk: (lowest µs, lowest ps remainder at it, highest µs, highest
@@ -111,6 +115,21 @@ class TooManyTracks(Exception):
 
     def __reduce__(self) -> tuple[type[TooManyTracks], tuple[int, int]]:
         return (type(self), (self.count, self.limit))  # a helper process sends it to its parent
+
+
+class TooManyAsyncIds(TooManyTracks):
+    """The file holds more async ids than what the budget leaves after its tracks holds while they
+    are numbered: ids of one slice each get no track, but numbering them keeps ~80 bytes per id."""
+
+    def __init__(self, count: int, limit: int) -> None:
+        self.count, self.limit = count, limit
+        Exception.__init__(
+            self,
+            f"more than about {limit:,} distinct async ids ({count:,}, counted chunk by chunk, when "
+            f"the read stopped): numbering them keeps about {ASYNC_ID_BYTES} bytes plus twice the "
+            "id's length for each, beyond what the ingest's memory budget leaves after the tracks; "
+            "raise --profscope_ingest_memory_mb (`profscope ingest --memory-mb`) to open it",
+        )
 
 
 def sort_bytes() -> int:
