@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from profscope import spill
 from profscope.columns import Trace
 from profscope.errors import UnreadableProfile
 from profscope.formats import xplane, xplane_decode
@@ -334,6 +335,31 @@ def write(tmp_path: Path, data: bytes, name: str = "bad.xplane.pb") -> str:
     path = tmp_path / name
     path.write_bytes(data)
     return str(path)
+
+
+def test_more_lines_than_the_budget_holds_stop_the_read_naming_the_file(tmp_path: Path) -> None:
+    """What the reader keeps per line is not spilled: past the lines an ingest's budget holds,
+    the walk stops with a clear error, counting the lines of every plane, before any is read."""
+    limit = xplane_decode.MIN_LINES
+
+    def planes(*counts: int) -> str:
+        space = space_class()()
+        for p, count in enumerate(counts):
+            plane = PlaneBuilder(space, f"/host:CPU{p}" if p else "/host:CPU")
+            for i in range(count):
+                plane.event(plane.line(f"thread {i}", line_id=i + 1), "op", 1000 * i, 500)
+        return write(tmp_path, space.SerializeToString(), f"lines{'_'.join(map(str, counts))}.xplane.pb")
+
+    fits, too_many = planes(limit - 100, 100), planes(limit - 100, 101)
+    with spill.use(spill.IngestMemory(str(tmp_path), 1 << 20)):
+        assert xplane.line_limit() == limit
+        assert xplane.read(fits, fsspec.filesystem("file")).num_events == limit
+        with pytest.raises(UnreadableProfile) as err:
+            xplane.read(too_many, fsspec.filesystem("file"))
+    assert err.value.path == too_many
+    assert f"more than {limit:,} lines ({limit + 1:,} when the walk stopped)" in err.value.reason
+    assert "--profscope_ingest_memory_mb" in err.value.reason
+    assert xplane.read(too_many, fsspec.filesystem("file")).num_events == limit + 1  # no budget
 
 
 def test_garbage_is_unreadable_and_names_the_file(tmp_path: Path) -> None:

@@ -112,6 +112,13 @@ def current() -> IngestMemory | None:
     return _CURRENT.get()
 
 
+def track_bytes() -> int | None:
+    """What an ingest's budget (builder + reader) holds of the state readers keep per track and
+    cannot spill (threads, XPlane lines, async ids while numbered); None outside an ingest."""
+    config = current()
+    return None if config is None else config.budget_bytes + config.reader_bytes
+
+
 def remove_scratch(out_dir: str) -> None:
     """Remove what spilled builders left in `out_dir` besides the entry's files."""
     for name in os.listdir(out_dir):

@@ -94,10 +94,8 @@ def budget() -> tuple[int, str | None]:
 def track_key_limit() -> int | None:
     """How many tracks (threads, counter series, processes, async ids with a track of their own)
     an ingest's budget holds at `TRACK_KEY_BYTES` each; None outside an ingest (no budget to keep)."""
-    config = spill.current()
-    if config is None:
-        return None
-    return max((config.budget_bytes + config.reader_bytes) // TRACK_KEY_BYTES, MIN_TRACK_KEYS)
+    room = spill.track_bytes()
+    return None if room is None else max(room // TRACK_KEY_BYTES, MIN_TRACK_KEYS)
 
 
 class TooManyTracks(Exception):

@@ -49,10 +49,13 @@ from profscope.formats.xplane_args_helper import ArgsHelper
 from profscope.formats.xplane_decode import (
     BYTES,
     DOUBLE,
+    LINE_BYTES,
+    MIN_LINES,
     REF,
     RawLine,
     RawPlane,
     SpaceIndex,
+    TooManyLines,
     decode_events,
     index_space,
     record_payloads,
@@ -126,7 +129,10 @@ def read(
             if xplane_args_helper.wanted(source.size, budget):
                 helper = _start_helper()
                 budget -= xplane_args_helper.HELPER_BYTES if helper is not None else 0
-            reading = _Reading(path, source, scratch, progress, batch_bytes, budget, helper)
+            try:
+                reading = _Reading(path, source, scratch, progress, batch_bytes, budget, helper)
+            except TooManyLines as exc:
+                raise UnreadableProfile(path, str(exc)) from None
             trace = reading.run()
         finally:
             source.close()
@@ -137,6 +143,12 @@ def read(
     if progress is not None:
         progress(source.size, source.size)
     return trace
+
+
+def line_limit() -> int | None:
+    """How many lines an ingest's budget holds at `LINE_BYTES` each; None outside an ingest."""
+    room = spill.track_bytes()
+    return None if room is None else max(room // LINE_BYTES, MIN_LINES)
 
 
 class _Recorder:
@@ -185,7 +197,7 @@ class _Reading:
         self.batch_bytes = max(1, batch_bytes)
         self.budget = budget
         self.helper = helper
-        self.index: SpaceIndex = index_space(source)
+        self.index: SpaceIndex = index_space(source, line_limit())
         self.line_damage: dict[tuple[int, int], str] = {}  # (plane, line slot) → what went wrong
         self.lines_seen = 0
         self.protos = hlo_protos(self.index)

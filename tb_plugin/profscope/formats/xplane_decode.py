@@ -32,6 +32,24 @@ MAX_SPAN_PS = 1 << 61
 # Planes read from one XSpace. A capture has one per device plus a few host planes (hundreds at the
 # most); each costs tens of µs even when empty, so a hostile file of millions would take minutes.
 MAX_PLANES = 4096
+# What reading keeps per line (its header, state and track, the walk's slot): 1.7 KB measured at
+# 200 k and 1 M one-event lines (`benchmarks/README.md`). Lines count against an ingest's budget,
+# this many at the least (a 1 MB budget still opens real captures: hundreds of lines).
+LINE_BYTES = 1792
+MIN_LINES = 4096
+
+
+class TooManyLines(Exception):
+    """The XSpace holds more lines than the ingest's budget holds: what the reader keeps per line
+    is not spilled, so the walk stops instead of passing it."""
+
+    def __init__(self, count: int, limit: int) -> None:
+        self.count, self.limit = count, limit
+        super().__init__(
+            f"more than {limit:,} lines ({count:,} when the walk stopped): the reader keeps about "
+            f"{LINE_BYTES} bytes for each, beyond its memory budget; raise "
+            "--profscope_ingest_memory_mb (`profscope ingest --memory-mb`) to open it"
+        )
 
 
 @dataclasses.dataclass
@@ -176,8 +194,9 @@ def _python_stats(data: bytes, cols: tuple[np.ndarray, ...], rows: np.ndarray) -
     return out
 
 
-def index_space(source: ByteSource) -> SpaceIndex:
-    """Walk the XSpace and its planes (not their lines) and decode every plane's metadata."""
+def index_space(source: ByteSource, line_limit: int | None = None) -> SpaceIndex:
+    """Walk the XSpace and its planes (not their lines) and decode every plane's metadata; past
+    `line_limit` lines in all (None: no bound), `TooManyLines`."""
     index = SpaceIndex([], [], [], [], [], [], [], [], Counter())
     plane_ranges: list[tuple[int, int]] = []
     try:
@@ -197,7 +216,11 @@ def index_space(source: ByteSource) -> SpaceIndex:
             f"file: {len(plane_ranges):,} planes, more than a capture holds; read the first {MAX_PLANES:,}"
         )
         del plane_ranges[MAX_PLANES:]
-    walked = [_walk_plane(source, i, a, b) for i, (a, b) in enumerate(plane_ranges)]
+    walked: list[_WalkedPlane] = []
+    lines = 0
+    for i, (a, b) in enumerate(plane_ranges):
+        walked.append(_walk_plane(source, i, a, b, line_limit, lines))
+        lines += len(walked[-1].slots)
     metadata = _decode_metadata(source, [w.ranges for w in walked], index.skipped)
     for i, (w, (stat_names, event_names, event_meta_stats, stats)) in enumerate(
         zip(walked, metadata, strict=True)
@@ -229,12 +252,17 @@ class _WalkedPlane:
     cut: bool = False
 
 
-def _walk_plane(source: ByteSource, i: int, start: int, end: int) -> _WalkedPlane:
+def _walk_plane(
+    source: ByteSource, i: int, start: int, end: int, line_limit: int | None, lines_before: int
+) -> _WalkedPlane:
+    """Where plane `i`'s fields are; past `line_limit` lines with the planes' before, `TooManyLines`."""
     out = _WalkedPlane()
     try:
         for number, wtype, a, b in fields(source, start, end):
             if number == 3 and wtype == wire.LEN:
                 out.slots.append((a, b))
+                if line_limit is not None and lines_before + len(out.slots) > line_limit:
+                    raise TooManyLines(lines_before + len(out.slots), line_limit)
             elif 4 <= number <= 6 and wtype == wire.LEN:
                 out.ranges[number - 4].append((a, b))
             elif number == 1 and wtype == wire.VARINT:
