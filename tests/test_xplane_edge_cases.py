@@ -337,10 +337,17 @@ def write(tmp_path: Path, data: bytes, name: str = "bad.xplane.pb") -> str:
     return str(path)
 
 
+def _read_in_budget(path: str) -> Trace:
+    """`path` read inside an ingest of a 1 MB budget: lines and metadata up to `MIN_HELD_BYTES`."""
+    with spill.use(spill.IngestMemory(str(Path(path).parent), 1 << 20)):
+        assert xplane.held_limit() == xplane_decode.MIN_HELD_BYTES
+        return xplane.read(path, fsspec.filesystem("file"))
+
+
 def test_more_lines_than_the_budget_holds_stop_the_read_naming_the_file(tmp_path: Path) -> None:
     """What the reader keeps per line is not spilled: past the lines an ingest's budget holds,
     the walk stops with a clear error, counting the lines of every plane, before any is read."""
-    limit = xplane_decode.MIN_LINES
+    limit = xplane_decode.MIN_HELD_BYTES // xplane_decode.LINE_BYTES  # 4096 lines
 
     def planes(*counts: int) -> str:
         space = space_class()()
@@ -350,16 +357,44 @@ def test_more_lines_than_the_budget_holds_stop_the_read_naming_the_file(tmp_path
                 plane.event(plane.line(f"thread {i}", line_id=i + 1), "op", 1000 * i, 500)
         return write(tmp_path, space.SerializeToString(), f"lines{'_'.join(map(str, counts))}.xplane.pb")
 
-    fits, too_many = planes(limit - 100, 100), planes(limit - 100, 101)
-    with spill.use(spill.IngestMemory(str(tmp_path), 1 << 20)):
-        assert xplane.line_limit() == limit
-        assert xplane.read(fits, fsspec.filesystem("file")).num_events == limit
-        with pytest.raises(UnreadableProfile) as err:
-            xplane.read(too_many, fsspec.filesystem("file"))
+    # Each plane holds one event metadata entry ("op", 6 bytes): 768 + 12 bytes, under a line's.
+    fits, too_many = planes(limit - 100, 98), planes(limit - 100, 100)
+    assert _read_in_budget(fits).num_events == limit - 2
+    with pytest.raises(UnreadableProfile) as err:
+        _read_in_budget(too_many)
     assert err.value.path == too_many
-    assert f"more than {limit:,} lines ({limit + 1:,} when the walk stopped)" in err.value.reason
+    # The second plane's lines come before its metadata: the first plane's entry, then 4096 lines.
+    assert "(4,096 lines and 1 event and stat metadata entries when the walk stopped)" in err.value.reason
     assert "--profscope_ingest_memory_mb" in err.value.reason
-    assert xplane.read(too_many, fsspec.filesystem("file")).num_events == limit + 1  # no budget
+    assert xplane.read(too_many, fsspec.filesystem("file")).num_events == limit  # no budget
+
+
+def test_more_metadata_than_the_budget_holds_stops_the_read(tmp_path: Path) -> None:
+    """An XLA program of a million ops has a million event metadata entries, about 0.9 KB each
+    once decoded: they count against the budget with the lines."""
+
+    def ops(count: int, kind: str = "event", display: str = "") -> str:
+        space = space_class()()
+        plane = PlaneBuilder(space, "/device:TPU:0")
+        for i in range(count):  # an entry of about 25 bytes (map key, id, name) and the display name
+            if kind == "event":
+                plane.event_id(f"fusion.{i:07d}", display)
+            else:
+                plane.stat_id(f"stat.{i:07d}")
+        plane.event(plane.line("XLA Ops"), "fusion.0000000", 0, 10)
+        return write(tmp_path, space.SerializeToString(), f"ops{count}{kind}{len(display)}.xplane.pb")
+
+    room = xplane_decode.MIN_HELD_BYTES - xplane_decode.LINE_BYTES
+    fits = ops(room // (xplane_decode.METADATA_BYTES + 2 * 40))  # entries of 40 bytes would fit
+    assert _read_in_budget(fits).num_events == 1
+    for too_many in (
+        ops(room // xplane_decode.METADATA_BYTES + 1),  # entries of no bytes would not
+        ops(room // xplane_decode.METADATA_BYTES + 1, kind="stat"),
+        ops(room // (xplane_decode.METADATA_BYTES + 2 * 1000) + 1, display="x" * 1000),
+    ):
+        with pytest.raises(UnreadableProfile, match="event and stat metadata entries when the walk stopped"):
+            _read_in_budget(too_many)
+        assert xplane.read(too_many, fsspec.filesystem("file")).num_events == 1
 
 
 def test_garbage_is_unreadable_and_names_the_file(tmp_path: Path) -> None:

@@ -11,8 +11,9 @@ How the memory stays bounded: the file is never read whole (`xplane_source`). `i
 the XSpace and its planes, skipping their lines, and decodes the metadata; then a plane's lines
 are read in windows of `batch_bytes` (a window holds part of a long line or several short ones)
 and every window's events are decoded and turned into builder calls (`xplane_plane`) before the
-next is read. What the reader keeps besides: the metadata, per line and per counter series a few
-numbers, and per GPU or TPU plane the rows its derived lines are built from (about 60 bytes per
+next is read. What the reader keeps besides: the metadata, per line its header, state and track
+(about 1.7 KB), per metadata entry about 0.9 KB (both count against an ingest's budget,
+`held_limit`), per counter series a few numbers, and per GPU or TPU plane the rows its derived lines are built from (about 60 bytes per
 kernel or op, freed once the plane is done). What the whole file decides is settled at the end:
 
 - times count from the trace's zero, the earliest event rounded down to a whole ns, on the clock
@@ -49,8 +50,7 @@ from profscope.formats.xplane_args_helper import ArgsHelper
 from profscope.formats.xplane_decode import (
     BYTES,
     DOUBLE,
-    LINE_BYTES,
-    MIN_LINES,
+    MIN_HELD_BYTES,
     REF,
     RawLine,
     RawPlane,
@@ -145,10 +145,11 @@ def read(
     return trace
 
 
-def line_limit() -> int | None:
-    """How many lines an ingest's budget holds at `LINE_BYTES` each; None outside an ingest."""
+def held_limit() -> int | None:
+    """Bytes of lines and metadata (`xplane_decode.LINE_BYTES`, `METADATA_BYTES`) an ingest's
+    budget holds; None outside an ingest."""
     room = spill.track_bytes()
-    return None if room is None else max(room // LINE_BYTES, MIN_LINES)
+    return None if room is None else max(room, MIN_HELD_BYTES)
 
 
 class _Recorder:
@@ -197,7 +198,7 @@ class _Reading:
         self.batch_bytes = max(1, batch_bytes)
         self.budget = budget
         self.helper = helper
-        self.index: SpaceIndex = index_space(source, line_limit())
+        self.index: SpaceIndex = index_space(source, held_limit())
         self.line_damage: dict[tuple[int, int], str] = {}  # (plane, line slot) → what went wrong
         self.lines_seen = 0
         self.protos = hlo_protos(self.index)

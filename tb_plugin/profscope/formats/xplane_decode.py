@@ -33,23 +33,31 @@ MAX_SPAN_PS = 1 << 61
 # most); each costs tens of µs even when empty, so a hostile file of millions would take minutes.
 MAX_PLANES = 4096
 # What reading keeps per line (its header, state and track, the walk's slot): 1.7 KB measured at
-# 200 k and 1 M one-event lines (`benchmarks/README.md`). Lines count against an ingest's budget,
-# this many at the least (a 1 MB budget still opens real captures: hundreds of lines).
+# 200 k and 1 M one-event lines; per event or stat metadata entry (its range, decoded names, dict
+# entries) 768 bytes plus twice the entry's bytes: 0.9 KB measured for entries of 75 bytes at 200 k
+# and 1 M entries (`benchmarks/README.md`). Both count against an ingest's budget; however small the
+# budget, `MIN_HELD_BYTES` is let through (a 1 MB budget still opens real captures).
 LINE_BYTES = 1792
-MIN_LINES = 4096
+METADATA_BYTES = 768
+MIN_HELD_BYTES = 4096 * LINE_BYTES
 
 
 class TooManyLines(Exception):
-    """The XSpace holds more lines than the ingest's budget holds: what the reader keeps per line
-    is not spilled, so the walk stops instead of passing it."""
+    """The XSpace holds more lines and metadata than the ingest's budget holds: what the reader
+    keeps for each is not spilled, so the walk stops instead of passing it."""
 
-    def __init__(self, count: int, limit: int) -> None:
-        self.count, self.limit = count, limit
+    def __init__(self, lines: int, entries: int, limit_bytes: int) -> None:
+        self.lines, self.entries, self.limit_bytes = lines, entries, limit_bytes
         super().__init__(
-            f"more than {limit:,} lines ({count:,} when the walk stopped): the reader keeps about "
-            f"{LINE_BYTES} bytes for each, beyond its memory budget; raise "
-            "--profscope_ingest_memory_mb (`profscope ingest --memory-mb`) to open it"
+            f"more lines and metadata than {limit_bytes / 2**20:,.0f} MiB hold ({lines:,} lines and "
+            f"{entries:,} event and stat metadata entries when the walk stopped): the reader keeps "
+            f"about {LINE_BYTES} bytes per line and {METADATA_BYTES} plus twice its size per entry, "
+            "beyond its memory budget; raise --profscope_ingest_memory_mb (`profscope ingest "
+            "--memory-mb`) to open it"
         )
+
+    def __reduce__(self) -> tuple[type[TooManyLines], tuple[int, int, int]]:
+        return (type(self), (self.lines, self.entries, self.limit_bytes))
 
 
 @dataclasses.dataclass
@@ -194,9 +202,9 @@ def _python_stats(data: bytes, cols: tuple[np.ndarray, ...], rows: np.ndarray) -
     return out
 
 
-def index_space(source: ByteSource, line_limit: int | None = None) -> SpaceIndex:
+def index_space(source: ByteSource, limit_bytes: int | None = None) -> SpaceIndex:
     """Walk the XSpace and its planes (not their lines) and decode every plane's metadata; past
-    `line_limit` lines in all (None: no bound), `TooManyLines`."""
+    `limit_bytes` of lines and metadata entries in all (None: no bound), `TooManyLines`."""
     index = SpaceIndex([], [], [], [], [], [], [], [], Counter())
     plane_ranges: list[tuple[int, int]] = []
     try:
@@ -217,10 +225,9 @@ def index_space(source: ByteSource, line_limit: int | None = None) -> SpaceIndex
         )
         del plane_ranges[MAX_PLANES:]
     walked: list[_WalkedPlane] = []
-    lines = 0
+    held = _Held(limit_bytes)
     for i, (a, b) in enumerate(plane_ranges):
-        walked.append(_walk_plane(source, i, a, b, line_limit, lines))
-        lines += len(walked[-1].slots)
+        walked.append(_walk_plane(source, i, a, b, held))
     metadata = _decode_metadata(source, [w.ranges for w in walked], index.skipped)
     for i, (w, (stat_names, event_names, event_meta_stats, stats)) in enumerate(
         zip(walked, metadata, strict=True)
@@ -252,19 +259,33 @@ class _WalkedPlane:
     cut: bool = False
 
 
-def _walk_plane(
-    source: ByteSource, i: int, start: int, end: int, line_limit: int | None, lines_before: int
-) -> _WalkedPlane:
-    """Where plane `i`'s fields are; past `line_limit` lines with the planes' before, `TooManyLines`."""
+class _Held:
+    """What the walk has found that reading keeps (lines, metadata entries) against a limit."""
+
+    def __init__(self, limit_bytes: int | None) -> None:
+        self.limit_bytes = limit_bytes
+        self.lines = self.entries = self.bytes = 0
+
+    def add(self, lines: int, entries: int, size: int) -> None:
+        self.lines += lines
+        self.entries += entries
+        self.bytes += lines * LINE_BYTES + entries * METADATA_BYTES + 2 * size
+        if self.limit_bytes is not None and self.bytes > self.limit_bytes:
+            raise TooManyLines(self.lines, self.entries, self.limit_bytes)
+
+
+def _walk_plane(source: ByteSource, i: int, start: int, end: int, held: _Held) -> _WalkedPlane:
+    """Where plane `i`'s fields are, counted into `held`."""
     out = _WalkedPlane()
     try:
         for number, wtype, a, b in fields(source, start, end):
             if number == 3 and wtype == wire.LEN:
                 out.slots.append((a, b))
-                if line_limit is not None and lines_before + len(out.slots) > line_limit:
-                    raise TooManyLines(lines_before + len(out.slots), line_limit)
+                held.add(1, 0, 0)
             elif 4 <= number <= 6 and wtype == wire.LEN:
                 out.ranges[number - 4].append((a, b))
+                if number < 6:
+                    held.add(0, 1, b - a)
             elif number == 1 and wtype == wire.VARINT:
                 out.id = wire.as_int64(a)
             elif number == 2 and wtype == wire.LEN:
