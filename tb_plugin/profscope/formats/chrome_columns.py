@@ -28,7 +28,7 @@ from profscope import arrays
 from profscope.formats.chrome_clock import MAX_US, PS_PER_US, parse_us
 from profscope.formats.chrome_decode import Damage, Event, args_blob
 from profscope.formats.chrome_meta import ProcessInfo
-from profscope.formats.chrome_spill import ChunkRef, SpillFile, TooManyTracks, time_bounds
+from profscope.formats.chrome_spill import ChunkRef, SpillFile, TooManyTracks, check_names, time_bounds
 
 # Phase codes.
 UNKNOWN, COMPLETE, BEGIN, END, INSTANT = 0, 1, 2, 3, 4
@@ -143,6 +143,19 @@ class Interner(dict):
         return out
 
 
+class TextInterner(Interner):
+    """An `Interner` of texts that adds up their lengths: what the distinct names hold."""
+
+    def __init__(self, *reserved: Any) -> None:
+        self.text_bytes = 0
+        super().__init__(*reserved)
+
+    def __missing__(self, key: Any) -> int:
+        if isinstance(key, str):
+            self.text_bytes += len(key)
+        return super().__missing__(key)
+
+
 def _id_texts(events: list[Event], joined: bytes) -> list[bytes]:
     """Canonical id text per event (`id`, else `id2`): digits or a string's content, no quotes;
     `joined` is the events' `id` texts joined by NULs."""
@@ -177,9 +190,10 @@ class ColumnCollector:
     """Accumulates the columns of one contiguous part of a trace file."""
 
     def __init__(self, key_limit: int | None = None) -> None:
-        # At most this many track keys (`chrome_spill.track_key_limit`), else `TooManyTracks`.
+        # At most this many track keys (`chrome_spill.track_key_limit`), else `TooManyTracks`; and
+        # names within the rest of that budget, else `TooManyNames`.
         self.key_limit = key_limit
-        self.strings = Interner("")
+        self.strings = TextInterner("")
         self.strings.alias(None, "")  # a missing name or category reads as ""
         self.keys = Interner()
         self.damage = Damage()
@@ -227,8 +241,10 @@ class ColumnCollector:
     # -- entry point -------------------------------------------------------------------------
     def add(self, batch: list[Event]) -> None:
         self._add(batch)
-        if self.key_limit is not None and len(self.keys) > self.key_limit:
-            raise TooManyTracks(len(self.keys), self.key_limit)
+        if self.key_limit is not None:
+            if len(self.keys) > self.key_limit:
+                raise TooManyTracks(len(self.keys), self.key_limit)
+            check_names(len(self.keys), len(self.strings), self.strings.text_bytes, self.key_limit)
 
     def _add(self, batch: list[Event]) -> None:
         n = len(batch)

@@ -221,15 +221,29 @@ def _start_helper(
 # -- assembly -------------------------------------------------------------------------------------
 
 
+def _distinct_names(parts: list[ColumnCollector]) -> tuple[int, int]:
+    """(count, total length) of the distinct names of all parts, as one process would count them."""
+    first = parts[0].strings
+    names, text_bytes = len(first), first.text_bytes
+    for part in parts[1:]:
+        more = [name for name in part.strings if isinstance(name, str) and name not in first]
+        names += len(more)
+        text_bytes += sum(map(len, more))
+    return names, text_bytes
+
+
 def _assemble(
     builder: TraceBuilder, parts: list[ColumnCollector], metadata: dict[str, Any], damage: Damage
 ) -> None:
-    ids = Parts(builder, parts)
     limit = parts[0].key_limit
+    if limit is not None:  # the builder is about to hold the parts' names: not past the budget
+        chrome_spill.check_names(0, *_distinct_names(parts), limit)
+    ids = Parts(builder, parts)
     if limit is not None:  # each part held fewer keys, the two together may not; async ids now known
         tracks = len(ids.keys) + len(ids.async_keys) - int(ids.async_keys.single.sum())
         if tracks > limit:
             raise TooManyTracks(tracks, limit)
+        chrome_spill.check_names(tracks, len(ids.strings), sum(map(len, ids.strings)), limit)
     clock, latest_ps = chrome_parts.clock(ids)
     builder.clock_origin_ns = clock.origin_ns(metadata)
     layout = Layout(builder, ids, metadata)

@@ -44,6 +44,12 @@ SORT_BYTES = 1 << 30
 TRACK_KEY_BYTES = 768
 # However small the budget, this many keys are let through (a 1 MB budget still opens real traces).
 MIN_TRACK_KEYS = 4096
+# What reading keeps per distinct event name or category besides twice its length (the collector's
+# and the builder's dict entries, the strings, the name list): 212 bytes per 12-character name
+# measured over 2 M distinct names (`benchmarks/README.md`).
+NAME_BYTES = 188
+# Names let through on top of a budget the tracks fill (a few thousand: what real traces hold).
+MIN_NAME_BYTES = 1 << 20
 # What numbering the async ids holds per distinct id of a chunk, besides twice its id text's width
 # (`chrome_async_keys.AsyncKeys`): tracemalloc's peak over 3 M ids was 80, 90 and 103 bytes per id
 # for 7-, 12- and 18-character ids (`benchmarks/README.md`).
@@ -113,6 +119,29 @@ class TooManyTracks(Exception):
 
     def __reduce__(self) -> tuple[type[TooManyTracks], tuple[int, int]]:
         return (type(self), (self.count, self.limit))  # a helper process sends it to its parent
+
+
+class TooManyNames(TooManyTracks):
+    """The file holds more distinct event names and categories than what the budget leaves after
+    its tracks holds: names are kept per distinct text, not spilled."""
+
+    def __init__(self, count: int, limit: int) -> None:
+        self.count, self.limit = count, limit
+        Exception.__init__(
+            self,
+            f"more distinct event names and categories than about {limit:,} bytes hold ({count:,} "
+            f"when the read stopped): reading keeps about {NAME_BYTES} bytes plus twice the text's "
+            "length for each, beyond what the ingest's memory budget leaves after the tracks; raise "
+            "--profscope_ingest_memory_mb (`profscope ingest --memory-mb`) to open it",
+        )
+
+
+def check_names(tracks: int, names: int, text_bytes: int, track_limit: int) -> None:
+    """`TooManyNames` if `names` distinct texts of `text_bytes` in all pass what `track_limit`
+    tracks' worth of budget leaves after `tracks` (and `MIN_NAME_BYTES`)."""
+    room = (track_limit - tracks) * TRACK_KEY_BYTES + MIN_NAME_BYTES
+    if names * NAME_BYTES + 2 * text_bytes > room:
+        raise TooManyNames(names, max(room, 0))
 
 
 class TooManyAsyncIds(TooManyTracks):
