@@ -347,7 +347,7 @@ def _read_in_budget(path: str) -> Trace:
 def test_more_lines_than_the_budget_holds_stop_the_read_naming_the_file(tmp_path: Path) -> None:
     """What the reader keeps per line is not spilled: past the lines an ingest's budget holds,
     the walk stops with a clear error, counting the lines of every plane, before any is read."""
-    limit = xplane_decode.MIN_HELD_BYTES // xplane_decode.LINE_BYTES  # 4096 lines
+    limit = xplane_decode.MIN_HELD_BYTES // xplane_decode.LINE_BYTES  # 18,724 lines
 
     def planes(*counts: int) -> str:
         space = space_class()()
@@ -358,15 +358,17 @@ def test_more_lines_than_the_budget_holds_stop_the_read_naming_the_file(tmp_path
         return write(tmp_path, space.SerializeToString(), f"lines{'_'.join(map(str, counts))}.xplane.pb")
 
     # Each plane holds one event metadata entry ("op", 6 bytes): 768 + 12 bytes, under a line's.
-    fits, too_many = planes(limit - 100, 98), planes(limit - 100, 100)
+    fits, too_many = planes(limit - 100, 98), planes(limit - 100, 101)
     assert _read_in_budget(fits).num_events == limit - 2
     with pytest.raises(UnreadableProfile) as err:
         _read_in_budget(too_many)
     assert err.value.path == too_many
-    # The second plane's lines come before its metadata: the first plane's entry, then 4096 lines.
-    assert "(4,096 lines and 1 event and stat metadata entries when the walk stopped)" in err.value.reason
+    # The second plane's lines come before its metadata: the first plane's entry, then one line
+    # past the limit.
+    stopped = f"({limit + 1:,} lines and 1 event and stat metadata entries when the walk stopped)"
+    assert stopped in err.value.reason
     assert "--profscope_ingest_memory_mb" in err.value.reason
-    assert xplane.read(too_many, fsspec.filesystem("file")).num_events == limit  # no budget
+    assert xplane.read(too_many, fsspec.filesystem("file")).num_events == limit + 1  # no budget
 
 
 def test_more_metadata_than_the_budget_holds_stops_the_read(tmp_path: Path) -> None:
