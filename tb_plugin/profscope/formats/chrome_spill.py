@@ -104,17 +104,22 @@ def track_key_limit() -> int | None:
     return None if room is None else max(room // TRACK_KEY_BYTES, MIN_TRACK_KEYS)
 
 
+_RAISE_BUDGET = "raise --profscope_ingest_memory_mb (`profscope ingest --memory-mb`) to open it"
+
+
 class TooManyTracks(Exception):
     """The file holds more tracks than the ingest's budget holds: what an ingest keeps per track
-    is not spilled, so the read stops instead of passing it."""
+    is not spilled, so the read stops instead of passing it. Subclasses say what else ran out."""
 
     def __init__(self, count: int, limit: int) -> None:
         self.count, self.limit = count, limit
-        super().__init__(
-            f"more than {limit:,} tracks (distinct threads, counter series and async ids with nested "
-            f"events; {count:,} when the read stopped): "
-            f"an ingest keeps about {TRACK_KEY_BYTES} bytes for each, beyond its memory budget; "
-            "raise --profscope_ingest_memory_mb (`profscope ingest --memory-mb`) to open it"
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        return (
+            f"more than {self.limit:,} tracks (distinct threads, counter series and async ids with "
+            f"nested events; {self.count:,} when the read stopped): an ingest keeps about "
+            f"{TRACK_KEY_BYTES} bytes for each, beyond its memory budget; {_RAISE_BUDGET}"
         )
 
     def __reduce__(self) -> tuple[type[TooManyTracks], tuple[int, int]]:
@@ -122,17 +127,15 @@ class TooManyTracks(Exception):
 
 
 class TooManyNames(TooManyTracks):
-    """The file holds more distinct event names and categories than what the budget leaves after
-    its tracks holds: names are kept per distinct text, not spilled."""
+    """More distinct event names and categories than what the budget leaves after the tracks
+    holds (`limit` in bytes): names are kept per distinct text, not spilled."""
 
-    def __init__(self, count: int, limit: int) -> None:
-        self.count, self.limit = count, limit
-        Exception.__init__(
-            self,
-            f"more distinct event names and categories than about {limit:,} bytes hold ({count:,} "
-            f"when the read stopped): reading keeps about {NAME_BYTES} bytes plus twice the text's "
-            "length for each, beyond what the ingest's memory budget leaves after the tracks; raise "
-            "--profscope_ingest_memory_mb (`profscope ingest --memory-mb`) to open it",
+    def describe(self) -> str:
+        return (
+            f"more distinct event names and categories than about {self.limit:,} bytes hold "
+            f"({self.count:,} when the read stopped): reading keeps about {NAME_BYTES} bytes plus "
+            "twice the text's length for each, beyond what the ingest's memory budget leaves after "
+            f"the tracks; {_RAISE_BUDGET}"
         )
 
 
@@ -145,17 +148,15 @@ def check_names(tracks: int, names: int, text_bytes: int, track_limit: int) -> N
 
 
 class TooManyAsyncIds(TooManyTracks):
-    """The file holds more async ids than what the budget leaves after its tracks holds while they
-    are numbered: ids of one slice each get no track, but numbering them keeps ~80 bytes per id."""
+    """More async ids than what the budget leaves after the tracks holds while they are numbered:
+    ids of one slice each get no track, but numbering them keeps ~80 bytes per id."""
 
-    def __init__(self, count: int, limit: int) -> None:
-        self.count, self.limit = count, limit
-        Exception.__init__(
-            self,
-            f"more than about {limit:,} distinct async ids ({count:,}, counted chunk by chunk, when "
-            f"the read stopped): numbering them keeps about {ASYNC_ID_BYTES} bytes plus twice the "
-            "id's length for each, beyond what the ingest's memory budget leaves after the tracks; "
-            "raise --profscope_ingest_memory_mb (`profscope ingest --memory-mb`) to open it",
+    def describe(self) -> str:
+        return (
+            f"more than about {self.limit:,} distinct async ids ({self.count:,}, counted chunk by "
+            f"chunk, when the read stopped): numbering them keeps about {ASYNC_ID_BYTES} bytes plus "
+            "twice the id's length for each, beyond what the ingest's memory budget leaves after the "
+            f"tracks; {_RAISE_BUDGET}"
         )
 
 
