@@ -522,52 +522,61 @@ def test_async_ids_with_tracks_of_their_own_count_against_the_budget(tmp_path: P
 @pytest.mark.parametrize("width", [8, 300])
 @pytest.mark.parametrize("helper", [False, True])
 def test_more_distinct_names_than_the_budget_holds_stop_the_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: bool, width: int
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    helper: bool,
+    width: int,
 ) -> None:
     """A name per event (a request id in each) is kept per distinct text, about 0.2 KB each:
-    names count against what the budget leaves after the tracks, plus `MIN_NAME_BYTES`."""
+    names count against what the budget leaves after the tracks, plus `MIN_NAME_BYTES`. While a
+    helper reads, each process may hold half; past it the helper stops and this process reads on
+    alone, so a file opens or not as in one process."""
     monkeypatch.setattr(chrome_scan, "WINDOW_BYTES", 64 << 10)
     if helper:
         monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
-    used = spy_results(monkeypatch)
 
-    def named(count: int, distinct: int | None = None) -> Path:
-        plain = tmp_path / f"names{count}_{distinct}.json"
-        events = [
-            {
-                "ph": "X",
-                "name": f"r{i % (distinct or count):0{width - 1}d}",
-                "pid": 1,
-                "tid": 1,
-                "ts": i,
-                "dur": 1,
-            }
+    def named(count: int, distinct: int | None = None, same_first: int = 0) -> Path:
+        """`count` events, named by `i % distinct` after the first `same_first` (all one name, of
+        the same width: the events' bytes go as their number)."""
+        plain = tmp_path / f"names{count}_{distinct}_{same_first}.json"
+        names = [
+            "s" * width if i < same_first else f"r{i % (distinct or count):0{width - 1}d}"
             for i in range(count)
         ]
+        events = [{"ph": "X", "name": n, "pid": 1, "tid": 1, "ts": i, "dur": 1} for i, n in enumerate(names)]
         plain.write_text(json.dumps({"traceEvents": events}, indent=1))
         return plain
+
+    def fell_back() -> str:
+        text = caplog.text
+        caplog.clear()
+        if "the helper's names past half the budget" in text:
+            return "helper"
+        return "reader" if "names past half the budget" in text else ""
 
     # Room: (4096 - 2 tracks) · 768 bytes + 1 MiB; each name 188 bytes + twice its width ("" is
     # a name too).
     room = (chrome_spill.MIN_TRACK_KEYS - 2) * chrome_spill.TRACK_KEY_BYTES + chrome_spill.MIN_NAME_BYTES
     fit = room // (chrome_spill.NAME_BYTES + 2 * width) - 10
+    # The helper reads the last quarter of a file this small (`split_offset`): here the first three
+    # quarters hold more than half the budget's names.
     assert _read_in_budget(named(fit)).num_events == fit
-    # The same names twice over: with a helper each part holds most of them, counted once merging.
-    assert _read_in_budget(named(2 * fit, distinct=fit)).num_events == 2 * fit
-    # A fifth more: one process stops while decoding; with a helper (which reads the last quarter
-    # of a file this small, `split_offset`) each part holds fewer and they are stopped merging.
+    assert fell_back() == ("reader" if helper else "")
+    # The same names twice over: each half holds fewer than half the budget's.
+    assert _read_in_budget(named(2 * fit, distinct=fit // 3)).num_events == 2 * fit
+    assert fell_back() == ""
+    # The names all in the last quarter: the helper holds more than half, this process reads on.
+    tail = named(4 * (fit * 7 // 10), same_first=3 * (fit * 7 // 10))
+    assert _read_in_budget(tail).num_events == 4 * (fit * 7 // 10)
+    assert fell_back() == ("helper" if helper else "")
+    # A fifth more than fit: stopped while decoding, in one process either way.
     too_many = fit * 6 // 5
-    merged: list[int] = []
-    parts = chrome_json.Parts
-    monkeypatch.setattr(chrome_json, "Parts", lambda *a: merged.append(1) or parts(*a))
     with pytest.raises(UnreadableProfile, match="more distinct event names and categories") as raised:
         _read_in_budget(named(too_many))
-    assert merged == []  # stopped before the builder took in the parts' names
     assert "--profscope_ingest_memory_mb" in raised.value.reason
     stopped_at = int(re.search(r"hold \(([\d,]+) when", raised.value.reason).group(1).replace(",", ""))
-    assert fit < stopped_at <= too_many + 2
-    assert (stopped_at < too_many) == (not helper)
-    assert used == ([True, True, True] if helper else [])
+    assert fit < stopped_at < too_many
     assert read(named(too_many)).num_events == too_many  # outside an ingest: no budget to keep
 
 

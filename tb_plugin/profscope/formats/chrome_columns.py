@@ -191,8 +191,10 @@ class ColumnCollector:
 
     def __init__(self, key_limit: int | None = None) -> None:
         # At most this many track keys (`chrome_spill.track_key_limit`), else `TooManyTracks`; and
-        # names within the rest of that budget, else `TooManyNames`.
+        # names within the rest of that budget, else `TooManyNames` — half of it while the reading
+        # process and its helper both hold names (`name_share` 2).
         self.key_limit = key_limit
+        self.name_share = 1
         self.strings = TextInterner("")
         self.strings.alias(None, "")  # a missing name or category reads as ""
         self.keys = Interner()
@@ -244,7 +246,9 @@ class ColumnCollector:
         if self.key_limit is not None:
             if len(self.keys) > self.key_limit:
                 raise TooManyTracks(len(self.keys), self.key_limit)
-            check_names(len(self.keys), len(self.strings), self.strings.text_bytes, self.key_limit)
+            check_names(
+                len(self.keys), len(self.strings), self.strings.text_bytes, self.key_limit, self.name_share
+            )
 
     def _add(self, batch: list[Event]) -> None:
         n = len(batch)

@@ -145,6 +145,7 @@ def run(inbox: Connection, outbox: Connection, spill_fd: int) -> None:
         with open(path, "rb") as f:
             reader = BlockReader(f, start=offset)
             collector = ColumnCollector(key_limit)
+            collector.name_share = 2  # the reading process holds names of its own meanwhile
             scanner = EventScanner(
                 reader.next_block,
                 collector.damage,

@@ -47,7 +47,7 @@ from profscope.formats.chrome_layout import Layout
 from profscope.formats.chrome_pairing import ASYNC, BEGIN_END, pair_halves
 from profscope.formats.chrome_parts import Parts
 from profscope.formats.chrome_scan import EventScanner, Truncated
-from profscope.formats.chrome_spill import SpillFile, TooManyTracks
+from profscope.formats.chrome_spill import SpillFile, TooManyNames, TooManyTracks
 
 FORMAT = registry.CHROME_TRACE
 _log = logging.getLogger(__name__)
@@ -155,7 +155,17 @@ def _decode(
             helper = None
         if helper is not None and offset is not None:
             helper.start(local_path, offset, bare_array)
+            collector.name_share = 2
         return offset
+
+    def read_alone() -> None:
+        """Stop the helper: this process reads the rest itself, its names counted against the
+        whole budget (the outcome is the one a single process gives)."""
+        nonlocal helper
+        assert helper is not None
+        helper.stop()
+        helper = None
+        collector.name_share = 1
 
     scanner = EventScanner(reader.next_block, collector.damage, on_events_start=split)
 
@@ -165,7 +175,13 @@ def _decode(
     def consume(batches: Iterator[list[Event]]) -> None:
         nonlocal reported
         for batch in batches:
-            collector.add(batch)
+            try:
+                collector.add(batch)
+            except TooManyNames:
+                if helper is None or collector.name_share == 1:
+                    raise
+                _log.warning("names past half the budget in %s; reading on in one process", path)
+                read_alone()
             if collector.pending_bytes >= chunk_bytes:
                 collector.flush(collector.spill)
             if progress is not None:
@@ -186,13 +202,16 @@ def _decode(
         if helper is not None and scanner.reached_stop:
             try:
                 tail = helper.result()
+            except TooManyNames:  # its half of the budget: the names may yet fit in the whole
+                _log.warning("the helper's names past half the budget in %s; reading on in one process", path)
+                read_alone()
             except TooManyTracks:
                 raise  # the rest would hold as many: reading it here passes the budget too
             except Exception:  # the helper died or failed: this process reads the rest itself
                 _log.warning("helper process failed on %s; reading on in one process", path, exc_info=True)
-                helper.stop()
-                helper = None
-                consume(scanner.resume())
+                read_alone()
+        if helper is None and scanner.reached_stop:
+            consume(scanner.resume())
         collector.flush(collector.spill)
         parts = [collector]
         if tail is not None:
@@ -221,24 +240,11 @@ def _start_helper(
 # -- assembly -------------------------------------------------------------------------------------
 
 
-def _distinct_names(parts: list[ColumnCollector]) -> tuple[int, int]:
-    """(count, total length) of the distinct names of all parts, as one process would count them."""
-    first = parts[0].strings
-    names, text_bytes = len(first), first.text_bytes
-    for part in parts[1:]:
-        more = [name for name in part.strings if isinstance(name, str) and name not in first]
-        names += len(more)
-        text_bytes += sum(map(len, more))
-    return names, text_bytes
-
-
 def _assemble(
     builder: TraceBuilder, parts: list[ColumnCollector], metadata: dict[str, Any], damage: Damage
 ) -> None:
-    limit = parts[0].key_limit
-    if limit is not None:  # the builder is about to hold the parts' names: not past the budget
-        chrome_spill.check_names(0, *_distinct_names(parts), limit)
     ids = Parts(builder, parts)
+    limit = parts[0].key_limit
     if limit is not None:  # each part held fewer keys, the two together may not; async ids now known
         tracks = len(ids.keys) + len(ids.async_keys) - int(ids.async_keys.single.sum())
         if tracks > limit:

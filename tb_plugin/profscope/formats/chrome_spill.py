@@ -139,10 +139,11 @@ class TooManyNames(TooManyTracks):
         )
 
 
-def check_names(tracks: int, names: int, text_bytes: int, track_limit: int) -> None:
+def check_names(tracks: int, names: int, text_bytes: int, track_limit: int, share: int = 1) -> None:
     """`TooManyNames` if `names` distinct texts of `text_bytes` in all pass what `track_limit`
-    tracks' worth of budget leaves after `tracks` (and `MIN_NAME_BYTES`)."""
-    room = (track_limit - tracks) * TRACK_KEY_BYTES + MIN_NAME_BYTES
+    tracks' worth of budget leaves after `tracks` (and `MIN_NAME_BYTES`), divided by `share` (a
+    process reading while another holds names of its own)."""
+    room = ((track_limit - tracks) * TRACK_KEY_BYTES + MIN_NAME_BYTES) // share
     if names * NAME_BYTES + 2 * text_bytes > room:
         raise TooManyNames(names, max(room, 0))
 
