@@ -113,10 +113,14 @@ def current() -> IngestMemory | None:
 
 
 def track_bytes() -> int | None:
-    """What an ingest's budget (builder + reader) holds of the state readers keep per track and
-    cannot spill (threads, XPlane lines, async ids while numbered); None outside an ingest."""
+    """What an ingest's budget holds of the state readers keep per distinct key and cannot spill
+    (threads, XPlane lines, async ids while numbered, names): the reader's share, since the
+    builder's fills with event columns before they spill (both full at once stay within the
+    child's budget); a budget given without a reader share counts whole. None outside an ingest."""
     config = current()
-    return None if config is None else config.budget_bytes + config.reader_bytes
+    if config is None:
+        return None
+    return config.reader_bytes or config.budget_bytes
 
 
 def remove_scratch(out_dir: str) -> None:
