@@ -112,6 +112,10 @@ def current() -> IngestMemory | None:
     return _CURRENT.get()
 
 
+# What a reader's error says when a file holds more per-key state than the ingest's budget.
+RAISE_BUDGET_HINT = "raise --profscope_ingest_memory_mb (`profscope ingest --memory-mb`) to open it"
+
+
 def track_bytes() -> int | None:
     """What an ingest's budget holds of the state readers keep per distinct key and cannot spill
     (threads, XPlane lines, async ids while numbered, names): the reader's share, since the

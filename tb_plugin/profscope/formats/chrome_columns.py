@@ -189,12 +189,12 @@ def _id_text(raw: Any) -> bytes:
 class ColumnCollector:
     """Accumulates the columns of one contiguous part of a trace file."""
 
-    def __init__(self, key_limit: int | None = None) -> None:
+    def __init__(self, key_limit: int | None = None, name_share: int = 1) -> None:
         # At most this many track keys (`chrome_spill.track_key_limit`), else `TooManyTracks`; and
         # names within the rest of that budget, else `TooManyNames` — half of it while the reading
         # process and its helper both hold names (`name_share` 2).
         self.key_limit = key_limit
-        self.name_share = 1
+        self.name_share = name_share
         self.strings = TextInterner("")
         self.strings.alias(None, "")  # a missing name or category reads as ""
         self.keys = Interner()

@@ -144,8 +144,7 @@ def run(inbox: Connection, outbox: Connection, spill_fd: int) -> None:
         spill = SpillFile(fd=spill_fd)
         with open(path, "rb") as f:
             reader = BlockReader(f, start=offset)
-            collector = ColumnCollector(key_limit)
-            collector.name_share = 2  # the reading process holds names of its own meanwhile
+            collector = ColumnCollector(key_limit, name_share=2)  # the reading process holds names too
             scanner = EventScanner(
                 reader.next_block,
                 collector.damage,

@@ -178,7 +178,7 @@ def _decode(
             try:
                 collector.add(batch)
             except TooManyNames:
-                if helper is None or collector.name_share == 1:
+                if collector.name_share == 1:  # alone: the whole budget is passed
                     raise
                 _log.warning("names past half the budget in %s; reading on in one process", path)
                 read_alone()

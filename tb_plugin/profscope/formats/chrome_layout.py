@@ -276,8 +276,8 @@ class _AsyncTracks:
 
         # As `Layout`'s specs: (section, sort index, name, key index, kind, group or -1).
         self.specs: list[tuple[int, int, str, int, str, int]] = []
-        for a in np.flatnonzero(~found.single).tolist():
-            section = int(scope_section[found.scope[a]])
+        nested = np.flatnonzero(~found.single)
+        for a, section in zip(nested.tolist(), scope_section[found.scope[nested]].tolist()):
             self.specs.append((section, 2**30, texts(int(name[a])), self.base + a, "async", -1))
         self.single = np.flatnonzero(found.single).astype(np.int32 if ids.num_keys < 2**31 else np.int64)
         # Each single-slice key's group, numbered by first appearance, a slice of keys at a time

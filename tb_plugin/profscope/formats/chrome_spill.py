@@ -104,9 +104,6 @@ def track_key_limit() -> int | None:
     return None if room is None else max(room // TRACK_KEY_BYTES, MIN_TRACK_KEYS)
 
 
-_RAISE_BUDGET = "raise --profscope_ingest_memory_mb (`profscope ingest --memory-mb`) to open it"
-
-
 class TooManyTracks(Exception):
     """The file holds more tracks than the ingest's budget holds: what an ingest keeps per track
     is not spilled, so the read stops instead of passing it. Subclasses say what else ran out."""
@@ -119,7 +116,7 @@ class TooManyTracks(Exception):
         return (
             f"more than {self.limit:,} tracks (distinct threads, counter series and async ids with "
             f"nested events; {self.count:,} when the read stopped): an ingest keeps about "
-            f"{TRACK_KEY_BYTES} bytes for each, beyond its memory budget; {_RAISE_BUDGET}"
+            f"{TRACK_KEY_BYTES} bytes for each, beyond its memory budget; {spill.RAISE_BUDGET_HINT}"
         )
 
     def __reduce__(self) -> tuple[type[TooManyTracks], tuple[int, int]]:
@@ -135,7 +132,7 @@ class TooManyNames(TooManyTracks):
             f"more distinct event names and categories than about {self.limit:,} bytes hold "
             f"({self.count:,} when the read stopped): reading keeps about {NAME_BYTES} bytes plus "
             "twice the text's length for each, beyond what the ingest's memory budget leaves after "
-            f"the tracks; {_RAISE_BUDGET}"
+            f"the tracks; {spill.RAISE_BUDGET_HINT}"
         )
 
 
@@ -157,7 +154,7 @@ class TooManyAsyncIds(TooManyTracks):
             f"more than about {self.limit:,} distinct async ids ({self.count:,}, counted chunk by "
             f"chunk, when the read stopped): numbering them keeps about {ASYNC_ID_BYTES} bytes plus "
             "twice the id's length for each, beyond what the ingest's memory budget leaves after the "
-            f"tracks; {_RAISE_BUDGET}"
+            f"tracks; {spill.RAISE_BUDGET_HINT}"
         )
 
 

@@ -11,10 +11,10 @@ How the memory stays bounded: the file is never read whole (`xplane_source`). `i
 the XSpace and its planes, skipping their lines, and decodes the metadata; then a plane's lines
 are read in windows of `batch_bytes` (a window holds part of a long line or several short ones)
 and every window's events are decoded and turned into builder calls (`xplane_plane`) before the
-next is read. What the reader keeps besides: the metadata, per line its header, state and track
-(about 1.7 KB), per metadata entry about 0.9 KB (both count against an ingest's budget,
-`held_limit`), per counter series a few numbers, and per GPU or TPU plane the rows its derived lines are built from (about 60 bytes per
-kernel or op, freed once the plane is done). What the whole file decides is settled at the end:
+next is read. What the reader keeps besides: per line its header, state and track (about 1.7 KB),
+per metadata entry about 0.9 KB (both count against an ingest's budget, `held_limit`), per counter
+series a few numbers, and per GPU or TPU plane the rows its derived lines are built from (about 60
+bytes per kernel or op, freed once the plane is done). What the whole file decides is settled at the end:
 
 - times count from the trace's zero, the earliest event rounded down to a whole ns, on the clock
   of the line holding the median event (lines years away from it are dropped). Batches are put on

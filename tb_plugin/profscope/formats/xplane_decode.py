@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from profscope import spill
 from profscope.formats import xplane_fast as fast
 from profscope.formats import xplane_wire as wire
 from profscope.formats.xplane_source import BytesSource, Window, fields
@@ -53,12 +54,8 @@ class TooManyLines(Exception):
             f"more lines and metadata than {limit_bytes / 2**20:,.0f} MiB hold ({lines:,} lines and "
             f"{entries:,} event and stat metadata entries when the walk stopped): the reader keeps "
             f"about {LINE_BYTES} bytes per line and {METADATA_BYTES} plus twice its size per entry, "
-            "beyond its memory budget; raise --profscope_ingest_memory_mb (`profscope ingest "
-            "--memory-mb`) to open it"
+            f"beyond its memory budget; {spill.RAISE_BUDGET_HINT}"
         )
-
-    def __reduce__(self) -> tuple[type[TooManyLines], tuple[int, int, int]]:
-        return (type(self), (self.lines, self.entries, self.limit_bytes))
 
 
 @dataclasses.dataclass
