@@ -580,6 +580,32 @@ def test_more_distinct_names_than_the_budget_holds_stop_the_read(
     assert read(named(too_many)).num_events == too_many  # outside an ingest: no budget to keep
 
 
+def test_names_that_fit_while_decoding_are_counted_again_once_the_async_tracks_are_known(
+    tmp_path: Path,
+) -> None:
+    """Async ids with nested events become tracks only when the parts are merged: their tracks
+    take room the names had while decoding, so the names are counted again then."""
+    width, nested = 8, 100
+    room = (chrome_spill.MIN_TRACK_KEYS - 2) * chrome_spill.TRACK_KEY_BYTES + chrome_spill.MIN_NAME_BYTES
+    names = room // (chrome_spill.NAME_BYTES + 2 * width) - 10  # fits, with under 100 tracks' room to spare
+    events: list[dict[str, Any]] = [
+        {"ph": "X", "name": f"r{i:0{width - 1}d}", "pid": 1, "tid": 1, "ts": i, "dur": 1}
+        for i in range(names)
+    ]
+    for i in range(nested):
+        for ph, name, ts in (("b", "req", 0), ("b", "in", 1), ("e", "in", 2), ("e", "req", 3)):
+            events.append(
+                {"ph": ph, "name": name, "cat": "c", "pid": 1, "tid": 1, "id": i, "ts": 10 * i + ts}
+            )
+    plain = tmp_path / "names_and_ids.json"
+    plain.write_text(json.dumps({"traceEvents": events}))
+    with pytest.raises(UnreadableProfile, match="more distinct event names and categories") as raised:
+        _read_in_budget(plain)
+    stopped_at = int(re.search(r"hold \(([\d,]+) when", raised.value.reason).group(1).replace(",", ""))
+    assert stopped_at >= names  # every name read: stopped at the merge, not while decoding
+    assert read(plain).num_events == names + 2 * nested
+
+
 @pytest.mark.parametrize("failure", ["helper raises", "helper dies"])
 def test_a_failing_helper_falls_back_to_one_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str
