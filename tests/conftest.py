@@ -19,8 +19,8 @@ from tensorboard.plugins import base_plugin
 from werkzeug.test import Client
 
 from profscope.plugin import ProfscopePlugin
+from tests.support import REPO
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
 LAYOUTS_LOGDIR = REPO / "tests" / "data" / "layouts" / "logdir"
 TRACE_LOGDIR = REPO / "tests" / "data" / "trace" / "logdir"
 
@@ -201,7 +201,8 @@ class ArgsHelpers:
 def forced_args_helper(monkeypatch: pytest.MonkeyPatch) -> ArgsHelpers:
     """Every XPlane read, however small, writes its args in a helper process that is ready before
     the first batch (so every job goes to it, not to the reader's own writer)."""
-    from profscope.formats import xplane, xplane_args_helper
+    from profscope.formats.xplane import args_helper as xplane_args_helper
+    from profscope.formats.xplane import reader as xplane
 
     seen = ArgsHelpers()
 

@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from profscope import answer_schema, answers, runs, tools
-from profscope.trace.answers import Ingesting
+from profscope.engine.answers import Ingesting
 
 SCHEMA_FILE = "frontend/src/api/answers.schema.json"
 

@@ -25,8 +25,9 @@ from werkzeug.test import Client
 from profscope import plugin as plugin_lib
 from profscope import tools
 from profscope.params import Params
+from tests.support import DATA_DIR
 
-DATA = pathlib.Path(__file__).parent / "data"
+DATA = DATA_DIR
 BASE = "/data/plugin/profscope"
 SUBJECT = ("run", "session", "host")
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import pathlib
 import time
 import uuid
 
@@ -16,8 +15,9 @@ import fsspec
 
 from profscope import logdir as logdir_lib
 from profscope.tools.trace import routes as trace_routes
+from tests.support import DATA_DIR
 
-DATA = pathlib.Path(__file__).parent / "data"
+DATA = DATA_DIR
 BASE = "/data/plugin/profscope"
 READS = {"GET", "HEAD"}
 

@@ -18,8 +18,9 @@ from profscope import cli
 from profscope import logdir as logdir_lib
 from profscope import plugin as plugin_lib
 from profscope.formats import detect
+from tests.support import DATA_DIR
 
-DATA = pathlib.Path(__file__).parent / "data" / "trace" / "logdir"
+DATA = DATA_DIR / "trace" / "logdir"
 BASE = "/data/plugin/profscope"
 PASSWD = pathlib.Path("/etc/passwd")
 # What /etc/passwd starts with on every Linux: the bytes that must appear in no answer.

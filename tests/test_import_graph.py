@@ -100,10 +100,13 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_the_graph_sees_the_package() -> None:
-    assert {"profscope.plugin", "profscope.columns", "profscope.formats.registry", "profscope.tools"} <= set(
-        GRAPH
-    )
-    assert "profscope.formats.registry" in GRAPH["profscope.trace.ingest"]
+    assert {
+        "profscope.plugin",
+        "profscope.model.columns",
+        "profscope.formats.registry",
+        "profscope.tools",
+    } <= set(GRAPH)
+    assert "profscope.formats.registry" in GRAPH["profscope.engine.ingest.manager"]
     # A function-level import and a parent package both count.
     assert "profscope.tools" in GRAPH["profscope.tools.trace"]
 
@@ -131,17 +134,62 @@ def _reachable(start: str) -> set[str]:
 def test_readers_know_nothing_of_the_engine_tools_or_http(module: str) -> None:
     reached = _reachable(module)
     above = sorted(
-        m for m in reached if m.startswith(("profscope.trace", "profscope.tools", "profscope.plugin"))
+        m for m in reached if m.startswith(("profscope.engine", "profscope.tools", "profscope.plugin"))
     )
     assert above == [], f"{module} reaches {above}"
     source = MODULES[module].read_text(encoding="utf-8")
     assert "tensorboard" not in source, f"{module} mentions tensorboard: readers run without it"
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("profscope.trace")))
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("profscope.engine")))
 def test_the_engine_reaches_readers_only_through_the_registry(module: str) -> None:
     direct = sorted(
         m for m in GRAPH[module] if m.startswith("profscope.formats.") and m != "profscope.formats.registry"
     )
     assert direct == [], f"{module} imports {direct}"
     assert not any(m.startswith(("profscope.tools", "profscope.plugin")) for m in _reachable(module))
+
+
+# What the model, the lowest layer, may import: itself and the modules every layer shares.
+BASE = ("profscope.errors", "profscope.units")
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("profscope.model")))
+def test_the_model_imports_only_the_model(module: str) -> None:
+    outside = sorted(
+        m for m in _reachable(module) if not m.startswith(("profscope.model", *BASE)) and m != "profscope"
+    )
+    assert outside == [], f"{module} reaches {outside}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("profscope.analysis")))
+def test_the_shared_analysis_knows_no_tool_context_or_http(module: str) -> None:
+    above = sorted(
+        m
+        for m in _reachable(module)
+        if m.startswith(
+            ("profscope.tools", "profscope.plugin", "profscope.context", "profscope.runs", "profscope.cli")
+        )
+    )
+    assert above == [], f"{module} reaches {above}"
+
+
+def _tool_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "tools" else None
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _tool_of(m)))
+def test_no_tool_imports_another_tool(module: str) -> None:
+    own = _tool_of(module)
+    others = sorted(m for m in GRAPH[module] if _tool_of(m) not in (None, own))
+    assert others == [], f"{module} imports {others}: what tools share belongs in profscope.analysis"
+
+
+def test_the_shared_analysis_is_shared() -> None:
+    users = {
+        _tool_of(m) for m, deps in GRAPH.items() if any(d.startswith("profscope.analysis") for d in deps)
+    }
+    assert {"overview", "compare", "roofline"} <= users
+    assert _tool_of("profscope.tools.overview.analysis") == "overview"
+    assert _tool_of("profscope.tools") is None

@@ -21,8 +21,8 @@ from fsspec.implementations.local import LocalFileSystem
 from profscope import cli, runs, tools
 from profscope import logdir as logdir_lib
 from profscope.logdir import Logdir, discover
+from tests.support import REPO
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
 LAYOUTS_LOGDIR = REPO / "tests" / "data" / "layouts" / "logdir"
 
 # run → session → host → [(file name, format)], tools — what the copied corpus layouts must give.
@@ -452,10 +452,12 @@ def test_empty_message_lists_every_layout(tmp_path: pathlib.Path) -> None:
         assert f"  - {layout}\n" in message + "\n"
 
 
-def test_readme_documents_the_same_layouts() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_docs_document_the_same_layouts() -> None:
+    """docs/LOGDIR.md (the README links it) lists exactly what discovery looks for."""
+    docs = (REPO / "docs" / "LOGDIR.md").read_text(encoding="utf-8")
     for layout in logdir_lib.RECOGNISED_LAYOUTS:
-        assert layout in readme
+        assert layout in docs
+    assert "docs/LOGDIR.md" in (REPO / "README.md").read_text(encoding="utf-8")
 
 
 def test_natural_order() -> None:

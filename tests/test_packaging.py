@@ -4,7 +4,6 @@ README commands that CI runs."""
 from __future__ import annotations
 
 import email.parser
-import pathlib
 import re
 import shutil
 import subprocess
@@ -13,7 +12,8 @@ import zipfile
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
+from tests.support import REPO
+
 RUNTIME_DEPS = {"tensorboard", "protobuf", "numpy", "werkzeug", "fsspec", "msgspec"}
 
 

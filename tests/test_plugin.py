@@ -16,10 +16,10 @@ from werkzeug.wrappers import Request
 from profscope import logdir as logdir_lib
 from profscope import plugin as plugin_lib
 from profscope import runs
+from profscope.engine import store
 from profscope.errors import UnreadableProfile
-from profscope.trace import store
+from tests.support import REPO
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
 LAYOUTS_LOGDIR = REPO / "tests" / "data" / "layouts" / "logdir"
 PREFIX = "/data/plugin/profscope"
 MODULE = b"export async function render() { document.body.textContent = 'profscope'; }\n"

@@ -16,8 +16,9 @@ import subprocess
 import sys
 
 from profscope.formats import registry
+from tests.support import REPO
 
-TESTS = pathlib.Path(__file__).parent
+TESTS = REPO / "tests"
 STACK_MODULES = ("tensorboard", "google.protobuf")
 
 
@@ -31,13 +32,17 @@ def _marked(path: pathlib.Path) -> bool:
 
 
 def test_marked_modules_and_every_reader_load_neither_tensorboard_nor_protobuf() -> None:
-    marked = sorted(p.stem for p in TESTS.glob("test_*.py") if _marked(p))
-    assert "test_fuzz_readers" in marked and "test_chrome_json" in marked, marked
+    marked = sorted(
+        ".".join(p.relative_to(REPO).with_suffix("").parts) for p in TESTS.rglob("test_*.py") if _marked(p)
+    )
+    assert (
+        "tests.formats.test_fuzz_readers" in marked and "tests.formats.chrome.test_chrome_json" in marked
+    ), marked
     readers = sorted({fmt.reader for fmt in registry.BY_ID.values()})
     script = "\n".join(
         [
             "import importlib, sys",
-            f"sys.path.insert(0, {str(TESTS)!r})",
+            f"sys.path.insert(0, {str(REPO)!r})",
             f"for name in {marked!r}: importlib.import_module(name)",
             "from profscope.formats import registry",
             f"for spec in {readers!r}: registry.import_reader(spec)",
@@ -45,7 +50,7 @@ def test_marked_modules_and_every_reader_load_neither_tensorboard_nor_protobuf()
         ]
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=TESTS, check=False
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, check=False
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]", f"{marked} with the readers {readers} load {done.stdout.strip()}"

@@ -14,13 +14,13 @@ import msgspec
 import pytest
 
 from profscope import xla
-from profscope.formats import detect, xla_metrics
+from profscope.formats import detect
+from profscope.formats.xla import metrics as xla_metrics
 from profscope.tools.xla import report as xla_report
 from profscope.xla_logs import XlaFile
+from tests.support import DATA_DIR
 
-REPORT = (
-    pathlib.Path(__file__).parent / "data" / "xla" / "pytorch_xla_cpu_recompile" / "xla_metrics_report.txt"
-).read_text()
+REPORT = (DATA_DIR / "xla" / "pytorch_xla_cpu_recompile" / "xla_metrics_report.txt").read_text()
 
 
 @pytest.fixture

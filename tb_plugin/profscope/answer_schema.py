@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from profscope import runs, tools
-from profscope.trace.answers import Ingesting
+from profscope.engine.answers import Ingesting
 
 REGENERATE = (
     ".venv/bin/python -m profscope.answer_schema frontend/src/api/answers.schema.json"

@@ -17,13 +17,14 @@ from typing import TextIO
 import msgspec
 from tensorboard import errors
 
-from profscope import cluster_ingest, runs
 from profscope import logdir as logdir_lib
+from profscope import runs
 from profscope import tools as profscope_tools
 from profscope.context import HostContext, StillIngesting
+from profscope.engine import service as trace_service
+from profscope.engine.ingest import cluster as cluster_ingest
 from profscope.errors import UnreadableProfile
 from profscope.params import Params
-from profscope.trace import service as trace_service
 from profscope.version import __version__
 
 
@@ -109,8 +110,8 @@ def _run_export(args: argparse.Namespace, out: TextIO) -> int:
     Exit status: 0 when written, 2 when the subject does not exist, the range is wrong or the
     trace cannot be read.
     """
+    from profscope.engine import store as trace_store
     from profscope.tools.trace import export
-    from profscope.trace import store as trace_store
 
     logdir = logdir_lib.Logdir(args.logdir, follow_symlinks=args.follow_symlinks)
     listing = logdir.listing()

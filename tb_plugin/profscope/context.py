@@ -8,26 +8,30 @@ which the plugin answers with 202 and the progress, so no route repeats that bra
 
 from __future__ import annotations
 
-import collections
 import dataclasses
-import threading
 from collections.abc import Callable
 
 import fsspec
 
 from profscope import logdir as logdir_lib
 from profscope import xla_logs
-from profscope.formats.hlo_proto import HloModules
-from profscope.formats.xplane_hlo import AttachedProtos
+from profscope.analysis import events
+from profscope.analysis.events import HostEvents
+from profscope.analysis.results import HostInput
+from profscope.caches import Caches, SingleFlightCache
+from profscope.engine import service as trace_service
+from profscope.engine.timeline import HostTrace, Timeline
+from profscope.formats.hlo.proto import HloModules
+from profscope.formats.xplane.hlo import AttachedProtos
 from profscope.params import Params
-from profscope.trace import service as trace_service
-from profscope.trace.timeline import Timeline
 
 # HLO modules kept decoded, by cache entry (fingerprint): a graph or roofline request after the
 # first one finds the instructions it decoded.
-_MAX_HLO_ENTRIES = 8
-_hlo_lock = threading.Lock()
-_hlo_modules: collections.OrderedDict[str, HloModules | None] = collections.OrderedDict()
+HLO_ENTRIES_CACHED = 8
+# Classified events of host traces, by cache entry: Overview, Compare and Roofline share them.
+HOST_EVENTS_CACHED = 16
+# Parsed PyTorch/XLA logs, by file (`xla_logs.parse_key`).
+XLA_FILES_CACHED = 32
 
 
 class StillIngesting(Exception):
@@ -50,6 +54,12 @@ class HostContext:
     trace_service: Callable[[], trace_service.TraceService]
     # The plugin's subject resolution, for a route about a second subject (compare's base).
     resolve: Callable[[Params, str], HostContext] | None = None
+    # The plugin's analysis caches (every context of one plugin shares them).
+    caches: Caches = dataclasses.field(default_factory=Caches)
+
+    def cache(self, name: str, size: int) -> SingleFlightCache:
+        """The plugin's cache called `name` (a tool's answers, by the keys it chooses)."""
+        return self.caches.named(name, size)
 
     @property
     def label(self) -> str:
@@ -76,23 +86,34 @@ class HostContext:
 
     def hlo_modules(self, host: int = 0) -> HloModules | None:
         """The XLA programs of the `host`-th host of the timeline, by signed program id (see
-        `formats.xplane_hlo`); None when its profile carries no HloProto (PyTorch traces, some
+        `formats.xplane.hlo`); None when its profile carries no HloProto (PyTorch traces, some
         TensorFlow XPlanes). Each HloProto is read from the cache entry when first looked up."""
         hosts = self.timeline().hosts
         if not 0 <= host < len(hosts):
             raise IndexError(f"{self.label}: no host {host} (the timeline has {len(hosts)})")
         entry = hosts[host]
-        with _hlo_lock:
-            if entry.key in _hlo_modules:
-                _hlo_modules.move_to_end(entry.key)
-                return _hlo_modules[entry.key]
-        protos = AttachedProtos(entry.trace.attachments)
-        modules = HloModules(protos) if protos else None
-        with _hlo_lock:
-            modules = _hlo_modules.setdefault(entry.key, modules)
-            while len(_hlo_modules) > _MAX_HLO_ENTRIES:
-                _hlo_modules.popitem(last=False)
-        return modules
+
+        def decode() -> HloModules | None:
+            protos = AttachedProtos(entry.trace.attachments)
+            return HloModules(protos) if protos else None
+
+        return self.cache("hlo_modules", HLO_ENTRIES_CACHED).get(entry.key, decode)
+
+    def host_events(self, host: HostTrace) -> HostEvents:
+        """One host's classified events (`analysis.events`), built once per trace (its cache
+        fingerprint) for every tool that reads them."""
+        return self.cache("host_events", HOST_EVENTS_CACHED).get(
+            host.key, lambda: events.build(host.name, host.trace, host.index.self_ps)
+        )
+
+    def host_inputs(self, timeline: Timeline) -> list[HostInput]:
+        """Each host of `timeline` as the shared analysis takes it: its events, its offset on the
+        session's clock and its first track."""
+        bases = timeline.track_base[:-1].tolist()
+        return [
+            HostInput(self.host_events(host), int(offset), int(base))
+            for host, offset, base in zip(timeline.hosts, timeline.offsets_ps, bases)
+        ]
 
     def xla_files(self) -> list[xla_logs.XlaFile]:
         """The PyTorch/XLA logs of the hosts, with those of their process-ordinal family."""
@@ -100,4 +121,4 @@ class HostContext:
 
     def xla_logs(self, ordinal: int | None = None) -> xla_logs.Loaded:
         """The hosts' XLA logs of one process ordinal (default: the lowest), parsed through the cache."""
-        return xla_logs.load(self.xla_files(), ordinal)
+        return xla_logs.load(self.xla_files(), ordinal, self.cache("xla_logs", XLA_FILES_CACHED))

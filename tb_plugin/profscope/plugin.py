@@ -24,12 +24,15 @@ from werkzeug import wrappers
 
 from profscope import answers, runs, tools
 from profscope import logdir as logdir_lib
+from profscope.caches import Caches
 from profscope.context import HostContext, StillIngesting
+from profscope.engine import resident
+from profscope.engine import service as trace_service
+from profscope.engine import store as trace_store
+from profscope.engine.ingest import fanout
+from profscope.engine.ingest import memory as ingest_memory
 from profscope.errors import UnreadableProfile
 from profscope.params import Params
-from profscope.trace import fanout, ingest_memory, resident
-from profscope.trace import service as trace_service
-from profscope.trace import store as trace_store
 
 PLUGIN_NAME = "profscope"
 STATIC_DIR = pathlib.Path(__file__).parent / "static"
@@ -142,6 +145,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         self.static_dir = pathlib.Path(static_dir) if static_dir is not None else STATIC_DIR
         self._trace_service: trace_service.TraceService | None = None
         self._trace_lock = threading.Lock()
+        # This plugin's analysis caches, shared by every request's context.
+        self.caches = Caches()
 
     def get_plugin_apps(self) -> dict[str, Any]:
         apps: dict[str, Any] = {
@@ -219,7 +224,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                 )
             hosts.append(host)
         fs = self.logdir.fs if self.logdir else None
-        return HostContext(run, session, hosts, fs, self.trace_service, self.resolve)
+        return HostContext(run, session, hosts, fs, self.trace_service, self.resolve, self.caches)
 
     # -- routes -------------------------------------------------------------------------------
 

@@ -14,21 +14,21 @@ does not parse it again, an appended file (training still running) is parsed afr
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import fsspec
 
+from profscope.caches import SingleFlightCache
 from profscope.errors import UnreadableProfile
 from profscope.formats import registry
 
 if TYPE_CHECKING:
-    from profscope.formats import xla_debug, xla_graphs, xla_metrics
+    from profscope.formats.xla import debug as xla_debug
+    from profscope.formats.xla import graphs as xla_graphs
+    from profscope.formats.xla import metrics as xla_metrics
 
 XLA_FORMATS = registry.XLA_LOG_FORMATS
-_CACHE_ENTRIES = 32
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,47 +65,25 @@ class Loaded:
     ordinal: int | None
 
 
-class _ParseCache:
-    def __init__(self, entries: int) -> None:
-        self._entries = entries
-        self._data: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-        self._lock = threading.Lock()
+def parse(file: XlaFile) -> Any:
+    """The file read by its format's reader (raises `UnreadableProfile` when nothing is readable)."""
+    return registry.reader(file.format)(file.url, file.fs, file.text)
 
-    def get(self, file: XlaFile) -> Any:
-        key = self._key(file)
-        if key is not None:
-            with self._lock:
-                if key in self._data:
-                    self._data.move_to_end(key)
-                    return self._data[key]
-        parsed = registry.reader(file.format)(file.url, file.fs, file.text)
-        if key is not None:
-            with self._lock:
-                self._data[key] = parsed
-                while len(self._data) > self._entries:
-                    self._data.popitem(last=False)
-        return parsed
 
-    @staticmethod
-    def _key(file: XlaFile) -> tuple[Any, ...] | None:
-        if file.text is not None:
+def parse_key(file: XlaFile) -> tuple[Any, ...] | None:
+    """What identifies the file's contents for a cache of parsed files: protocol, URL, format, size,
+    mtime and ETag (None for text handed over, or a file whose details cannot be had)."""
+    if file.text is not None:
+        return None
+    size, mtime, etag = file.size, file.mtime, file.etag
+    if size is None and mtime is None and etag is None:
+        try:
+            info = (file.fs or fsspec.filesystem("file")).info(file.url)
+        except (OSError, ValueError):
             return None
-        size, mtime, etag = file.size, file.mtime, file.etag
-        if size is None and mtime is None and etag is None:
-            try:
-                info = (file.fs or fsspec.filesystem("file")).info(file.url)
-            except (OSError, ValueError):
-                return None
-            size, mtime, etag = info.get("size"), info.get("mtime") or info.get("updated"), info.get("ETag")
-        protocol = file.fs.protocol if file.fs is not None else "file"
-        return (str(protocol), file.url, file.format, size, str(mtime), etag)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
-
-CACHE = _ParseCache(_CACHE_ENTRIES)
+        size, mtime, etag = info.get("size"), info.get("mtime") or info.get("updated"), info.get("ETag")
+    protocol = file.fs.protocol if file.fs is not None else "file"
+    return (str(protocol), file.url, file.format, size, str(mtime), etag)
 
 
 def ordinal_groups(files: Iterable[XlaFile]) -> list[int | None]:
@@ -114,8 +92,11 @@ def ordinal_groups(files: Iterable[XlaFile]) -> list[int | None]:
     return ordinals or [None]
 
 
-def load(files: Sequence[XlaFile], ordinal: int | None = None) -> Loaded:
-    """Parse the files of one device ordinal (default: the lowest) through the cache.
+def load(
+    files: Sequence[XlaFile], ordinal: int | None = None, parsed: SingleFlightCache | None = None
+) -> Loaded:
+    """Parse the files of one device ordinal (default: the lowest), through `parsed` (the plugin's
+    cache of parsed files, by `parse_key`) when given.
 
     A file that cannot be read goes to `errors` with the reason; the others still load.
     """
@@ -127,13 +108,14 @@ def load(files: Sequence[XlaFile], ordinal: int | None = None) -> Loaded:
     loaded = Loaded([], [], [], [], ordinals, chosen)
     for file in selected:
         try:
-            parsed = CACHE.get(file)
+            key = parse_key(file) if parsed is not None else None
+            contents = parse(file) if key is None else parsed.get(key, lambda f=file: parse(f))
         except UnreadableProfile as exc:
             loaded.errors.append({"path": file.label, "format": file.format, "error": exc.reason})
             continue
         getattr(
             loaded, {"xla_metrics": "metrics", "xla_debug": "debug", "xla_graphs": "graphs"}[file.format]
-        ).append((file, parsed))
+        ).append((file, contents))
     return loaded
 
 

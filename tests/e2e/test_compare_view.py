@@ -20,7 +20,8 @@ import shutil
 import urllib.parse
 
 import pytest
-from trace_fixtures import fragment, get_json
+
+from tests.e2e.trace_fixtures import fragment, get_json
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BUNDLE = REPO / "tb_plugin" / "profscope" / "static" / "index.js"

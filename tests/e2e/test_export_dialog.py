@@ -13,7 +13,7 @@ import json
 import pathlib
 import urllib.parse
 
-from trace_fixtures import fragment, get_json, open_gpu_trace, requires_bundle, subject_query
+from tests.e2e.trace_fixtures import fragment, get_json, open_gpu_trace, requires_bundle, subject_query
 
 pytestmark = requires_bundle
 

@@ -23,7 +23,8 @@ import shutil
 import subprocess
 
 import pytest
-from trace_fixtures import (
+
+from tests.e2e.trace_fixtures import (
     FLASH_KERNEL,
     GPU_LOGDIR,
     MEASURE_READOUT,

@@ -13,7 +13,7 @@ import pathlib
 import shutil
 import urllib.parse
 
-from trace_fixtures import (
+from tests.e2e.trace_fixtures import (
     LABEL_WIDTH,
     REPO,
     ROW_HEIGHT,

@@ -22,7 +22,8 @@ import shutil
 import urllib.parse
 
 import pytest
-from trace_fixtures import fragment, get_json, wait_idle
+
+from tests.e2e.trace_fixtures import fragment, get_json, wait_idle
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BUNDLE = REPO / "tb_plugin" / "profscope" / "static" / "index.js"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 
-from trace_fixtures import (
+from tests.e2e.trace_fixtures import (
     FLASH_KERNEL,
     LABEL_WIDTH,
     MEASURE_READOUT,

@@ -14,7 +14,8 @@ import re
 import time
 
 import pytest
-from trace_fixtures import (
+
+from tests.e2e.trace_fixtures import (
     DEMO_LOGDIR,
     FLASH_KERNEL,
     LABEL_WIDTH,

@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from profscope.formats import xla_metrics
+from profscope.formats.xla import metrics as xla_metrics
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "xla" / "pytorch_xla_cpu_recompile"

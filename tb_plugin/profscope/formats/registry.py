@@ -2,7 +2,7 @@
 
 Everything else asks this table instead of keeping its own list: discovery (`formats.detect` and
 `logdir`) for file names, the `.N` ordinal rule and the labels `/runs` sends; the trace engine
-(`trace.ingest`, in its child process) and the XLA log loader (`profscope.xla_logs`) for the reader
+(`engine.ingest.manager`, in its child process) and the XLA log loader (`profscope.xla_logs`) for the reader
 of a format id; the tools for which formats a host holds. Readers are named "module:function" and
 imported on first use, so importing the table costs nothing and never imports a reader.
 """
@@ -21,7 +21,7 @@ XLA_METRICS = "xla_metrics"
 XLA_DEBUG = "xla_debug"
 XLA_GRAPHS = "xla_graphs"
 
-# A trace is read into the columnar model (`profscope.columns`) and cached; an XLA log is a text
+# A trace is read into the columnar model (`profscope.model.columns`) and cached; an XLA log is a text
 # report parsed on demand into dataclasses.
 Kind = Literal["trace", "xla_log"]
 
@@ -46,20 +46,20 @@ class Format:
 
 # In the order a host lists its files (and the trace view picks its file: the first trace format).
 FORMATS: tuple[Format, ...] = (
-    Format(XPLANE, "XPlane", "trace", "profscope.formats.xplane:read", (".xplane.pb",)),
+    Format(XPLANE, "XPlane", "trace", "profscope.formats.xplane.reader:read", (".xplane.pb",)),
     Format(
         CHROME_TRACE,
         "Chrome trace",
         "trace",
-        "profscope.formats.chrome_json:read",
+        "profscope.formats.chrome.reader:read",
         (".pt.trace.json", ".pt.trace.json.gz", ".trace.json", ".trace.json.gz"),
     ),
     Format(
-        XLA_METRICS, "XLA logs", "xla_log", "profscope.formats.xla_metrics:read", (".xla_metrics.txt",), True
+        XLA_METRICS, "XLA logs", "xla_log", "profscope.formats.xla.metrics:read", (".xla_metrics.txt",), True
     ),
-    Format(XLA_DEBUG, "XLA logs", "xla_log", "profscope.formats.xla_debug:read", (".xla_debug.txt",), True),
+    Format(XLA_DEBUG, "XLA logs", "xla_log", "profscope.formats.xla.debug:read", (".xla_debug.txt",), True),
     Format(
-        XLA_GRAPHS, "XLA logs", "xla_log", "profscope.formats.xla_graphs:read", (".xla_graphs.txt",), True
+        XLA_GRAPHS, "XLA logs", "xla_log", "profscope.formats.xla.graphs:read", (".xla_graphs.txt",), True
     ),
 )
 BY_ID: dict[str, Format] = {f.id: f for f in FORMATS}

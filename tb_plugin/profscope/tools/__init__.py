@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from profscope import logdir
+from profscope.analysis.findings import Rule
 from profscope.context import HostContext
 from profscope.params import Params
 
@@ -49,15 +50,17 @@ Handler = Callable[[HostContext, Params], Any]
 
 @dataclasses.dataclass(frozen=True)
 class Tool:
-    """One tab: `order` places it among the host's tools, `applies` says which hosts get it, and
-    `answers` lists the Structs its routes answer with (their schema is checked against the
-    frontend's types)."""
+    """One tab: `order` places it among the host's tools (the one place the tab order is declared:
+    `/runs` lists the tools in it and the frontend shows their tabs so), `applies` says which hosts
+    get it, `answers` lists the Structs its routes answer with (their schema is checked against the
+    frontend's types), and `rules` its finding rules in the order they run (`analysis.findings`)."""
 
     id: str
     order: int
     applies: Callable[[logdir.Host], bool]
     routes: Mapping[str, Handler] = dataclasses.field(default_factory=dict)
     answers: tuple[type, ...] = ()
+    rules: tuple[Rule[Any, Any], ...] = ()
 
 
 @functools.cache

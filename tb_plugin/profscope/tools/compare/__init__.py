@@ -1,8 +1,8 @@
 """Compare: a run against its base, step time with its spread, breakdown and op deltas, and the
 cautions that say when the two do not compare like with like (`compare` route).
 
-Applies to every host with a trace. Each side is analysed by the overview's own functions
-(`sides`); `shift` gives the step-time difference as a Hodges–Lehmann estimate with its
+Applies to every host with a trace. Each side is analysed by the shared analysis the overview
+uses (`profscope.analysis`, in `sides`); `shift` gives the step-time difference as a Hodges–Lehmann estimate with its
 distribution-free interval (never one number without its spread), `deltas` the breakdown and op
 differences per step, `cautions` the warnings in words, `analysis` puts them together with the
 method's advice (confirm outside the profiler, with more steps), `routes` resolves the base and

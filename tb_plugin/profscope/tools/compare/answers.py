@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from profscope.analysis.answers import OverviewStepStats, Phase, Side, StepSourceKind
 from profscope.answers import UNSET, Answer, UnsetType
-from profscope.tools.overview.answers import OverviewStepStats, Phase, Side, StepSourceKind
 
 Change = Literal["added", "removed", "faster", "slower", "same"]
 CautionKind = Literal[

@@ -21,10 +21,10 @@ import collections
 
 import numpy as np
 
+from profscope.analysis import op_tables
+from profscope.analysis.steps import MIN_DISTRIBUTION_STEPS
 from profscope.tools.compare.answers import CompareCaution
 from profscope.tools.compare.sides import Side
-from profscope.tools.overview import op_tables
-from profscope.tools.overview.steps import MIN_DISTRIBUTION_STEPS
 
 MIN_STEPS = MIN_DISTRIBUTION_STEPS
 # Host ops whose shapes are compared, among how many of the run's largest ops both sides share,

@@ -20,11 +20,11 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from profscope.analysis import events as ev
+from profscope.analysis import op_tables
+from profscope.analysis.device_idle import in_windows
 from profscope.tools.compare.answers import CompareCategory, CompareOpDelta, CompareOpTable
 from profscope.tools.compare.sides import Side
-from profscope.tools.overview import events as ev
-from profscope.tools.overview import op_tables
-from profscope.tools.overview.device_idle import in_windows
 
 SAME_WITHIN = 0.05
 ROW_LIMIT = op_tables.ROW_LIMIT

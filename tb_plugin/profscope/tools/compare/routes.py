@@ -13,18 +13,15 @@ from __future__ import annotations
 from tensorboard import errors
 
 from profscope.context import HostContext, StillIngesting
+from profscope.engine.answers import Ingesting
+from profscope.engine.timeline import Timeline
 from profscope.params import Params
 from profscope.tools import Handler
-from profscope.tools.cache import SingleFlightCache
 from profscope.tools.compare import analysis, sides
 from profscope.tools.compare.answers import CompareAnswer
-from profscope.trace.answers import Ingesting
-from profscope.trace.timeline import Timeline
 
 ANSWERS_CACHED = 32
 BASE_PREFIX = "base_"
-
-_answers = SingleFlightCache(ANSWERS_CACHED)
 
 
 def _one_host(ctx: HostContext, parameter: str) -> None:
@@ -73,13 +70,7 @@ def compare(ctx: HostContext, params: Params) -> CompareAnswer:
             sides.analyse(base, base_timeline, base_step_name), sides.analyse(ctx, run_timeline, step_name)
         )
 
-    return _answers.get(key, build)
-
-
-def clear_caches() -> None:
-    """Forget every cached answer and side (tests, benchmarks measuring a cold answer)."""
-    _answers.clear()
-    sides.clear_cache()
+    return ctx.cache("compare", ANSWERS_CACHED).get(key, build)
 
 
 ROUTES: dict[str, Handler] = {"/compare": compare}

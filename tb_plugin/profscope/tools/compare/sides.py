@@ -1,4 +1,4 @@
-"""One side of a comparison: the overview's own analysis of one host (steps, warm-up split,
+"""One side of a comparison: the shared analysis (`profscope.analysis`) of one host (steps, warm-up split,
 breakdown, devices, op tables), cached per (trace, step marker), and what the comparison reads
 from it. Nothing here measures anything the overview does not."""
 
@@ -9,21 +9,18 @@ import re
 
 import numpy as np
 
+from profscope.analysis import breakdown
+from profscope.analysis import host as host_analysis
+from profscope.analysis.answers import OverviewCategory, OverviewTables
+from profscope.analysis.results import HostResult, Options
 from profscope.context import HostContext
-from profscope.tools.cache import SingleFlightCache
+from profscope.engine.timeline import Timeline
 from profscope.tools.compare.answers import CompareSide, CompareStep
-from profscope.tools.overview import analysis, breakdown
-from profscope.tools.overview import routes as overview_routes
-from profscope.tools.overview.answers import OverviewCategory, OverviewTables
-from profscope.tools.overview.results import HostResult, Options
-from profscope.trace.timeline import Timeline
 
 SIDES_CACHED = 16
 # "GPU 0 (NVIDIA A100-SXM4-80GB)" → the model in parentheses; "/device:TPU:3" → "/device:TPU".
 _MODEL = re.compile(r"\((?P<model>[^()]+)\)\s*$")
 _ORDINAL = re.compile(r"[\s:#]*\d+$")
-
-_sides = SingleFlightCache(SIDES_CACHED)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,15 +61,17 @@ def device_model(name: str) -> str:
 
 def analyse(ctx: HostContext, timeline: Timeline, step_name: str | None) -> Side:
     """The side of `ctx` (one host) over `timeline`, cached by the trace and the step marker."""
-    return _sides.get((timeline.key, step_name), lambda: _build(ctx, timeline, step_name))
+    return ctx.cache("compare.sides", SIDES_CACHED).get(
+        (timeline.key, step_name), lambda: _build(ctx, timeline, step_name)
+    )
 
 
 def _build(ctx: HostContext, timeline: Timeline, step_name: str | None) -> Side:
-    (host,) = overview_routes.host_inputs(timeline)
-    result = analysis.analyze_host(host, Options(step_name=step_name))
-    tables = analysis.tables([result], "name")
+    (host,) = ctx.host_inputs(timeline)
+    result = host_analysis.analyze_host(host, Options(step_name=step_name))
+    tables = host_analysis.tables([result], "name")
     has_device = result.events.has_device()
-    reason = None if has_device else analysis.device_reason(result.events)
+    reason = None if has_device else host_analysis.device_reason(result.events)
     categories = breakdown.categories([reason], list(result.layers.input_labels))
     steps = result.answer.steps
     answer = CompareSide(
@@ -96,7 +95,3 @@ def _build(ctx: HostContext, timeline: Timeline, step_name: str | None) -> Side:
     if reason is not None:
         answer.device_reason = reason
     return Side(result=result, tables=tables, categories=categories, answer=answer)
-
-
-def clear_cache() -> None:
-    _sides.clear()

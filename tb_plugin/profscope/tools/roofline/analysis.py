@@ -13,16 +13,16 @@ from typing import Any
 
 import numpy as np
 
+from profscope.analysis import events as overview_events
 from profscope.answers import UNSET
-from profscope.columns import Trace
+from profscope.engine.lod import index as lod
 from profscope.formats import registry
-from profscope.formats.hlo_proto import HloModule
-from profscope.tools.overview import events as overview_events
+from profscope.formats.hlo.proto import HloModule
+from profscope.model.columns import Trace
 from profscope.tools.roofline import kineto, kineto_steps, parts, rows, xplane
 from profscope.tools.roofline import peaks as peaks_lib
 from profscope.tools.roofline.answers import RooflineAnswer, RooflineDevice, RooflinePeak, RooflineProgramRow
 from profscope.tools.roofline.model import LEVELS, DevicePeaks, OpCost
-from profscope.trace import lod
 
 NOT_OBSERVED = "no device roofline: device activity not observed"
 NO_STEPS = (

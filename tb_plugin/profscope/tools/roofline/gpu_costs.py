@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from profscope.formats.hlo_proto import HloModule
-from profscope.formats.xplane_hlo import signed_program_id
+from profscope.formats.hlo.proto import HloModule
+from profscope.formats.xplane.hlo import signed_program_id
 from profscope.tools.roofline.hlo_cost import Cost, instruction_costs
 
 NO_HLO_PROTO = "no cost stats and no HloProto in this profile"

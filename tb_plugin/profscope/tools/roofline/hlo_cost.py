@@ -82,7 +82,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from profscope.formats.hlo_proto import HloComputation, HloInstruction, HloModule, Shape
+from profscope.formats.hlo.proto import HloComputation, HloInstruction, HloModule, Shape
 
 TRANSCENDENTAL = frozenset(
     {"exponential", "exponential-minus-one", "log", "log-plus-one", "logistic", "power", "sqrt", "cbrt"}

@@ -48,8 +48,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from profscope import arrays
-from profscope.columns import Trace
+from profscope.model import arrays
+from profscope.model.columns import Trace
 from profscope.tools.roofline.kineto_formulas import (
     DTYPES,
     ENTRIES,

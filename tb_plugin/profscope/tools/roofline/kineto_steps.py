@@ -1,7 +1,7 @@
 """The steps of a PyTorch profiler (Kineto) trace for the roofline: which op occurrences and which
 device time make each step, so a step row has the program row's formulas (`rows.py`).
 
-Steps are those the overview finds (`tools/overview/steps.py`, from its classified events): the
+Steps are those the overview finds (`analysis/steps.py`, from the classified events): the
 `ProfilerStep#N` markers of the PyTorch profiler, else host annotations with a `step_num` arg.
 
 - Ops. An op occurrence belongs to step N when its start lies inside a marker of step N,
@@ -35,8 +35,8 @@ import dataclasses
 
 import numpy as np
 
-from profscope.tools.overview import events as overview_events
-from profscope.tools.overview import steps as steps_lib
+from profscope.analysis import events as overview_events
+from profscope.analysis import steps as steps_lib
 from profscope.tools.roofline.kineto import KinetoOps
 from profscope.tools.roofline.model import OpCost
 from profscope.tools.roofline.xplane import Step

@@ -1,9 +1,10 @@
 """The `roofline` route: parameters, the run's peak overrides, and the answer cache.
 
 Per host trace (its cache fingerprint) the device ops are extracted once (`analysis.host_devices`,
-with the host's HLO modules from `ctx.hlo_modules` and, for a Kineto trace, the overview's
-classified events, whose steps split its ops; both are cached by their tools and shared); per
-(timeline, options, overrides) the answer is built once. Each cache slot has its own lock, so
+with the host's HLO modules from `ctx.hlo_modules` and, for a Kineto trace, the host's classified
+events from `ctx.host_events`, whose steps split its ops; both are cached by the context and shared
+with the other tools); per (timeline, options, overrides) the answer is built once, in the plugin's
+caches (`ctx.cache`). Each cache slot has its own lock, so
 concurrent requests for one answer compute it once while every other request (other hosts,
 other routes) goes on; while a trace is ingested `ctx.timeline()` raises and the plugin answers 202.
 """
@@ -17,17 +18,11 @@ from tensorboard import errors
 from profscope.context import HostContext
 from profscope.params import Params
 from profscope.tools import Handler
-from profscope.tools.cache import SingleFlightCache
-from profscope.tools.overview import routes as overview_routes
 from profscope.tools.roofline import analysis, peaks
 from profscope.tools.roofline.answers import RooflineAnswer
 
 HOSTS_CACHED = 16
 ANSWERS_CACHED = 64
-
-
-_hosts = SingleFlightCache(HOSTS_CACHED)
-_answers = SingleFlightCache(ANSWERS_CACHED)
 
 
 def roofline(ctx: HostContext, params: Params) -> RooflineAnswer:
@@ -47,10 +42,10 @@ def roofline(ctx: HostContext, params: Params) -> RooflineAnswer:
 
     def build() -> RooflineAnswer:
         hosts = [
-            _hosts.get(
+            ctx.cache("roofline.hosts", HOSTS_CACHED).get(
                 host.key,
                 lambda h=host, i=i: analysis.host_devices(
-                    h.name, h.trace, ctx.hlo_modules(i), lambda: overview_routes.host_events(h)
+                    h.name, h.trace, ctx.hlo_modules(i), lambda: ctx.host_events(h)
                 ),
             )
             for i, host in enumerate(timeline.hosts)
@@ -58,7 +53,7 @@ def roofline(ctx: HostContext, params: Params) -> RooflineAnswer:
         return analysis.answer(timeline.subject, hosts, options, override, warnings + list(timeline.warnings))
 
     try:
-        return _answers.get(key, build)
+        return ctx.cache("roofline", ANSWERS_CACHED).get(key, build)
     except analysis.UnknownStep as e:
         raise errors.InvalidArgumentError(e.args[0]) from e
 
@@ -71,12 +66,6 @@ def run_folder(ctx: HostContext) -> str | None:
                 root = f.fs_path[: len(f.fs_path) - len(f.path)].rstrip("/")
                 return root if ctx.run.name == "." else f"{root}/{ctx.run.name}"
     return None
-
-
-def clear_caches() -> None:
-    """Forget every cached answer (tests, benchmarks measuring a cold answer)."""
-    _hosts.clear()
-    _answers.clear()
 
 
 ROUTES: dict[str, Handler] = {"/roofline": roofline}

@@ -42,9 +42,9 @@ from collections.abc import Mapping
 import msgspec
 import numpy as np
 
-from profscope.columns import Trace
-from profscope.formats.hlo_proto import HloModule, HloModules
-from profscope.formats.xplane_hlo import AttachedProtos
+from profscope.formats.hlo.proto import HloModule, HloModules
+from profscope.formats.xplane.hlo import AttachedProtos
+from profscope.model.columns import Trace
 from profscope.tools.roofline.gpu_costs import ProgramCosts
 from profscope.tools.roofline.hlo_cost import Cost
 from profscope.tools.roofline.model import COST_FROM_HLO_MODEL, COST_FROM_PROFILE, OpCost

@@ -3,11 +3,11 @@ the HLO graph of its XLA ops (`hlo`)."""
 
 from __future__ import annotations
 
+from profscope.engine import answers
 from profscope.formats import registry
 from profscope.logdir import Host
 from profscope.tools import Tool
 from profscope.tools.trace import export, hlo, routes
-from profscope.trace import answers
 
 
 def applies(host: Host) -> bool:

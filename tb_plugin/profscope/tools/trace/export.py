@@ -54,13 +54,13 @@ import numpy as np
 from tensorboard import errors
 
 from profscope.answers import Answer
-from profscope.columns import Trace
 from profscope.context import HostContext
+from profscope.engine.timeline import Timeline
 from profscope.formats import registry
+from profscope.model.columns import Trace
 from profscope.params import Params
 from profscope.tools import Stream
 from profscope.tools.trace.redact import RedactOptions, Redactor
-from profscope.trace.timeline import Timeline
 from profscope.version import __version__
 
 BATCH_EVENTS = 20_000

@@ -19,12 +19,12 @@ from tensorboard import errors
 
 from profscope.answers import UNSET, Answer, UnsetType
 from profscope.context import HostContext
-from profscope.formats.hlo_proto import HloInstruction, HloModule, HloModules
-from profscope.formats.hlo_text import computation_lines, instruction_text, module_text
-from profscope.formats.xplane_hlo import signed_program_id
+from profscope.engine.answers import TraceEvent
+from profscope.formats.hlo.proto import HloInstruction, HloModule, HloModules
+from profscope.formats.hlo.text import computation_lines, instruction_text, module_text
+from profscope.formats.xplane.hlo import signed_program_id
 from profscope.params import Params
 from profscope.tools.trace import hlo_graph
-from profscope.trace.answers import TraceEvent
 
 DEFAULT_RADIUS = 2
 MAX_RADIUS = 6

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from profscope.formats.hlo_proto import HloInstruction
+from profscope.formats.hlo.proto import HloInstruction
 
 # Labels longer than this are cut with an ellipsis (tuple shapes of dozens of elements).
 MAX_LABEL_CHARS = 48

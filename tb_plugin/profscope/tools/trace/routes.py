@@ -2,7 +2,7 @@
 `hlo`, an XLA op of the trace in its HLO module (`hlo.py`); `export` and `export/preview`, the
 trace as gzipped Chrome trace JSON (`export.py`).
 
-The trace engine (`profscope.trace`) does the work; these functions read the parameters, check
+The trace engine (`profscope.engine`) does the work; these functions read the parameters, check
 what only a route knows (a search limit, a range that ends before it starts) and name the subject
 in their errors. While a host is ingested `ctx.timeline()` raises and the plugin answers 202; these
 routes ask for a partial timeline (the hosts ready so far, `pending_hosts` in meta), whose tiles are
@@ -14,12 +14,12 @@ from __future__ import annotations
 from tensorboard import errors
 
 from profscope.context import HostContext
+from profscope.engine.answers import TraceEvent, TraceMeta, TraceSearch, TraceSummary
+from profscope.engine.progressive import is_partial
+from profscope.engine.timeline import DEFAULT_SEARCH_LIMIT
 from profscope.params import Params
 from profscope.tools import Binary, Handler
 from profscope.tools.trace import export, hlo
-from profscope.trace.answers import TraceEvent, TraceMeta, TraceSearch, TraceSummary
-from profscope.trace.progressive import is_partial
-from profscope.trace.timeline import DEFAULT_SEARCH_LIMIT
 
 # How long trace/meta waits for a running ingest before answering 202 with progress: small files
 # then open in one request, big ones report progress soon enough.

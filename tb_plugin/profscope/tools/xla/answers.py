@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Literal
 
 from profscope.answers import UNSET, Answer, UnsetType
-from profscope.formats.xla_text import Frame
+from profscope.formats.xla.text import Frame
 
 Unit = Literal["ns", "B", ""]
 Severity = Literal["high", "medium", "info"]

@@ -1,6 +1,6 @@
 """Compare two XLA graphs node by node: what changed shape, what was added or removed, and where.
 
-The graph bodies are read into one node list whatever their format (`formats.xla_graph_text`).
+The graph bodies are read into one node list whatever their format (`formats.xla.graph_text`).
 Nodes are aligned on op + operand ops, which is stable when ids shift; aligned nodes whose shape
 differs are shape changes, and the ones whose operands kept their shapes are the *origins*: the
 places a new size entered the graph, usually the user code to fix (a batch that changes size, a
@@ -15,7 +15,7 @@ from collections import Counter as Tally
 
 import msgspec
 
-from profscope.formats.xla_graph_text import Node
+from profscope.formats.xla.graph_text import Node
 from profscope.tools.xla.answers import (
     XlaAttrChange,
     XlaDiffNode,

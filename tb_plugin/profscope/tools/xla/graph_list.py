@@ -15,10 +15,10 @@ from collections import Counter as Tally
 import msgspec
 from tensorboard import errors as tb_errors
 
-from profscope.formats.xla_debug import Analysis
-from profscope.formats.xla_graph_text import Node, parse_nodes
-from profscope.formats.xla_graphs import GraphRecord, GraphsFile
-from profscope.formats.xla_text import Frame
+from profscope.formats.xla.debug import Analysis
+from profscope.formats.xla.graph_text import Node, parse_nodes
+from profscope.formats.xla.graphs import GraphRecord, GraphsFile
+from profscope.formats.xla.text import Frame
 from profscope.tools.xla import graph_diff, provenance
 from profscope.tools.xla.answers import (
     XlaAnalysis,

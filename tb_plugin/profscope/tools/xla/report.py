@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from tensorboard import errors as tb_errors
 
-from profscope.formats.xla_metrics import Metric, MetricsFile, Report, Value
+from profscope.formats.xla.metrics import Metric, MetricsFile, Report, Value
 from profscope.tools.xla import graph_list, provenance, rules
 from profscope.tools.xla.answers import (
     XlaCauseCount,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from profscope.formats.xla_metrics import MetricsFile, Report
+from profscope.formats.xla.metrics import MetricsFile, Report
 from profscope.tools.xla.answers import XlaSeries, XlaSeriesCounter, XlaSeriesMetric
 
 

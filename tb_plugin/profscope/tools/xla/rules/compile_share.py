@@ -3,25 +3,26 @@ long one. Read from the CompileTime and ExecuteTime accumulators of the report."
 
 from __future__ import annotations
 
+from profscope.analysis.findings import Rule
 from profscope.tools.xla.answers import XlaEvidence, XlaFinding
-from profscope.tools.xla.rules.context import Context, Rule
+from profscope.tools.xla.rules.context import Context
 from profscope.tools.xla.rules.evidence import plural
 from profscope.units import format_duration
 
 
-def check(ctx: Context) -> XlaFinding | None:
+def check(ctx: Context) -> list[XlaFinding]:
     if ctx.snapshot is None:
-        return None
+        return []
     compile_metric = ctx.snapshot.metrics.get("CompileTime")
     execute_metric = ctx.snapshot.metrics.get("ExecuteTime")
     if compile_metric is None or execute_metric is None:
-        return None
+        return []
     if compile_metric.accumulator is None or execute_metric.accumulator is None:
-        return None
+        return []
     compile_ns, execute_ns = compile_metric.accumulator.value, execute_metric.accumulator.value
     if not compile_ns > execute_ns:
-        return None
-    return XlaFinding(
+        return []
+    finding = XlaFinding(
         id=RULE.id,
         severity="info",
         title="More time compiling than executing",
@@ -37,6 +38,7 @@ def check(ctx: Context) -> XlaFinding | None:
         fix="If the run is long, look at the recompilation and dynamic-shape findings; otherwise nothing to do.",
         sources=ctx.sources("metrics"),
     )
+    return [finding]
 
 
 RULE = Rule("compile_share", check)

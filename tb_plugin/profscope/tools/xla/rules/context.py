@@ -10,13 +10,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections import Counter as Tally
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from profscope.formats.xla_debug import Analysis, ProfilerMessage
-from profscope.formats.xla_metrics import Report
-from profscope.formats.xla_text import Frame
+from profscope.formats.xla.debug import Analysis, ProfilerMessage
+from profscope.formats.xla.metrics import Report
+from profscope.formats.xla.text import Frame
 from profscope.tools.xla import graph_diff
-from profscope.tools.xla.answers import XlaFinding, XlaFindingDiff
+from profscope.tools.xla.answers import XlaFindingDiff
 from profscope.tools.xla.graph_list import Entry, entries, user_frame
 from profscope.tools.xla.rules.evidence import plural
 from profscope.tools.xla.series import Series
@@ -147,11 +147,3 @@ class Context:
             if diffs:
                 out.append(ShapeFamily(members, diffs))
         return out
-
-
-@dataclasses.dataclass(frozen=True)
-class Rule:
-    """One finding rule: `check` returns its finding (whose id is `id`), or None when it does not apply."""
-
-    id: str
-    check: Callable[[Context], XlaFinding | None]

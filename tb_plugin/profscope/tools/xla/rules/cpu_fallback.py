@@ -7,8 +7,9 @@ makes the finding medium; the early executions those reads forced are the code l
 
 from __future__ import annotations
 
+from profscope.analysis.findings import Rule
 from profscope.tools.xla.answers import XlaFinding
-from profscope.tools.xla.rules.context import Context, Rule
+from profscope.tools.xla.rules.context import Context
 from profscope.tools.xla.rules.evidence import Verdict, plural, steps_text
 from profscope.tools.xla.rules.locations import locations
 
@@ -51,13 +52,13 @@ def _fixes(ops: set[str], real_fallbacks: list[str]) -> list[str]:
     return fixes
 
 
-def check(ctx: Context) -> XlaFinding | None:
+def check(ctx: Context) -> list[XlaFinding]:
     counters = {}
     if ctx.snapshot is not None:
         counters = {n: c.value or 0 for n, c in ctx.snapshot.counters.items() if n.startswith("aten::")}
     not_lowered = ctx.messages_of("not_lowered")
     if not counters and not not_lowered:
-        return None
+        return []
     verdict = Verdict()
     series = ctx.series
     for name, value in sorted(counters.items(), key=lambda kv: -kv[1]):
@@ -76,7 +77,7 @@ def check(ctx: Context) -> XlaFinding | None:
             ", ".join(f"{f.label()} ({n}×)" for f, n in forced.most_common()),
         )
     total = sum(counters.values())
-    return XlaFinding(
+    finding = XlaFinding(
         id=RULE.id,
         severity="high" if real_fallbacks else "medium",
         title="Ops falling back to the CPU",
@@ -89,6 +90,7 @@ def check(ctx: Context) -> XlaFinding | None:
         fix=" ".join(_fixes(ops, real_fallbacks)),
         sources=ctx.sources("metrics", "debug"),
     )
+    return [finding]
 
 
 RULE = Rule("cpu_fallback", check)

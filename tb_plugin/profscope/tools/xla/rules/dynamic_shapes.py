@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections import Counter as Tally
 
-from profscope.formats.xla_text import Frame
+from profscope.analysis.findings import Rule
+from profscope.formats.xla.text import Frame
 from profscope.tools.xla.answers import XlaFinding, XlaFindingDiff
 from profscope.tools.xla.graph_list import user_frame
-from profscope.tools.xla.rules.context import Context, Rule, ShapeFamily
+from profscope.tools.xla.rules.context import Context, ShapeFamily
 from profscope.tools.xla.rules.evidence import Verdict, plural
 from profscope.tools.xla.rules.locations import locations, origin_locations
 
@@ -33,13 +34,13 @@ def _family_evidence(family: ShapeFamily, frame: Frame | None) -> str:
     return f"{len(family.members)} size variants ({members}); sizes: {sizes}"
 
 
-def check(ctx: Context) -> XlaFinding | None:
+def check(ctx: Context) -> list[XlaFinding]:
     families = ctx.shape_families
     changes = [
         e for e in ctx.entries if e.record.change is not None and e.record.change.kind == "different_shape"
     ]
     if not families and not changes:
-        return None
+        return []
     verdict = Verdict()
     diffs: list[XlaFindingDiff] = []
     trigger_frames: Tally[Frame] = Tally()
@@ -61,7 +62,7 @@ def check(ctx: Context) -> XlaFinding | None:
         )
         if change.current_trace:
             change_frames[user_frame(change.current_trace) or change.current_trace[0]] += 1
-    return XlaFinding(
+    finding = XlaFinding(
         id=RULE.id,
         severity="high",
         title="Dynamic shapes: the same graph with different tensor sizes",
@@ -84,6 +85,7 @@ def check(ctx: Context) -> XlaFinding | None:
         ),
         sources=ctx.sources("graphs"),
     )
+    return [finding]
 
 
 RULE = Rule("dynamic_shapes", check)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from profscope.formats.xla_debug import ProfilerMessage
+from profscope.formats.xla.debug import ProfilerMessage
 from profscope.tools.xla.answers import Severity, XlaEvidence
 from profscope.units import format_count
 

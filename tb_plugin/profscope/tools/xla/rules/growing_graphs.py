@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections import Counter as Tally
 
-from profscope.formats.xla_text import Frame
+from profscope.analysis.findings import Rule
+from profscope.formats.xla.text import Frame
 from profscope.tools.xla.answers import XlaFinding
 from profscope.tools.xla.graph_list import Entry, user_frame
-from profscope.tools.xla.rules.context import WARMUP_STEPS, Context, Rule
+from profscope.tools.xla.rules.context import WARMUP_STEPS, Context
 from profscope.tools.xla.rules.evidence import Verdict
 from profscope.tools.xla.rules.locations import locations
 from profscope.units import format_count
@@ -54,7 +55,7 @@ def _growth_in_series(ctx: Context) -> list[tuple[int, float]]:
     return best
 
 
-def check(ctx: Context) -> XlaFinding | None:
+def check(ctx: Context) -> list[XlaFinding]:
     by_frame: dict[Frame | None, list[Entry]] = {}
     for entry in ctx.entries:
         by_frame.setdefault(user_frame(entry.record.frames), []).append(entry)
@@ -80,8 +81,8 @@ def check(ctx: Context) -> XlaFinding | None:
         )
         steps.update(s for s, _ in growth)
     if not verdict.evidence:
-        return None
-    return XlaFinding(
+        return []
+    finding = XlaFinding(
         id=RULE.id,
         severity="high",
         title="Graphs grow step after step",
@@ -98,6 +99,7 @@ def check(ctx: Context) -> XlaFinding | None:
         ),
         sources=ctx.sources("graphs", "metrics"),
     )
+    return [finding]
 
 
 RULE = Rule("growing_graph", check)

@@ -7,7 +7,7 @@ from collections import Counter as Tally
 
 import msgspec
 
-from profscope.formats.xla_text import Frame
+from profscope.formats.xla.text import Frame
 from profscope.tools.xla.answers import XlaFinding, XlaFindingDiff, XlaFrame, XlaLocation
 from profscope.tools.xla.rules.context import Context
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import math
 
+from profscope.analysis.findings import Rule
 from profscope.tools.xla.answers import XlaFinding
-from profscope.tools.xla.rules.context import Context, Rule
+from profscope.tools.xla.rules.context import Context
 from profscope.tools.xla.rules.evidence import Verdict, plural
 from profscope.units import format_duration
 
 LONG_COMPILE_NS = 60e9
 
 
-def check(ctx: Context) -> XlaFinding | None:
+def check(ctx: Context) -> list[XlaFinding]:
     metric = ctx.snapshot.metrics.get("CompileTime") if ctx.snapshot is not None else None
     values = [v.value for _, v in metric.percentiles if math.isfinite(v.value)] if metric else []
     slow_messages = ctx.messages_of("too_slow", "CompileTime")
@@ -22,7 +23,7 @@ def check(ctx: Context) -> XlaFinding | None:
         candidates.append(max(m.duration_ns or 0.0 for m in slow_messages))
     worst = max(candidates) if candidates else None
     if worst is None or worst <= LONG_COMPILE_NS:
-        return None
+        return []
     verdict = Verdict()
     verdict.add("Longest compilation", format_duration(worst))
     if metric is not None and metric.accumulator is not None:
@@ -34,7 +35,7 @@ def check(ctx: Context) -> XlaFinding | None:
         if median is not None:
             verdict.add("Median (recent samples)", format_duration(median))
     verdict.add_profiler_messages(slow_messages, decisive=False)
-    return XlaFinding(
+    finding = XlaFinding(
         id=RULE.id,
         severity="medium",
         title="Very long compilations",
@@ -50,6 +51,7 @@ def check(ctx: Context) -> XlaFinding | None:
         ),
         sources=ctx.sources("metrics", "debug"),
     )
+    return [finding]
 
 
 RULE = Rule("long_compile", check)

@@ -10,17 +10,12 @@ from __future__ import annotations
 
 from collections import Counter as Tally
 
-from profscope.formats.xla_text import Frame
+from profscope.analysis.findings import Rule
+from profscope.formats.xla.text import Frame
 from profscope.tools.xla import graph_diff
 from profscope.tools.xla.answers import XlaFinding, XlaFindingDiff, XlaShapeChange
 from profscope.tools.xla.graph_list import Entry, user_frame
-from profscope.tools.xla.rules.context import (
-    MAX_DIFF_ORIGINS,
-    PER_STEP_THRESHOLD,
-    WARMUP_STEPS,
-    Context,
-    Rule,
-)
+from profscope.tools.xla.rules.context import MAX_DIFF_ORIGINS, PER_STEP_THRESHOLD, WARMUP_STEPS, Context
 from profscope.tools.xla.rules.evidence import Verdict, plural, steps_text
 from profscope.tools.xla.rules.locations import locations, origin_locations
 from profscope.units import format_duration
@@ -91,12 +86,12 @@ def _judge_single_report(ctx: Context, verdict: Verdict) -> None:
         )
 
 
-def check(ctx: Context) -> XlaFinding | None:
+def check(ctx: Context) -> list[XlaFinding]:
     verdict = Verdict()
     late_steps = _judge_late_steps(ctx, verdict)
     verdict.add_profiler_messages(ctx.messages_of("too_frequent", "CompileTime"), decisive=True)
     if verdict.severity is None:
-        return None
+        return []
     frames: Tally[Frame] = Tally()
     diffs: list[XlaFindingDiff] = []
     late_compiles = [
@@ -144,7 +139,7 @@ def check(ctx: Context) -> XlaFinding | None:
         )
     elif ctx.shape_families:
         fix = "Some graphs differ only in tensor sizes (see the dynamic-shapes finding). " + fix
-    return XlaFinding(
+    finding = XlaFinding(
         id=RULE.id,
         severity=verdict.severity,
         title="Recompiling after warm-up",
@@ -156,6 +151,7 @@ def check(ctx: Context) -> XlaFinding | None:
         fix=fix,
         sources=ctx.sources("metrics", "debug", "graphs"),
     )
+    return [finding]
 
 
 def _explain_new_graph(ctx: Context, entry: Entry) -> XlaFindingDiff | None:

@@ -4,19 +4,20 @@ device; the early executions that read values on the host are the code locations
 
 from __future__ import annotations
 
+from profscope.analysis.findings import Rule
 from profscope.tools.xla.answers import XlaFinding
-from profscope.tools.xla.rules.context import PER_STEP_THRESHOLD, TRANSFER_FROM_DEVICE, Context, Rule
+from profscope.tools.xla.rules.context import PER_STEP_THRESHOLD, TRANSFER_FROM_DEVICE, Context
 from profscope.tools.xla.rules.evidence import Verdict, plural, steps_text
 from profscope.tools.xla.rules.locations import locations
 from profscope.units import format_bytes, format_duration
 
 
-def check(ctx: Context) -> XlaFinding | None:
+def check(ctx: Context) -> list[XlaFinding]:
     snapshot = ctx.snapshot
     name = next((n for n in TRANSFER_FROM_DEVICE if n in snapshot.metrics), None) if snapshot else None
     messages = [m for n in TRANSFER_FROM_DEVICE for m in ctx.messages_of("too_frequent", n)]
     if name is None and not messages:
-        return None
+        return []
     verdict = Verdict()
     steps_run = ctx.steps_run()
     per_step = ctx.per_step(TRANSFER_FROM_DEVICE)
@@ -43,8 +44,8 @@ def check(ctx: Context) -> XlaFinding | None:
         verdict.add(f"{metric_name} per step", steps_text(counts) or "none")
     verdict.add_profiler_messages(messages, decisive=True)
     if verdict.severity is None:
-        return None
-    return XlaFinding(
+        return []
+    finding = XlaFinding(
         id=RULE.id,
         severity=verdict.severity,
         title="Frequent device→host transfers",
@@ -59,6 +60,7 @@ def check(ctx: Context) -> XlaFinding | None:
         ),
         sources=ctx.sources("metrics", "debug"),
     )
+    return [finding]
 
 
 RULE = Rule("device_to_host", check)

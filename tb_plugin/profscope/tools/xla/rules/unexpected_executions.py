@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections import Counter as Tally
 
-from profscope.formats.xla_text import Frame
+from profscope.analysis.findings import Rule
+from profscope.formats.xla.text import Frame
 from profscope.tools.xla.answers import XlaEvidence, XlaFinding, stack_frames
 from profscope.tools.xla.graph_list import user_frame
-from profscope.tools.xla.rules.context import Context, Rule
+from profscope.tools.xla.rules.context import Context
 from profscope.tools.xla.rules.evidence import plural
 from profscope.tools.xla.rules.locations import locations
 
@@ -16,16 +17,16 @@ MAX_LISTED = 10  # executions described one by one
 MAX_STACKS = 3  # executions whose whole stack the finding carries
 
 
-def check(ctx: Context) -> XlaFinding | None:
+def check(ctx: Context) -> list[XlaFinding]:
     found = [a for a in ctx.analyses if a.kind == "unexpected_execution"]
     if not found:
-        return None
+        return []
     frames: Tally[Frame] = Tally()
     for a in found:
         frame = user_frame(a.frames)
         if frame is not None:
             frames[frame] += 1
-    return XlaFinding(
+    finding = XlaFinding(
         id=RULE.id,
         severity="high",
         title="Execution inside a compiled region",
@@ -36,6 +37,7 @@ def check(ctx: Context) -> XlaFinding | None:
         sources=ctx.sources("debug"),
         frames=[stack_frames(a.frames) for a in found[:MAX_STACKS]],
     )
+    return [finding]
 
 
 RULE = Rule("unexpected_execution", check)

@@ -1,0 +1,109 @@
+"""Device busy and idle time per device and stream, and the idle gaps split by cause (HTA's rules).
+
+Busy time of a device = the union of its streams' activity (kernels, copies, memsets) inside the
+scope's windows; idle = window − busy. Per stream, each gap between consecutive device events (the
+next event's start minus the latest end before it, gaps > 0 only) belongs to the scope when the
+event after it starts inside a scope window, and is one of:
+- host wait: the launch call of the next event started after the previous event ended (the host
+  had not yet asked for the work: the device waited for the host);
+- kernel wait: not host wait and the gap is under `KERNEL_WAIT_NS` (HTA's default
+  `consecutive_kernel_delay`, 30 ns): the overhead between back-to-back launches;
+- other: the rest (waits on other streams' events, synchronisation, or no launch linked to the event,
+  as on TPU).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from profscope.analysis import intervals
+from profscope.analysis.answers import OverviewDevice, OverviewIdle, OverviewStream
+from profscope.analysis.events import DEVICE_ROLES, HostEvents
+from profscope.model import arrays
+
+KERNEL_WAIT_NS = 30
+
+
+def in_windows(times: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Bool per time: inside one of the sorted, disjoint windows [lo, hi)."""
+    k = np.searchsorted(lo, times, side="right") - 1
+    return (k >= 0) & (times < hi[np.maximum(k, 0)])
+
+
+def devices(events: HostEvents, lo: np.ndarray, hi: np.ndarray, track_base: int) -> list[OverviewDevice]:
+    """Per device section with activity: busy/idle in the windows and its streams' idle split.
+    `track_base` turns host-local track ids into timeline ids."""
+    trace = events.trace
+    device_events = events.of_roles(*DEVICE_ROLES)
+    if not device_events.shape[0]:
+        return []
+    window_ns = float((hi - lo).sum()) / 1e3
+    start, end = trace.ev_start_ps, events.end_ps
+    tracks = trace.ev_track[device_events]
+    out = []
+    sections: dict[int, list[int]] = {}
+    for t in arrays.unique(tracks).tolist():
+        sections.setdefault(trace.tracks[t].section, []).append(t)
+    names = {s.id: s for s in trace.sections}
+    for section, section_tracks in sections.items():
+        mine = device_events[np.isin(tracks, section_tracks)]
+        busy = float(intervals.covered(intervals.merge(start[mine], end[mine]), lo, hi).sum()) / 1e3
+        streams = [
+            _stream(events, device_events[tracks == t], lo, hi, t + track_base) for t in section_tracks
+        ]
+        out.append(
+            OverviewDevice(
+                name=names[section].name,
+                kind=names[section].kind,
+                window_ns=window_ns,
+                busy_ns=busy,
+                idle_ns=max(window_ns - busy, 0.0),
+                busy_fraction=busy / window_ns if window_ns > 0 else 0.0,
+                streams=streams,
+            )
+        )
+    return out
+
+
+def _stream(
+    events: HostEvents, mine: np.ndarray, lo: np.ndarray, hi: np.ndarray, track: int
+) -> OverviewStream:
+    trace = events.trace
+    start = trace.ev_start_ps[mine]
+    end = start + trace.ev_dur_ps[mine]
+    busy = float(intervals.covered(intervals.merge(start, end), lo, hi).sum()) / 1e3
+    scoped = in_windows(start, lo, hi)
+    idle = idle_split(events, mine)
+    prev_end, gap, host_wait, kernel_wait = idle
+    keep = scoped & (gap > 0)
+    keep[0] = False
+    g = gap[keep]
+    hw, kw = host_wait[keep], kernel_wait[keep]
+    return OverviewStream(
+        name=trace.tracks[int(trace.ev_track[mine[0]])].name,
+        track=track,
+        events=int(scoped.sum()),
+        busy_ns=busy,
+        idle=OverviewIdle(
+            gaps=int(keep.sum()),
+            host_wait_ns=float(g[hw].sum()) / 1e3,
+            kernel_wait_ns=float(g[kw].sum()) / 1e3,
+            other_ns=float(g[~hw & ~kw].sum()) / 1e3,
+        ),
+    )
+
+
+def idle_split(events: HostEvents, mine: np.ndarray) -> tuple[np.ndarray, ...]:
+    """For the events `mine` of one stream (in start order): the latest end before each, the gap
+    before it (ps, first one 0), and whether that gap is host wait or kernel wait."""
+    trace = events.trace
+    start = trace.ev_start_ps[mine]
+    end = start + trace.ev_dur_ps[mine]
+    prev_end = np.concatenate(([start[0]], np.maximum.accumulate(end)[:-1])) if mine.shape[0] else end
+    gap = start - prev_end
+    launch = events.launch[mine]
+    linked = launch >= 0
+    launch_start = np.where(linked, trace.ev_start_ps[np.maximum(launch, 0)], np.iinfo(np.int64).min)
+    host_wait = linked & (launch_start > prev_end)
+    kernel_wait = ~host_wait & (gap < KERNEL_WAIT_NS * 1000)
+    return prev_end, gap, host_wait, kernel_wait

@@ -1,0 +1,309 @@
+"""What each event of a host's trace is to the overview: a role per event, parents, launch links.
+
+Built once per host trace (cached by its fingerprint) with name tables: every rule below is a test
+on an event's name, category or track, evaluated once per distinct string and looked up per event.
+
+Tracks: host threads are `thread` tracks of CPU, GPU or TPU sections (Kineto files some host
+threads, e.g. Python threads seen with pid 0, under the GPU's process); device tracks are the
+`stream` tracks of GPU sections and the `XLA Ops` line of each TPU core. Other sections (the
+profiler's own spans, global markers) and derived lines are not activity.
+
+Roles of host-thread slices (instants never count):
+- runtime: CUDA/HIP runtime and driver calls (Kineto categories `cuda_runtime`, `cuda_driver`,
+  `Runtime`; names `cuda*`, `cu*`, `hip*`, `hsa*`, `nccl*` followed by a capital) and any host
+  event a flow links to a device event (the launch of that event);
+- compile: names with compile/compiler/compilation in them (not "Compiled", which names the
+  execution of compiled code: `Torch-Compiled Region`, `CompiledFunction`);
+- input: names matching `INPUT_LABELS` (data loaders, tf.data `GetNext`, `batch_read`, …);
+- python: Python-stack frames (Kineto `python_function`, XPlane names starting with "$"): not host
+  compute, because a Python frame is open while its thread waits (a monitor thread in
+  `threading.wait` would read as 100 % busy);
+- op: every other slice (framework ops, `record_function` labels, runtime-free host work).
+Roles of device-track slices: compute, communication (NCCL/RCCL kernels, XLA collectives),
+memcpy host→device / device→host / device→device (peer and unknown direction too; TPU infeed and
+outfeed are host→device and device→host), memset. Kineto device events of other categories
+(`gpu_user_annotation`, `cuda_sync`) are annotations, not activity.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+
+from profscope.formats import registry
+from profscope.model.columns import Trace
+
+ROLE_NONE, ROLE_OP, ROLE_RUNTIME, ROLE_INPUT, ROLE_COMPILE, ROLE_PYTHON = 0, 1, 2, 3, 4, 5
+ROLE_COMPUTE, ROLE_COMM, ROLE_H2D, ROLE_D2H, ROLE_D2D, ROLE_MEMSET = 10, 11, 12, 13, 14, 15
+HOST_ROLES = (ROLE_OP, ROLE_RUNTIME, ROLE_INPUT, ROLE_COMPILE)
+DEVICE_ROLES = (ROLE_COMPUTE, ROLE_COMM, ROLE_H2D, ROLE_D2H, ROLE_D2D, ROLE_MEMSET)
+DEVICE_ROLE_NAMES = {
+    ROLE_COMPUTE: "kernel",
+    ROLE_COMM: "collective",
+    ROLE_H2D: "memcpy host→device",
+    ROLE_D2H: "memcpy device→host",
+    ROLE_D2D: "memcpy device→device",
+    ROLE_MEMSET: "memset",
+}
+
+INPUT_LABELS = re.compile(
+    r"dataloader|data_loader|_next_data|IteratorGetNext|Iterator::|GetNext|batch_read|read_batch"
+    r"|load_batch|data_load|input_pipeline",
+    re.IGNORECASE,
+)
+COMPILE_NAMES = re.compile(r"compil(?:er|ation|ing|e(?!d))", re.IGNORECASE)
+RUNTIME_NAMES = re.compile(r"^(?:cuda|cu|hip|hsa|nccl)[A-Z]")
+RUNTIME_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver", "Runtime"})
+PYTHON_CATEGORIES = frozenset({"python_function"})
+KERNEL_CATEGORIES = frozenset({"kernel", "Kernel"})
+MEMCPY_CATEGORIES = frozenset({"gpu_memcpy", "Memcpy"})
+MEMSET_CATEGORIES = frozenset({"gpu_memset", "Memset"})
+COLLECTIVE_NAMES = re.compile(
+    r"nccl|rccl|AllReduce|AllGather|ReduceScatter|AllToAll|SendRecv"
+    r"|^(?:all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute|collective-broadcast"
+    r"|send|recv)(?:-start|-done)?(?:\.\d+)*$",
+    re.IGNORECASE,
+)
+H2D_NAMES = re.compile(r"HtoD|H2D|^infeed", re.IGNORECASE)
+D2H_NAMES = re.compile(r"DtoH|D2H|^outfeed", re.IGNORECASE)
+MEMCPY_NAMES = re.compile(r"^Memcpy|^infeed|^outfeed", re.IGNORECASE)
+MEMSET_NAMES = re.compile(r"^Memset", re.IGNORECASE)
+TPU_OPS_LINE = "XLA Ops"
+
+
+@dataclasses.dataclass(frozen=True)
+class HostEvents:
+    """One host's trace with the overview's view of it (all arrays indexed by event)."""
+
+    name: str
+    trace: Trace
+    self_ps: np.ndarray  # exclusive time (duration minus direct children)
+    role: np.ndarray  # int8 ROLE_*
+    parent: np.ndarray  # int64 enclosing event on the same host thread, -1 at the top
+    host_track: np.ndarray  # bool per track
+    device_track: np.ndarray  # bool per track
+    launch: np.ndarray  # int64 per event: the host event that launched this device event, or -1
+    span_ps: tuple[int, int]  # first start, last end over host and device activity
+    device_declared: str | None  # why device activity was expected (None: it was not)
+
+    @property
+    def end_ps(self) -> np.ndarray:
+        return self.trace.ev_start_ps + self.trace.ev_dur_ps
+
+    def of_roles(self, *roles: int) -> np.ndarray:
+        """Indices of the events with one of `roles`, in event order."""
+        return np.flatnonzero(role_table(roles)[self.role])
+
+    def has_device(self) -> bool:
+        return bool(role_table(DEVICE_ROLES)[self.role].any())
+
+    def mask(self, indices: np.ndarray) -> np.ndarray:
+        """A bool per event: in `indices`."""
+        out = np.zeros(self.trace.num_events, dtype=bool)
+        out[indices] = True
+        return out
+
+
+def role_table(roles: tuple[int, ...]) -> np.ndarray:
+    """A bool per role code (index with the int8 role column): one of `roles`."""
+    table = np.zeros(128, dtype=bool)
+    table[list(roles)] = True
+    return table
+
+
+def args_of(trace: Trace, indices: np.ndarray) -> list[memoryview]:
+    """The args JSON of each event of `indices` as zero-copy views of the blob (many at once:
+    `Trace.args_json` one by one costs a few µs of memory-map indexing per event)."""
+    records = np.asarray(trace.ev_args)[indices]
+    offsets = np.asarray(trace.args_off)
+    lo, hi = offsets[records].tolist(), offsets[records + 1].tolist()
+    blob = memoryview(np.asarray(trace.args_blob))
+    return [blob[a:b] for a, b in zip(lo, hi)]
+
+
+def string_table(strings: list[str], test) -> np.ndarray:
+    """A bool per string id: `test(text)`."""
+    return np.fromiter((bool(test(s)) for s in strings), dtype=bool, count=len(strings))
+
+
+def build(name: str, trace: Trace, self_ps: np.ndarray) -> HostEvents:
+    """Classify every event of `trace` (see the module docstring)."""
+    n = trace.num_events
+    kinds = {s.id: s.kind for s in trace.sections}
+    host_track = np.array(
+        [t.kind == "thread" and kinds.get(t.section) in ("cpu", "gpu", "tpu") for t in trace.tracks],
+        dtype=bool,
+    )
+    device_track = np.array(
+        [
+            (kinds.get(t.section) == "gpu" and t.kind == "stream")
+            or (kinds.get(t.section) == "tpu" and t.name == TPU_OPS_LINE)
+            for t in trace.tracks
+        ],
+        dtype=bool,
+    )
+    if not trace.tracks:
+        host_track = device_track = np.zeros(0, dtype=bool)
+    strings = trace.strings
+    track = trace.ev_track
+    on_host = host_track[track] if n else np.zeros(0, bool)
+    on_device = device_track[track] if n else np.zeros(0, bool)
+    slices = trace.ev_dur_ps > 0
+    names, cats = trace.ev_name, trace.ev_cat
+    role = np.zeros(n, dtype=np.int8)
+
+    cat_is = _category_tables(strings)
+    name_is = {
+        "input": string_table(strings, INPUT_LABELS.search),
+        "compile": string_table(strings, COMPILE_NAMES.search),
+        "runtime": string_table(strings, RUNTIME_NAMES.search),
+        "python": string_table(strings, lambda s: s.startswith("$")),
+        "collective": string_table(strings, COLLECTIVE_NAMES.search),
+        "h2d": string_table(strings, H2D_NAMES.search),
+        "d2h": string_table(strings, D2H_NAMES.search),
+        "memcpy": string_table(strings, MEMCPY_NAMES.search),
+        "memset": string_table(strings, MEMSET_NAMES.search),
+    }
+    host = on_host & slices
+    role[host] = ROLE_OP
+    role[host & name_is["input"][names]] = ROLE_INPUT
+    role[host & name_is["compile"][names]] = ROLE_COMPILE
+    role[host & (cat_is["python"][cats] | name_is["python"][names])] = ROLE_PYTHON
+    role[host & (cat_is["runtime"][cats] | name_is["runtime"][names])] = ROLE_RUNTIME
+
+    device = on_device & slices
+    kineto_device = cat_is["kernel"][cats] | cat_is["memcpy"][cats] | cat_is["memset"][cats]
+    categorized = bool(kineto_device[device].any())
+    if categorized:
+        device &= kineto_device
+        is_memcpy = cat_is["memcpy"][cats]
+        is_memset = cat_is["memset"][cats]
+    else:
+        is_memcpy = name_is["memcpy"][names]
+        is_memset = name_is["memset"][names]
+    role[device] = ROLE_COMPUTE
+    role[device & name_is["collective"][names]] = ROLE_COMM
+    role[device & is_memcpy] = ROLE_D2D
+    role[device & is_memcpy & name_is["h2d"][names]] = ROLE_H2D
+    role[device & is_memcpy & name_is["d2h"][names]] = ROLE_D2H
+    role[device & is_memset] = ROLE_MEMSET
+
+    launch = np.full(n, -1, dtype=np.int64)
+    src, dst = trace.flow_src, trace.flow_dst
+    if src.shape[0]:
+        link = on_host[src] & role_table(DEVICE_ROLES)[role[dst]]
+        src, dst = src[link], dst[link]
+        # The first flow into a device event is its launch.
+        launch[dst[::-1]] = src[::-1]
+        launched = src[role[src] != ROLE_NONE]
+        role[launched] = ROLE_RUNTIME
+
+    parent = _parents(trace, on_host)
+    active = np.flatnonzero(role != ROLE_NONE)
+    if active.shape[0]:
+        span = (
+            int(trace.ev_start_ps[active].min()),
+            int((trace.ev_start_ps + trace.ev_dur_ps)[active].max()),
+        )
+    else:
+        span = (0, 0)
+    return HostEvents(
+        name=name,
+        trace=trace,
+        self_ps=np.asarray(self_ps),
+        role=role,
+        parent=parent,
+        host_track=host_track,
+        device_track=device_track,
+        launch=launch,
+        span_ps=span,
+        device_declared=_device_declared(trace, role, device_track),
+    )
+
+
+def _category_tables(strings: list[str]) -> dict[str, np.ndarray]:
+    return {
+        "runtime": string_table(strings, RUNTIME_CATEGORIES.__contains__),
+        "python": string_table(strings, PYTHON_CATEGORIES.__contains__),
+        "kernel": string_table(strings, KERNEL_CATEGORIES.__contains__),
+        "memcpy": string_table(strings, MEMCPY_CATEGORIES.__contains__),
+        "memset": string_table(strings, MEMSET_CATEGORIES.__contains__),
+    }
+
+
+def _parents(trace: Trace, on_host: np.ndarray) -> np.ndarray:
+    """The enclosing slice of every host-thread event (same track, one row up, containing its
+    start), -1 for top-level events and everything else."""
+    n = trace.num_events
+    parent = np.full(n, -1, dtype=np.int64)
+    events = np.flatnonzero(on_host)
+    if not events.shape[0]:
+        return parent
+    track = trace.ev_track[events].astype(np.int64)
+    depth = trace.ev_depth[events].astype(np.int64)
+    start = trace.ev_start_ps
+    end = start + trace.ev_dur_ps
+    key = track * (int(depth.max()) + 2) + depth
+    order = np.argsort(key, kind="stable")  # events are in start order within a track already
+    events, key = events[order], key[order]
+    first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    bounds = np.concatenate((first, [events.shape[0]]))
+    groups = {int(key[f]): (int(f), int(e)) for f, e in zip(first, bounds[1:])}
+    for k, (lo, hi) in groups.items():
+        above = groups.get(k - 1)
+        if above is None or trace.ev_depth[events[lo]] == 0:
+            continue
+        children = events[lo:hi]
+        parents = events[above[0] : above[1]]
+        which = np.searchsorted(start[parents], start[children], side="right") - 1
+        ok = which >= 0
+        candidate = parents[np.maximum(which, 0)]
+        ok &= (end[candidate] > start[children]) | (start[candidate] == start[children])
+        parent[children[ok]] = candidate[ok]
+    return parent
+
+
+def _device_declared(trace: Trace, role: np.ndarray, device_track: np.ndarray) -> str | None:
+    """Why device activity would be expected in this capture, or None."""
+    properties = trace.metadata.get("deviceProperties")
+    if isinstance(properties, list) and properties:
+        return f"the trace lists {len(properties)} device(s) in deviceProperties"
+    if device_track.any():
+        return "the trace has device streams"
+    if trace.format == registry.XPLANE:
+        planes = [p.get("name", "") for p in trace.metadata.get("planes", [])]
+        device_planes = [p for p in planes if p.startswith("/device:")]
+        if device_planes:
+            return f"the XPlane has device planes ({', '.join(device_planes[:4])})"
+    runtime = np.flatnonzero(role == ROLE_RUNTIME)
+    if runtime.shape[0]:
+        return f"the host made {runtime.shape[0]} device runtime calls"
+    return None
+
+
+def ancestors(events: HostEvents, of: np.ndarray) -> np.ndarray:
+    """All enclosing events of the events `of` (sorted, unique)."""
+    found = np.zeros(events.trace.num_events, dtype=bool)
+    current = events.parent[of]
+    current = current[current >= 0]
+    while current.shape[0]:
+        found[current] = True
+        current = events.parent[current]
+        current = current[current >= 0]
+    return np.flatnonzero(found)
+
+
+def enclosing_of_role(events: HostEvents, of: np.ndarray, roles: tuple[int, ...]) -> np.ndarray:
+    """For each event of `of`, the nearest enclosing event with one of `roles` (-1 when none)."""
+    out = np.full(of.shape[0], -1, dtype=np.int64)
+    pending = np.arange(of.shape[0])
+    current = events.parent[of]
+    while pending.shape[0]:
+        alive = current >= 0
+        pending, current = pending[alive], current[alive]
+        hit = role_table(roles)[events.role[current]]
+        out[pending[hit]] = current[hit]
+        pending, current = pending[~hit], events.parent[current[~hit]]
+    return out

@@ -1,0 +1,300 @@
+"""Whole-trace questions about one host's trace: one event's details, search, range summaries.
+
+All functions work on host-local indices and picoseconds; `timeline.py` maps them to the session
+timeline. Search covers the *whole* trace (XProf's trace viewer only searches what is loaded):
+names through the string table, argument values through one scan of the args blob that folds
+ASCII case as it compares (no lowercased copy is made or stored).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from profscope.engine.lod.index import LodIndex, searchsorted_through
+from profscope.model.columns import Trace
+
+# Bytes after a hit in which the closing quote of a JSON key must appear: keys are short.
+KEY_LOOKAHEAD = 64
+# Bytes of the args blob scanned per step of a search, and events per step of the name lookup:
+# they bound the temporary arrays (a one-letter query hits about every tenth byte).
+SCAN_CHUNK = 1 << 20
+NAME_CHUNK = 1 << 20
+_QUOTE, _BACKSLASH, _COLON, _SPACE = 34, 92, 58, 32
+
+
+def _windows(blob: np.ndarray, overlap: int) -> Iterator[tuple[int, np.ndarray]]:
+    """(offset, bytes from there) in SCAN_CHUNK steps, each `overlap` bytes longer than the step.
+
+    A memory-mapped blob is read through the file instead, so a search does not leave hundreds of
+    MB of mapped pages counted in the server's resident memory.
+    """
+    total = blob.shape[0]
+    filename = getattr(blob, "filename", None)
+    if not isinstance(blob, np.memmap) or not filename:
+        for lo in range(0, total, SCAN_CHUNK):
+            yield lo, np.asarray(blob[lo : lo + SCAN_CHUNK + overlap])
+        return
+    buffer = np.empty(SCAN_CHUNK + overlap, dtype=np.uint8)
+    with open(filename, "rb", buffering=0) as f:
+        for lo in range(0, total, SCAN_CHUNK):
+            size = min(SCAN_CHUNK + overlap, total - lo)
+            f.seek(blob.offset + lo)
+            got = f.readinto(memoryview(buffer)[:size])
+            yield lo, buffer[:got]
+
+
+def parse_args(raw: bytes) -> tuple[dict[str, Any], str | None]:
+    """Args as a dict, or (`{}`, reason) when the stored text is not a JSON object or is nested
+    deeper than MAX_ARGS_DEPTH (the answer's encoder recurses too, from a deeper stack)."""
+    if not raw:
+        return {}, None
+    try:
+        try:
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            try:
+                value = json.loads(raw.decode("utf-8", errors="replace"))  # tolerates NaN / Infinity
+            except ValueError:
+                return {}, f"args are not valid JSON: {raw[:200].decode('utf-8', errors='replace')!r}"
+    except RecursionError:
+        value = _TOO_DEEP
+    if value is _TOO_DEEP or _deeper_than(value, MAX_ARGS_DEPTH):
+        return {}, f"args are nested deeper than {MAX_ARGS_DEPTH} levels; not shown"
+    if not isinstance(value, dict):
+        return {"value": value}, None
+    return value, None
+
+
+# Levels of nested objects and lists an event's args may have to be shown.
+MAX_ARGS_DEPTH = 64
+_TOO_DEEP = object()
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether some value inside `value` sits in more than `limit` nested lists / dicts (walked
+    level by level, without recursion)."""
+    level: list[Any] = [value]
+    for _ in range(limit + 1):
+        level = [
+            c
+            for v in level
+            if isinstance(v, (dict, list))
+            for c in (v.values() if isinstance(v, dict) else v)
+        ]
+        if not level:
+            return False
+    return True
+
+
+def event_details(trace: Trace, index: LodIndex, i: int) -> dict[str, Any]:
+    """Everything about event `i`: times in host-local ps, flows with their linked events."""
+    if not 0 <= i < trace.num_events:
+        raise IndexError(f"event {i} out of range (trace has {trace.num_events} events)")
+    track = int(trace.ev_track[i])
+    args, args_error = parse_args(trace.args_json(i))
+    details: dict[str, Any] = {
+        "index": i,
+        "name": trace.strings[int(trace.ev_name[i])],
+        "category": trace.strings[int(trace.ev_cat[i])],
+        "track": track,
+        "section": trace.tracks[track].section,
+        "start_ps": int(trace.ev_start_ps[i]),
+        "dur_ps": int(trace.ev_dur_ps[i]),
+        "self_ps": int(index.self_ps[i]),
+        "depth": int(trace.ev_depth[i]),
+        "args": args,
+        "flows_out": _linked(trace, index.flow_by_src, trace.flow_src, trace.flow_dst, i),
+        "flows_in": _linked(trace, index.flow_by_dst, trace.flow_dst, trace.flow_src, i),
+    }
+    if args_error:
+        details["args_error"] = args_error
+    return details
+
+
+def _linked(
+    trace: Trace, by: np.ndarray, this_end: np.ndarray, other_end: np.ndarray, i: int
+) -> list[dict[str, Any]]:
+    lo = int(searchsorted_through(this_end, by, i, "left"))
+    hi = int(searchsorted_through(this_end, by, i, "right"))
+    out = []
+    for f in np.asarray(by)[lo:hi].tolist():
+        j = int(other_end[f])
+        out.append(
+            {
+                "index": j,
+                "name": trace.strings[int(trace.ev_name[j])],
+                "flow": trace.strings[int(trace.flow_name[f])],
+                "start_ps": int(trace.ev_start_ps[j]),
+                "dur_ps": int(trace.ev_dur_ps[j]),
+                "track": int(trace.ev_track[j]),
+            }
+        )
+    return out
+
+
+class Searcher:
+    """Case-insensitive substring search over one trace's names and argument values.
+
+    Lowercased names are computed on first use and kept; argument values are compared with ASCII
+    case folded on the fly (see `_mark_arg_hits`).
+    """
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self._names_lower: list[str] | None = None
+
+    def matches(self, query: str) -> np.ndarray:
+        """Sorted indices of all events whose name or any argument value contains `query`
+        (surrounding whitespace ignored: it would only match JSON layout)."""
+        return np.flatnonzero(self.mask(query))
+
+    def mask(self, query: str) -> np.ndarray:
+        """Per event, whether it matches `query` (see `matches`): one byte per event, the only
+        array of the trace's size a search makes; names and args are looked at in chunks."""
+        q = query.strip().lower()
+        hit = np.zeros(self.trace.num_events, dtype=bool)
+        if not q:
+            return hit
+        self._mark_name_hits(q, hit)
+        self._mark_arg_hits(q, hit)
+        return hit
+
+    def _mark_name_hits(self, q: str, hit: np.ndarray) -> None:
+        if self._names_lower is None:
+            self._names_lower = [s.lower() for s in self.trace.strings]
+        wanted = [i for i, s in enumerate(self._names_lower) if q in s]
+        if not wanted:
+            return
+        table = np.zeros(len(self._names_lower), dtype=bool)
+        table[wanted] = True
+        names = self.trace.ev_name
+        for lo in range(0, hit.shape[0], NAME_CHUNK):
+            np.take(table, np.asarray(names[lo : lo + NAME_CHUNK]), out=hit[lo : lo + NAME_CHUNK])
+
+    def _mark_arg_hits(self, q: str, hit: np.ndarray) -> None:
+        """Mark events with `q` in an argument value: blob hits minus those inside a JSON key,
+        mapped from the args record that holds them to its event.
+
+        `q` is lowercase, so ASCII folding needs no lowered copy of the blob: a byte matches a
+        letter a-z of `q` when it equals it once bit 0x20 is set (that maps exactly 'A'-'Z' onto
+        'a'-'z'); every other byte of `q` (UTF-8 included) must be equal.
+        """
+        needle = np.frombuffer(q.encode("utf-8"), dtype=np.uint8)
+        fold = ((needle >= ord("a")) & (needle <= ord("z"))).tolist()
+        offsets = self.trace.args_off
+        args_event = self.trace.args_event
+        m = needle.shape[0]
+        for lo, view in _windows(self.trace.args_blob, m - 1 + KEY_LOOKAHEAD + 2):
+            limit = min(SCAN_CHUNK, view.shape[0] - m + 1)
+            if limit <= 0:
+                break
+            head = view[:limit] | np.uint8(0x20) if fold[0] else view[:limit]
+            pos = np.flatnonzero(head == needle[0])
+            del head
+            for j in range(1, m):
+                got = view[pos + j]
+                pos = pos[(got | np.uint8(0x20) if fold[j] else got) == needle[j]]
+            if pos.shape[0] == 0:
+                continue
+            # The records this chunk touches, as small arrays: hits are sorted, so are owners.
+            first = int(np.searchsorted(offsets, lo, side="right")) - 1
+            last = int(np.searchsorted(offsets, lo + limit, side="left")) + 1
+            bounds = np.asarray(offsets[first : last + 1]) - lo
+            owner = np.searchsorted(bounds, pos, side="right") - 1
+            within = pos + m <= bounds[owner + 1]
+            event = np.asarray(args_event[first : last + 1])[owner]
+            # Events already matched (by name, or an earlier hit) need no key check.
+            todo = within & ~hit[event]
+            pos, event = pos[todo], event[todo]
+            if pos.shape[0]:
+                hit[event[~_inside_key(view, pos + m)]] = True
+
+
+def _inside_key(view: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """For hits ending at `after` (sorted), True when the next unescaped quote, within
+    KEY_LOOKAHEAD bytes, closes a key (`"…":` or `"…" :`)."""
+    n = view.shape[0]
+    first, has = (_next_quotes_near if after.shape[0] * KEY_LOOKAHEAD < n else _next_quotes_scan)(view, after)
+    c1 = view[np.minimum(first + 1, n - 1)]
+    c2 = view[np.minimum(first + 2, n - 1)]
+    return has & ((c1 == _COLON) | ((c1 == _SPACE) & (c2 == _COLON)))
+
+
+def _next_quotes_scan(view: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position, found) of the first unescaped quote at or after each of `after` and within
+    KEY_LOOKAHEAD bytes, from one pass over the window's quotes: for many hits."""
+    n = view.shape[0]
+    quotes = np.flatnonzero(view == _QUOTE)
+    quotes = quotes[(quotes == 0) | (view[np.maximum(quotes - 1, 0)] != _BACKSLASH)]
+    if quotes.shape[0] == 0:
+        return np.zeros(after.shape[0], np.int64), np.zeros(after.shape[0], dtype=bool)
+    k = np.searchsorted(quotes, after, side="left")
+    first = quotes[np.minimum(k, quotes.shape[0] - 1)]
+    return first, (k < quotes.shape[0]) & (first < np.minimum(after + KEY_LOOKAHEAD, n))
+
+
+def _next_quotes_near(view: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The same from the KEY_LOOKAHEAD bytes after each hit only: for few hits, where a pass over
+    the whole window (1 MB per chunk with a hit) would cost most of the search."""
+    n = view.shape[0]
+    at = after[:, None] + np.arange(KEY_LOOKAHEAD)
+    idx = np.minimum(at, n - 1)
+    quote = (view[idx] == _QUOTE) & (at < n) & ((idx == 0) | (view[np.maximum(idx - 1, 0)] != _BACKSLASH))
+    first = idx[np.arange(after.shape[0]), quote.argmax(axis=1)] if after.shape[0] else np.zeros(0, np.int64)
+    return first, quote.any(axis=1)
+
+
+def range_events(
+    trace: Trace, index: LodIndex, tracks: list[int] | None, lo_ps: int, hi_ps: int
+) -> np.ndarray:
+    """Indices of events on `tracks` (all when None) in a range, sorted: slices overlapping
+    [lo_ps, hi_ps), instants within [lo_ps, hi_ps] (so the whole span holds every event)."""
+    start = trace.ev_start_ps
+    dur = trace.ev_dur_ps
+    parts = []
+    for t in range(len(trace.tracks)) if tracks is None else tracks:
+        if not 0 <= t < len(trace.tracks):
+            continue
+        t_lo, t_hi = int(index.track_off[t]), int(index.track_off[t + 1])
+        if t_lo == t_hi:
+            continue
+        seg = start[t_lo:t_hi]
+        a = t_lo + int(np.searchsorted(seg, lo_ps - int(index.track_max_dur[t]), side="left"))
+        b = t_lo + int(np.searchsorted(seg, hi_ps, side="right"))
+        s, d = start[a:b], dur[a:b]
+        keep = np.where(d > 0, (s < hi_ps) & (s + d > lo_ps), s >= lo_ps)
+        parts.append(np.flatnonzero(keep) + a)
+    return np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+
+
+def summarize(trace: Trace, index: LodIndex, events: np.ndarray) -> list[dict[str, Any]]:
+    """Per event name: count, total, self, average, min and max duration (ps) of `events`."""
+    if events.shape[0] == 0:
+        return []
+    names = np.asarray(trace.ev_name)[events]
+    order = np.argsort(names, kind="stable")
+    names = names[order]
+    dur = np.asarray(trace.ev_dur_ps)[events][order]
+    self_ps = np.asarray(index.self_ps)[events][order]
+    first = np.flatnonzero(np.concatenate(([True], names[1:] != names[:-1])))
+    count = np.diff(np.concatenate((first, [names.shape[0]])))
+    total = np.add.reduceat(dur, first)
+    self_total = np.add.reduceat(self_ps, first)
+    low = np.minimum.reduceat(dur, first)
+    high = np.maximum.reduceat(dur, first)
+    return [
+        {
+            "name": trace.strings[int(names[f])],
+            "count": int(c),
+            "total_ps": int(t),
+            "self_ps": int(s),
+            "min_ps": int(lo),
+            "max_ps": int(hi),
+        }
+        for f, c, t, s, lo, hi in zip(first.tolist(), count, total, self_total, low, high)
+    ]

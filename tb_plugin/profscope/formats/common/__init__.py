@@ -1,0 +1,1 @@
+"""What several readers share: protobuf wire decoding, a reader's helper process."""

@@ -1,0 +1,124 @@
+"""Starting a reader's helper process: `python -m MODULE IN_FD OUT_FD [FD…]`, not `multiprocessing`.
+
+So the helper neither re-imports the caller's `__main__` (TensorBoard, a script) nor depends on
+the caller not being a daemonic process (ingest runs readers in one, Dask workers are ones). It
+gets a pipe to read from, one to write to and any other files as inherited descriptors (POSIX
+`pass_fds`), and finds this package where the caller found it.
+
+`send_buffers` / `recv_buffers` pass objects holding large arrays (the XPlane args jobs and their
+answers, megabytes each): the pickle goes without the arrays' data (protocol 5, out of band), then
+each array's bytes are written from its own memory and read straight into the buffer the
+received array keeps. `Connection.send` would copy every array into the pickle and, receiving,
+through a `BytesIO` into a new bytes object and again into the array.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import pickle
+import subprocess
+import sys
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from profscope.model.spill import page_cache as spill_pages
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: readers start no helper there
+    fcntl = None  # type: ignore[assignment]
+
+
+# A helper exists for one ingest, so it starts with the ingest's heap policy (`spill.INGEST_*`), in
+# glibc's environment variables, whatever the caller's: with glibc's defaults each batch's arrays
+# were mapped afresh and unmapped again (the XPlane args helper of the 214 MB file of
+# `bench_xplane.py --replicate 2000`: 149-171 k page faults, 0.5 s of system time; 23 k and 0.2 s
+# so), and a Dask worker's environment pins the thresholds lower still. One arena, as in the child.
+_HEAP_ENV = {
+    "MALLOC_MMAP_THRESHOLD_": str(spill_pages.INGEST_MMAP_BYTES),
+    "MALLOC_TRIM_THRESHOLD_": str(spill_pages.INGEST_TRIM_BYTES),
+    "MALLOC_ARENA_MAX": "1",
+}
+
+
+@dataclasses.dataclass
+class Started:
+    """A helper process and the caller's ends of its two pipes."""
+
+    proc: subprocess.Popen[bytes]
+    send: Connection
+    recv: Connection
+
+    def stop(self) -> None:
+        """End the helper, whatever it is doing, and close the pipes (again: nothing happens)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.send.close()
+        self.recv.close()
+
+
+def start(module: str, *extra_fds: int) -> Started:
+    """Start `python -m module IN_FD OUT_FD extra_fd…`; raises OSError when it cannot."""
+    to_child, child_in = os.pipe()
+    child_out, from_child = os.pipe()
+    for fd in (child_in, from_child):
+        _widen(fd)
+    os.set_inheritable(to_child, True)
+    os.set_inheritable(from_child, True)
+    fds = (to_child, from_child, *extra_fds)
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    env.update(_HEAP_ENV)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", module, *map(str, fds)], pass_fds=fds, stdin=subprocess.DEVNULL, env=env
+        )
+    except BaseException:
+        os.close(child_in)
+        os.close(child_out)
+        raise
+    finally:
+        os.close(to_child)
+        os.close(from_child)
+    return Started(proc, Connection(child_in, readable=False), Connection(child_out, writable=False))
+
+
+def _widen(fd: int) -> None:
+    """Give a pipe the largest buffer an unprivileged process may ask for (1 MiB by default on
+    Linux, 64 KiB otherwise): a message of a few MB then crosses in a few writes, each of which,
+    in a helper busy on another thread, waits for the GIL."""
+    if fcntl is not None and hasattr(fcntl, "F_SETPIPE_SZ"):
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+
+
+def send_buffers(conn: Connection, obj: Any) -> None:
+    """Send `obj`, its contiguous arrays out of band (see the module's docstring)."""
+    buffers: list[pickle.PickleBuffer] = []
+    head = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
+    views = [b.raw() for b in buffers]
+    conn.send_bytes(pickle.dumps((head, [v.nbytes for v in views]), protocol=5))
+    for view in views:
+        while view.nbytes:
+            view = view[os.write(conn.fileno(), view) :]
+
+
+def recv_buffers(conn: Connection) -> Any:
+    """What `send_buffers` sent; raises EOFError when the other end closed before its end."""
+    head, sizes = pickle.loads(conn.recv_bytes())
+    buffers = []
+    for size in sizes:
+        buffer = bytearray(size)  # writable, so the arrays made on it are too
+        view, got = memoryview(buffer), 0
+        while got < size:
+            n = os.readv(conn.fileno(), [view[got:]])
+            if n == 0:
+                raise EOFError("the helper's pipe closed inside a message")
+            got += n
+        buffers.append(buffer)
+    return pickle.loads(head, buffers=buffers)

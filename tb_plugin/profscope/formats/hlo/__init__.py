@@ -1,0 +1,2 @@
+"""HloProtos kept with an XPlane: lazy decoding (`proto`) and instructions printed as XLA prints them
+(`text`)."""

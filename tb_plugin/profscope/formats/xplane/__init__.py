@@ -1,0 +1,2 @@
+"""XPlane (`.xplane.pb`) reader: `reader.read` walks the planes into columns, derived lines, flows and the
+attached HloProtos."""

@@ -1,0 +1,82 @@
+"""What every finding rule reads (`Context`) and the helpers that write its evidence and links."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from profscope.analysis import intervals
+from profscope.analysis.answers import OverviewLink, OverviewTables
+from profscope.analysis.device_idle import in_windows
+from profscope.tools.overview.answers import OverviewEvidence
+from profscope.units import format_count, format_duration
+
+if TYPE_CHECKING:
+    from profscope.analysis.results import HostResult
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    """What the rules read: each host's result, the merged tables, the request's host names, and
+    the hosts' PyTorch/XLA logs (`xla_logs()` opens them; None when the hosts have none)."""
+
+    hosts: list[HostResult]
+    tables: OverviewTables
+    host_names: list[str]
+    xla_logs: Callable[[], Any] | None = None
+
+
+def scope_link(host: HostResult, search: str | None = None) -> OverviewLink:
+    """The host's scope as a time range on the session timeline, with an optional search text."""
+    link = OverviewLink(
+        start_ns=host.ns(float(host.scope_lo.min())),
+        end_ns=host.ns(float(host.scope_hi.max())),
+        host=host.events.name,
+    )
+    if search:
+        link.search = search
+    return link
+
+
+def share(label: str, value: float) -> OverviewEvidence:
+    return OverviewEvidence(label=label, value=float(value), text=f"{value * 100:.1f} %")
+
+
+def duration(label: str, ns: float) -> OverviewEvidence:
+    return OverviewEvidence(label=label, value=float(ns), text=format_duration(float(ns)))
+
+
+def count(label: str, n: float) -> OverviewEvidence:
+    return OverviewEvidence(label=label, value=float(n), text=format_count(n))
+
+
+def steady_steps(host: HostResult) -> int:
+    """How many steady steps the host's scope holds (0 when it has no steps: the capture)."""
+    return int(host.steady.sum()) if len(host.steps) else 0
+
+
+def per_step(host: HostResult) -> int:
+    """The divisor that turns scope totals into per-step figures (1 for a capture)."""
+    return max(steady_steps(host), 1)
+
+
+def scope_words(host: HostResult) -> str:
+    """How texts name the scope: "the steady steps (3–9)" or "the capture"."""
+    return f"the {host.scope}" if len(host.steps) else "the capture (no step markers)"
+
+
+def in_scope(host: HostResult, indices: np.ndarray) -> np.ndarray:
+    """The events of `indices` that start inside the host's scope windows."""
+    starts = host.events.trace.ev_start_ps[indices]
+    return indices[in_windows(starts, host.scope_lo, host.scope_hi)]
+
+
+def scope_share(host: HostResult, indices: np.ndarray) -> float:
+    """The union of the events' time inside the scope, as a share of the scope's wall time."""
+    trace = host.events.trace
+    merged = intervals.merge(trace.ev_start_ps[indices], host.events.end_ps[indices])
+    wall = float((host.scope_hi - host.scope_lo).sum())
+    return float(intervals.covered(merged, host.scope_lo, host.scope_hi).sum()) / wall if wall > 0 else 0.0
