@@ -4,7 +4,7 @@ Usage:
     python benchmarks/bench_chrome_json.py TRACE.json[.gz] [...] [--runs 3] [--sequential]
         [--reader-only | --ingest-memory-mb MB] [--baseline DIR] [--timeline]
 
-Each run reads the file with `profscope.formats.chrome_json.read` in a fresh Python process (so
+Each run reads the file with `profscope.formats.chrome.reader.read` in a fresh Python process (so
 peak RSS is that of one read, not of earlier runs) and prints MB/s (source bytes; for .gz the
 compressed size and the inflated size are both shown), events/s, peak RSS of the reading process
 (also as it was when `finalize()` began) and of its helper process, CPU seconds of both (less
@@ -40,19 +40,19 @@ import sys
 _CHILD = r"""
 import contextlib, json, os, resource, shutil, sys, tempfile, threading, time
 import fsspec
-from profscope.formats import chrome_json
-from profscope.columns import TraceBuilder
+from profscope.formats.chrome import reader as chrome_json
+from profscope.model.columns import TraceBuilder
 
 path, sequential, reader_only = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1"
 ingest_mb = int(sys.argv[4])
 budget = contextlib.nullcontext()
 if ingest_mb:
-    from profscope import spill
-    from profscope.trace import ingest_memory
+    from profscope.model.spill import budget as spill_budget
+    from profscope.engine.ingest import memory as ingest_memory
 
     spill_dir = tempfile.mkdtemp(prefix="bench-chrome-")
     builder_bytes, reader_bytes = ingest_memory.shares(ingest_memory.child_budget(ingest_mb))
-    budget = spill.use(spill.IngestMemory(spill_dir, builder_bytes, reader_bytes))
+    budget = spill_budget.use(spill_budget.IngestMemory(spill_dir, builder_bytes, reader_bytes))
 if sequential:
     chrome_json.PARALLEL_MIN_BYTES = 1 << 62
 times = {}

@@ -2,11 +2,11 @@
 soon an 8-host session shows its first merged view.
 
 Usage:
-    python benchmarks/bench_dask.py [--xplane F] [--hosts 32] [--workers 1,2,4] [--view-hosts 8]
+    python benchmarks/bench_dask.py --xplane F [--hosts 32] [--workers 1,2,4] [--view-hosts 8]
         [--screen-px 1600] [--out results.json]
 
-Both sessions are hard links of one XPlane (default: the 378 k-event JAX CPU capture of
-benchmarks/README.md, `/tmp/h8/.../vm.xplane.pb`) under `plugins/profile/<session>/host<i>.xplane.pb`
+Both sessions are hard links of one XPlane (`--xplane`, required; benchmarks/README.md used the
+378 k-event JAX CPU capture written by `benchmarks/make_big_xplane.py`) under `plugins/profile/<session>/host<i>.xplane.pb`
 in a scratch logdir, so every host is its own source (own URL, own cache entry) and the page cache
 holds the bytes once (the file is read once before timing).
 
@@ -43,11 +43,12 @@ import msgspec
 
 from bench_trace import screen_tiles
 from profscope import logdir as logdir_lib
-from profscope.trace import fanout, ingest, service
-from profscope.trace.answers import Ingesting
-from profscope.trace.progressive import is_partial
+from profscope.engine import service
+from profscope.engine.answers import Ingesting
+from profscope.engine.ingest import fanout
+from profscope.engine.ingest import manager as ingest
+from profscope.engine.progressive import is_partial
 
-DEFAULT_XPLANE = "/tmp/h8/plugins/profile/2026_12_01_12_14_00/vm.xplane.pb"
 SESSION = "2026_12_01_12_00_00"
 POLL_S = 0.05
 
@@ -207,7 +208,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--xplane", default=DEFAULT_XPLANE)
+    parser.add_argument(
+        "--xplane", required=True, help="the XPlane to replicate, e.g. from benchmarks/make_big_xplane.py"
+    )
     parser.add_argument("--hosts", type=int, default=32)
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--view-hosts", type=int, default=8)

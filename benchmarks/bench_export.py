@@ -1,11 +1,12 @@
 """Speed, size and server memory of `export` (gzipped Chrome trace JSON), through a real server.
 
 Usage:
-    python benchmarks/bench_export.py [--json /tmp/big.json] [--work DIR] [--port 6112] [--out F]
+    python benchmarks/bench_export.py --json BIG.json [--work DIR] [--port 6112] [--out F]
 
-`--json` comes from `benchmarks/make_big_json.py` (>= 3 M events). It is linked into a scratch logdir
-under `--work` (kept, so its cache is reused by the next run: the first run ingests, later ones
-open the cache). The script starts `tensorboard` (this repository's venv, one process), waits for
+`--json` (required) comes from `benchmarks/make_big_json.py` (>= 3 M events). It is linked into a
+scratch logdir under `--work` (default `~/.cache/profscope-bench-export`; a hard link on the same
+filesystem, else a copy; kept, so its cache is reused by the next run: the first run ingests, later
+ones open the cache). The script starts `tensorboard` (this repository's venv, one process), waits for
 `trace/meta`, then for the whole trace, plain and redacted (`redact=1`):
 
 - `export/preview`: seconds (it runs the redaction over every name and args record);
@@ -157,8 +158,12 @@ def measure(server: Server, port: int, redact: bool) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--json", type=pathlib.Path, default=pathlib.Path("/tmp/big.json"))
-    parser.add_argument("--work", type=pathlib.Path, default=pathlib.Path("/tmp/profscope_bench_export"))
+    parser.add_argument(
+        "--json", type=pathlib.Path, required=True, help="a big trace from benchmarks/make_big_json.py"
+    )
+    parser.add_argument(
+        "--work", type=pathlib.Path, default=pathlib.Path.home() / ".cache" / "profscope-bench-export"
+    )
     parser.add_argument("--port", type=int, default=6112)
     parser.add_argument("--out", type=pathlib.Path)
     args = parser.parse_args()

@@ -19,8 +19,8 @@ import argparse
 import statistics
 import time
 
-from profscope.formats.hlo_proto import HloModules
-from profscope.formats.hlo_text import module_text
+from profscope.formats.hlo.proto import HloModules
+from profscope.formats.hlo.text import module_text
 from profscope.tools.trace import hlo
 from proto_bytes import field, varint
 

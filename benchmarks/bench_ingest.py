@@ -29,14 +29,18 @@ import tempfile
 import time
 from typing import Any, NamedTuple
 
+from profscope.engine.ingest import manager as ingest
 from profscope.formats import detect
-from profscope.trace import ingest
 
 _CHILD = r"""
 import json, sys, time
-from profscope.columns import TraceBuilder
-from profscope.trace import ingest, ingest_memory, lod_spilled, store
-from profscope.formats import chrome_json, xplane
+from profscope.model.columns import TraceBuilder
+from profscope.engine.ingest import manager as ingest
+from profscope.engine.ingest import memory as ingest_memory
+from profscope.engine.lod import spilled as lod_spilled
+from profscope.engine import store
+from profscope.formats.chrome import reader as chrome_json
+from profscope.formats.xplane import reader as xplane
 
 ingest_memory.one_malloc_arena()  # as the template of the server's children does
 

@@ -32,16 +32,19 @@ import tempfile
 import threading
 
 from bench_ingest import job_spec, run_job, start_child
+from profscope.engine.ingest import manager as ingest
+from profscope.engine.ingest import memory as ingest_memory
 from profscope.formats import detect
-from profscope.trace import ingest, ingest_memory
 
 _CHILD = r"""
 import json, os, resource, sys, time
 import numpy as np
-from profscope import spill
-from profscope.columns import TraceBuilder
+from profscope.model.spill import budget as spill_budget
+from profscope.model.columns import TraceBuilder
 from profscope.formats import registry
-from profscope.trace import ingest, ingest_memory, store
+from profscope.engine.ingest import manager as ingest
+from profscope.engine.ingest import memory as ingest_memory
+from profscope.engine import store
 
 ingest_memory.one_malloc_arena()  # as the template of the server's children does
 marks = {}
@@ -52,7 +55,7 @@ def replicated(path, fs, progress=None):
     # past the previous along the time axis, to a builder of the ingest's budget; the first trace
     # is freed before finalize. Flows all become explicit flows.
     reader, copies = REPLICA
-    with spill.use(None):
+    with spill_budget.use(None):
         t = registry.import_reader(reader)(path, fs)
     b = TraceBuilder(path, t.format)
     b.clock_origin_ns, b.metadata = t.clock_origin_ns, dict(t.metadata)

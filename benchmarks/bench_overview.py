@@ -3,8 +3,8 @@
 Usage:
     .venv/bin/python benchmarks/bench_overview.py [--trace FILE ...] [--warm 5] [--profile]
 
-Each trace (default: `/tmp/big.json` from `benchmarks/make_big_json.py`, 3.2 M events, when it
-exists, else the V100 Kineto trace of tests/data/kineto) is linked into a scratch logdir and served
+Each trace (default: `big.json` in the temporary directory, `tempfile.gettempdir()`, from
+`benchmarks/make_big_json.py`, 3.2 M events, when it exists, else the V100 Kineto trace of tests/data/kineto) is linked into a scratch logdir and served
 by the plugin behind TensorBoard's WSGI app in this process, with an empty cache directory. The
 script waits until `trace/meta` answers 200 (ingest done, not timed), then times:
 - cold: the first `overview` request (timeline opened from the cache, events classified, steps,
@@ -31,15 +31,14 @@ from tensorboard.plugins import base_plugin
 from werkzeug.test import Client
 
 from profscope.plugin import ProfscopePlugin
-from profscope.tools.overview import routes
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-BIG = pathlib.Path("/tmp/big.json")
+BIG = pathlib.Path(tempfile.gettempdir(), "big.json")
 SMALL = REPO / "tests/data/kineto/worker0.1623143089861.pt.trace.json.gz"
 BASE = "/data/plugin/profscope"
 
 
-def serve(files: list[pathlib.Path], scratch: pathlib.Path) -> Client:
+def serve(files: list[pathlib.Path], scratch: pathlib.Path) -> tuple[Client, ProfscopePlugin]:
     for k, path in enumerate(files):
         folder = scratch / "logdir" / f"run{k}"
         folder.mkdir(parents=True)
@@ -47,7 +46,7 @@ def serve(files: list[pathlib.Path], scratch: pathlib.Path) -> Client:
         (folder / f"host{suffix}").symlink_to(path.resolve())
     flags = argparse.Namespace(profscope_cache_dir=str(scratch / "cache"), profscope_follow_symlinks=True)
     plugin = ProfscopePlugin(base_plugin.TBContext(logdir=str(scratch / "logdir"), flags=flags))
-    return Client(application.TensorBoardWSGI([plugin]))
+    return Client(application.TensorBoardWSGI([plugin])), plugin
 
 
 def subject_of(client: Client, k: int) -> str:
@@ -63,13 +62,15 @@ def timed_get(client: Client, route: str) -> tuple[float, int, bytes]:
     return time.perf_counter() - start, res.status_code, res.get_data()
 
 
-def bench_file(client: Client, k: int, path: pathlib.Path, warm: int, profile: bool) -> dict[str, object]:
+def bench_file(
+    client: Client, plugin: ProfscopePlugin, k: int, path: pathlib.Path, warm: int, profile: bool
+) -> dict[str, object]:
     subject = subject_of(client, k)
     ingest_start = time.perf_counter()
     while client.get(f"{BASE}/trace/meta?{subject}").status_code == 202:
         time.sleep(0.1)
     ingest_s = time.perf_counter() - ingest_start
-    routes.clear_caches()
+    plugin.caches.clear()
     if profile:
         profiler = cProfile.Profile()
         profiler.enable()
@@ -106,9 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     files = args.trace or [BIG if BIG.exists() else SMALL]
     with tempfile.TemporaryDirectory() as tmp:
-        client = serve(files, pathlib.Path(tmp))
+        client, plugin = serve(files, pathlib.Path(tmp))
         for k, path in enumerate(files):
-            print(json.dumps(bench_file(client, k, path, args.warm, args.profile)))
+            print(json.dumps(bench_file(client, plugin, k, path, args.warm, args.profile)))
     return 0
 
 

@@ -3,6 +3,8 @@
 Usage:
     python benchmarks/bench_reopen.py TRACE [--cache DIR] [--runs 5]
 
+DIR defaults to `profscope-bench-reopen` in $XDG_CACHE_HOME, else in ~/.cache (kept between runs).
+
 Ingests TRACE once into DIR (skipped when its entry is already there), then `--runs` times makes a
 fresh `IngestManager` (no template process) and asks it for the trace: what a server does on the
 first request after a restart (each in a new process; the interpreter start and imports are not
@@ -23,12 +25,13 @@ import subprocess
 import sys
 import time
 
+from profscope.engine import store
+from profscope.engine.ingest import manager as ingest
 from profscope.formats import detect
-from profscope.trace import ingest, store
 
 _REOPEN = """
 import sys, time
-from profscope.trace import ingest
+from profscope.engine.ingest import manager as ingest
 started = time.perf_counter()
 manager = ingest.IngestManager(sys.argv[1], prewarm=False)
 got = manager.ensure(ingest.SourceFile(sys.argv[2], sys.argv[3]))
@@ -49,7 +52,8 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("trace")
-    parser.add_argument("--cache", default="/tmp/profscope-bench-reopen")
+    cache_home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    parser.add_argument("--cache", default=os.path.join(cache_home, "profscope-bench-reopen"))
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     name = os.path.basename(args.trace)

@@ -6,7 +6,7 @@ Usage:
 
 Each XPlane (`--xplane`; default, when neither option is given: the TPU v6e and MI300 XPlanes of
 tests/data/xplane; add the big one from `benchmarks/make_big_xplane.py`) and each Chrome / Kineto
-trace (`--trace`, e.g. `/tmp/big.json` from `benchmarks/make_big_json.py`) is linked into a scratch
+trace (`--trace`, e.g. the `big.json` written by `benchmarks/make_big_json.py`) is linked into a scratch
 logdir and served by the plugin behind TensorBoard's WSGI app in this process, with an empty cache
 directory. The script waits until `trace/meta` answers 200 (ingest done, not timed), then times:
 - cold: the first `roofline` request after every in-memory answer cache of the roofline and of the
@@ -39,11 +39,10 @@ from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
 from werkzeug.test import Client
 
-from profscope.columns import TraceBuilder
-from profscope.formats import xplane
+from profscope.formats.xplane import reader as xplane
+from profscope.model.columns import TraceBuilder
 from profscope.plugin import ProfscopePlugin
-from profscope.tools.overview import routes as overview_routes
-from profscope.tools.roofline import analysis, routes
+from profscope.tools.roofline import analysis
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT_FILES = [
@@ -60,14 +59,14 @@ def file_name(path: pathlib.Path) -> str:
     return "host.pt.trace.json.gz" if path.name.endswith(".gz") else "host.pt.trace.json"
 
 
-def serve(files: list[pathlib.Path], scratch: pathlib.Path) -> Client:
+def serve(files: list[pathlib.Path], scratch: pathlib.Path) -> tuple[Client, ProfscopePlugin]:
     for k, path in enumerate(files):
         folder = scratch / "logdir" / f"run{k}" / "plugins" / "profile" / "session"
         folder.mkdir(parents=True)
         (folder / file_name(path)).symlink_to(path.resolve())
     flags = argparse.Namespace(profscope_cache_dir=str(scratch / "cache"), profscope_follow_symlinks=True)
     plugin = ProfscopePlugin(base_plugin.TBContext(logdir=str(scratch / "logdir"), flags=flags))
-    return Client(application.TensorBoardWSGI([plugin]))
+    return Client(application.TensorBoardWSGI([plugin])), plugin
 
 
 def timed_get(client: Client, route: str) -> tuple[float, int, bytes]:
@@ -84,14 +83,9 @@ def cpu_timed_get(client: Client, route: str) -> tuple[float, float, int, bytes]
     return seconds, time.process_time() - cpu, status, body
 
 
-def clear_caches() -> None:
-    routes.clear_caches()
-    overview_routes.clear_caches()
-
-
-def profiled_cold(client: Client, route: str) -> None:
+def profiled_cold(client: Client, plugin: ProfscopePlugin, route: str) -> None:
     """One cold answer under pyinstrument (when installed) or cProfile."""
-    clear_caches()
+    plugin.caches.clear()
     try:
         import pyinstrument
     except ImportError:
@@ -107,7 +101,7 @@ def profiled_cold(client: Client, route: str) -> None:
 
 
 def bench_file(
-    client: Client, k: int, path: pathlib.Path, warm: int, cold: int, profile: bool
+    client: Client, plugin: ProfscopePlugin, k: int, path: pathlib.Path, warm: int, cold: int, profile: bool
 ) -> dict[str, object]:
     subject = f"run=run{k}&session=session&host=host"
     ingest_start = time.perf_counter()
@@ -116,7 +110,7 @@ def bench_file(
     ingest_s = time.perf_counter() - ingest_start
     cold_s, cold_cpu_s = [], []
     for _ in range(cold):
-        clear_caches()
+        plugin.caches.clear()
         seconds, cpu_s, status, body = cpu_timed_get(client, f"roofline?{subject}")
         assert status == 200, (status, body[:300])
         cold_s.append(seconds)
@@ -146,7 +140,7 @@ def bench_file(
         assert status == 200, status
         out["step_first_ms"] = round(step_s * 1e3, 1)
     if profile:
-        profiled_cold(client, f"roofline?{subject}")
+        profiled_cold(client, plugin, f"roofline?{subject}")
     return out
 
 
@@ -208,9 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     files = [*(args.xplane or []), *(args.trace or [])] or DEFAULT_FILES
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        client = serve(files, pathlib.Path(tmp))
+        client, plugin = serve(files, pathlib.Path(tmp))
         for k, path in enumerate(files):
-            results.append(bench_file(client, k, path, args.warm, args.cold, args.profile))
+            results.append(bench_file(client, plugin, k, path, args.warm, args.cold, args.profile))
             print(json.dumps(results[-1]))
     if args.synthetic_ops:
         results.append(bench_synthetic(args.synthetic_ops))

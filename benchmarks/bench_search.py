@@ -4,8 +4,9 @@ Usage:
     python benchmarks/bench_search.py TRACE [TRACE ...] [--queries a,e,x,_] [--limits 100,10000]
         [--runs 3] [--cache DIR]
 
-Each trace is ingested once into `--cache` (kept between runs, so a second call starts at once) and
-opened as the server opens it (memory-mapped columns, `Timeline` over one host). Then every query
+Each trace is ingested once into `--cache` (default `~/.cache/profscope-bench-search`; kept between
+runs, so a second call starts at once) and opened as the server opens it (memory-mapped columns,
+`Timeline` over one host). Then every query
 with every limit runs `--runs` times; one-letter queries are the worst case (they match most events
 and most bytes of the args). Printed per query: total matches, wall time (best and median),
 the peak of Python/numpy allocations during the call (`tracemalloc`) and the peak resident memory
@@ -46,9 +47,9 @@ def _reset_peak_rss() -> bool:
 
 def open_timeline(path: str, cache: str):  # noqa: ANN201 - profscope is imported late on purpose
     """The one-host timeline of `path`, ingested into `cache` first when needed."""
+    from profscope.engine.ingest import manager as ingest
+    from profscope.engine.timeline import HostTrace, Timeline
     from profscope.formats import registry
-    from profscope.trace import ingest
-    from profscope.trace.timeline import HostTrace, Timeline
 
     fs = fsspec.filesystem("file")
     fmt = registry.XPLANE if path.endswith(".xplane.pb") else registry.CHROME_TRACE
@@ -98,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", default="a,e,x,_")
     parser.add_argument("--limits", default="100,10000")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--cache", default="/tmp/profscope-bench-search-cache")
+    parser.add_argument("--cache", default=str(Path.home() / ".cache" / "profscope-bench-search"))
     args = parser.parse_args(argv)
     import profscope
 

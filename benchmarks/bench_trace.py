@@ -42,7 +42,8 @@ import urllib.parse
 from typing import Any
 
 from profscope import logdir as logdir_lib
-from profscope.trace import service, tiles
+from profscope.engine import service
+from profscope.engine.lod import tiles
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 PYTHON = REPO / ".venv" / "bin" / "python"
@@ -116,6 +117,15 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+
+
+def from_env(value: str | None, variable: str, flag: str, what: str) -> str:
+    """`value` (a command-line flag), else the environment variable `variable`; exits naming both
+    and `what` the value should be when neither is set."""
+    found = value or os.environ.get(variable)
+    if not found:
+        raise SystemExit(f"{flag} is not given and ${variable} is not set: {what}")
+    return found
 
 
 def link_into(src: pathlib.Path, dst: pathlib.Path) -> None:

@@ -47,9 +47,9 @@ SCHEMA = Path(__file__).resolve().parent.parent / "tests" / "data" / "xplane" / 
 
 
 def _child(path: str, sink: bool, builder_mb: int, scratch: str) -> None:
-    from profscope import spill
-    from profscope.columns import TraceBuilder
-    from profscope.formats import xplane
+    from profscope.formats.xplane import reader as xplane
+    from profscope.model.columns import TraceBuilder
+    from profscope.model.spill import budget as spill_budget
 
     counted = {"events": 0, "args": 0, "flows": 0, "counters": 0}
 
@@ -76,9 +76,9 @@ def _child(path: str, sink: bool, builder_mb: int, scratch: str) -> None:
     if sink:
         xplane.TraceBuilder = Sink  # type: ignore[misc]
     before_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    budget = spill.IngestMemory(scratch, builder_mb << 20) if builder_mb else None
+    budget = spill_budget.IngestMemory(scratch, builder_mb << 20) if builder_mb else None
     wall, cpu, helper_cpu = time.perf_counter(), time.process_time(), _children_cpu()
-    with spill.use(budget):
+    with spill_budget.use(budget):
         trace = xplane.read(path, fsspec.filesystem("file"))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     cpu += _children_cpu() - helper_cpu
@@ -145,7 +145,7 @@ def _space_class() -> Any:
 def _split(message: bytes, number: int) -> tuple[bytes, bytes]:
     """A message's serialized fields before field `number` and after it (serializers write fields
     in number order)."""
-    from profscope.formats import xplane_wire as wire
+    from profscope.formats.common import wire
 
     head, tail = bytearray(), bytearray()
     pos = 0

@@ -1,9 +1,11 @@
 """profscope and XProf side by side on the same XPlane: cold view, full view, zoomed views, RSS.
 
 Usage:
-    python -m venv /work/venvs/xprof && /work/venvs/xprof/bin/pip install xprof   # once
+    python -m venv XPROF_VENV && XPROF_VENV/bin/pip install xprof   # once, any folder
     python benchmarks/bench_xprof.py --xplane BIG.xplane.pb
-        [--xprof-python /work/venvs/xprof/bin/python] [--screen-px 1600] [--out results.json]
+        [--xprof-python XPROF_VENV/bin/python] [--screen-px 1600] [--out results.json]
+
+`--xprof-python` defaults to $XPROF_PYTHON; with neither the script stops before starting a server.
 
 Both servers read their own copy of the file in a fresh logdir (XProf writes its caches — SSTABLE
 files, `cache_version.txt`, `.cached_tools.json` — into the logdir; the script lists them), one after
@@ -168,17 +170,23 @@ def report(source: pathlib.Path, p: dict[str, Any], x: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--xplane", type=pathlib.Path, required=True)
-    parser.add_argument("--xprof-python", default="/work/venvs/xprof/bin/python")
+    parser.add_argument("--xprof-python", help="python of a venv with xprof (default: $XPROF_PYTHON)")
     parser.add_argument("--port", type=int, default=6130, help="profscope's port; XProf gets the next one")
     parser.add_argument("--screen-px", type=int, default=1600)
     parser.add_argument("--work", type=pathlib.Path, help="scratch folder (default: a temp dir, removed)")
     parser.add_argument("--out", type=pathlib.Path)
     args = parser.parse_args()
+    xprof_python = bt.from_env(
+        args.xprof_python,
+        "XPROF_PYTHON",
+        "--xprof-python",
+        "the python of a venv that has `pip install xprof` (python -m venv DIR && DIR/bin/pip install xprof)",
+    )
     source = args.xplane.resolve()
     work = args.work or pathlib.Path(tempfile.mkdtemp(prefix="bench_xprof_"))
     try:
         p = run_profscope(source, work, args.port, args.screen_px)
-        x = run_xprof(source, work, args.port + 1, args.xprof_python)
+        x = run_xprof(source, work, args.port + 1, xprof_python)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

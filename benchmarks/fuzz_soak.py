@@ -46,7 +46,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profscope.formats.xplane_wire import WireError, read_varint
+from profscope.formats.common.wire import WireError, read_varint
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when a test loads this file by its path
 from proto_bytes import varint  # noqa: E402
@@ -420,7 +420,12 @@ _EXCEPTION_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|Traceback")
 def reader_function(reader: str) -> Callable[..., Any]:
     """The `read(path, fs)` function fuzzed as `reader`; for graph logs also the parse of every
     graph body into nodes, which the `xla/graph` route does on demand."""
-    from profscope.formats import chrome_json, xla_debug, xla_graph_text, xla_graphs, xla_metrics, xplane
+    from profscope.formats.chrome import reader as chrome_json
+    from profscope.formats.xla import debug as xla_debug
+    from profscope.formats.xla import graph_text as xla_graph_text
+    from profscope.formats.xla import graphs as xla_graphs
+    from profscope.formats.xla import metrics as xla_metrics
+    from profscope.formats.xplane import reader as xplane
 
     def graphs_and_nodes(path: str, fs: Any) -> Any:
         parsed = xla_graphs.read(path, fs)

@@ -10,7 +10,8 @@ repetition shifts every `ts` by a whole number of µs past the end of the previo
 decimals are kept as written, so a nanosecond-resolution source stays exact) and renumbers flow
 `id`, `correlation` and `External id` so launch → kernel links and flows stay distinct. Metadata
 (`M`) events are written once. Repetition goes on until the output holds at least --min-bytes and
---min-events. The default source is the nanosecond-resolution V100 Kineto trace of the corpus.
+--min-events. The default source is the nanosecond-resolution V100 Kineto trace of the corpus, the
+copy in tests/data/kineto (same bytes).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-DEFAULT_SOURCE = "/work/shared/corpus/kineto/v100_ns_resolution/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+DEFAULT_SOURCE = str(
+    Path(__file__).resolve().parent.parent / "tests/data/kineto/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+)
 _TS = re.compile(r'"ts"\s*:\s*(-?\d+)(?:\.(\d+))?')
 _ID = re.compile(r'"id"\s*:\s*(\d+)')
 _ARG_IDS = re.compile(r'"(?:correlation|External id|external id)"\s*:\s*(\d+)')

@@ -2,10 +2,10 @@
 
 Many small jitted ops called in a loop under `jax.profiler.trace` give hundreds of thousands of
 host TraceMe and XLA CPU events, which is the shape of profile that makes a per-event Python reader
-slow. Needs JAX (`python -m venv /work/venvs/jax && /work/venvs/jax/bin/pip install jax jaxlib`);
+slow. Needs JAX (`python -m venv JAX_VENV && JAX_VENV/bin/pip install jax jaxlib`, any folder);
 the profile is written under the logdir given on the command line and is never committed.
 
-    /work/venvs/jax/bin/python benchmarks/make_big_xplane.py /tmp/big_logdir --calls 21000
+    JAX_VENV/bin/python benchmarks/make_big_xplane.py BIG_LOGDIR --calls 21000
 """
 
 from __future__ import annotations

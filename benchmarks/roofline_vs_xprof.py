@@ -1,12 +1,16 @@
 """profscope's roofline next to XProf's roofline_model on the same XPlanes, with relative differences.
 
 Usage:
-    .venv/bin/python benchmarks/roofline_vs_xprof.py [FILE.xplane.pb ...] [--run-xprof] [--ops N]
+    .venv/bin/python benchmarks/roofline_vs_xprof.py [FILE.xplane.pb ...] [--ops N] [--anchors DIR]
+        [--run-xprof [--xprof-python XPROF_VENV/bin/python]]
 
 profscope runs in this process (the reader and `profscope.tools.roofline.analysis`, no server). XProf's
-answer is the saved anchor `/work/notes/xprof_anchor/<name>.roofline.json` (made by
-`benchmarks/xprof_roofline.py`), or with `--run-xprof` a fresh run of that script under
-`/work/venvs/xprof/bin/python`. Default files: the TPU v6e and MI300 XPlanes of tests/data/xplane.
+answer is the saved anchor `<name>.roofline.json` in `--anchors` (default tests/data/xprof, made by
+`benchmarks/xprof_roofline.py`, see its README.md; `<name>` is the file's name without
+`.xplane.pb`, or the run's name for `<run>/plugins/profile/<session>/<host>.xplane.pb`), or with
+`--run-xprof` (or when there is no anchor) a fresh run of that script under `--xprof-python`
+(default: $XPROF_PYTHON), the python of a venv that has `pip install xprof`. Default files: the
+TPU v6e and MI300 XPlanes of tests/data/xplane.
 
 XProf's units are converted to profscope's before comparing: GFLOP/s × 10⁹ → FLOP/s, GiB/s × 2³⁰ → B/s,
 µs × 10³ → ns, fractions stay fractions. Each line prints both values, the relative difference
@@ -33,13 +37,12 @@ from typing import Any
 
 import fsspec
 
-from profscope.formats import xplane
+from profscope.formats.xplane import reader as xplane
 from profscope.tools.roofline import analysis
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
-ANCHORS = pathlib.Path("/work/notes/xprof_anchor")
-XPROF_PYTHON = "/work/venvs/xprof/bin/python"
+ANCHORS = REPO / "tests" / "data" / "xprof"  # XProf's saved answers (tests/data/xprof/README.md)
 
 
 def _sibling(name: str) -> Any:
@@ -71,17 +74,23 @@ WHY = {
 }
 
 
-def xprof_answer(path: pathlib.Path, run: bool) -> list[dict[str, Any]]:
-    name = path.name.removesuffix(".xplane.pb")
-    anchor = ANCHORS / f"{name}.roofline.json"
-    if not run and anchor.is_file():
-        return json.loads(anchor.read_text())
+def xprof_answer(
+    path: pathlib.Path, run: bool, anchors: pathlib.Path = ANCHORS, python: str | None = None
+) -> list[dict[str, Any]]:
+    """XProf's answer for `path`: the saved anchor in `anchors`, else (or with `run`) XProf run now
+    under `python` (default $XPROF_PYTHON)."""
+    names = [path.name.removesuffix(".xplane.pb")]
+    if path.parent.parent.name == "profile" and path.parent.parent.parent.name == "plugins":
+        names.append(path.parents[3].name)  # <run>/plugins/profile/<session>/<host>.xplane.pb
+    for name in names:
+        anchor = anchors / f"{name}.roofline.json"
+        if not run and anchor.is_file():
+            return json.loads(anchor.read_text())
+    python = xprof_roofline.xprof_python(python)  # exits saying what to set when there is none
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "answer.json"
         script = REPO / "benchmarks/xprof_roofline.py"
-        subprocess.run(
-            [XPROF_PYTHON, str(script), str(path), "-o", str(out)], check=True, capture_output=True
-        )
+        subprocess.run([python, str(script), str(path), "-o", str(out)], check=True, capture_output=True)
         return json.loads(out.read_text())
 
 
@@ -181,8 +190,14 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def compare(path: pathlib.Path, run_xprof: bool, op_count: int) -> None:
-    theirs_answer = xprof_answer(path, run_xprof)
+def compare(
+    path: pathlib.Path,
+    run_xprof: bool,
+    op_count: int,
+    anchors: pathlib.Path = ANCHORS,
+    xprof_python: str | None = None,
+) -> None:
+    theirs_answer = xprof_answer(path, run_xprof, anchors, xprof_python)
     records = xprof_roofline.table_records(theirs_answer[0])
     props = theirs_answer[0].get("p", {})
     ours = profscope_answer(path)
@@ -316,9 +331,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="*", type=pathlib.Path, default=DEFAULT_FILES)
     parser.add_argument("--run-xprof", action="store_true", help="run XProf now instead of the saved anchor")
     parser.add_argument("--ops", type=int, default=20, help="op rows to compare per file (XProf's order)")
+    parser.add_argument(
+        "--anchors", type=pathlib.Path, default=ANCHORS, help="folder of XProf's saved answers"
+    )
+    parser.add_argument(
+        "--xprof-python", help="python of a venv with `pip install xprof` (default: $XPROF_PYTHON)"
+    )
     args = parser.parse_args(argv)
     for path in args.files:
-        compare(path, args.run_xprof, args.ops)
+        compare(path, args.run_xprof, args.ops, args.anchors, args.xprof_python)
     return 0
 
 

@@ -1,9 +1,12 @@
 """XProf's own roofline_model answer for one XPlane: the anchor profscope's roofline is checked against.
 
 Usage (run it with the Python of a venv that has `pip install xprof`; nothing of profscope is needed):
-    python -m venv /work/venvs/xprof && /work/venvs/xprof/bin/pip install xprof   # once
-    /work/venvs/xprof/bin/python benchmarks/xprof_roofline.py FILE.xplane.pb -o out.json
+    python -m venv XPROF_VENV && XPROF_VENV/bin/pip install xprof   # once, any folder
+    XPROF_VENV/bin/python benchmarks/xprof_roofline.py FILE.xplane.pb -o out.json
         [--raw] [--native-log]
+
+The answers for the XPlanes of tests/data/xplane are saved in tests/data/xprof/ (its README.md says
+with which xprof and how); the tests and `benchmarks/roofline_vs_xprof.py` read them from there.
 
 XProf writes caches (`ALL_HOSTS.op_stats_v2.pb`, HLO protos) beside the XPlane it reads, so the file is
 copied into a fresh temporary logdir (`<tmp>/plugins/profile/run/`) that is deleted afterwards; the
@@ -62,6 +65,23 @@ PROGRAM_FIELDS = (
 )
 
 
+# XProf's saved answers (`<name>.roofline.json`) for the XPlanes of tests/data/xplane.
+ANCHORS = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "xprof"
+PYTHON_ENV = "XPROF_PYTHON"
+
+
+def xprof_python(given: str | None = None) -> str:
+    """The Python that runs XProf: `given` (a command-line flag), else $XPROF_PYTHON; exits saying
+    how to get one when neither is set."""
+    python = given or os.environ.get(PYTHON_ENV)
+    if not python:
+        raise SystemExit(
+            f"no Python with XProf: pass --xprof-python or set ${PYTHON_ENV} to the python of a venv "
+            "that has `pip install xprof` (python -m venv DIR && DIR/bin/pip install xprof)"
+        )
+    return python
+
+
 class XprofRooflineError(RuntimeError):
     """XProf refused the file; the message is XProf's own, plus its native log when there is one."""
 
@@ -87,7 +107,7 @@ def run_xprof_roofline(xplane: pathlib.Path, show_native_log: bool = False) -> s
     except ImportError as exc:
         raise XprofRooflineError(
             f"xprof is not importable from {sys.executable} ({exc}); run this script with the "
-            "python of a venv that has `pip install xprof`, e.g. /work/venvs/xprof/bin/python"
+            "python of a venv that has `pip install xprof` (python -m venv DIR && DIR/bin/pip install xprof)"
         ) from exc
 
     name = xplane.name if xplane.name.endswith(".xplane.pb") else f"{xplane.stem}.xplane.pb"

@@ -2,7 +2,7 @@
 
 Run with the PyTorch/XLA venv (never by the tests, which must not need torch_xla):
 
-    PJRT_DEVICE=CPU /work/venvs/xla/bin/python tests/data/xla/capture_crosscheck.py OUT_STEM [PERCENTILES]
+    PJRT_DEVICE=CPU $XLA_PYTHON tests/data/xla/capture_crosscheck.py OUT_STEM [PERCENTILES]
 
 Writes OUT_STEM.txt (`metrics_report()`) and OUT_STEM.json: for each metric the TotalSamples,
 Accumulator, and the percentiles, ValueRate and Rate recomputed from the retained samples exactly as
