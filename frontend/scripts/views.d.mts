@@ -6,8 +6,7 @@ interface ToolDeclaration {
   id: string;
   /** The tab's text. */
   title: string;
-  /** Tab position: lower first, ties by id. */
-  order: number;
+  // No tab position here: the order is the server's (Python `Tool(order=...)`), given by `/runs`.
 }
 
 /** A tool found in its folder: its declaration; the folder's `index.ts` exports the view's `mount`. */
@@ -16,7 +15,7 @@ export type DiscoveredTool = ToolDeclaration;
 /** `frontend/src/views/`. */
 export const VIEWS_DIR: string;
 
-/** The tools declared under `viewsDir`, in tab order; throws naming the file on a bad declaration. */
+/** The tools declared under `viewsDir`, by id; throws naming the file on a bad declaration. */
 export function discoverTools(viewsDir?: string): DiscoveredTool[];
 
 /** esbuild / vitest `define` entries that hand the discovered tools to the registry. */

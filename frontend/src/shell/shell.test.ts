@@ -4,7 +4,6 @@ import { MockApi } from "../../test/mock/api.ts";
 import { makeTrace } from "../../test/mock/trace.ts";
 import { ProfscopeClient } from "../api/client.ts";
 import type { RunsResponse } from "../api/types.ts";
-import { TOOLS } from "../views/registry.ts";
 import type { FragmentStore } from "./link.ts";
 import { Shell } from "./shell.ts";
 
@@ -62,13 +61,30 @@ describe("shell", () => {
     expect((q("[data-testid=host-select]") as HTMLSelectElement).value).toBe("worker0");
   });
 
-  it("enables the tabs the host's tools name and opens the trace view", async () => {
-    const { shell, q } = open();
+  it("enables the tabs the host's tools name and opens the first of them", async () => {
+    const { shell, q, store } = open();
     await shell.loadRuns();
     await settle();
     expect((q("[data-testid=tab-trace]") as HTMLButtonElement).disabled).toBe(false);
+    expect((q("[data-testid=tab-overview]") as HTMLButtonElement).disabled).toBe(false);
     expect((q("[data-testid=tab-xla]") as HTMLButtonElement).disabled).toBe(true);
-    expect(q("[data-testid=view-trace]")).not.toBeNull();
+    // /runs lists worker0's tools as ["overview", "trace"]: the first one opens.
+    expect(q("[data-testid=view-overview]")).not.toBeNull();
+    expect(q("[data-testid=tab-overview]").getAttribute("aria-selected")).toBe("true");
+    expect(store.params.get("tool")).toBe("overview");
+  });
+
+  it("opens the first tool /runs lists for the host when the link names none", async () => {
+    const host = (name: string, tools: string[]) => ({ name, tools, files: [] });
+    const runs: RunsResponse = {
+      logdir: "/l",
+      runs: [{ name: "r", sessions: [{ name: "s", label: "s", hosts: [host("a", ["roofline", "xla"]), host("b", ["trace", "xla"])] }] }],
+      errors: [],
+    };
+    const { shell, q, store } = open(runs, "run=r&session=s&host=b");
+    await shell.loadRuns();
+    await settle();
+    expect(store.params.get("tool")).toBe("trace");
     expect(q("[data-testid=tab-trace]").getAttribute("aria-selected")).toBe("true");
   });
 
@@ -119,12 +135,29 @@ describe("shell", () => {
     expect(err?.querySelector("button")?.textContent).toBe("Retry");
   });
 
-  it("draws one tab per registered tool, in the registry's order", async () => {
-    const { shell } = open();
+  it("draws one tab per registered tool, in the order /runs lists the hosts' tools in", async () => {
+    // The server's order (Python Tool(order=...)): no host here has every tool, and xla's host comes first.
+    const host = (name: string, tools: string[]) => ({ name, tools, files: [] });
+    const runs: RunsResponse = {
+      logdir: "/l",
+      runs: [
+        { name: "x", sessions: [{ name: "s", label: "s", hosts: [host("cpu", ["xla"])] }] },
+        { name: "r", sessions: [{ name: "s", label: "s", hosts: [host("a", ["overview", "trace", "roofline"]), host("b", ["roofline", "xla"])] }] },
+      ],
+      errors: [],
+    };
+    const { shell, store } = open(runs);
     await shell.loadRuns();
     await settle();
-    const tabs = [...shell.el.querySelectorAll("[role=tab]")].map((t) => [t.getAttribute("data-testid"), t.textContent]);
-    expect(tabs).toEqual(TOOLS.map((t) => [`tab-${t.id}`, t.title]));
+    const tabs = [...shell.el.querySelectorAll("[role=tab]")].map((t) => [t.getAttribute("data-testid"), t.textContent, (t as HTMLButtonElement).disabled]);
+    expect(tabs).toEqual([
+      ["tab-overview", "Overview", true],
+      ["tab-trace", "Trace", true],
+      ["tab-roofline", "Roofline", true],
+      ["tab-xla", "XLA", false],
+      ["tab-compare", "Compare", true],
+    ]);
+    expect(store.params.get("tool")).toBe("xla");
   });
 
   it("ignores tool ids that are not tools of this build, from /runs or from a link", async () => {

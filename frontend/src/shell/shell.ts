@@ -5,7 +5,7 @@
 import { ApiError, type ProfscopeClient } from "../api/client.ts";
 import type { RunsHost, RunsResponse, RunsRun, RunsSession, Subject, ToolId } from "../api/types.ts";
 import { clear, h, isAbort, messageOf } from "../dom.ts";
-import { isToolId, loadView, TOOLS, toolInfo } from "../views/registry.ts";
+import { isToolId, loadView, type ToolInfo, TOOLS, tabOrder, toolInfo } from "../views/registry.ts";
 import type { ViewInstance } from "../views/view.ts";
 import type { FragmentStore } from "./link.ts";
 import { runLabel, sessionLabel } from "./labels.ts";
@@ -19,11 +19,19 @@ interface Selection {
   tool: ToolId;
 }
 
+/** What a deep link or a picker asks for; no tool means the first tab the chosen hosts have. */
+type Wanted = Omit<Selection, "tool"> & { tool: ToolId | null };
+
 interface MountedView {
   tool: ToolId;
   container: HTMLElement;
   instance: ViewInstance | null;
   abort: AbortController;
+}
+
+/** Every host's tool list in a `/runs` answer (each in the server's tab order). */
+function hostToolLists(runs: RunsResponse): string[][] {
+  return runs.runs.flatMap((r) => r.sessions.flatMap((s) => s.hosts.map((x) => x.tools)));
 }
 
 /** Tools that apply to the chosen hosts: those `/runs` lists for any of them that this build has. */
@@ -35,6 +43,8 @@ export function toolsFor(hosts: RunsHost[]): Set<ToolId> {
 
 export class Shell {
   private runs: RunsResponse | null = null;
+  /** The tabs, in the order `/runs` gives (the server's `Tool(order=...)`); by id before it answers. */
+  private tabList: readonly ToolInfo[] = TOOLS;
   private sel: Selection | null = null;
   /** Non-shell deep-link keys (the views' own: range, selection, …). */
   private viewParams = new URLSearchParams();
@@ -106,6 +116,7 @@ export class Shell {
       return;
     }
     this.logdirErrors = this.runs.errors ?? [];
+    this.tabList = tabOrder(hostToolLists(this.runs));
     if (!this.runs.runs.length) {
       const msg =
         this.runs.empty_message ||
@@ -139,7 +150,7 @@ export class Shell {
         run: p.get("run") ?? "",
         session: p.get("session") ?? "",
         hosts: hosts ? hosts.split(",") : [],
-        tool: isToolId(tool) ? tool : "trace",
+        tool: isToolId(tool) ? tool : null,
       },
       true,
     );
@@ -155,7 +166,7 @@ export class Shell {
     this.select(next, false);
   }
 
-  private select(want: Selection, fromLink: boolean): void {
+  private select(want: Wanted, fromLink: boolean): void {
     const runs = (this.runs as RunsResponse).runs;
     const run: RunsRun = runs.find((r) => r.name === want.run) ?? runs[0];
     const session: RunsSession | undefined = run.sessions.find((s) => s.name === want.session) ?? run.sessions[0];
@@ -164,8 +175,9 @@ export class Shell {
     if (!hosts.length && session?.hosts.length) hosts = [session.hosts[0].name];
     const hostInfo = session ? session.hosts.filter((x) => hosts.includes(x.name)) : [];
     const available = toolsFor(hostInfo);
+    // The tool asked for if the hosts have it, else their first tab (the first tool `/runs` lists).
     let tool = want.tool;
-    if (!available.has(tool)) tool = TOOLS.find((t) => available.has(t.id))?.id ?? want.tool;
+    if (tool === null || !available.has(tool)) tool = this.tabList.find((t) => available.has(t.id))?.id ?? want.tool ?? this.tabList[0].id;
     const invalidLink =
       fromLink && want.run !== "" && (run.name !== want.run || (want.session !== "" && session?.name !== want.session));
     if (invalidLink) this.viewParams = new URLSearchParams();
@@ -214,7 +226,7 @@ export class Shell {
     const session = sel ? this.currentSession() : undefined;
     const hostInfo = session && sel ? session.hosts.filter((x) => sel.hosts.includes(x.name)) : [];
     const available = toolsFor(hostInfo);
-    for (const t of TOOLS) {
+    for (const t of this.tabList) {
       const active = sel?.tool === t.id;
       const enabled = available.has(t.id);
       const b = h(
@@ -235,7 +247,7 @@ export class Shell {
     }
   }
 
-  private renderNotices(hosts: RunsHost[], badLink: Selection | null): void {
+  private renderNotices(hosts: RunsHost[], badLink: Wanted | null): void {
     clear(this.notices);
     for (const e of this.logdirErrors) this.notices.append(h("div", { class: "ps-notice", role: "status" }, e));
     if (badLink) {

@@ -4,20 +4,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { discoverTools } from "../../scripts/views.mjs";
-import { isToolId, loadView, TOOLS, toolInfo } from "./registry.ts";
+import { isToolId, loadView, TOOLS, tabOrder, toolInfo } from "./registry.ts";
 
 describe("registry", () => {
-  it("is the tools the folders under src/views/ declare, in tab order", () => {
+  it("is the tools the folders under src/views/ declare, by id", () => {
     expect(TOOLS).toEqual(discoverTools());
-    expect(TOOLS.map((t) => [t.id, t.title])).toEqual([
-      ["trace", "Trace"],
-      ["overview", "Overview"],
-      ["roofline", "Roofline"],
-      ["xla", "XLA"],
-      ["compare", "Compare"],
+    expect(TOOLS).toEqual([
+      { id: "compare", title: "Compare" },
+      { id: "overview", title: "Overview" },
+      { id: "roofline", title: "Roofline" },
+      { id: "trace", title: "Trace" },
+      { id: "xla", title: "XLA" },
     ]);
-    const orders = TOOLS.map((t) => t.order);
-    expect(orders).toEqual([...orders].sort((a, b) => a - b));
   });
 
   it("loads the view of every tool", async () => {
@@ -31,6 +29,31 @@ describe("registry", () => {
     expect(toolInfo("roofline").title).toBe("Roofline");
     expect(() => toolInfo("memory")).toThrow('unknown tool "memory"');
     return expect(loadView("memory")).rejects.toThrow('unknown tool "memory"');
+  });
+});
+
+describe("tabOrder", () => {
+  const ids = (lists: string[][]) => tabOrder(lists).map((t) => t.id);
+
+  it("follows the order /runs lists each host's tools in, then the tools no host has, by id", () => {
+    expect(ids([["overview", "trace", "roofline"]])).toEqual(["overview", "trace", "roofline", "compare", "xla"]);
+    expect(ids([])).toEqual(TOOLS.map((t) => t.id));
+  });
+
+  it("merges the hosts' lists into one order that keeps each of them", () => {
+    // The server's order is overview, trace, roofline, xla, compare; no host has all of them.
+    const lists = [["overview", "trace"], ["xla"], ["trace", "roofline", "compare"], ["overview", "xla", "compare"], ["roofline", "xla"]];
+    expect(ids(lists)).toEqual(["overview", "trace", "roofline", "xla", "compare"]);
+    expect(ids([["trace", "compare"], ["overview", "trace"]])).toEqual(["overview", "trace", "compare", "roofline", "xla"]);
+  });
+
+  it("leaves out ids this build lacks and keeps every tab when lists disagree", () => {
+    expect(ids([["memory", "trace", "overview"]])).toEqual(["trace", "overview", "compare", "roofline", "xla"]);
+    expect(ids([["trace", "overview"], ["overview", "trace"]])).toEqual(["trace", "overview", "compare", "roofline", "xla"]);
+  });
+
+  it("gives each tool's declaration", () => {
+    expect(tabOrder([["xla"]])[0]).toEqual({ id: "xla", title: "XLA" });
   });
 });
 
@@ -53,39 +76,31 @@ describe("discoverTools", () => {
     return root;
   }
 
-  it("finds a new tool by its folder alone, placed by its order", () => {
+  it("finds a new tool by its folder alone, listed by id", () => {
     const dir = viewsDir({
-      trace: { decl: { id: "trace", title: "Trace", order: 10 }, view: true },
-      memory: { decl: { id: "memory", title: "Memory", order: 15 }, view: true },
-      roofline: { decl: { id: "roofline", title: "Roofline", order: 30 }, view: true },
+      trace: { decl: { id: "trace", title: "Trace" }, view: true },
+      memory: { decl: { id: "memory", title: "Memory" }, view: true },
+      roofline: { decl: { id: "roofline", title: "Roofline" }, view: true },
       shared: {},
     });
     expect(discoverTools(dir)).toEqual([
-      { id: "trace", title: "Trace", order: 10 },
-      { id: "memory", title: "Memory", order: 15 },
-      { id: "roofline", title: "Roofline", order: 30 },
+      { id: "memory", title: "Memory" },
+      { id: "roofline", title: "Roofline" },
+      { id: "trace", title: "Trace" },
     ]);
-  });
-
-  it("breaks order ties by id", () => {
-    const dir = viewsDir({
-      b: { decl: { id: "b", title: "B", order: 1 }, view: true },
-      a: { decl: { id: "a", title: "A", order: 1 }, view: true },
-    });
-    expect(discoverTools(dir).map((t) => t.id)).toEqual(["a", "b"]);
   });
 
   /** A `memory` tool folder: its tool.json (object, raw text or none) and whether it has a view. */
   const memory = (decl: unknown, view = true) => ({ memory: { decl, view } });
-  const valid = { id: "memory", title: "Memory", order: 1 };
+  const valid = { id: "memory", title: "Memory" };
 
   it.each([
     ["a view without a declaration", memory(undefined), /memory: has an index.ts but no tool.json/],
     ["broken JSON", memory("{id: memory"), /tool.json: not valid JSON/],
     ["an id other than the folder", memory({ ...valid, id: "mem" }), /"id" is "mem" but the folder is "memory"/],
     ["an id unfit for links", { Memory: { decl: { ...valid, id: "Memory" }, view: true } }, /"id" must be a lowercase name/],
-    ["a missing title", memory({ id: "memory", order: 1 }), /"title" must be a non-empty string/],
-    ["a missing order", memory({ id: "memory", title: "Memory" }), /"order" must be a number/],
+    ["a missing title", memory({ id: "memory" }), /"title" must be a non-empty string/],
+    ["a tab order (the server's, from /runs)", memory({ ...valid, order: 1 }), /unknown key\(s\) order; allowed: id, title \(the tab order is the Python Tool\(order=\.\.\.\)/],
     ["a misspelt key", memory({ ...valid, titel: "x" }), /unknown key\(s\) titel/],
     ["a declaration without a view", memory(valid, false), /declares a tool in tool.json but has no index.ts/],
   ])("refuses %s, naming the file", (_what, tools, message) => {

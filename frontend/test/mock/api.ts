@@ -27,12 +27,12 @@ export const DEFAULT_RUNS: RunsResponse = {
             {
               name: "worker0",
               files: [{ name: "worker0.pt.trace.json.gz", path: "worker0.pt.trace.json.gz", format: "chrome_trace", format_label: "Chrome trace", size: 1, mtime: null }],
-              tools: ["trace", "overview"],
+              tools: ["overview", "trace"],
             },
             {
               name: "worker1",
               files: [{ name: "worker1.pt.trace.json.gz", path: "worker1.pt.trace.json.gz", format: "chrome_trace", format_label: "Chrome trace", size: 1, mtime: null }],
-              tools: ["trace", "overview"],
+              tools: ["overview", "trace"],
             },
           ],
         },

@@ -3,7 +3,7 @@
  * value, and the same text sits in the canvas as its fallback content. */
 
 import type { ChartConfiguration, Plugin, TooltipItem } from "chart.js";
-import type { XlaUnit } from "../../api/xla.ts";
+import type { XlaUnit } from "./api.ts";
 import { h } from "../../dom.ts";
 import { drawChart } from "../../shared/charts.ts";
 import { formatValue } from "./format.ts";

@@ -1,7 +1,7 @@
 /** Numbers only the XLA view shows: values in a metric's unit, values at the precision the runtime
  * printed them, rates, graph hashes. Plain durations, sizes and counts come from shared/units.ts. */
 
-import type { XlaUnit } from "../../api/xla.ts";
+import type { XlaUnit } from "./api.ts";
 import { formatBytes, formatCount, formatDuration, NOT_OBSERVED, timeUnit } from "../../shared/units.ts";
 
 /** A printed value at the precision it was printed with (`resolution`, in the value's unit), in the

@@ -2,7 +2,7 @@
  * drawing (Graphviz WASM) and text; a node-by-node comparison of any two graphs. */
 
 import type { Subject } from "../../api/types.ts";
-import type { XlaApi, XlaDiff, XlaDiffRow, XlaGraph, XlaGraphList, XlaGraphRecord } from "../../api/xla.ts";
+import type { XlaApi, XlaDiff, XlaDiffRow, XlaGraph, XlaGraphList, XlaGraphRecord } from "./api.ts";
 import { append, clear, h, isAbort, messageOf } from "../../dom.ts";
 import { formatCount } from "../../shared/units.ts";
 import { shortHash } from "./format.ts";

@@ -1,7 +1,7 @@
 /** The XLA view's first page: summary cards, findings with evidence / code locations / fix, and the
  * per-step charts that make recompilation and host round trips visible. */
 
-import type { XlaFinding, XlaReport, XlaSeries, XlaSummary } from "../../api/xla.ts";
+import type { XlaFinding, XlaReport, XlaSeries, XlaSummary } from "./api.ts";
 import { type Child, h } from "../../dom.ts";
 import { formatBytes, formatCount, formatDuration, NOT_OBSERVED } from "../../shared/units.ts";
 import { barChart } from "./charts.ts";

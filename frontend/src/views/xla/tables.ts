@@ -1,6 +1,6 @@
 /** Metrics and counters tables (every block of the report, in its unit) and the list of sources. */
 
-import type { XlaMetric, XlaReport, XlaValue } from "../../api/xla.ts";
+import type { XlaMetric, XlaReport, XlaValue } from "./api.ts";
 import { clear, h } from "../../dom.ts";
 import { formatCount, NOT_OBSERVED } from "../../shared/units.ts";
 import { percentilePlot } from "./charts.ts";

@@ -2,7 +2,7 @@
  * charts and graphs. Deep-link keys: `xtab` (sub-tab), `graph` (graph index), `diff` ("a,b"),
  * `ordinal` (device ordinal when the logs of several processes sit side by side). */
 
-import { XlaApi, type XlaReport } from "../../api/xla.ts";
+import { XlaApi, type XlaReport } from "./api.ts";
 import { clear, h, isAbort, messageOf } from "../../dom.ts";
 import { ensureStyle } from "../../shared/style.ts";
 import type { ViewContext } from "../view.ts";

@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 import { describe, expect, it } from "vitest";
 import { ProfscopeClient } from "../../api/client.ts";
-import { XlaApi, type XlaReport } from "../../api/xla.ts";
+import { XlaApi, type XlaReport } from "./api.ts";
 import { formatBytes, formatCount, formatDuration } from "../../shared/units.ts";
 import { BAR_COLOR, barChart, barChartConfig, HOT_COLOR, percentileConfig, percentilePlot, warmupBars } from "./charts.ts";
 import { formatExact, formatRate } from "./format.ts";

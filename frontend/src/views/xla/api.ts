@@ -1,12 +1,12 @@
-/** The xla/* routes (docs/XLA.md): their JSON shapes and typed requests, next to the shared client.
+/** The xla/* routes (docs/XLA.md) through the shared client: their JSON shapes and typed requests.
  * The shapes are generated from the server's Structs (tools/xla/answers.py, via answers.gen.ts), so
  * a field the server may leave out is optional here too. Values are in the units
  * `torch_xla.debug.metrics.metric_data()` gives: `unit` "ns" for times, "B" for bytes, "" for plain
  * numbers; null (or an absent field) means "not observed", never 0. */
 
-import type { ProfscopeClient } from "./client.ts";
-import type { XlaDiff, XlaGraph, XlaGraphList, XlaReport, XlaValue } from "./answers.gen.ts";
-import type { Subject } from "./types.ts";
+import type { XlaDiff, XlaGraph, XlaGraphList, XlaReport, XlaValue } from "../../api/answers.gen.ts";
+import type { ProfscopeClient } from "../../api/client.ts";
+import type { Subject } from "../../api/types.ts";
 
 export type {
   XlaAnalysis,
@@ -48,7 +48,7 @@ export type {
   XlaSummary,
   XlaTransfer,
   XlaValue,
-} from "./answers.gen.ts";
+} from "../../api/answers.gen.ts";
 
 /** The unit a value is printed in; the generated `XlaValue.unit` already names exactly the three. */
 export type XlaUnit = NonNullable<XlaValue["unit"]>;

@@ -1,1 +1,0 @@
-var t=i=>e=>{var r=i[e];if(r)return r();throw new Error("Module not found in bundle: "+e)};var a=[{id:"trace",title:"Trace",order:10},{id:"overview",title:"Overview",order:20},{id:"roofline",title:"Roofline",order:30},{id:"xla",title:"XLA",order:40},{id:"compare",title:"Compare",order:50}];export{t as a,a as b};
