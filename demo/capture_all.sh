@@ -41,6 +41,7 @@ capture tensorflow_cpu_training "$py_tf" tensorflow capture_tf.py optional
 capture pytorch_cpu_slow_input "$py_torch" torch capture_torch_input.py required
 capture pytorch_cpu_prefetch_input "$py_torch" torch capture_torch_prefetch.py required
 capture pytorch_cpu_repeated_copy "$py_torch" torch capture_torch_copy.py required
+capture pytorch_cpu_memory "$py_torch" torch capture_torch_memory.py required
 
 echo "== contents"
 python3 "$here/inspect_logdir.py" "$logdir"

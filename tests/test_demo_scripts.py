@@ -69,6 +69,7 @@ def test_capture_all_writes_exactly_the_committed_runs() -> None:
         "pytorch_cpu_slow_input",
         "pytorch_cpu_prefetch_input",
         "pytorch_cpu_repeated_copy",
+        "pytorch_cpu_memory",
     }
     assert sorted(p.name for p in LOGDIR.iterdir()) == sorted(set(runs) | CORPUS_RUNS)
     for run, script in runs.items():
