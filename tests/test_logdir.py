@@ -31,7 +31,7 @@ EXPECTED = {
         "Jul_15_10_52_41": {
             "rank-34": (
                 [("rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", "chrome_trace")],
-                ["overview", "trace", "compare"],
+                ["overview", "trace", "compare", "memory"],
             )
         }
     },
@@ -39,7 +39,7 @@ EXPECTED = {
         "pytorch": {
             "mi250_minitoy": (
                 [("mi250_minitoy.pt.trace.json.gz", "chrome_trace")],
-                ["overview", "trace", "roofline", "compare"],
+                ["overview", "trace", "roofline", "compare", "memory"],
             )
         }
     },
@@ -47,11 +47,11 @@ EXPECTED = {
         "pytorch": {
             "rank-0": (
                 [("rank-0.pt.trace.json.gz", "chrome_trace")],
-                ["overview", "trace", "roofline", "compare"],
+                ["overview", "trace", "roofline", "compare", "memory"],
             ),
             "rank-1": (
                 [("rank-1.pt.trace.json.gz", "chrome_trace")],
-                ["overview", "trace", "roofline", "compare"],
+                ["overview", "trace", "roofline", "compare", "memory"],
             ),
         }
     },
@@ -59,7 +59,7 @@ EXPECTED = {
         "1623143089861": {
             "worker0": (
                 [("worker0.1623143089861.pt.trace.json.gz", "chrome_trace")],
-                ["overview", "trace", "roofline", "compare"],
+                ["overview", "trace", "roofline", "compare", "memory"],
             )
         }
     },
@@ -77,7 +77,7 @@ EXPECTED = {
         }
     },
     "xplane/mi300_jax_conv": {
-        "session1": {"tw003": ([("tw003.xplane.pb", "xplane")], ["overview", "trace", "roofline", "compare"])}
+        "session1": {"tw003": ([("tw003.xplane.pb", "xplane")], ["overview", "trace", "roofline", "compare", "memory"])}
     },
 }
 
@@ -150,7 +150,7 @@ def test_json_shape() -> None:
                 "mtime": pytest.approx((LAYOUTS_LOGDIR / host["files"][0]["path"]).stat().st_mtime),
             }
         ],
-        "tools": ["overview", "trace", "roofline", "compare"],
+        "tools": ["overview", "trace", "roofline", "compare", "memory"],
     }
 
 
@@ -242,7 +242,7 @@ def test_xla_logs_sniffed_inside_session_folder(tmp_path: pathlib.Path) -> None:
     assert tree(listing) == {
         "run1": {
             "2024_05_01_10_00_00": {
-                "host0": ([("host0.xplane.pb", "xplane")], ["overview", "trace", "roofline", "compare"]),
+                "host0": ([("host0.xplane.pb", "xplane")], ["overview", "trace", "roofline", "compare", "memory"]),
                 "xla": ([("metrics.log", "xla_metrics")], ["overview", "xla"]),
             }
         }
@@ -305,7 +305,7 @@ def test_damaged_files_are_listed_with_errors_beside_good_ones(tmp_path: pathlib
     assert "not JSON" in by_name["html.trace.json"].error
     assert "no PyTorch/XLA marker" in by_name["w.xla_metrics.txt"].error
     hosts = {h.name: h for h in listing.run("run").session("s1").hosts}
-    assert tools.applicable(hosts["good"]) == ["overview", "trace", "roofline", "compare"]
+    assert tools.applicable(hosts["good"]) == ["overview", "trace", "roofline", "compare", "memory"]
     assert tools.applicable(hosts["empty"]) == []
     assert tools.applicable(listing.run("run").session("xla").host("w")) == []
 
@@ -481,7 +481,7 @@ def test_cli_ls_tree(layouts_logdir: pathlib.Path) -> None:
     text = out.getvalue()
     assert text.startswith(f"logdir {layouts_logdir}\n")
     assert (
-        "run kineto/v100_resnet50\n  session 1623143089861\n    host worker0  tools: overview, trace, roofline, compare\n"
+        "run kineto/v100_resnet50\n  session 1623143089861\n    host worker0  tools: overview, trace, roofline, compare, memory\n"
         in text
     )
     assert (

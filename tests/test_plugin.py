@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import pathlib
+import time
 
 import msgspec
 import pytest
@@ -17,6 +18,7 @@ from profscope import logdir as logdir_lib
 from profscope import plugin as plugin_lib
 from profscope import runs
 from profscope.engine import store
+from profscope.engine.ingest import manager as ingest_manager
 from profscope.errors import UnreadableProfile
 from tests.support import REPO
 
@@ -96,7 +98,7 @@ def test_corrupt_file_reported_and_others_served(plugin_client, layouts_logdir: 
     hosts = {h["name"]: h for r in body["runs"] for s in r["sessions"] for h in s["hosts"]}
     assert hosts["broken"]["tools"] == []
     assert hosts["broken"]["files"][0]["error"].startswith("does not start like an XPlane")
-    assert hosts["tw003"]["tools"] == ["overview", "trace", "roofline", "compare"]
+    assert hosts["tw003"]["tools"] == ["overview", "trace", "roofline", "compare", "memory"]
     assert "error" not in hosts["tw003"]["files"][0]
     assert len(body["runs"]) == 6
 
@@ -233,7 +235,7 @@ def test_unreadable_profile_is_plain_picklable_and_a_422_at_the_route_layer() ->
     assert str(error) == "cannot read profile gs://b/run/x.xplane.pb: truncated after 12 bytes"
     public = plugin_lib.UnprocessableProfileError(error)
     assert isinstance(public, tb_errors.PublicError) and public.http_code == 422
-    assert str(public) == str(error)
+    assert str(public) == "cannot read profile x.xplane.pb: truncated after 12 bytes"  # no server path
     copy = pickle.loads(pickle.dumps(error))
     assert (copy.path, copy.reason, str(copy)) == (error.path, error.reason, str(error))
 
@@ -272,3 +274,79 @@ def test_entry_points_installed() -> None:
     assert [ep.value for ep in scripts] == ["profscope.cli:main"]
     # XProf registers the plugin name "profile"; both must be installable side by side.
     assert plugin_lib.PLUGIN_NAME == "profscope" != "profile"
+
+
+def _wait_not_202(client, query: str):
+    deadline = time.monotonic() + 60
+    while True:
+        response = client.get(f"{PREFIX}/trace/meta?{query}")
+        if response.status_code != 202:
+            return response
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_unreadable_profile_in_the_ingest_is_a_422_naming_the_file_as_listed(plugin_client, tmp_path) -> None:
+    """The ingest child's reader finds nothing readable: 422 (not 400: the request is fine), the
+    file named by its logdir-relative path, without the server's absolute path."""
+    logdir = tmp_path / "logdir"
+    (logdir / "cut").mkdir(parents=True)
+    (logdir / "cut" / "w.pt.trace.json").write_bytes(b'{"schemaVersion": 1, "traceEvents": [{"ph": "X", ')
+    _, client = plugin_client(logdir)
+    response = _wait_not_202(client, "run=cut&session=pytorch&host=w")
+    text = response.get_data(as_text=True)
+    assert response.status_code == 422, text
+    assert "w.pt.trace.json" in text and "no readable events" in text
+    assert str(tmp_path) not in text and "Invalid argument" not in text
+    again = client.get(f"{PREFIX}/trace/meta?run=cut&session=pytorch&host=w")  # remembered, not retried
+    assert again.status_code == 422
+
+
+@pytest.mark.parametrize(
+    ("failure", "status"),
+    [
+        (dict(message="ingest of w.pt.trace.json stopped (exit code -9)"), 503),
+        (dict(message="cannot cache w.pt.trace.json: the cache directory is full", cache_problem=True), 503),
+        (dict(message="no readable events", unreadable=True), 422),
+    ],
+)
+def test_failed_ingest_answers_by_its_cause(plugin_client, monkeypatch, tmp_path, failure, status) -> None:
+    """A killed or failed ingest is the server's trouble, not the request's: 503 with Retry-After
+    (when the file is tried again); a file its reader cannot read is a 422."""
+    logdir = tmp_path / "logdir"
+    (logdir / "run").mkdir(parents=True)
+    (logdir / "run" / "w.pt.trace.json").write_text('{"traceEvents": []}')
+
+    def fail(self, source, wait_s=0.0):
+        raise ingest_manager.IngestError(source.url, **failure)
+
+    monkeypatch.setattr(ingest_manager.IngestManager, "ensure", fail)
+    _, client = plugin_client(logdir)
+    response = client.get(f"{PREFIX}/trace/meta?run=run&session=pytorch&host=w")
+    text = response.get_data(as_text=True)
+    assert response.status_code == status, text
+    assert failure["message"] in text and "Invalid argument" not in text
+    if status == 503:
+        assert response.headers["Retry-After"] == str(int(ingest_manager.RETRY_FAILED_AFTER_S))
+    else:
+        assert "Retry-After" not in response.headers
+
+
+def test_bad_parameters_stay_400(plugin_client, tmp_path) -> None:
+    logdir = tmp_path / "logdir"
+    (logdir / "run").mkdir(parents=True)
+    (logdir / "run" / "w.pt.trace.json").write_text('{"traceEvents": []}')
+    _, client = plugin_client(logdir)
+    response = client.get(f"{PREFIX}/trace/meta?run=run&session=pytorch")
+    assert response.status_code == 400
+
+
+def test_ingest_errors_name_the_file_without_server_path_or_errno(tmp_path) -> None:
+    manager = ingest_manager.IngestManager(str(tmp_path / "cache"), prewarm=False)
+    try:
+        gone = ingest_manager.SourceFile(str(tmp_path / "run" / "gone.pt.trace.json"), "chrome_trace")
+        with pytest.raises(ingest_manager.IngestError) as caught:
+            manager.ensure(gone)
+    finally:
+        manager.close()
+    assert str(caught.value) == "cannot stat gone.pt.trace.json: No such file or directory"

@@ -46,11 +46,11 @@ def extra_tool(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_the_shipped_tools_in_tab_order() -> None:
-    assert [t.id for t in tools.all_tools()] == ["overview", "trace", "roofline", "xla", "compare"]
+    assert [t.id for t in tools.all_tools()] == ["overview", "trace", "roofline", "xla", "compare", "memory"]
     assert sorted(tools.routes()) == sorted(
         [f"/trace/{r}" for r in ("meta", "tile", "event", "search", "summary")]
         + [f"/xla/{r}" for r in ("report", "graphs", "graph", "diff")]
-        + ["/hlo", "/export", "/export/preview", "/roofline", "/overview", "/compare"]
+        + ["/hlo", "/export", "/export/preview", "/roofline", "/overview", "/compare", "/memory"]
     )
 
 

@@ -156,6 +156,7 @@ describe("shell", () => {
       ["tab-roofline", "Roofline", true],
       ["tab-xla", "XLA", false],
       ["tab-compare", "Compare", true],
+      ["tab-memory", "Memory", true],
     ]);
     expect(store.params.get("tool")).toBe("xla");
   });
@@ -163,14 +164,14 @@ describe("shell", () => {
   it("ignores tool ids that are not tools of this build, from /runs or from a link", async () => {
     const runs: RunsResponse = {
       logdir: "/l",
-      runs: [{ name: "r", sessions: [{ name: "s", label: "s", hosts: [{ name: "h", tools: ["memory", "trace"], files: [] }] }] }],
+      runs: [{ name: "r", sessions: [{ name: "s", label: "s", hosts: [{ name: "h", tools: ["flamegraph", "trace"], files: [] }] }] }],
 
       errors: [],
     };
-    const { shell, q, store } = open(runs, "run=r&session=s&host=h&tool=memory");
+    const { shell, q, store } = open(runs, "run=r&session=s&host=h&tool=flamegraph");
     await shell.loadRuns();
     await settle();
-    expect(q("[data-testid=tab-memory]")).toBeNull();
+    expect(q("[data-testid=tab-flamegraph]")).toBeNull();
     expect(store.params.get("tool")).toBe("trace");
     expect(q("[data-testid=view-trace]")).not.toBeNull();
   });

@@ -11,6 +11,7 @@ describe("registry", () => {
     expect(TOOLS).toEqual(discoverTools());
     expect(TOOLS).toEqual([
       { id: "compare", title: "Compare" },
+      { id: "memory", title: "Memory" },
       { id: "overview", title: "Overview" },
       { id: "roofline", title: "Roofline" },
       { id: "trace", title: "Trace" },
@@ -24,11 +25,11 @@ describe("registry", () => {
 
   it("rejects ids that are not tools of this build", () => {
     expect(isToolId("xla")).toBe(true);
-    expect(isToolId("memory")).toBe(false);
+    expect(isToolId("flamegraph")).toBe(false);
     expect(isToolId(null)).toBe(false);
     expect(toolInfo("roofline").title).toBe("Roofline");
-    expect(() => toolInfo("memory")).toThrow('unknown tool "memory"');
-    return expect(loadView("memory")).rejects.toThrow('unknown tool "memory"');
+    expect(() => toolInfo("flamegraph")).toThrow('unknown tool "flamegraph"');
+    return expect(loadView("flamegraph")).rejects.toThrow('unknown tool "flamegraph"');
   });
 });
 
@@ -36,20 +37,20 @@ describe("tabOrder", () => {
   const ids = (lists: string[][]) => tabOrder(lists).map((t) => t.id);
 
   it("follows the order /runs lists each host's tools in, then the tools no host has, by id", () => {
-    expect(ids([["overview", "trace", "roofline"]])).toEqual(["overview", "trace", "roofline", "compare", "xla"]);
+    expect(ids([["overview", "trace", "roofline"]])).toEqual(["overview", "trace", "roofline", "compare", "memory", "xla"]);
     expect(ids([])).toEqual(TOOLS.map((t) => t.id));
   });
 
   it("merges the hosts' lists into one order that keeps each of them", () => {
     // The server's order is overview, trace, roofline, xla, compare; no host has all of them.
     const lists = [["overview", "trace"], ["xla"], ["trace", "roofline", "compare"], ["overview", "xla", "compare"], ["roofline", "xla"]];
-    expect(ids(lists)).toEqual(["overview", "trace", "roofline", "xla", "compare"]);
-    expect(ids([["trace", "compare"], ["overview", "trace"]])).toEqual(["overview", "trace", "compare", "roofline", "xla"]);
+    expect(ids(lists)).toEqual(["overview", "trace", "roofline", "xla", "compare", "memory"]);
+    expect(ids([["trace", "compare"], ["overview", "trace"]])).toEqual(["overview", "trace", "compare", "memory", "roofline", "xla"]);
   });
 
   it("leaves out ids this build lacks and keeps every tab when lists disagree", () => {
-    expect(ids([["memory", "trace", "overview"]])).toEqual(["trace", "overview", "compare", "roofline", "xla"]);
-    expect(ids([["trace", "overview"], ["overview", "trace"]])).toEqual(["trace", "overview", "compare", "roofline", "xla"]);
+    expect(ids([["flamegraph", "trace", "overview"]])).toEqual(["trace", "overview", "compare", "memory", "roofline", "xla"]);
+    expect(ids([["trace", "overview"], ["overview", "trace"]])).toEqual(["trace", "overview", "compare", "memory", "roofline", "xla"]);
   });
 
   it("gives each tool's declaration", () => {

@@ -1,0 +1,104 @@
+/** The Memory tab's tables, as columns of the shared sortable table (shared/table.ts): the steps, the
+ * blocks live at the peak by op and shape, the allocating ops, the largest allocations with their
+ * frees, and the blocks never freed. A figure the profile does not give reads "not observed" (a
+ * block freed after the capture has no free time), never 0. */
+
+import { h } from "../../dom.ts";
+import { type Cell, type Column, csvNumber, SortableTable } from "../../shared/table.ts";
+import { formatBytes, formatCount, formatDuration, NOT_OBSERVED } from "../../shared/units.ts";
+import type { MemoryAllocation, MemoryLiveGroup, MemoryOpRow, MemoryStep } from "./api.ts";
+
+export const NOT_FREED = "not freed in the capture";
+
+export function bytesCell(value: number): Cell {
+  return { kind: "number", value, text: formatBytes(value), csv: csvNumber(value), title: `${formatCount(value)} B` };
+}
+
+export function countCell(value: number): Cell {
+  return { kind: "number", value, text: formatCount(value), csv: csvNumber(value) };
+}
+
+/** A time or duration in ns; absent ones say why. */
+export function timeCell(ns: number | undefined, reason: string): Cell {
+  if (ns === undefined) return { kind: "absent", text: NOT_OBSERVED, reason };
+  return { kind: "number", value: ns, text: formatDuration(ns), csv: csvNumber(ns) };
+}
+
+export function textCell(text: string | undefined, reason = "not recorded"): Cell {
+  return text === undefined ? { kind: "absent", text: NOT_OBSERVED, reason } : { kind: "text", text, sortText: text.toLowerCase() };
+}
+
+function numeric<R>(id: string, title: string, unit: string, help: string, cell: (row: R) => Cell): Column<R> {
+  return { id, title, csvTitle: `${title} (${unit})`, numeric: true, help, cell };
+}
+
+function text<R>(id: string, title: string, help: string, cell: (row: R) => Cell): Column<R> {
+  return { id, title, csvTitle: title, numeric: false, help, cell };
+}
+
+export const STEP_COLUMNS: Column<MemoryStep>[] = [
+  text("step", "Step", "The step marker", (s) => ({ kind: "text", text: s.name, sortText: String(s.number).padStart(12, "0") })),
+  numeric("start", "At start", "bytes", "Allocated bytes when the step starts", (s) => bytesCell(s.start_bytes)),
+  numeric("peak", "Peak", "bytes", "The highest allocated bytes within the step", (s) => bytesCell(s.peak_bytes)),
+  numeric("end", "At end", "bytes", "Allocated bytes when the step ends", (s) => bytesCell(s.end_bytes)),
+  numeric("growth", "Growth", "bytes", "At end − at start", (s) => bytesCell(s.end_bytes - s.start_bytes)),
+  numeric("allocations", "Allocations", "count", "Allocations made in the step", (s) => countCell(s.allocations)),
+  numeric("never", "Never freed", "bytes", "Bytes allocated in the step that the capture never frees", (s) => bytesCell(s.never_freed_bytes)),
+];
+
+export const LIVE_COLUMNS: Column<MemoryLiveGroup>[] = [
+  text("op", "Allocating op", "The innermost host op enclosing the allocation", (g) => textCell(g.op)),
+  text("shape", "Shape", "The op's input shapes (record_shapes)", (g) => textCell(g.shape, "the op has no recorded shapes")),
+  numeric("bytes", "Bytes at peak", "bytes", "Bytes of its blocks live at the peak", (g) => bytesCell(g.bytes)),
+  numeric("count", "Blocks", "count", "How many of its blocks are live at the peak", (g) => countCell(g.count)),
+];
+
+export const OP_COLUMNS: Column<MemoryOpRow>[] = [
+  text("op", "Op", "The innermost host op enclosing the allocations", (r) => textCell(r.op)),
+  numeric("allocated", "Allocated", "bytes", "Bytes of all its allocations", (r) => bytesCell(r.allocated_bytes)),
+  numeric("allocations", "Allocations", "count", "How many allocations it made", (r) => countCell(r.allocations)),
+  numeric("freed", "Freed", "count", "How many of them the capture frees", (r) => countCell(r.freed)),
+  numeric("peak", "At peak", "bytes", "Its bytes live at the peak", (r) => bytesCell(r.peak_bytes)),
+  numeric("never", "Never freed", "bytes", "Its bytes the capture never frees", (r) => bytesCell(r.never_freed_bytes)),
+];
+
+export function allocationColumns(withFree: boolean): Column<MemoryAllocation>[] {
+  const columns: Column<MemoryAllocation>[] = [
+    numeric("size", "Size", "bytes", "Bytes allocated", (a) => bytesCell(a.size_bytes)),
+    numeric("alloc", "Allocated at", "ns", "Time of the allocation from the session start", (a) => timeCell(a.alloc_ns, "")),
+  ];
+  if (withFree) {
+    columns.push(
+      numeric("free", "Freed at", "ns", "Time of its free from the session start", (a) => timeCell(a.free_ns, NOT_FREED)),
+      numeric("lifetime", "Lifetime", "ns", "Freed at − allocated at", (a) => timeCell(a.lifetime_ns, NOT_FREED)),
+    );
+  }
+  columns.push(
+    text("op", "Allocating op", "The innermost host op enclosing the allocation", (a) => textCell(a.alloc_op, "no host op encloses it")),
+  );
+  if (withFree) columns.push(text("free_op", "Freeing op", "The innermost host op enclosing the free", (a) => textCell(a.free_op, a.free_ns === undefined ? NOT_FREED : "no host op encloses it")));
+  columns.push(
+    text("shape", "Shape", "The allocating op's input shapes (record_shapes)", (a) => textCell(a.shape, "the op has no recorded shapes")),
+    text("step", "Step", "The step the allocation is made in", (a) => textCell(a.step, "outside every step")),
+    text("addr", "Address", "The block's address", (a) => textCell(a.addr)),
+  );
+  return columns;
+}
+
+/** A table row: the cells of `columns`, absent ones with their reason as tooltip. */
+export function rowElement<R>(row: R, columns: readonly Column<R>[]): HTMLTableRowElement {
+  return h(
+    "tr",
+    {},
+    ...columns.map((c) => {
+      const cell = c.cell(row);
+      const title = cell.kind === "absent" ? cell.reason : cell.title;
+      return h("td", { class: c.numeric ? "num" : undefined, title: title || undefined, "data-col": c.id }, cell.text);
+    }),
+  );
+}
+
+/** A sortable table of the tab, `testId` naming it for tests. */
+export function memoryTable<R>(testId: string, sort: string, descending: boolean): SortableTable<R> {
+  return new SortableTable<R>({ prefix: "mem", testId, csvTestId: `${testId}-csv`, sort: { column: sort, descending }, row: rowElement });
+}

@@ -1,0 +1,72 @@
+// @vitest-environment happy-dom
+import { describe, expect, it } from "vitest";
+import { ProfscopeClient } from "../../api/client.ts";
+import type { ViewContext } from "../view.ts";
+import { type MemoryAnswer, peakTraceParams } from "./api.ts";
+import { peakAnswer } from "./fixture.ts";
+import { liveText, listing, MemoryView } from "./view.ts";
+
+const BASE = "http://tb.local/data/plugin/profscope/";
+
+function json(body: unknown, status = 200): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+}
+
+function harness(answer: MemoryAnswer): { view: MemoryView; navigated: [string, Record<string, string>][] } {
+  const fetchImpl = async (url: string) => (new URL(url).pathname.endsWith("trace/meta") ? json({}) : json(answer));
+  const navigated: [string, Record<string, string>][] = [];
+  const ctx: ViewContext = {
+    client: new ProfscopeClient(BASE, fetchImpl),
+    subject: { run: "job", session: "s1", hosts: ["peak"] },
+    hosts: [],
+    params: new URLSearchParams(),
+    setParams: () => undefined,
+    navigate: (tool, p) => navigated.push([tool, p]),
+    signal: new AbortController().signal,
+  };
+  const view = new MemoryView(ctx);
+  document.body.replaceChildren(view.el);
+  return { view, navigated };
+}
+
+const text = (id: string) => document.querySelector(`[data-testid=${id}]`)?.textContent ?? "";
+
+describe("memory view", () => {
+  it("says how to record memory when the profile has none, and nothing else", async () => {
+    const { view } = harness({ observed: false, reason: "memory not observed: record with profile_memory=True", devices: [], warnings: [] });
+    await view.start();
+    expect(text("mem-not-observed")).toBe("memory not observed: record with profile_memory=True");
+    expect(document.querySelector("[data-testid=mem-device]")).toBeNull();
+  });
+
+  it("shows the peak, its step and op, and the tables", async () => {
+    const { view } = harness(peakAnswer());
+    await view.start();
+    expect(text("mem-peak-bytes")).toContain("16 MiB");
+    expect(text("mem-peak-step")).toContain("ProfilerStep#3");
+    expect(text("mem-peak-op")).toContain("big_backward_temporary › aten::div");
+    expect(text("mem-peak")).toContain("Reserved at peaknot observed");
+    expect(document.querySelectorAll("[data-testid=mem-steps-table] tbody tr").length).toBe(5);
+    const first = document.querySelector("[data-testid=mem-live-table] tbody tr");
+    expect(first?.textContent).toContain("aten::empty[4194304]16 MiB1");
+    expect(document.querySelector("[data-testid=mem-never-table] tbody tr")?.textContent).toContain("ProfilerStep#5");
+    view.destroy();
+  });
+
+  it("opens the Trace tab around the peak with its op selected", async () => {
+    const { view, navigated } = harness(peakAnswer());
+    await view.start();
+    (document.querySelector("[data-testid=mem-peak-trace]") as HTMLButtonElement).click();
+    const peak = peakAnswer().devices[0].peak;
+    expect(navigated).toEqual([["trace", peakTraceParams(peak)]]);
+    expect(navigated[0][1]).toEqual({ start: String(peak.trace_start_ns), end: String(peak.trace_end_ns), sel: String(peak.op_event_id) });
+    view.destroy();
+  });
+
+  it("names what the live blocks do not explain", () => {
+    const device = { ...peakAnswer().devices[0], before_capture_bytes: 2048, live_at_peak_bytes: 1024, live_at_peak_count: 1 };
+    expect(liveText(device)).toBe("1 KiB in 1 blocks allocated in the capture; the other 2 KiB of the peak were allocated before the capture started.");
+    expect(listing(3, 81, "allocations")).toBe("the 3 largest of 81 allocations");
+    expect(listing(6, 6, "blocks")).toBe("6 blocks");
+  });
+});

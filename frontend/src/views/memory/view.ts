@@ -1,0 +1,159 @@
+/** The Memory tab: for each allocator of the selected hosts its curves (allocated, reserved), the
+ * steps, the peak with its step and op (a click opens the Trace tab around it), and the tables: steps,
+ * blocks live at the peak, ops, the largest allocations with their frees, and the blocks never freed.
+ * A profile recorded without `profile_memory=True` shows why there is nothing, and nothing else. */
+
+import { clear, h, isAbort, messageOf } from "../../dom.ts";
+import type { DrawnChart } from "../../shared/charts.ts";
+import { ingestProgress } from "../../shared/progress.ts";
+import { ensureStyle } from "../../shared/style.ts";
+import { csvFileName, type SortableTable, tableStyle } from "../../shared/table.ts";
+import { formatBytes, formatCount, formatDuration, NOT_OBSERVED } from "../../shared/units.ts";
+import type { ViewContext } from "../view.ts";
+import { MemoryApi, type MemoryAnswer, type MemoryDevice, peakTraceParams } from "./api.ts";
+import { ALLOCATED_COLOR, memoryChart, PEAK_COLOR, type Point, RESERVED_COLOR } from "./chart.ts";
+import css from "./memory.css";
+import { allocationColumns, LIVE_COLUMNS, memoryTable, OP_COLUMNS, STEP_COLUMNS } from "./tables.ts";
+
+/** "12 of 81 allocations (the largest)". */
+export function listing(shown: number, total: number, what: string): string {
+  return shown < total ? `the ${formatCount(shown)} largest of ${formatCount(total)} ${what}` : `${formatCount(total)} ${what}`;
+}
+
+/** What is live at the peak, and what the allocations in the capture do not explain. */
+export function liveText(device: MemoryDevice): string {
+  const live = `${formatBytes(device.live_at_peak_bytes)} in ${formatCount(device.live_at_peak_count)} blocks allocated in the capture`;
+  if (device.before_capture_bytes === 0) return `${live}: all of the peak.`;
+  return `${live}; the other ${formatBytes(device.before_capture_bytes)} of the peak were allocated before the capture started.`;
+}
+
+function card(title: string, value: string, detail?: string, testId?: string): HTMLElement {
+  return h(
+    "div",
+    { class: "mem-card", "data-testid": testId },
+    h("span", { class: "mem-card-title" }, title),
+    h("span", { class: "mem-card-value" }, value),
+    detail ? h("span", { class: "mem-card-detail" }, detail) : null,
+  );
+}
+
+function legendItem(color: string, label: string, extra = ""): HTMLElement {
+  const swatch = h("span", { class: `mem-swatch ${extra}`.trim() });
+  swatch.style.setProperty("--c", color);
+  return h("li", {}, swatch, label);
+}
+
+export class MemoryView {
+  readonly el = h("div", { class: "mem", "data-testid": "memory-view" });
+  private readonly body = h("div", { class: "mem-body" });
+  private readonly api: MemoryApi;
+  private charts: DrawnChart<"scatter", Point[], unknown>[] = [];
+  private tables: { destroy(): void }[] = [];
+
+  constructor(private readonly ctx: ViewContext) {
+    ensureStyle("mem-style", css + tableStyle("mem"));
+    this.api = new MemoryApi(ctx.client);
+    this.el.append(this.body);
+  }
+
+  /** Waits for the trace to be read (showing the progress), then asks for the memory answer. */
+  async start(): Promise<void> {
+    const { client, subject, signal } = this.ctx;
+    const waiting = ingestProgress("Reading the profile…");
+    this.body.append(waiting.el);
+    try {
+      await client.waitForTraceMeta(subject, (p) => waiting.progress(p), signal);
+      clear(this.body);
+      this.body.append(h("p", { class: "ps-loading" }, "Reading the allocator's events…"));
+      this.render(await this.api.answer(subject, signal));
+    } catch (e) {
+      if (isAbort(e)) return;
+      clear(this.body);
+      this.body.append(h("div", { class: "ps-error", role: "alert", "data-testid": "mem-error" }, `Could not read the memory profile: ${messageOf(e)}`));
+    }
+  }
+
+  destroy(): void {
+    for (const chart of this.charts) chart.destroy();
+    for (const table of this.tables) table.destroy();
+  }
+
+  render(answer: MemoryAnswer): void {
+    this.destroy();
+    this.charts = [];
+    this.tables = [];
+    clear(this.body);
+    if (answer.warnings.length) this.body.append(h("ul", { class: "mem-warnings", "data-testid": "mem-warnings" }, ...answer.warnings.map((w) => h("li", {}, w))));
+    if (!answer.observed) {
+      this.body.append(h("div", { class: "mem-not-observed", "data-testid": "mem-not-observed" }, answer.reason ?? `memory ${NOT_OBSERVED}`));
+      return;
+    }
+    if (answer.step_source) this.body.append(h("p", { class: "mem-hint", "data-testid": "mem-step-source" }, `Steps: ${answer.step_source}`));
+    for (const device of answer.devices) this.body.append(this.deviceSection(device));
+  }
+
+  private deviceSection(device: MemoryDevice): HTMLElement {
+    const { peak } = device;
+    const open = () => this.ctx.navigate("trace", peakTraceParams(peak));
+    const link = h("button", { type: "button", class: "ps-button mem-peak-link", "data-testid": "mem-peak-trace" }, "Show the peak in the Trace tab");
+    link.addEventListener("click", open);
+    const reserved = peak.reserved_bytes === undefined ? card("Reserved at peak", NOT_OBSERVED, device.reserved_reason) : card("Reserved at peak", formatBytes(peak.reserved_bytes));
+    const cards = h(
+      "div",
+      { class: "mem-cards", "data-testid": "mem-peak" },
+      card("Peak allocated", formatBytes(peak.allocated_bytes), `at ${formatDuration(peak.time_ns)}`, "mem-peak-bytes"),
+      card("Step", peak.step ?? "outside every step", undefined, "mem-peak-step"),
+      card("Op", peak.op ?? "no enclosing host op", peak.op_path.length > 1 ? peak.op_path.join(" › ") : undefined, "mem-peak-op"),
+      reserved,
+      card("Never freed", formatBytes(device.never_freed_bytes), `${formatCount(device.never_freed_count)} of ${formatCount(device.allocations_count)} allocations`, "mem-never-freed"),
+    );
+    const chart = memoryChart(device, open);
+    this.charts.push(chart.chart);
+    const legend = h(
+      "ul",
+      { class: "mem-legend", "data-testid": "mem-legend" },
+      legendItem(ALLOCATED_COLOR, "allocated"),
+      device.reserved ? legendItem(RESERVED_COLOR, "reserved") : h("li", {}, `reserved: ${NOT_OBSERVED}`),
+      legendItem(PEAK_COLOR, "peak (click: show in the Trace tab)", "mem-triangle"),
+      device.steps.length ? legendItem("#80868b", "step boundaries", "mem-dashed") : h("li", {}, `steps: ${NOT_OBSERVED}`),
+    );
+    const notes = device.notes.length ? h("ul", { class: "mem-notes", "data-testid": "mem-notes" }, ...device.notes.map((n) => h("li", {}, n))) : null;
+    const { run, session } = this.ctx.subject;
+    const name = (what: string) => csvFileName(`memory_${what}`, run, session, device.label);
+    const steps = this.table("mem-steps", "step", false);
+    steps.setRows(STEP_COLUMNS, device.steps, `${formatCount(device.steps.length)} steps`, name("steps"), `steps: ${NOT_OBSERVED}`);
+    const live = this.table("mem-live", "bytes");
+    live.setRows(LIVE_COLUMNS, device.live_at_peak, liveText(device), name("live_at_peak"), "no block of the capture is live at the peak");
+    const ops = this.table("mem-ops", "allocated");
+    ops.setRows(OP_COLUMNS, device.ops, `${formatCount(device.ops.length)} ops`, name("ops"), null);
+    const allocations = this.table("mem-allocations", "size");
+    allocations.setRows(allocationColumns(true), device.allocations, listing(device.allocations.length, device.allocations_count, "allocations"), name("allocations"), null);
+    const never = this.table("mem-never", "size");
+    never.setRows(allocationColumns(false), device.never_freed, `${listing(device.never_freed.length, device.never_freed_count, "blocks")} not freed in the capture`, name("never_freed"), "every allocation of the capture is freed in it");
+    const orphans = device.freed_before_capture_count
+      ? h("p", { class: "mem-hint" }, `${formatCount(device.freed_before_capture_count)} frees (${formatBytes(device.freed_before_capture_bytes)}) release blocks allocated before the capture.`)
+      : null;
+    return h(
+      "section",
+      { class: "mem-device", "data-testid": "mem-device", "data-device": device.label },
+      h("h2", {}, `${device.label}: ${formatCount(device.events)} allocator events over ${formatDuration(device.end_ns - device.start_ns)}`),
+      cards,
+      link,
+      chart.el,
+      legend,
+      notes,
+      steps.section("Steps"),
+      live.section("Live at the peak"),
+      ops.section("Allocating ops"),
+      allocations.section("Allocations and their frees"),
+      never.section("Never freed in the capture"),
+      orphans,
+    );
+  }
+
+  private table<R>(testId: string, sort: string, descending = true): SortableTable<R> {
+    const table = memoryTable<R>(testId, sort, descending);
+    this.tables.push(table);
+    return table;
+  }
+}

@@ -1,0 +1,23 @@
+"""Memory: what the allocator held over the capture, its peak, and who allocated it (`memory` route).
+
+Applies to every host with a trace file; a trace recorded without `profile_memory=True` answers
+"memory not observed". `records` reads the Kineto `[memory]` events per device, `pairing` pairs
+allocations with frees by address, `series` bounds the curves for the chart, `analysis` computes
+each device's figures (peak with its step and op, live blocks at the peak, never-freed blocks, ops),
+`routes` caches the answer. Definitions and formulas: docs/MEMORY.md.
+"""
+
+from __future__ import annotations
+
+from profscope.formats import registry
+from profscope.logdir import Host
+from profscope.tools import Tool
+from profscope.tools.memory import routes
+from profscope.tools.memory.answers import MemoryAnswer
+
+
+def applies(host: Host) -> bool:
+    return bool(host.files_of(*registry.TRACE_FORMATS))
+
+
+TOOL = Tool(id="memory", order=5, applies=applies, routes=routes.ROUTES, answers=(MemoryAnswer,))

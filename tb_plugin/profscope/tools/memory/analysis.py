@@ -1,0 +1,346 @@
+"""One host's allocators as the Memory tab shows them.
+
+Definitions (docs/MEMORY.md has them with the reasons):
+- allocated(t), reserved(t): the `Total Allocated` / `Total Reserved` of the last `[memory]` event
+  at or before t; before the first event, the first event's total minus its own bytes.
+- peak: the first event where allocated reaches its maximum over the capture; its step is the step
+  whose window holds its time, its op the innermost host op enclosing it (`records`).
+- live at the peak: allocations at or before the peak event whose free comes after it or never;
+  before_capture_bytes = peak allocated − their bytes (blocks allocated before the capture).
+- lifetime = free time − allocation time; an allocation without a free was never freed in the capture.
+- an op's peak_bytes: its blocks live at the peak; the rows sum to live_at_peak_bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+
+import msgspec
+import numpy as np
+
+from profscope.analysis.events import HostEvents
+from profscope.analysis.steps import Steps
+from profscope.tools.memory import pairing, series
+from profscope.tools.memory.answers import (
+    MemoryAllocation,
+    MemoryDevice,
+    MemoryLiveGroup,
+    MemoryOpRow,
+    MemoryPeak,
+    MemorySeries,
+    MemoryStep,
+)
+from profscope.tools.memory.records import MemoryRecords
+from profscope.units import format_bytes, format_count
+
+TABLE_ROWS = 200
+NO_OP = "(no enclosing host op)"
+# How much trace the peak's link shows around its op: the op's own duration on each side, at least this.
+MIN_TRACE_PAD_PS = 1_000_000
+RESERVED_ZERO = (
+    "reserved not observed: every [memory] event reports 0 reserved bytes (the CPU allocator keeps no "
+    "cache of its own)"
+)
+RESERVED_MISSING = "reserved not observed: the [memory] events carry no Total Reserved"
+
+
+class _OpShapes(msgspec.Struct):
+    input_dims: list[list[int]] | None = msgspec.field(name="Input Dims", default=None)
+    input_types: list[str] | None = msgspec.field(name="Input type", default=None)
+    concrete: list[str] | None = msgspec.field(name="Concrete Inputs", default=None)
+
+
+_decode_shapes = msgspec.json.Decoder(_OpShapes).decode
+
+
+@dataclasses.dataclass(frozen=True)
+class HostClock:
+    """Where a host sits on the session timeline, and its global event ids."""
+
+    name: str
+    offset_ps: int
+    host_index: int
+
+    def ns(self, ps: int | float) -> float:
+        return (int(ps) + self.offset_ps) / 1000
+
+    def event_id(self, index: int) -> int:
+        return (self.host_index << 32) + int(index)
+
+
+class _Names:
+    """Op names, paths and shapes of one host's events, each worked out once."""
+
+    def __init__(self, events: HostEvents) -> None:
+        self.events = events
+        self._shapes: dict[int, str | None] = {}
+
+    def name(self, op: int) -> str:
+        trace = self.events.trace
+        return NO_OP if op < 0 else trace.strings[trace.ev_name[op]]
+
+    def path(self, op: int) -> list[str]:
+        """The op and the slices enclosing it, outermost first."""
+        chain = []
+        while op >= 0:
+            chain.append(self.name(op))
+            op = int(self.events.parent[op])
+        return chain[::-1]
+
+    def shape(self, op: int) -> str | None:
+        """The op's input shapes when `record_shapes` gave them: its non-empty `Input Dims`, else the
+        size lists among its `Concrete Inputs` (`aten::empty([4194304])` has no tensor inputs)."""
+        if op < 0:
+            return None
+        if op not in self._shapes:
+            self._shapes[op] = _shape_text(self.events.trace.args_json(op))
+        return self._shapes[op]
+
+
+def _shape_text(raw: bytes) -> str | None:
+    if not raw:
+        return None
+    try:
+        args = _decode_shapes(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    dims = [d for d in args.input_dims or [] if d]
+    if dims:
+        return ", ".join(f"[{', '.join(map(str, d))}]" for d in dims)
+    lists = [
+        c
+        for c, kind in zip(args.concrete or [], args.input_types or [])
+        if kind == "ScalarList" and c.startswith("[")
+    ]
+    return ", ".join(lists) or None
+
+
+def device(
+    records: MemoryRecords, events: HostEvents, steps: Steps, clock: HostClock, label: str
+) -> MemoryDevice:
+    """The Memory tab's figures for one allocator (module docstring)."""
+    names = _Names(events)
+    pairs = pairing.pair(records)
+    time_ps = records.time_ps
+    allocated = records.allocated
+    before = int(allocated[0] - records.size[0])
+    peak_at = int(np.argmax(allocated))
+    alloc_size = records.size[pairs.alloc]
+    live = (pairs.alloc <= peak_at) & ((pairs.free < 0) | (pairs.free > peak_at))
+    live_bytes = int(alloc_size[live].sum())
+    never = pairs.free < 0
+    orphan_bytes = int(-records.size[pairs.freed_before_capture].sum())
+    reserved, reserved_reason = _reserved(records, clock)
+    return MemoryDevice(
+        host=clock.name,
+        label=label,
+        device_type=records.device_type,
+        device_id=records.device_id,
+        events=len(records),
+        start_ns=clock.ns(time_ps[0]),
+        end_ns=clock.ns(time_ps[-1]),
+        allocated=_series(time_ps, allocated, clock),
+        reserved=reserved if reserved is not None else msgspec.UNSET,
+        reserved_reason=reserved_reason if reserved_reason is not None else msgspec.UNSET,
+        peak=_peak(records, peak_at, reserved is not None, names, steps, clock),
+        steps=_steps(records, pairs, before, steps, clock),
+        live_at_peak=_live_groups(records, pairs.alloc[live], names),
+        live_at_peak_bytes=live_bytes,
+        live_at_peak_count=int(live.sum()),
+        before_capture_bytes=int(allocated[peak_at]) - live_bytes,
+        allocations=_allocation_rows(records, pairs.alloc, pairs.free, names, steps, clock),
+        allocations_count=int(pairs.alloc.shape[0]),
+        allocated_bytes=int(alloc_size.sum()),
+        never_freed=_allocation_rows(records, pairs.alloc[never], pairs.free[never], names, steps, clock),
+        never_freed_count=int(never.sum()),
+        never_freed_bytes=int(alloc_size[never].sum()),
+        freed_before_capture_count=int(pairs.freed_before_capture.shape[0]),
+        freed_before_capture_bytes=orphan_bytes,
+        ops=_op_rows(records, pairs, live, names),
+        notes=_notes(records, pairs),
+    )
+
+
+def _series(time_ps: np.ndarray, values: np.ndarray, clock: HostClock) -> MemorySeries:
+    keep = series.downsample(values)
+    return MemorySeries(
+        time_ns=[(t + clock.offset_ps) / 1000 for t in time_ps[keep].tolist()],
+        bytes=values[keep].tolist(),
+        events=int(values.shape[0]),
+    )
+
+
+def _reserved(records: MemoryRecords, clock: HostClock) -> tuple[MemorySeries | None, str | None]:
+    if (records.reserved < 0).any():
+        return None, RESERVED_MISSING
+    if not records.reserved.any():
+        return None, RESERVED_ZERO
+    return _series(records.time_ps, records.reserved, clock), None
+
+
+def _step_at(steps: Steps, time_ps: np.ndarray) -> np.ndarray:
+    """The step (index into `steps`) whose window holds each time, -1 outside every step."""
+    if not len(steps):
+        return np.full(time_ps.shape[0], -1, dtype=np.int64)
+    k = np.searchsorted(steps.start_ps, time_ps, side="right") - 1
+    inside = (k >= 0) & (time_ps < steps.end_ps[np.maximum(k, 0)])
+    return np.where(inside, k, -1)
+
+
+def _peak(
+    records: MemoryRecords, at: int, with_reserved: bool, names: _Names, steps: Steps, clock: HostClock
+) -> MemoryPeak:
+    op = int(records.op[at])
+    time_ps = int(records.time_ps[at])
+    step = int(_step_at(steps, records.time_ps[at : at + 1])[0])
+    trace = names.events.trace
+    if op >= 0:
+        lo, hi = int(trace.ev_start_ps[op]), int(trace.ev_start_ps[op] + trace.ev_dur_ps[op])
+    else:
+        lo = hi = time_ps
+    pad = max(hi - lo, MIN_TRACE_PAD_PS)
+    return MemoryPeak(
+        allocated_bytes=int(records.allocated[at]),
+        reserved_bytes=int(records.reserved[at]) if with_reserved else msgspec.UNSET,
+        time_ns=clock.ns(time_ps),
+        step=steps.names[step] if step >= 0 else msgspec.UNSET,
+        step_number=int(steps.numbers[step]) if step >= 0 else msgspec.UNSET,
+        op=names.name(op) if op >= 0 else msgspec.UNSET,
+        op_path=names.path(op),
+        memory_event_id=clock.event_id(records.event[at]),
+        op_event_id=clock.event_id(op) if op >= 0 else msgspec.UNSET,
+        trace_start_ns=max(0.0, clock.ns(lo - pad)),
+        trace_end_ns=clock.ns(hi + pad),
+    )
+
+
+def _steps(
+    records: MemoryRecords, pairs: pairing.Pairs, before: int, steps: Steps, clock: HostClock
+) -> list[MemoryStep]:
+    """Per step: the totals at its ends, its highest total, its allocations and what they leave."""
+    time_ps, allocated = records.time_ps, records.allocated
+
+    def value_at(t: int) -> int:
+        k = int(np.searchsorted(time_ps, t, side="right")) - 1
+        return before if k < 0 else int(allocated[k])
+
+    alloc_step = _step_at(steps, time_ps[pairs.alloc])
+    size = records.size[pairs.alloc]
+    rows = []
+    for k in range(len(steps)):
+        start, end = int(steps.start_ps[k]), int(steps.end_ps[k])
+        lo, hi = np.searchsorted(time_ps, [start, end], side="left").tolist()
+        carried = value_at(start - 1)
+        inside = allocated[lo:hi]
+        mine = alloc_step == k
+        rows.append(
+            MemoryStep(
+                name=steps.names[k],
+                number=int(steps.numbers[k]),
+                start_ns=clock.ns(start),
+                end_ns=clock.ns(end),
+                start_bytes=carried,
+                end_bytes=value_at(end - 1),
+                peak_bytes=max(carried, int(inside.max())) if inside.shape[0] else carried,
+                allocations=int(mine.sum()),
+                never_freed_bytes=int(size[mine & (pairs.free < 0)].sum()),
+            )
+        )
+    return rows
+
+
+def _live_groups(records: MemoryRecords, live: np.ndarray, names: _Names) -> list[MemoryLiveGroup]:
+    groups: dict[tuple[str, str | None], list[int]] = defaultdict(lambda: [0, 0])
+    for position in live.tolist():
+        op = int(records.op[position])
+        group = groups[(names.name(op), names.shape(op))]
+        group[0] += int(records.size[position])
+        group[1] += 1
+    rows = [
+        MemoryLiveGroup(op=op, shape=shape if shape else msgspec.UNSET, bytes=b, count=c)
+        for (op, shape), (b, c) in groups.items()
+    ]
+    rows.sort(key=lambda r: (-r.bytes, r.op))
+    return rows[:TABLE_ROWS]
+
+
+def _allocation_rows(
+    records: MemoryRecords, alloc: np.ndarray, free: np.ndarray, names: _Names, steps: Steps, clock: HostClock
+) -> list[MemoryAllocation]:
+    """The `TABLE_ROWS` largest allocations of `alloc` (ties: the earlier first)."""
+    size = records.size[alloc]
+    chosen = np.lexsort((alloc, -size))[:TABLE_ROWS]
+    step = _step_at(steps, records.time_ps[alloc[chosen]])
+    rows = []
+    for k, i in zip(step.tolist(), chosen.tolist()):
+        a, f = int(alloc[i]), int(free[i])
+        op = int(records.op[a])
+        shape = names.shape(op)
+        t_alloc = int(records.time_ps[a])
+        freed = f >= 0
+        rows.append(
+            MemoryAllocation(
+                addr=hex(int(records.addr[a])),
+                size_bytes=int(records.size[a]),
+                alloc_ns=clock.ns(t_alloc),
+                free_ns=clock.ns(records.time_ps[f]) if freed else msgspec.UNSET,
+                lifetime_ns=(int(records.time_ps[f]) - t_alloc) / 1000 if freed else msgspec.UNSET,
+                alloc_op=names.name(op) if op >= 0 else msgspec.UNSET,
+                free_op=names.name(int(records.op[f])) if freed and records.op[f] >= 0 else msgspec.UNSET,
+                shape=shape if shape else msgspec.UNSET,
+                step=steps.names[k] if k >= 0 else msgspec.UNSET,
+            )
+        )
+    return rows
+
+
+def _op_rows(
+    records: MemoryRecords, pairs: pairing.Pairs, live: np.ndarray, names: _Names
+) -> list[MemoryOpRow]:
+    """One row per allocating op name."""
+    name_of = np.array([names.name(int(op)) for op in records.op[pairs.alloc].tolist()], dtype=object)
+    size = records.size[pairs.alloc]
+    freed = pairs.free >= 0
+    rows = []
+    for name in sorted(set(name_of.tolist())):
+        mine = name_of == name
+        rows.append(
+            MemoryOpRow(
+                op=name,
+                allocated_bytes=int(size[mine].sum()),
+                allocations=int(mine.sum()),
+                freed=int((mine & freed).sum()),
+                peak_bytes=int(size[mine & live].sum()),
+                never_freed_bytes=int(size[mine & ~freed].sum()),
+            )
+        )
+    rows.sort(key=lambda r: (-r.allocated_bytes, r.op))
+    return rows[:TABLE_ROWS]
+
+
+def _notes(records: MemoryRecords, pairs: pairing.Pairs) -> list[str]:
+    """What the records say about themselves that a reader of the figures should know."""
+    notes = []
+    drift = int((np.diff(records.allocated) != records.size[1:]).sum())
+    if drift:
+        notes.append(
+            f"{format_count(drift)} of {format_count(len(records))} events change Total Allocated by other than "
+            "their own Bytes (allocations of other threads or events the profiler dropped)"
+        )
+    if pairs.reused_without_free:
+        notes.append(
+            f"{format_count(pairs.reused_without_free)} addresses were allocated again without a recorded free: "
+            "the earlier block is listed as never freed"
+        )
+    if pairs.size_mismatches:
+        notes.append(
+            f"{format_count(pairs.size_mismatches)} frees release another size than their allocation"
+        )
+    if pairs.freed_before_capture.shape[0]:
+        size = -int(records.size[pairs.freed_before_capture].sum())
+        notes.append(
+            f"{format_count(pairs.freed_before_capture.shape[0])} frees ({format_bytes(size)}) release blocks "
+            "allocated before the capture started"
+        )
+    return notes

@@ -1,0 +1,135 @@
+"""The shape of the `memory` route's answer.
+
+Sizes are bytes, times ns from the start of the session timeline (floats), durations ns. A figure
+the profile cannot give is left out (UNSET) and its `*_reason` or the view says "not observed";
+it is never sent as 0. Formulas: docs/MEMORY.md.
+"""
+
+from __future__ import annotations
+
+from profscope.answers import UNSET, Answer, UnsetType
+
+
+class MemorySeries(Answer, kw_only=True):
+    """An allocator total over time, as a step function: `bytes[i]` holds from `time_ns[i]` until the
+    next point. Downsampled to at most about 2,000 points (each run of events keeps its lowest and
+    highest point, so the peak is exact); `events` is how many points the full curve has."""
+
+    time_ns: list[float]
+    bytes: list[int]
+    events: int
+
+
+class MemoryPeak(Answer, kw_only=True):
+    """The first event at which `Total Allocated` reaches its maximum over the capture."""
+
+    allocated_bytes: int
+    reserved_bytes: int | UnsetType = UNSET
+    time_ns: float
+    step: str | UnsetType = UNSET
+    step_number: int | UnsetType = UNSET
+    op: str | UnsetType = UNSET
+    op_path: list[str]
+    memory_event_id: int
+    op_event_id: int | UnsetType = UNSET
+    trace_start_ns: float
+    trace_end_ns: float
+
+
+class MemoryAllocation(Answer, kw_only=True):
+    """One allocation and its free. `free_ns` and `lifetime_ns` are absent when the block was not
+    freed inside the capture; the ops are absent when no host op encloses the event."""
+
+    addr: str
+    size_bytes: int
+    alloc_ns: float
+    free_ns: float | UnsetType = UNSET
+    lifetime_ns: float | UnsetType = UNSET
+    alloc_op: str | UnsetType = UNSET
+    free_op: str | UnsetType = UNSET
+    shape: str | UnsetType = UNSET
+    step: str | UnsetType = UNSET
+
+
+class MemoryLiveGroup(Answer, kw_only=True):
+    """Blocks live at the peak, allocated by one op (and shape): their bytes and how many."""
+
+    op: str
+    shape: str | UnsetType = UNSET
+    bytes: int
+    count: int
+
+
+class MemoryOpRow(Answer, kw_only=True):
+    """One allocating op: `allocated_bytes` summed over its `allocations`; `freed` of them freed in
+    the capture; `peak_bytes` of its blocks live at the peak; `never_freed_bytes` not freed in the
+    capture."""
+
+    op: str
+    allocated_bytes: int
+    allocations: int
+    freed: int
+    peak_bytes: int
+    never_freed_bytes: int
+
+
+class MemoryStep(Answer, kw_only=True):
+    """One step: `peak_bytes` the highest `Total Allocated` within it (the value carried in counts),
+    `start_bytes` / `end_bytes` the value at its start and end, `never_freed_bytes` the bytes of the
+    allocations made in it that the capture never frees. Values before the first event are those
+    the first event implies (its total minus its own bytes)."""
+
+    name: str
+    number: int
+    start_ns: float
+    end_ns: float
+    start_bytes: int
+    end_bytes: int
+    peak_bytes: int
+    allocations: int
+    never_freed_bytes: int
+
+
+class MemoryDevice(Answer, kw_only=True):
+    """One allocator (a device of one host). `reserved` is absent when the profile does not report
+    it (`reserved_reason` says why). `live_at_peak_bytes` sums the blocks allocated in the capture
+    and live at the peak; `before_capture_bytes` = peak allocated − that sum: bytes allocated before
+    the capture started and still held. Tables list at most `TABLE_ROWS` rows, largest first; the
+    `*_count` and `*_bytes` fields count them all."""
+
+    host: str
+    label: str
+    device_type: int
+    device_id: int
+    events: int
+    start_ns: float
+    end_ns: float
+    allocated: MemorySeries
+    reserved: MemorySeries | UnsetType = UNSET
+    reserved_reason: str | UnsetType = UNSET
+    peak: MemoryPeak
+    steps: list[MemoryStep]
+    live_at_peak: list[MemoryLiveGroup]
+    live_at_peak_bytes: int
+    live_at_peak_count: int
+    before_capture_bytes: int
+    allocations: list[MemoryAllocation]
+    allocations_count: int
+    allocated_bytes: int
+    never_freed: list[MemoryAllocation]
+    never_freed_count: int
+    never_freed_bytes: int
+    freed_before_capture_count: int
+    freed_before_capture_bytes: int
+    ops: list[MemoryOpRow]
+    notes: list[str]
+
+
+class MemoryAnswer(Answer, kw_only=True):
+    """The `memory` route: each allocator the profile records, or why there is none (`reason`)."""
+
+    observed: bool
+    reason: str | UnsetType = UNSET
+    devices: list[MemoryDevice]
+    step_source: str | UnsetType = UNSET
+    warnings: list[str]

@@ -1,0 +1,139 @@
+"""End to end: the Memory tab in headless Chromium against a real `tensorboard`.
+
+The logdir (made in the test's temp folder from files in the repository) holds the two memory
+captures of tests/data/memory (the 16 MiB temporary in the backward of step 3, and the leak of
+1 MiB a step) and a real PyTorch trace recorded without `profile_memory` (tests/data/overview). The
+tests read the peak card, its step and op, the tables against the server's own answer, click the
+peak's triangle on the chart and follow it into the Trace tab (the range around the peak's op, the op
+selected), see the leak's never-freed blocks one per step, and see the plain trace say how to
+record memory. Screenshots go to test-output/e2e/<test>/.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+
+import pytest
+
+from tests.e2e.trace_fixtures import fragment, get_json, wait_idle
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BUNDLE = REPO / "tb_plugin" / "profscope" / "static" / "index.js"
+DATA = REPO / "tests" / "data"
+FILES = {
+    "peak/worker0.peak.pt.trace.json.gz": DATA / "memory/peak_backward.pt.trace.json.gz",
+    "leak/worker0.leak.pt.trace.json.gz": DATA / "memory/leak_per_step.pt.trace.json.gz",
+    "plain/worker0.plain.pt.trace.json.gz": DATA / "overview/slow_input.pt.trace.json.gz",
+}
+MiB = 1024 * 1024
+
+pytestmark = pytest.mark.skipif(
+    not BUNDLE.is_file(), reason="the frontend bundle is not built (npm --prefix frontend run build)"
+)
+
+
+@pytest.fixture
+def memory_logdir(tmp_path: pathlib.Path) -> pathlib.Path:
+    logdir = tmp_path / "logdir"
+    for dest, src in FILES.items():
+        (logdir / dest).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src, logdir / dest)
+    return logdir
+
+
+def subject(server, run: str) -> str:  # type: ignore[no-untyped-def]
+    runs = get_json(server, "runs")["runs"]
+    (session,) = next(r for r in runs if r["name"] == run)["sessions"]
+    (host,) = session["hosts"]
+    assert "memory" in host["tools"]
+    return f"run={run}&session={session['name']}&host={host['name']}"
+
+
+def open_memory(page, server, run: str):  # type: ignore[no-untyped-def]
+    """Open the Memory tab of `run` and return the plugin's frame once the answer is shown."""
+    page.goto(f"{server.url}/#profscope&{subject(server, run)}&tool=memory")
+    iframe = page.wait_for_selector(
+        "iframe[src*='plugin_entry.html?name=profscope']", state="attached", timeout=30_000
+    )
+    frame = iframe.content_frame()
+    frame.wait_for_selector(
+        "[data-testid=mem-device], [data-testid=mem-not-observed], [data-testid=mem-error]", timeout=120_000
+    )
+    return frame
+
+
+def test_peak_cards_tables_and_the_click_into_the_trace(
+    tensorboard_server, browser_page, page_errors, screenshot, memory_logdir
+) -> None:  # type: ignore[no-untyped-def]
+    server = tensorboard_server(memory_logdir)
+    frame = open_memory(browser_page, server, "peak")
+    answer = get_json(server, f"memory?{subject(server, 'peak')}")
+    (device,) = answer["devices"]
+    peak = device["peak"]
+    assert peak["allocated_bytes"] == 16815160 and peak["step"] == "ProfilerStep#3"
+
+    assert "16 MiB" in frame.inner_text("[data-testid=mem-peak-bytes]")
+    assert "ProfilerStep#3" in frame.inner_text("[data-testid=mem-peak-step]")
+    assert "big_backward_temporary › aten::div" in frame.inner_text("[data-testid=mem-peak-op]")
+    assert "Reserved at peak\nnot observed" in frame.inner_text("[data-testid=mem-peak]")
+    steps = frame.locator("[data-testid=mem-steps-table] tbody tr")
+    assert steps.count() == 5
+    assert "16 MiB" in steps.nth(2).inner_text() and "ProfilerStep#3" in steps.nth(2).inner_text()
+    live = frame.locator("[data-testid=mem-live-table] tbody tr").first.inner_text()
+    assert "aten::empty" in live and "[4194304]" in live and "16 MiB" in live
+    listing = frame.inner_text("[data-testid=mem-live] .mem-hint")
+    assert listing.endswith("all of the peak.")
+    biggest = frame.locator("[data-testid=mem-allocations-table] tbody tr").first.inner_text()
+    assert "16 MiB" in biggest and "big_backward_temporary" in biggest
+    assert (
+        frame.locator("[data-testid=mem-allocations-table] tbody tr").count() == device["allocations_count"]
+    )
+
+    frame.wait_for_selector("[data-testid=mem-chart-canvas][data-drawn]")
+    marker = frame.wait_for_selector("[data-testid=mem-peak-point][data-x]", state="attached")
+    frame.eval_on_selector("[data-testid=mem-chart]", "e => e.scrollIntoView({block: 'center'})")
+    screenshot(browser_page, "peak")
+    box = frame.locator("[data-testid=mem-chart-canvas]").bounding_box()
+    x, y = box["x"] + float(marker.get_attribute("data-x")), box["y"] + float(marker.get_attribute("data-y"))
+    browser_page.mouse.click(x, y)
+    frame.wait_for_selector("[data-testid=trace-canvas]", timeout=60_000)
+    link = fragment(browser_page)
+    assert link["tool"] == "trace" and link["sel"] == str(peak["op_event_id"]), link
+    assert float(link["start"]) == peak["trace_start_ns"] and float(link["end"]) == peak["trace_end_ns"]
+    wait_idle(frame)
+    screenshot(browser_page, "trace_at_peak")
+    assert page_errors == []
+
+
+def test_the_leak_lists_one_block_a_step_never_freed(
+    tensorboard_server, browser_page, page_errors, screenshot, memory_logdir
+) -> None:  # type: ignore[no-untyped-def]
+    server = tensorboard_server(memory_logdir)
+    frame = open_memory(browser_page, server, "leak")
+    frame.wait_for_selector("[data-testid=mem-chart-canvas][data-drawn]")
+    screenshot(browser_page, "leak_chart")
+    rows = frame.locator("[data-testid=mem-never-table] tbody tr")
+    kept = [rows.nth(i).inner_text() for i in range(rows.count())]
+    kept = [r for r in kept if "aten::mul" in r and "[256, 1024]" in r]
+    assert sorted(next(s for s in r.split("\t") if s.startswith("ProfilerStep")) for r in kept) == [
+        f"ProfilerStep#{n}" for n in range(1, 6)
+    ]
+    growth = frame.locator("[data-testid=mem-steps-table] tbody tr td[data-col=growth]")
+    assert [growth.nth(i).inner_text() for i in range(1, 4)] == ["1 MiB"] * 3
+    frame.eval_on_selector("[data-testid=mem-never]", "e => e.scrollIntoView()")
+    screenshot(browser_page, "leak")
+    assert page_errors == []
+
+
+def test_a_trace_without_memory_says_how_to_record_it(
+    tensorboard_server, browser_page, page_errors, memory_logdir
+) -> None:  # type: ignore[no-untyped-def]
+    server = tensorboard_server(memory_logdir)
+    frame = open_memory(browser_page, server, "plain")
+    assert (
+        frame.inner_text("[data-testid=mem-not-observed]")
+        == "memory not observed: record with profile_memory=True"
+    )
+    assert frame.locator("[data-testid=mem-device]").count() == 0
+    assert page_errors == []
