@@ -1,21 +1,29 @@
 """Load on one TensorBoard: 16 concurrent clients on the routes a team uses, for a bounded time.
 
 Usage:
-    python benchmarks/load.py [--seconds 60] [--clients 16] [--max-requests 200000]
-        [--extra FILE ...] [--seed 0]
+    python benchmarks/load.py [--seconds 60] [--rounds 3] [--floor-seconds 5] [--clients 16]
+        [--max-requests 200000] [--extra FILE ...] [--seed 0] [--control]
+    # searches that take 0.1 s alone, as in issue 41: the larger real captures of tests/data too
+    python benchmarks/load.py --seconds 20 --extra tests/data/xplane/gpu_8x_tf_training.xplane.pb \
+        tests/data/xplane/tpu_v6e_inference.xplane.pb tests/data/kineto/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz
 
 Builds a logdir of the real traces and logs in tests/data (every layout of tests/data/layouts and
 the runs of tests/data/trace; `--extra` adds more files, e.g. the 378 k-event JAX XPlane, each as
 its own run), starts `tensorboard` on 127.0.0.1 only, with an empty cache, waits until every trace
-is ingested, then runs `--clients` threads with one keep-alive connection each for `--seconds` or
-until `--max-requests` answers, whichever comes first. Each request is drawn at random from the
-mix: tiles at every level a view asks for, searches (one-letter and word queries, first pages and
-deep ones), event details, `hlo` for events that are XLA ops, and the tools' routes of each host
-(`overview`, `roofline`, `xla/report`). Printed: throughput, per route count, p50 / p99 / max
-latency and errors (any answer but 200), and the server's resident memory every few seconds (and
-of it the anonymous part: the rest is pages of the memory-mapped cache), with its growth after the
-first 10 s and over the second half of the run (flat after warm-up is the target). Exit status 1 on
-any error.
+is ingested. Then the floors: one client asking only for tiles, then only event details, then only
+searches, `--floor-seconds` each. Then `--rounds` rounds of `--clients` threads with one keep-alive
+connection each for `--seconds` or until `--max-requests` answers, whichever comes first. Each
+request is drawn at random from the mix: tiles at every level a view asks for, searches
+(one-letter and word queries, first pages and deep ones), event details, `hlo` for events that are
+XLA ops, and the tools' routes of each host (`overview`, `roofline`, `xla/report`). Printed per
+round: throughput, per route count, p50 / p99 / max latency, errors (any answer but 200 or 503)
+and 503s (searches refused while too many wait), and the server's resident memory every few
+seconds (and of it the anonymous part: the rest is pages of the memory-mapped cache), with its
+growth after the first 10 s and over the second half of the round (flat after warm-up is the
+target). With `--control`, each round is followed by one of the same mix less the searches, and
+the tile p99 of both is compared: what the searches cost the tiles. At the end, per route, the
+median p50 and p99 of the rounds with their range, and the median p99 as a multiple of the
+route's p99 alone. The server stops with the script. Exit status 1 on any error.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import os
 import random
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,11 +52,15 @@ REPO = Path(__file__).resolve().parents[1]
 BASE = "/data/plugin/profscope"
 QUERIES = ("a", "e", "x", "_", "1", "conv", "aten::", "cudaLaunchKernel", "nccl", "fusion", "zzz-none")
 WARM_UP_S = 10.0
+# Routes also measured alone (one client, nothing else asked) before the rounds: their floor.
+FLOOR_ROUTES = ("trace/tile", "trace/event", "trace/search")
 # Share of the requests per route (of the routes the logdir has): what a team looking at traces does.
 WEIGHTS = {
     "trace/tile": 35, "trace/search": 15, "trace/event": 20, "hlo": 5,
     "overview": 9, "roofline": 8, "xla/report": 8,
 }  # fmt: skip
+# The control rounds (`--control`): the same mix less the searches, to tell what they cost the rest.
+CONTROL_WEIGHTS = {route: weight for route, weight in WEIGHTS.items() if route != "trace/search"}
 
 
 def _free_port() -> int:
@@ -187,37 +200,80 @@ class Results:
         self.lock = threading.Lock()
         self.latency: dict[str, list[float]] = defaultdict(list)
         self.errors: dict[str, list[str]] = defaultdict(list)
+        self.refused: dict[str, int] = defaultdict(int)
         self.count = 0
 
 
 def client(
-    port: int, mix: list[tuple[str, str]], seed: int, stop: float, limit: int, results: Results
+    port: int,
+    mix: list[tuple[str, str]],
+    weights: dict[str, int],
+    seed: int,
+    stop: float,
+    limit: int,
+    results: Results,
 ) -> None:
+    """One client: requests drawn from `mix` by route `weights` until `stop` or `limit` answers.
+    A 503 (a search refused while too many wait: the server sheds load) is counted apart from the
+    errors, its latency under "<route> 503"."""
     rng = random.Random(seed)
     conn = Connection(port)
     by_route: dict[str, list[str]] = defaultdict(list)
     for route, path in mix:
-        by_route[route].append(path)
+        if weights.get(route):
+            by_route[route].append(path)
     routes = sorted(by_route)
-    weights = [WEIGHTS[r] for r in routes]
+    chances = [weights[r] for r in routes]
     while time.monotonic() < stop:
         with results.lock:
             if results.count >= limit:
                 return
             results.count += 1
-        route = rng.choices(routes, weights)[0]
+        route = rng.choices(routes, chances)[0]
         path = rng.choice(by_route[route])
         started = time.perf_counter()
+        refused = False
         try:
             status, body = conn.get(path)
-            problem = None if status == 200 else f"{status}: {body[:200]!r}"
+            refused = status == 503
+            problem = None if status == 200 or refused else f"{status}: {body[:200]!r}"
         except (OSError, http.client.HTTPException) as exc:
             problem = f"no answer: {exc}"
         took = time.perf_counter() - started
         with results.lock:
-            results.latency[route].append(took)
+            results.latency[f"{route} 503" if refused else route].append(took)
+            results.refused[route] += refused
             if problem is not None:
                 results.errors[route].append(f"{path[:160]} -> {problem}")
+
+
+def run_phase(
+    proc: subprocess.Popen[bytes],
+    port: int,
+    mix: list[tuple[str, str]],
+    weights: dict[str, int],
+    clients: int,
+    seconds: float,
+    max_requests: int,
+    seed: int,
+) -> tuple[Results, float, list[tuple[float, float, float]]]:
+    """`clients` threads for `seconds`: (results, elapsed s, (s, RSS MB, anonymous MB) samples)."""
+    results = Results()
+    stop = time.monotonic() + seconds
+    threads = [
+        threading.Thread(target=client, args=(port, mix, weights, seed + i, stop, max_requests, results))
+        for i in range(clients)
+    ]
+    begun = time.monotonic()
+    for t in threads:
+        t.start()
+    samples: list[tuple[float, float, float]] = []
+    while any(t.is_alive() for t in threads):
+        samples.append((time.monotonic() - begun, *rss_mb(proc.pid)))
+        time.sleep(1.0)
+    for t in threads:
+        t.join()
+    return results, time.monotonic() - begun, samples
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -231,15 +287,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--seconds", type=float, default=60.0, help="length of each round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--floor-seconds", type=float, default=5.0)
     parser.add_argument("--clients", type=int, default=16)
-    parser.add_argument("--max-requests", type=int, default=200_000)
+    parser.add_argument("--max-requests", type=int, default=200_000, help="per round")
     parser.add_argument("--extra", nargs="*", default=[])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--control", action="store_true", help="after each round, one of the same mix less the searches"
+    )
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="profscope-load-"))
     port = _free_port()
     proc = start_server(build_logdir(root, args.extra), root / "cache", port, root / "tensorboard.log")
+    rounds: list[Results] = []
+    control: list[Results] = []
     try:
         started = time.monotonic()
         mix = request_mix(Connection(port))
@@ -249,22 +312,29 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(f"{len(mix)} distinct requests on {len(hosts)} hosts; "
               f"every trace ingested in {time.monotonic() - started:.1f} s; server RSS {rss_mb(proc.pid)[0]:.0f} MB")  # fmt: skip
-        results = Results()
-        stop = time.monotonic() + args.seconds
-        threads = [
-            threading.Thread(target=client, args=(port, mix, args.seed + i, stop, args.max_requests, results))
-            for i in range(args.clients)
-        ]
-        begun = time.monotonic()
-        for t in threads:
-            t.start()
-        samples: list[tuple[float, float, float]] = []
-        while any(t.is_alive() for t in threads):
-            samples.append((time.monotonic() - begun, *rss_mb(proc.pid)))
-            time.sleep(1.0)
-        for t in threads:
-            t.join()
-        elapsed = time.monotonic() - begun
+        floors = {}
+        for route in FLOOR_ROUTES:
+            floors[route], _, _ = run_phase(
+                proc, port, mix, {route: 1}, 1, args.floor_seconds, args.max_requests, args.seed
+            )
+        for k in range(args.rounds):
+            phases = [("", WEIGHTS, rounds)]
+            if args.control:
+                phases.append((" without searches", CONTROL_WEIGHTS, control))
+            for label, weights, kept in phases:
+                results, elapsed, samples = run_phase(
+                    proc,
+                    port,
+                    mix,
+                    weights,
+                    args.clients,
+                    args.seconds,
+                    args.max_requests,
+                    args.seed + 100 * k,
+                )
+                print(f"\nround {k + 1} of {args.rounds}{label}")
+                _report(results, elapsed, samples, args.clients)
+                kept.append(results)
     finally:
         proc.terminate()
         try:
@@ -272,21 +342,33 @@ def main(argv: list[str] | None = None) -> int:
         except subprocess.TimeoutExpired:
             proc.kill()
         shutil.rmtree(root, ignore_errors=True)
-    return _report(results, elapsed, samples, args.clients)
+    _summary("", rounds, floors, args.clients)
+    _summary(" without searches", control, floors, args.clients)
+    if rounds and control:
+        with_search = statistics.median(percentile(r.latency["trace/tile"], 99) for r in rounds)
+        without = statistics.median(percentile(r.latency["trace/tile"], 99) for r in control)
+        print(
+            f"tile p99 with searches / without: {with_search * 1e3:.1f} / {without * 1e3:.1f} ms "
+            f"= {with_search / without:.2f}x"
+        )
+    return 1 if any(found for results in rounds + control for found in results.errors.values()) else 0
 
 
-def _report(results: Results, elapsed: float, samples: list[tuple[float, float, float]], clients: int) -> int:
+def _report(
+    results: Results, elapsed: float, samples: list[tuple[float, float, float]], clients: int
+) -> None:
     total = sum(len(v) for v in results.latency.values())
     errors = sum(len(v) for v in results.errors.values())
     print(
-        f"{total} requests in {elapsed:.1f} s from {clients} clients: {total / elapsed:.0f} requests/s, {errors} errors"
+        f"{total} requests in {elapsed:.1f} s from {clients} clients: {total / elapsed:.0f} requests/s, "
+        f"{errors} errors, {sum(results.refused.values())} refused (503)"
     )
-    print(f"{'route':<14} {'count':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'errors':>7}")
+    print(f"{'route':<18} {'count':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'errors':>7} {'503':>6}")
     for route in sorted(results.latency):
         values = results.latency[route]
         print(
-            f"{route:<14} {len(values):>7} {percentile(values, 50) * 1e3:>8.1f} {percentile(values, 99) * 1e3:>8.1f} "
-            f"{max(values) * 1e3:>8.1f} {len(results.errors[route]):>7}"
+            f"{route:<18} {len(values):>7} {percentile(values, 50) * 1e3:>8.1f} {percentile(values, 99) * 1e3:>8.1f} "
+            f"{max(values) * 1e3:>8.1f} {len(results.errors[route]):>7} {results.refused[route]:>6}"
         )
     for route, found in results.errors.items():
         for line in found[:3]:
@@ -310,7 +392,29 @@ def _report(results: Results, elapsed: float, samples: list[tuple[float, float, 
                 f"growth {kept[-1][0] - kept[0][0]:+.0f}), anonymous {kept[0][1]:.0f} -> {kept[-1][1]:.0f} MB "
                 f"(growth {kept[-1][1] - kept[0][1]:+.0f})"
             )
-    return 1 if errors else 0
+
+
+def _summary(label: str, rounds: list[Results], floors: dict[str, Results], clients: int) -> None:
+    """Per route, the median of the rounds' p50 and p99 with their range, and for the floor routes
+    the ratio of the median p99 under load to the p99 of one client asking for that route alone."""
+    if not rounds:
+        return
+    print(f"\nsummary of {len(rounds)} rounds{label}, {clients} clients: median (min-max) over rounds, ms")
+    print(f"{'route':<18} {'p50':<22} {'p99':<26} {'alone p50':>9} {'alone p99':>9} {'p99 ratio':>9}")
+    for route in sorted({r for results in rounds for r in results.latency}):
+        per_round = [results.latency[route] for results in rounds if results.latency[route]]
+        p50 = [percentile(v, 50) * 1e3 for v in per_round]
+        p99 = [percentile(v, 99) * 1e3 for v in per_round]
+        line = (
+            f"{route:<18} {f'{statistics.median(p50):.1f} ({min(p50):.1f}-{max(p50):.1f})':<22} "
+            f"{f'{statistics.median(p99):.1f} ({min(p99):.1f}-{max(p99):.1f})':<26}"
+        )
+        alone = floors.get(route)
+        if alone is not None and alone.latency[route]:
+            floor_p50 = percentile(alone.latency[route], 50) * 1e3
+            floor_p99 = percentile(alone.latency[route], 99) * 1e3
+            line += f" {floor_p50:>9.1f} {floor_p99:>9.1f} {statistics.median(p99) / floor_p99:>8.1f}x"
+        print(line)
 
 
 if __name__ == "__main__":

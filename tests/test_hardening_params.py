@@ -88,8 +88,8 @@ class RecordingParams(Params):
 
     recorded: list[dict[str, str]] = []
 
-    def __init__(self, args: Any) -> None:
-        super().__init__(args)
+    def __init__(self, args: Any, *rest: Any) -> None:
+        super().__init__(args, *rest)
         self.asked: dict[str, str] = {}
         RecordingParams.recorded.append(self.asked)
 

@@ -16,14 +16,18 @@ import datetime
 import functools
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import fsspec
+from fsspec.compression import compr
+from fsspec.implementations.local import LocalFileOpener, LocalFileSystem
 
 from profscope.formats import detect, registry
+from profscope.formats.common import opening
 
 # Shown verbatim by the empty-logdir message, `profscope ls` and the README.
 RECOGNISED_LAYOUTS: tuple[str, ...] = (
@@ -156,6 +160,103 @@ def empty_logdir_message(logdir: str, *, cli_hint: bool = True) -> str:
     return message
 
 
+class RefusedFile(OSError):
+    """A logdir file that is no regular file inside the logdir (a FIFO, a device, a link out of it)."""
+
+
+class LogdirFileSystem(LocalFileSystem):
+    """The local filesystem of one logdir, whose reads open only regular files inside it.
+
+    Discovery checks a file when it lists it, but a listed file can be replaced afterwards: by a link
+    to a file outside the logdir, or by a FIFO whose `open()` would block a server thread for ever. So
+    every read checks the descriptor it opened: opened with `O_NONBLOCK` (a FIFO waits for no writer),
+    refused unless `fstat` says it is a regular file and, unless links are followed, unless the path it
+    resolves to lies in the logdir. The constructor's arguments travel in `to_json()`, so the ingest
+    children rebuild the same rules.
+    """
+
+    def __init__(self, root: str, follow_symlinks: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.root = self._strip_protocol(root).rstrip("/") or "/"
+        self.real_root = os.path.realpath(self.root)
+        self.follow_symlinks = follow_symlinks
+
+    def _open(self, path: str, mode: str = "rb", block_size: int | None = None, **kwargs: Any) -> Any:
+        if mode != "rb":
+            return super()._open(path, mode, block_size, **kwargs)
+        return _CheckedFile(self._strip_protocol(path), mode, fs=self, **kwargs)
+
+    def open_checked(self, path: str) -> int:
+        """A blocking read-only descriptor of `path`; `RefusedFile` naming it when it is not a
+        regular file inside the logdir (a special file is refused before it is opened, when it can be)."""
+        path = self._strip_protocol(path)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise self._refused(path, os.stat(path).st_mode)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode) or not (self.follow_symlinks or self._opened_inside(fd, path)):
+                raise self._refused(path, mode)
+            os.set_blocking(fd, True)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _opened_inside(self, fd: int, path: str) -> bool:
+        """Whether the file behind `fd` lies in the logdir, by the path the kernel gives for the
+        descriptor (Linux), else by the resolved name, when that still leads to the same file."""
+        try:
+            return _inside(os.readlink(f"/proc/self/fd/{fd}"), self.real_root)
+        except OSError:
+            resolved = os.path.realpath(path)
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(resolved))
+            except OSError:
+                return False
+            return same and _inside(resolved, self.real_root)
+
+    def _refused(self, path: str, mode: int) -> RefusedFile:
+        if not stat.S_ISREG(mode):
+            kind = opening.kind_of(mode)
+            return RefusedFile(f"{self._shown(path)} is {kind}, not a regular file; refused")
+        return RefusedFile(
+            f"{self._shown(path)} resolves to a file outside the logdir; refused (start TensorBoard with "
+            "--profscope_follow_symlinks, the profscope commands with --follow-symlinks, to read links)"
+        )
+
+    def _shown(self, path: str) -> str:
+        """The path as messages show it: relative to the logdir, non-UTF-8 bytes escaped."""
+        inside = path.startswith(self.root.rstrip("/") + "/")
+        return printable(path[len(self.root.rstrip("/")) + 1 :] if inside else path)
+
+
+class _CheckedFile(LocalFileOpener):
+    """fsspec's local file, opened through `LogdirFileSystem.open_checked`."""
+
+    def _open(self) -> None:
+        if self.f is None or self.f.closed:
+            self.f = os.fdopen(self.fs.open_checked(self.path), "rb")
+            if self.compression:
+                self.f = compr[self.compression](self.f, mode="rb")
+            self.size = self.f.seek(0, 2)
+            self.f.seek(0)
+            self.f.size = self.size
+
+
+def printable(name: str) -> str:
+    """A file or folder name as answers show it and requests name it: bytes that are not UTF-8
+    (held by Python as lone surrogates, which no JSON encoder takes) written as `\\xff`."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate that stands for no byte: written as `\udxxx`
+            return name.encode("utf-8", "backslashreplace").decode("utf-8")
+    return name
+
+
 class Logdir:
     """Discovery over one logdir, re-scanned at most every `ttl_s` seconds; safe to share between threads.
 
@@ -229,22 +330,24 @@ class Logdir:
                 self._fs_error += f' (pip install "profscope[{extra}]")'
             return
         self._root = root.rstrip("/") or "/"
+        if _is_local(self._fs):
+            self._fs = LogdirFileSystem(self._root, follow_symlinks=self.follow_symlinks)
 
     def _scan(self) -> Listing:
         now = time.time()
+        shown = printable(self.url)
         self._open_fs()
         if self._fs is None:
-            return Listing(self.url, [], [str(self._fs_error)], now)
+            return Listing(shown, [], [printable(str(self._fs_error))], now)
         fs, root = self._fs, self._root
         assert root is not None
         try:
             if not fs.isdir(root):
                 what = "is not a folder" if fs.exists(root) else "does not exist"
-                return Listing(self.url, [], [f"logdir {self.url} {what}"], now)
+                return Listing(shown, [], [f"logdir {shown} {what}"], now)
         except OSError as e:
-            return Listing(
-                self.url, [], [f"cannot read logdir {self.url}: {e}{_credentials_hint(self.url, e)}"], now
-            )
+            problem = printable(f"{e}{_credentials_hint(self.url, e)}")
+            return Listing(shown, [], [f"cannot read logdir {shown}: {problem}"], now)
 
         errors: list[str] = []
         candidates = list(self._candidates(errors))
@@ -253,7 +356,9 @@ class Logdir:
             rel_parts, name = candidate.rel_parts, candidate.name
             if found.format is None and (found.error is None or not candidate.in_session):
                 continue
-            host = registry.host_name(found.host, found.ordinal)
+            # Names as answers show them and requests give them back; `fs_path` and `url` open the file.
+            host = printable(registry.host_name(found.host, found.ordinal))
+            rel_parts, name = tuple(map(printable, rel_parts)), printable(name)
             fs_path = candidate.info["name"]
             profile_file = ProfileFile(
                 name=name,
@@ -264,7 +369,7 @@ class Logdir:
                 size=_as_int(candidate.info.get("size")),
                 mtime=_mtime(candidate.info),
                 etag=_etag(candidate.info),
-                error=found.error,
+                error=None if found.error is None else printable(found.error),
                 device_data=found.device_data,
             )
             if candidate.in_session:
@@ -276,7 +381,7 @@ class Logdir:
         seen = {c.info["name"] for c in candidates}
         for stale in set(self._detections) - seen:
             del self._detections[stale]
-        return Listing(self.url, builder.build(), errors, now)
+        return Listing(shown, builder.build(), errors, now)
 
     def _candidates(self, errors: list[str] | None) -> Iterator[_Candidate]:
         """Files whose place and name fit a recognised layout (content not yet looked at)."""
@@ -306,7 +411,7 @@ class Logdir:
                     entries = sorted(it, key=lambda e: e.name)
             except OSError as e:
                 if errors is not None:
-                    errors.append(f"cannot list {folder}: {e.strerror or e}")
+                    errors.append(printable(f"cannot list {folder}: {e.strerror or e}"))
                 continue
             subfolders = []
             for entry in entries:
@@ -559,7 +664,7 @@ def _inside(path: str, real_root: str) -> bool:
 
 def _outside_links_message(links: list[str]) -> str:
     """Names the links (paths inside the logdir), never where they point."""
-    shown = ", ".join(links[:5]) + (f" and {len(links) - 5} more" if len(links) > 5 else "")
+    shown = ", ".join(map(printable, links[:5])) + (f" and {len(links) - 5} more" if len(links) > 5 else "")
     return (
         f"skipped {len(links)} symbolic link{'s' if len(links) > 1 else ''} to places outside the logdir "
         f"({shown}); start TensorBoard with --profscope_follow_symlinks (the profscope commands: "

@@ -5,14 +5,15 @@ within ±`MAX_ABS_NUMBER`, strings (and each name of a list of names) hold at mo
 characters and no control characters, and lists are comma-separated with at most `MAX_LIST_ITEMS`
 items. A bad value is a 400 (`InvalidArgumentError`) whose message names the parameter and what was
 expected, quoting at most `ECHO_CHARS` characters of the value.
-Routes read their parameters through a `Params`, never from the request.
+Routes read their parameters through a `Params`, never from the request; it also tells them
+whether the request's client is still there (`disconnected`), so long work nobody waits for stops.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from tensorboard import errors
 
@@ -34,11 +35,24 @@ _NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-class Params:
-    """The query parameters of one request; an empty value counts as absent."""
+def _never_disconnected() -> bool:
+    return False
 
-    def __init__(self, args: Mapping[str, str]) -> None:
+
+class Params:
+    """The query parameters of one request; an empty value counts as absent. `disconnected` is the
+    server's check of the request's connection (the plugin gives it; without one it never says gone)."""
+
+    def __init__(
+        self, args: Mapping[str, str], disconnected: Callable[[], bool] = _never_disconnected
+    ) -> None:
         self._args = args
+        self._disconnected = disconnected
+
+    def disconnected(self) -> bool:
+        """Whether the request's client has closed its connection (nobody will read the answer).
+        Cheap enough to ask between chunks of work: one poll of the socket."""
+        return self._disconnected()
 
     def text(self, name: str, default: str | None = None) -> str | None:
         """A string parameter (no control characters), `default` when absent."""

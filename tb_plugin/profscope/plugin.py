@@ -2,9 +2,10 @@
 
 Shared here: `/runs` (discovery), the frontend bundle and its static files, resolving a request's
 `run`/`session`/`host` into a `HostContext`, the 202 answer while a trace is being ingested, and
-turning errors into HTTP answers (`tensorboard.errors` raised anywhere, `UnreadableProfile` from a
-reader → 422). Everything else is a tool's (`profscope.tools`): its handlers return answers and this
-module encodes them (msgspec) and sends them through `http_util.Respond` (nosniff, CSP, gzip).
+turning errors into HTTP answers (`tensorboard.errors` raised anywhere; a profile that cannot be
+read → 422; an ingest that failed or was killed → 503 with `Retry-After`). Everything else is a
+tool's (`profscope.tools`): its handlers return answers and this module encodes them (msgspec) and
+sends them through `http_util.Respond` (nosniff, CSP, gzip).
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ import mimetypes
 import os
 import pathlib
 import re
+import select
+import socket
+import ssl
 import threading
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tensorboard import errors
@@ -31,6 +36,7 @@ from profscope.engine import service as trace_service
 from profscope.engine import store as trace_store
 from profscope.engine.ingest import fanout
 from profscope.engine.ingest import memory as ingest_memory
+from profscope.engine.ingest.manager import RETRY_FAILED_AFTER_S, IngestError, file_name
 from profscope.errors import UnreadableProfile
 from profscope.params import Params
 
@@ -115,12 +121,58 @@ class ProfscopeLoader(base_plugin.TBLoader):
 
 
 class UnprocessableProfileError(errors.PublicError):
-    """A request was fine but the profile file behind it cannot be read: 422 with the reader's reason."""
+    """A request was fine but the profile file behind it cannot be read: 422 with the reader's reason
+    (TensorBoard's `errors` has no 422), the file named by its base name, never the server's path."""
 
     http_code = 422
 
-    def __init__(self, cause: UnreadableProfile) -> None:
-        super().__init__(str(cause))
+    def __init__(self, cause: UnreadableProfile | str) -> None:
+        if isinstance(cause, UnreadableProfile):
+            cause = f"cannot read profile {file_name(cause.path)}: {cause.reason}"
+        super().__init__(cause)
+
+
+class IngestFailedError(errors.PublicError):
+    """The server could not read a file for a reason outside the request and maybe outside the file
+    (the ingest process was killed, ran out of memory, the cache is full): 503, and `Retry-After`
+    says when the ingest is tried again."""
+
+    http_code = 503
+
+    def __init__(self, details: str) -> None:
+        super().__init__(details)
+        self.headers.append(("Retry-After", str(int(RETRY_FAILED_AFTER_S))))
+
+
+def ingest_failure(error: errors.PublicError) -> errors.PublicError:
+    """The answer to a route error raised because an ingest failed (`IngestError` as its cause):
+    422 when the reader found the file unreadable, else 503; any other error as it is."""
+    cause = error.__cause__
+    if not isinstance(cause, IngestError):
+        return error
+    details = str(error).removeprefix("Invalid argument: ")
+    return UnprocessableProfileError(details) if cause.unreadable else IngestFailedError(details)
+
+
+def client_disconnected(environ: Mapping[str, Any]) -> Callable[[], bool]:
+    """The check `Params.disconnected` makes of one request: its connection is readable and a peek
+    reads end of file (or the peer reset it). The socket is the one werkzeug's server, which
+    TensorBoard runs, puts in the environ; a request has been read whole before its handler runs, so
+    a browser that aborted its fetch is the only reason for EOF. Elsewhere (another server, TLS,
+    whose records a peek cannot read, no `poll`) the check never says gone."""
+    sock = environ.get("werkzeug.socket")
+    if not isinstance(sock, socket.socket) or isinstance(sock, ssl.SSLSocket) or not hasattr(select, "poll"):
+        return lambda: False
+
+    def disconnected() -> bool:
+        readable = select.poll()  # poll, not select: no limit on the descriptor's number
+        readable.register(sock, select.POLLIN)
+        try:
+            return bool(readable.poll(0)) and sock.recv(1, socket.MSG_PEEK) == b""
+        except OSError:  # reset by the peer, or closed under us
+            return True
+
+    return disconnected
 
 
 class ProfscopePlugin(base_plugin.TBPlugin):
@@ -262,18 +314,25 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             return self._trace_service
 
     def _tool_app(self, handler: tools.Handler) -> Any:
-        """The WSGI app of one tool route: resolve the subject, call the handler, encode its answer;
-        then the mapped cache pages it touched are trimmed to their budget (`resident`)."""
+        """The WSGI app of one tool route: resolve the subject, call the handler (its `Params` can
+        tell whether the client went away), encode its answer; then the mapped cache pages it
+        touched are trimmed to their budget (`resident`)."""
 
         def respond(request: wrappers.Request) -> wrappers.Response:
             try:
-                answer = handler(self.subject(request), Params(request.args))
+                params = Params(request.args, client_disconnected(request.environ))
+                answer = handler(self.subject(request), params)
             except StillIngesting as waiting:
                 return http_util.Respond(
                     request, answers.encode(waiting.progress), "application/json", code=202
                 )
             except UnreadableProfile as e:
                 raise UnprocessableProfileError(e) from e
+            except errors.PublicError as e:
+                answer_error = ingest_failure(e)
+                if answer_error is e:
+                    raise
+                raise answer_error from e
             if isinstance(answer, tools.Stream):
                 return self._stream(answer)
             if isinstance(answer, tools.Binary):
@@ -292,6 +351,9 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         def app(request: wrappers.Request) -> wrappers.Response:
             try:
                 return respond(request)
+            except errors.PublicError as e:  # a path that is not UTF-8 must not break the error answer
+                e.args = (logdir_lib.printable(str(e)),)
+                raise
             finally:
                 resident.trim()
 

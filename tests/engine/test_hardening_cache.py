@@ -185,7 +185,7 @@ _TOUCH_AFTER_TRUNCATION = textwrap.dedent(
     import numpy as np
     from profscope.engine import store
     path = sys.argv[1]
-    trace, extra, _ = store.open_with_extra(path)
+    trace, extra, _, _ = store.open_with_extra(path)
     names = [n for n in store.COLUMNS if n != "args_blob"]  # the args blob stays mapped (search streams it)
     for name in names:
         with open(os.path.join(path, name + ".npy"), "r+b") as f:
@@ -276,13 +276,13 @@ def test_cache_path_that_cannot_be_a_directory_falls_back_with_a_warning(
     shutil.rmtree(manager.cache_root)
 
 
-def test_no_writable_cache_at_all_is_a_400_naming_both(plugin_client, logdir, tmp_path, monkeypatch) -> None:
+def test_no_writable_cache_at_all_is_a_503_naming_both(plugin_client, logdir, tmp_path, monkeypatch) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setattr(tempfile, "tempdir", str(blocker / "tmp"))
     _, client = plugin_client(logdir, profscope_cache_dir=str(blocker / "cache"))
     res = client.get(f"{BASE}/trace/meta", query_string=SUBJECT)
-    assert res.status_code == 400
+    assert res.status_code == 503 and res.headers["Retry-After"]
     text = res.get_data(as_text=True)
     assert f"cache directory {blocker / 'cache'} is not writable (Not a directory)" in text
     assert "no temporary directory could be made" in text

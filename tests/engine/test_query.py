@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import fsspec
 import numpy as np
@@ -14,6 +16,7 @@ from profscope.engine import query, store
 from profscope.engine.answers import FlowLink
 from profscope.engine.ingest import manager as ingest
 from profscope.engine.lod import index as lod
+from profscope.engine.search_pool import SearchCancelled, SearchPool
 from profscope.engine.timeline import HostTrace, Timeline
 from profscope.formats.chrome import reader as chrome_json
 from profscope.model.columns import TraceBuilder
@@ -304,3 +307,43 @@ def test_key_check_near_few_hits_equals_the_scan_of_the_window() -> None:
     every = np.arange(blob.shape[0] - 100, blob.shape[0], dtype=np.int64)  # the window's end
     near, scanned = query._next_quotes_near(blob, every), query._next_quotes_scan(blob, every)
     assert np.array_equal(near[1], scanned[1]) and np.array_equal(near[0][near[1]], scanned[0][scanned[1]])
+
+
+def test_a_cancelled_search_stops_within_one_chunk(monkeypatch) -> None:
+    """A newer search of the same client cancels a running one: its scan of the args blob stops
+    at the next chunk instead of reading the rest of the trace, and the newer one then runs."""
+    trace = chrome_json.read(str(DATA / "bert" / "bert_small.pt.trace.json.gz"), fsspec.filesystem("file"))
+    expected = int(query.Searcher(trace).matches("cuda").shape[0])
+    monkeypatch.setattr(query, "SCAN_CHUNK", 4096)
+    chunks = -(-int(trace.args_blob.shape[0]) // 4096)
+    assert chunks > 20, "the scan has many chunks to skip"
+    pool = SearchPool(max_running=1, max_waiting=1)
+    windows = query._windows
+    cancelled_thread = threading.current_thread()
+    read = 0
+    newer: list[int] = []
+    newer_thread = threading.Thread(
+        target=lambda: newer.append(
+            pool.run(lambda: int(query.Searcher(trace).matches("cuda").shape[0]), "c")
+        )
+    )
+
+    def windows_superseded_at_the_third(blob, overlap):  # type: ignore[no-untyped-def]
+        nonlocal read
+        for window in windows(blob, overlap):
+            if threading.current_thread() is cancelled_thread:
+                read += 1
+                if read == 3:
+                    newer_thread.start()
+                    deadline = time.monotonic() + 60
+                    while pool.counts() != (1, 1):  # the newer search has cancelled this one and waits
+                        assert time.monotonic() < deadline
+                        time.sleep(0.001)
+            yield window
+
+    monkeypatch.setattr(query, "_windows", windows_superseded_at_the_third)
+    with pytest.raises(SearchCancelled):
+        pool.run(lambda: query.Searcher(trace).matches("a"), "c")
+    assert read == 3, f"the cancelled scan read {read} of {chunks} chunks"
+    newer_thread.join(60)
+    assert newer == [expected] and expected > 0

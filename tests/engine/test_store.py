@@ -54,11 +54,12 @@ def test_round_trip_memory_maps_every_column(tmp_path):
     assert back.args_json(0) == b'{"a":1}'
     np.testing.assert_array_equal(store.load_array(path, "extra_thing"), np.arange(5))
     assert store.read_meta(path)["extra_meta"] == {"k": [1, 2]}
-    served, extra, extra_meta = store.open_with_extra(path)
+    served, extra, extra_meta, entry_id = store.open_with_extra(path)
     assert served.strings == trace.strings and served.num_events == trace.num_events
     assert set(extra) == {"extra_thing"} and isinstance(extra["extra_thing"], np.memmap)
     np.testing.assert_array_equal(extra["extra_thing"], np.arange(5))
     assert extra_meta == {"k": [1, 2]}
+    assert entry_id == store.read_meta(path)["entry_id"] and not store.discarded(entry_id)
 
 
 def test_empty_trace_round_trips(tmp_path):

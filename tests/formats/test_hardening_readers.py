@@ -558,3 +558,33 @@ def test_an_xplane_event_at_an_impossible_offset_is_skipped(tmp_path: Path, offs
     trace = xplane.read(str(path), fsspec.filesystem("file"))
     assert trace.num_events == 2
     assert trace.skipped == {"events with a negative or impossible offset/duration": 1}
+
+
+# -- messages name no server path and show no errno formatting (issue 41) ---------------------------
+
+
+def _reason(read: Any, path: Path) -> str:
+    with pytest.raises(UnreadableProfile) as caught:
+        read(str(path), fsspec.filesystem("file"))
+    return caught.value.reason
+
+
+@pytest.mark.parametrize(
+    ("read", "name"),
+    [
+        (chrome_json.read, "gone.pt.trace.json"),
+        (chrome_json.read, "gone.pt.trace.json.gz"),
+        (xla_metrics.read, "xla_metrics.txt"),
+        (xla_debug.read, "pt_xla_debug.txt"),
+        (xla_graphs.read, "xla_graphs.txt.gz"),
+    ],
+)
+def test_unreadable_reasons_show_no_errno_and_no_server_path(tmp_path: Path, read: Any, name: str) -> None:
+    missing = tmp_path / "missing" / name
+    folder = tmp_path / name  # a directory where a file is expected
+    folder.mkdir()
+    for path, words in ((missing, ("no such file", "not found")), (folder, ("is a directory",))):
+        reason = _reason(read, path)
+        assert "[Errno" not in reason and "Errno" not in reason, reason
+        assert str(tmp_path) not in reason, reason
+        assert any(w in reason.lower() for w in words), reason

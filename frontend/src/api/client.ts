@@ -12,16 +12,45 @@ import type {
   TraceMeta,
 } from "./types.ts";
 
-/** A failed request, with the server's own message (TensorBoard answers errors as text). */
+/** A failed request, with the server's own message (TensorBoard answers errors as text) and, when
+ * the server said when to ask again (503), its `Retry-After` in seconds. */
 export class ApiError extends Error {
   override name = "ApiError";
   constructor(
     message: string,
     readonly status: number,
     readonly route: string,
+    readonly retryAfterS: number | null = null,
   ) {
     super(message);
   }
+}
+
+/** Times a search the server refused as busy (503) is asked again, each after its `Retry-After`. */
+export const SEARCH_BUSY_RETRIES = 3;
+/** A 503 asking to wait longer than this is not a busy search (an ingest that failed): not retried. */
+const SEARCH_BUSY_MAX_WAIT_S = 10;
+/** What a search says once the server stayed busy through every retry. */
+export const SEARCH_BUSY_MESSAGE = "the server is busy searching; try again";
+
+/** A random id for one viewer's searches (`client=`): the server cancels that viewer's earlier
+ * search when it sends a newer one. `getRandomValues`, unlike `randomUUID`, works over plain http. */
+export function newSearcherId(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Whether a tile request failed because the trace's version it named is gone: the server is reading
+ * the trace again (202), or has another version of it (409), or no longer has it (404). The view then
+ * reads trace/meta again. */
+export function isStaleTile(e: unknown): boolean {
+  return e instanceof ApiError && e.route === "trace/tile" && [202, 404, 409].includes(e.status);
+}
+
+/** Seconds of a `Retry-After` header (the delay form; the date form is not used by the server). */
+function retryAfterSeconds(res: Response): number | null {
+  const value = res.headers.get("Retry-After");
+  const seconds = value === null || value.trim() === "" ? NaN : Number(value);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds : null;
 }
 
 export type MetaAnswer = { state: "ready"; meta: TraceMeta } | IngestProgress;
@@ -60,15 +89,16 @@ export class ProfscopeClient {
     this.fetchImpl = fetchImpl ?? ((input, init) => fetch(input, init));
   }
 
-  /** Absolute URL of `route` with query parameters (the subject's run/session/host first). */
-  url(route: string, subject?: Subject, params: Record<string, string | number> = {}): string {
+  /** Absolute URL of `route` with query parameters (the subject's run/session/host first); a
+   * parameter left undefined is not sent. */
+  url(route: string, subject?: Subject, params: Record<string, string | number | undefined> = {}): string {
     const u = new URL(route, this.base);
     if (subject) {
       u.searchParams.set("run", subject.run);
       u.searchParams.set("session", subject.session);
       u.searchParams.set("host", subject.hosts.join(","));
     }
-    for (const [k, v] of Object.entries(params)) u.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(params)) if (v !== undefined) u.searchParams.set(k, String(v));
     return u.href;
   }
 
@@ -95,6 +125,7 @@ export class ProfscopeClient {
         `${route}: ${message || res.statusText || "request failed"} (HTTP ${res.status})`,
         res.status,
         route,
+        retryAfterSeconds(res),
       );
     }
     return res;
@@ -161,9 +192,16 @@ export class ProfscopeClient {
     }
   }
 
-  async tile(subject: Subject, level: number, index: number, signal?: AbortSignal): Promise<Tile> {
+  /** One tile of the trace's `version` (`TraceMeta.version`, in the URL as `v=` so the browser's
+   * cache never mixes versions). A 202 (the trace is being read again) is an `ApiError` like the
+   * 409 of a gone version: `isStaleTile` tells the view to read trace/meta again. */
+  async tile(subject: Subject, level: number, index: number, signal?: AbortSignal, version?: string): Promise<Tile> {
     const route = "trace/tile";
-    const res = await this.ready(route, this.url(route, subject, { level, index }), signal);
+    const res = await this.request(route, this.url(route, subject, { level, index, v: version || undefined }), signal);
+    if (res.status === 202) {
+      await res.body?.cancel();
+      throw new ApiError(`${route}: the trace is being read again (HTTP 202)`, 202, route);
+    }
     return decodeTile(await res.arrayBuffer(), `trace/tile level ${level} index ${index}`);
   }
 
@@ -171,9 +209,30 @@ export class ProfscopeClient {
     return this.json("trace/event", this.url("trace/event", subject, { id }), signal);
   }
 
-  /** `limit` matches in time order from the `offset`-th, and the total count over the whole trace. */
-  search(subject: Subject, query: string, limit: number, offset = 0, signal?: AbortSignal): Promise<SearchResponse> {
-    return this.json("trace/search", this.url("trace/search", subject, { q: query, limit, offset }), signal);
+  /** `limit` matches in time order from the `offset`-th, and the total count over the whole trace.
+   * `searcher` (`newSearcherId`) names the viewer: its newer search cancels this one, which then
+   * fails with 409. A search refused as busy (503) is asked again after the server's `Retry-After`,
+   * `SEARCH_BUSY_RETRIES` times, then fails with `SEARCH_BUSY_MESSAGE`. */
+  async search(
+    subject: Subject,
+    query: string,
+    limit: number,
+    offset = 0,
+    signal?: AbortSignal,
+    searcher?: string,
+  ): Promise<SearchResponse> {
+    const route = "trace/search";
+    const url = this.url(route, subject, { q: query, limit, offset, client: searcher || undefined });
+    for (let retries = 0; ; retries++) {
+      try {
+        return await this.json<SearchResponse>(route, url, signal);
+      } catch (e) {
+        const busy = e instanceof ApiError && e.status === 503 && e.retryAfterS !== null && e.retryAfterS <= SEARCH_BUSY_MAX_WAIT_S;
+        if (!busy) throw e;
+        if (retries >= SEARCH_BUSY_RETRIES) throw new ApiError(SEARCH_BUSY_MESSAGE, 503, route, e.retryAfterS);
+        await sleep((e.retryAfterS ?? 0) * 1000, signal);
+      }
+    }
   }
 
   /** Per-name statistics of every event overlapping [startNs, endNs) on the given tracks. */

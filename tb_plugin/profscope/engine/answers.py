@@ -92,7 +92,10 @@ class PendingHost(Answer):
 class TraceMeta(Answer):
     """`trace/meta`: everything a view needs before asking for tiles. `pending_hosts` lists the
     hosts of the request not on the timeline yet, with their ingest progress: the view shows those
-    that are and asks again until none is pending (ids and tracks change when one arrives)."""
+    that are and asks again until none is pending (ids and tracks change when one arrives).
+    `version` changes when a host's cache entry is rebuilt (found damaged) or a host arrives; tile
+    URLs carry it (`v=`) so a browser never serves a tile of an earlier version from its cache, and a
+    tile of a version the server no longer has is answered 409 (the view asks meta again)."""
 
     span_ns: tuple[float, float]
     hosts: list[TraceHost]
@@ -103,6 +106,7 @@ class TraceMeta(Answer):
     warnings: list[str]
     tile: TileScheme
     pending_hosts: list[PendingHost] = []
+    version: str = ""
 
 
 class FlowLink(Answer):

@@ -16,12 +16,14 @@ import msgspec
 import numpy as np
 
 from profscope.engine.lod.index import LodIndex, searchsorted_through
+from profscope.engine.search_pool import checkpoint
 from profscope.model.columns import Trace
 
 # Bytes after a hit in which the closing quote of a JSON key must appear: keys are short.
 KEY_LOOKAHEAD = 64
 # Bytes of the args blob scanned per step of a search, and events per step of the name lookup:
-# they bound the temporary arrays (a one-letter query hits about every tenth byte).
+# they bound the temporary arrays (a one-letter query hits about every tenth byte), and a search
+# checks for cancellation and lets other requests' threads run between two steps (`checkpoint`).
 SCAN_CHUNK = 1 << 20
 NAME_CHUNK = 1 << 20
 _QUOTE, _BACKSLASH, _COLON, _SPACE = 34, 92, 58, 32
@@ -174,6 +176,7 @@ class Searcher:
         table[wanted] = True
         names = self.trace.ev_name
         for lo in range(0, hit.shape[0], NAME_CHUNK):
+            checkpoint()
             np.take(table, np.asarray(names[lo : lo + NAME_CHUNK]), out=hit[lo : lo + NAME_CHUNK])
 
     def _mark_arg_hits(self, q: str, hit: np.ndarray) -> None:
@@ -190,6 +193,7 @@ class Searcher:
         args_event = self.trace.args_event
         m = needle.shape[0]
         for lo, view in _windows(self.trace.args_blob, m - 1 + KEY_LOOKAHEAD + 2):
+            checkpoint()
             limit = min(SCAN_CHUNK, view.shape[0] - m + 1)
             if limit <= 0:
                 break

@@ -3,8 +3,11 @@ progress) and encode tiles, with TensorBoard errors that name the subject.
 
 The server process keeps bounded caches only: opened entries (memory-mapped, see `ingest.manager`),
 assembled timelines, and encoded tiles by size. When the cache directory cannot be written and
-the engine fell back to a temporary one, every timeline's warnings say so (the view shows them). Tiles are immutable for a given set of cache
-entries, so they carry an ETag derived from the entries' fingerprints and a long max-age. A caller
+the engine fell back to a temporary one, every timeline's warnings say so (the view shows them).
+Tiles are immutable for a given set of cache entries, so they carry an ETag derived from the
+entries' fingerprints and write ids (`store` `entry_id`) and a long max-age. An entry found damaged
+(`store.discarded`) takes its timelines and their tiles with it: the next request waits for its
+rebuild, whose new id gives new keys to tiles, ETags and the plugin's analysis caches. A caller
 that can show a merged timeline before all its hosts are ingested (`open(partial=True)`) gets the
 hosts that are ready as a `PartialTimeline` naming the others (`progressive`).
 """
@@ -21,11 +24,13 @@ from typing import Any
 
 from tensorboard import errors
 
+from profscope.engine import store
 from profscope.engine.answers import Ingesting, IngestingFile, PendingHost
 from profscope.engine.ingest import manager as ingest
 from profscope.engine.lod import tiles
 from profscope.engine.progressive import PartialTimeline, is_partial
 from profscope.engine.timeline import HostTrace, Timeline
+from profscope.errors import UnreadableProfile
 
 # Seconds a resolved timeline is reused before its sources are looked at again.
 RECHECK_S = 5.0
@@ -56,7 +61,8 @@ class TraceService:
     ) -> None:
         self.manager = manager or ingest.IngestManager(cache_root, runner=runner, memory_mb=memory_mb)
         self._lock = threading.Lock()
-        self._timelines: collections.OrderedDict[tuple[Any, ...], tuple[Timeline, float]] = (
+        # subject's sources → (timeline, when resolved, the entry ids it was made of)
+        self._timelines: collections.OrderedDict[tuple[Any, ...], tuple[Timeline, float, tuple[str, ...]]] = (
             collections.OrderedDict()
         )
         self._max_timelines = max_timelines
@@ -83,7 +89,7 @@ class TraceService:
         )
         now = time.monotonic()
         with self._lock:
-            cached = self._timelines.get(wanted)
+            cached = self._intact(wanted)
             recheck_s = PARTIAL_RECHECK_S if cached is not None and is_partial(cached[0]) else RECHECK_S
             usable = cached is not None and (partial or not is_partial(cached[0]))
             if cached is not None and usable and now - cached[1] < recheck_s:
@@ -94,6 +100,8 @@ class TraceService:
         for h in hosts:
             try:
                 got = self.manager.ensure(h.source, wait_s=max(0.0, deadline - time.monotonic()))
+                if isinstance(got, ingest.OpenedTrace) and store.discarded(got.entry_id):
+                    got = self.manager.ensure(h.source)  # found damaged meanwhile: forgotten now
             except ingest.IngestError as e:
                 raise errors.InvalidArgumentError(f"{subject}: cannot show {h.label}: {e}") from e
             (opened if isinstance(got, ingest.OpenedTrace) else pending).append((h, got))
@@ -109,8 +117,8 @@ class TraceService:
                 files=files,
             )
         with self._lock:
-            cached = self._timelines.get(wanted)
-            keys = [o.key for _, o in opened]
+            cached = self._intact(wanted)
+            keys = [f"{o.key}.{o.entry_id}" for _, o in opened]
             waiting = [
                 PendingHost(
                     name=h.name,
@@ -127,15 +135,29 @@ class TraceService:
                 if isinstance(timeline, PartialTimeline):
                     timeline.pending = waiting
             else:
-                ready = [HostTrace(h.name, o.trace, o.index, o.key, o.searcher) for h, o in opened]
+                ready = [
+                    HostTrace(h.name, o.trace, o.index, k, o.searcher) for (h, o), k in zip(opened, keys)
+                ]
                 timeline = PartialTimeline(ready, subject, waiting) if waiting else Timeline(ready, subject)
                 if self.manager.cache_warning is not None:
                     timeline.warnings.append(self.manager.cache_warning)
-            self._timelines[wanted] = (timeline, now)
+            self._timelines[wanted] = (timeline, now, tuple(o.entry_id for _, o in opened))
             self._timelines.move_to_end(wanted)
             while len(self._timelines) > self._max_timelines:
                 self._timelines.popitem(last=False)
         return timeline
+
+    def _intact(self, wanted: tuple[Any, ...]) -> tuple[Timeline, float, tuple[str, ...]] | None:
+        """The timeline kept for `wanted`, unless one of its entries was found damaged since: then
+        it is forgotten with its tiles (under `_lock`)."""
+        cached = self._timelines.get(wanted)
+        if cached is None or not any(store.discarded(entry_id) for entry_id in cached[2]):
+            return cached
+        del self._timelines[wanted]
+        stale = cached[0].key
+        for key in [key for key in self._tiles if key[0] == stale]:
+            self._tile_bytes -= len(self._tiles.pop(key)[0])
+        return None
 
     def tile(self, timeline: Timeline, level: int, index: int) -> tuple[bytes, str]:
         """Gzip-compressed encoded tile and its ETag, from the tile cache when asked before.
@@ -170,9 +192,10 @@ def host_sources(hosts: Sequence[Any], fs: Any) -> list[HostSource]:
     for host in hosts:
         f = host.trace_file
         if f is None:
-            broken = [f"{b.path}: {b.error}" for b in host.files if b.error]
-            if broken:
-                raise errors.InvalidArgumentError(f"host {host.name!r}: cannot read {'; '.join(broken)}")
+            broken = [b for b in host.files if b.error]
+            if broken:  # what discovery could not read is as unreadable as what a reader cannot
+                others = "".join(f"; {b.path}: {b.error}" for b in broken[1:])
+                raise UnreadableProfile(broken[0].path, f"{broken[0].error}{others}")
             raise errors.NotFoundError(f"host {host.name!r} has no trace file (XPlane or Chrome trace)")
         version = f.etag if f.etag is not None else (None if f.mtime is None else repr(f.mtime))
         source = ingest.SourceFile(f.fs_path, f.format, fs, size=f.size, version=version)

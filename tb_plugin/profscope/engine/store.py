@@ -20,12 +20,18 @@ mapped* can still end the server with SIGBUS, and a same-size change to one is n
 entry is opened. `Trace.attachments` (an XPlane's HloProtos) are files `attachments/<name>` with one size and CRC-32
 each in `meta.json`: none is read at open, each is read whole and checked when looked up, and
 `verify` checks them all.
+
+Each write gives the entry a new `entry_id` (in `meta.json`): what the server serves from an entry
+(tiles and their ETags, analyses) is keyed by it, so nothing of a damaged entry is mistaken for its
+rebuild under the same fingerprint. `discard` remembers the ids opened from the entry it removes,
+and `discarded` tells the server to drop everything it keeps of them.
 """
 
 from __future__ import annotations
 
 import builtins
 import concurrent.futures
+import contextlib
 import hashlib
 import io
 import json
@@ -33,7 +39,9 @@ import math
 import os
 import re
 import shutil
+import stat
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -72,6 +80,10 @@ STREAMED = frozenset({"args_blob"})
 # `meta.json` ends with this member: the CRC-32 of the document without it.
 _META_CRC = b',"meta_crc":"%08x"}'
 _META_CRC_LEN = len(_META_CRC % 0)
+# The `entry_id`s this process opened, by entry directory, and those of entries it discarded.
+_ids_lock = threading.Lock()
+_opened_ids: dict[str, set[str]] = {}
+_discarded_ids: set[str] = set()
 
 # Trace columns stored one `.npy` each, with the dtype every reader of the cache can rely on.
 COLUMNS: dict[str, type] = COLUMN_DTYPES
@@ -85,6 +97,22 @@ def default_cache_root() -> str:
     """`$XDG_CACHE_HOME/profscope`, else `~/.cache/profscope`: a per-user place outside any logdir."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "profscope")
+
+
+def fallback_cache_root(requested: str) -> str:
+    """The temporary cache used while `requested` cannot be written: one per user and requested
+    directory, reused by the next server run (its entries are served again, and runs do not pile
+    up copies of the same traces). A directory of that name that is not the user's own, private
+    one (another user made it first) is not trusted: a fresh one is made instead."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    digest = hashlib.sha256(os.path.abspath(requested).encode("utf-8")).hexdigest()[:16]
+    path = os.path.join(tempfile.gettempdir(), f"profscope-cache-{uid}-{digest}")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    found = os.lstat(path)
+    if stat.S_ISDIR(found.st_mode) and found.st_uid == uid and not found.st_mode & 0o077:
+        return path
+    return tempfile.mkdtemp(prefix="profscope-cache-")
 
 
 def fingerprint(url: str, size: int, version_tag: str, content_tag: str = "") -> str:
@@ -189,6 +217,7 @@ def write(
             "extra": sorted((extra or {}).keys()),
             "extra_meta": dict(extra_meta or {}),
             "written_at": time.time(),
+            "entry_id": uuid.uuid4().hex,
             "arrays": arrays,
             "strings_crc": zlib.crc32(strings),
             "tracks_crc": tracks_crc,
@@ -209,12 +238,24 @@ def open(path: str) -> Trace:
     return _open_trace(path, _complete_meta(path))
 
 
-def open_with_extra(path: str) -> tuple[Trace, dict[str, np.ndarray], dict[str, Any]]:
+def open_with_extra(path: str) -> tuple[Trace, dict[str, np.ndarray], dict[str, Any], str]:
     """The entry's trace, its derived arrays and their metadata, as `write` got them as `extra`
-    and `extra_meta`: what the server needs to serve an entry, one meta read."""
+    and `extra_meta`, and its `entry_id`: what the server needs to serve an entry, one meta read.
+    The id is remembered with `path`, so that a `discard` of the entry marks it `discarded`."""
     meta = _complete_meta(path)
     extra = {name: _load(path, f"{EXTRA_DIR}/{name}", meta) for name in meta["extra"]}
-    return _open_trace(path, meta), extra, dict(meta["extra_meta"])
+    trace = _open_trace(path, meta)
+    # Entries written before ids were stored: their meta CRC differs between two writes too.
+    entry_id = str(meta.get("entry_id") or meta["meta_crc"])
+    with _ids_lock:
+        _opened_ids.setdefault(os.path.normpath(path), set()).add(entry_id)
+    return trace, extra, dict(meta["extra_meta"]), entry_id
+
+
+def discarded(entry_id: str) -> bool:
+    """Whether the entry opened as `entry_id` was found damaged and discarded in this process:
+    nothing read from it may be served again (its rebuild has another id)."""
+    return entry_id in _discarded_ids
 
 
 def load_array(path: str, name: str) -> np.ndarray:
@@ -474,7 +515,9 @@ def _sealed_map(data: bytes, dtype: np.dtype, shape: tuple[int, ...], offset: in
 
 def discard(path: str) -> None:
     """Remove an entry that cannot be used, so that it is built again (readers that still have it
-    memory-mapped keep their pages)."""
+    memory-mapped keep their pages, so every id opened from it is marked `discarded` first)."""
+    with _ids_lock:
+        _discarded_ids.update(_opened_ids.pop(os.path.normpath(path), ()))
     doomed = f"{path}.discarded-{uuid.uuid4().hex}"
     try:
         os.replace(path, doomed)

@@ -85,7 +85,9 @@ class _FirstMatches:
 
 @dataclasses.dataclass
 class HostTrace:
-    """One host's data: its trace, index and a stable key (the cache fingerprint)."""
+    """One host's data: its trace, index and a key of that very cache entry (the server's: its
+    fingerprint and write id, so a rebuild after damage gets another), which tiles, their ETags
+    and analysis answers are cached by."""
 
     name: str
     trace: Trace

@@ -424,7 +424,7 @@ def test_a_split_that_is_not_an_event_boundary_is_detected(
     text = plain.read_bytes()
     inside = text.index(b'"args": {', len(text) // 2) + len(b'"args": ')  # an args object, not an event
     monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(chrome_helper, "split_offset", lambda path, start, total: inside)
+    monkeypatch.setattr(chrome_helper, "split_offset", lambda source_fd, start, total: inside)
     used = spy_results(monkeypatch)
     assert_same_trace(read(plain), sequential)
     assert used == []  # the bad split was caught and this process read everything itself
@@ -619,13 +619,13 @@ def test_a_failing_helper_falls_back_to_one_process(
     monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
     original_start = chrome_helper.HelperProcess.start
     if failure == "helper raises":
-        # The helper cannot open the file: it sends the exception back.
-        def start(self: Any, path: str, offset: int, bare: bool) -> None:
-            original_start(self, str(tmp_path / "missing.json"), offset, bare)
+        # The helper cannot read the file there (a negative offset): it sends the exception back.
+        def start(self: Any, offset: int, bare: bool) -> None:
+            original_start(self, -1, bare)
     else:
 
-        def start(self: Any, path: str, offset: int, bare: bool) -> None:
-            original_start(self, path, offset, bare)
+        def start(self: Any, offset: int, bare: bool) -> None:
+            original_start(self, offset, bare)
             self._started.proc.kill()
 
     monkeypatch.setattr(chrome_helper.HelperProcess, "start", start)
@@ -714,7 +714,8 @@ def test_the_split_lets_both_processes_finish_together(
     events_start = text.index(b"[") + 1
     monkeypatch.setattr(chrome_helper, "MAIN_SPEED", speed)
     monkeypatch.setattr(chrome_helper, "HELPER_LAG_BYTES", lag)
-    offset = chrome_helper.split_offset(str(path), events_start, len(text))
+    with open(path, "rb") as source:
+        offset = chrome_helper.split_offset(source.fileno(), events_start, len(text))
     assert offset is not None and text[offset : offset + 1] == b"{"
     wanted = events_start + share * (len(text) - events_start)
     assert wanted - 1 <= offset < wanted + len(event)
@@ -726,18 +727,19 @@ def test_progress_polls_after_the_helper_finished_first(tmp_path: Path) -> None:
     plain = plain_copy(tmp_path, NS_TRACE)
     text = plain.read_bytes()
     events_start = text.index(b"[", text.index(b'"traceEvents"')) + 1
-    offset = chrome_helper.split_offset(str(plain), events_start, len(text))
-    assert offset is not None
-    helper = chrome_helper.HelperProcess()
-    try:
-        helper.start(str(plain), offset, False)
-        while helper._pending is None:
+    with open(plain, "rb") as source:
+        offset = chrome_helper.split_offset(source.fileno(), events_start, len(text))
+        assert offset is not None
+        helper = chrome_helper.HelperProcess(source.fileno())
+        try:
+            helper.start(offset, False)
+            while helper._pending is None:
+                helper.poll_progress()
+            helper._started.proc.wait(timeout=60)  # the helper has exited: its pipe end is closed
             helper.poll_progress()
-        helper._started.proc.wait(timeout=60)  # the helper has exited: its end of the pipe is closed
-        helper.poll_progress()
-        tail = helper.result()
-    finally:
-        helper.stop()
+            tail = helper.result()
+        finally:
+            helper.stop()
     assert tail.collector is not None
 
 

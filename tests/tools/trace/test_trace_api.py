@@ -300,7 +300,7 @@ def wait_not_202(client, **params):
 
 def test_unreadable_file_names_the_file(plugin_client, logdir):
     # Looks like a Kineto trace to discovery, but the reader finds no event in it: the child's
-    # UnreadableProfile comes back as a 400 naming the file.
+    # UnreadableProfile comes back as a 422 naming the file.
     (logdir / "cut").mkdir()
     (logdir / "cut" / "w.pt.trace.json").write_bytes(b'{"schemaVersion": 1, "traceEvents": [{"ph": "X", ')
     # Not even a gzip stream: discovery already reports it, and the route says so.
@@ -308,13 +308,13 @@ def test_unreadable_file_names_the_file(plugin_client, logdir):
     _, client = plugin_client(logdir)
     res = wait_not_202(client, run="cut", session="pytorch", host="w")
     text = res.get_data(as_text=True)
-    assert res.status_code == 400, text
+    assert res.status_code == 422, text
     assert "w.pt.trace.json" in text and "no readable events" in text
     # Asked again: the failure is remembered, not retried in a loop.
     again = get(client, "trace/meta", run="cut", session="pytorch", host="w")
-    assert again.status_code == 400
+    assert again.status_code == 422
     res = wait_not_202(client, run="bert", session="pytorch", host="bert_small")
-    assert res.status_code == 400 and "bert_small.pt.trace.json.gz" in res.get_data(as_text=True)
+    assert res.status_code == 422 and "bert_small.pt.trace.json.gz" in res.get_data(as_text=True)
 
 
 def test_changed_file_is_ingested_again(plugin_client, logdir, monkeypatch):

@@ -1,5 +1,6 @@
 // @vitest-environment happy-dom
 import { describe, expect, it } from "vitest";
+import { ApiError } from "../../api/client.ts";
 import type { SearchResponse } from "../../api/types.ts";
 import { SEARCH_LIMIT, SearchPanel } from "./search_panel.ts";
 
@@ -63,6 +64,24 @@ describe("SearchPanel", () => {
     await s.p.step(1);
     expect(s.count()).toBe("");
     expect(s.asked).toHaveLength(1);
+  });
+
+  it("leaves a search the server superseded (409) to the newer one, and shows other failures", async () => {
+    const answers: Error[] = [new ApiError("trace/search: superseded (HTTP 409)", 409, "trace/search"), new Error("the server is busy searching; try again")];
+    const p = new SearchPanel({
+      search: async () => {
+        throw answers.shift();
+      },
+      jumpTo: async () => {},
+      leave: () => {},
+    });
+    const input = p.el.querySelector("[data-testid=search-input]") as HTMLInputElement;
+    const count = () => p.el.querySelector("[data-testid=search-count]")?.textContent;
+    input.value = "conv";
+    await p.step(1);
+    expect(count()).toBe("searching…");
+    await p.step(1);
+    expect(count()).toBe("the server is busy searching; try again");
   });
 
   it("steps on Enter, back on Shift+Enter, and leaves on Esc keeping the query", async () => {

@@ -1,7 +1,10 @@
 /** The "Find events…" box: Enter / Shift+Enter (or ◀ ▶) walk through every match of the query in
  * time order, a page of matches fetched whenever the walk leaves the page held (search.ts), each
- * match selected and zoomed to on the timeline. */
+ * match selected and zoomed to on the timeline. A newer search cancels the one in flight: the fetch
+ * is aborted, and the server, which knows the viewer's searches by their `client=` id, stops it
+ * (answering 409, which nobody waits for). */
 
+import { ApiError } from "../../api/client.ts";
 import type { SearchResponse } from "../../api/types.ts";
 import { h, isAbort, messageOf } from "../../dom.ts";
 import { formatCount } from "../../shared/units.ts";
@@ -11,6 +14,7 @@ import { inPage, pageOffset, stepIndex } from "./search.ts";
 export const SEARCH_LIMIT = 1000;
 
 export interface SearchHost {
+  /** One page of matches; the host names the viewer to the server (`client=`) and retries busy answers. */
   search(query: string, limit: number, offset: number, signal: AbortSignal): Promise<SearchResponse>;
   /** Select and zoom to the event with this global id. */
   jumpTo(id: number): Promise<void>;
@@ -131,7 +135,9 @@ export class SearchPanel {
       const resp = await this.host.search(query, SEARCH_LIMIT, offset, abort.signal);
       return abort.signal.aborted ? null : resp;
     } catch (e) {
-      if (!isAbort(e)) this.count.textContent = messageOf(e);
+      // 409: a newer search of this viewer superseded it on the server; that one says what it found.
+      const superseded = e instanceof ApiError && e.status === 409;
+      if (!isAbort(e) && !superseded) this.count.textContent = messageOf(e);
       return null;
     }
   }

@@ -151,6 +151,12 @@ export class TileCache {
     this.stats.queued = this.queue.length;
   }
 
+  /** Ask again at once for the tiles that failed (the server is ready again), instead of after
+   * `retryAfterMs`. */
+  retryFailed(): void {
+    this.failures.clear();
+  }
+
   /** Drop everything (another trace was opened). */
   clear(): void {
     for (const p of this.inFlight.values()) p.controller.abort(new DOMException("closed", "AbortError"));

@@ -93,4 +93,66 @@ describe("TraceViewer", () => {
     key("1");
     expect(find("trace-canvas").dataset.tool).toBe("zoom");
   });
+
+  /** Until `condition` holds (the viewer's requests and their answers are promises). */
+  async function until(condition: () => boolean): Promise<void> {
+    for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
+    expect(condition()).toBe(true);
+  }
+
+  it("names the trace's version in tile URLs and moves to a new version when a tile's is gone", async () => {
+    const versioned = makeTrace(3, 4);
+    versioned.meta.version = "v1";
+    const api = new MockApi(versioned);
+    // The server's check: a tile of another version than the one it holds is a 409.
+    const fetchLike = async (input: string, init?: RequestInit) => {
+      const url = new URL(input);
+      if (url.pathname.endsWith("trace/tile") && url.searchParams.get("v") !== versioned.meta.version) {
+        return new Response("Conflict: version gone", { status: 409 });
+      }
+      return api.fetch(input, init);
+    };
+    const ctx: ViewContext = {
+      client: new ProfscopeClient("http://tb.local/data/plugin/profscope/", fetchLike),
+      subject: { run: "resnet", session: "s", hosts: ["worker0"] },
+      hosts: [],
+      params: new URLSearchParams(),
+      setParams: () => {},
+      navigate: () => {},
+      signal: new AbortController().signal,
+    };
+    const shown = new TraceViewer(ctx);
+    viewer = shown;
+    document.body.append(shown.el);
+    await shown.start();
+    const root = { level: versioned.meta.tile.max_level, index: 0 };
+    const tiles = () => api.requests.filter((r) => r.includes("trace/tile")).map((r) => new URL(r, "http://tb.local").searchParams.get("v"));
+    const metas = () => api.requests.filter((r) => r.includes("trace/meta")).length;
+    shown["cache"].want([root]);
+    await until(() => shown["cache"].has(root.level, root.index));
+    expect(tiles()).toEqual(["v1"]);
+
+    versioned.meta.version = "v2"; // the entry was rebuilt
+    shown["cache"].clear();
+    shown["cache"].want([root]);
+    await until(() => metas() === 2 && shown["timeline"].meta?.version === "v2");
+    shown["cache"].want([root]);
+    await until(() => shown["cache"].has(root.level, root.index));
+    expect(tiles()).toEqual(["v1", "v2"]);
+  });
+
+  it("names all of one viewer's searches with one searcher id of its own", async () => {
+    const { api } = await open("");
+    const first = viewer as TraceViewer;
+    await first["search"].searchFor("sgemm");
+    await first["search"].searchFor("conv");
+    const searchers = () => api.requests.filter((r) => r.includes("trace/search")).map((r) => new URL(r, "http://tb.local").searchParams.get("client"));
+    expect(searchers()).toHaveLength(2);
+    expect(searchers()[0]).toBeTruthy();
+    expect(new Set(searchers()).size).toBe(1);
+    expect(first["searcher"]).toBe(searchers()[0]);
+    const second = new TraceViewer({ ...first["ctx"] });
+    expect(second["searcher"]).not.toBe(first["searcher"]);
+    second.destroy();
+  });
 });

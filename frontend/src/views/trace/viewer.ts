@@ -6,7 +6,8 @@
  * `SelectionManager` (selection, marks, flows, details), the `SearchPanel`, the `Toolbar`, and the
  * `TileScheduler` and `FrameLoop` that decide when tiles are asked for and frames drawn. */
 
-import type { TraceMeta } from "../../api/types.ts";
+import { ApiError, isStaleTile, newSearcherId } from "../../api/client.ts";
+import type { IngestProgress, TraceMeta } from "../../api/types.ts";
 import { h, isAbort, messageOf } from "../../dom.ts";
 import type { ViewContext } from "../view.ts";
 import { linkParams, readLink } from "./deep_link.ts";
@@ -26,7 +27,7 @@ import { planPieces } from "./scene.ts";
 import { SearchPanel } from "./search_panel.ts";
 import { SelectionManager } from "./selection.ts";
 import { TileScheduler } from "./tile_scheduler.ts";
-import { TileCache } from "./tilecache.ts";
+import { TileCache, type TileId } from "./tilecache.ts";
 import { Timeline } from "./timeline.ts";
 import { Toolbar } from "./toolbar.ts";
 import type { Tool } from "./tools.ts";
@@ -73,6 +74,10 @@ export class TraceViewer {
   private linkTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly resizeObserver: ResizeObserver;
   private destroyed = false;
+  /** Names this viewer's searches to the server, which cancels the earlier one of a newer search. */
+  private readonly searcher = newSearcherId();
+  /** Whether trace/meta is being read again after a tile named a gone version. */
+  private refreshing = false;
 
   constructor(private readonly ctx: ViewContext) {
     const redraw = () => this.frames.request();
@@ -88,15 +93,15 @@ export class TraceViewer {
       draw: () => this.draw(),
     });
     this.cache = new TileCache(
-      (level, index, signal) => ctx.client.tile(ctx.subject, level, index, signal),
+      (level, index, signal) => ctx.client.tile(ctx.subject, level, index, signal, this.timeline.meta?.version),
       redraw,
-      (id, error) => this.notices.tileFailed(id, error),
+      (id, error) => (isStaleTile(error) ? void this.refreshMeta(id, error) : this.notices.tileFailed(id, error)),
     );
     this.tiles = new TileScheduler(this.timeline, this.cache, () => this.keyboard.moving, () => this.updateStatus(Number(this.canvas.dataset.boxes ?? 0)));
     this.selection = new SelectionManager(ctx, this.timeline, { redraw, revealTrack: (track, depth) => this.revealTrack(track, depth) });
     this.tooltip = new HoverTooltip(this.timeline, () => this.el.getBoundingClientRect());
     this.search = new SearchPanel({
-      search: (query, limit, offset, signal) => ctx.client.search(ctx.subject, query, limit, offset, signal),
+      search: (query, limit, offset, signal) => ctx.client.search(ctx.subject, query, limit, offset, signal, this.searcher),
       jumpTo: (id) => this.selection.jumpTo(id, { select: true, zoom: true }),
       leave: () => this.el.focus(),
     });
@@ -231,9 +236,9 @@ export class TraceViewer {
     this.pending.watch(meta);
   }
 
-  /** Opens metadata that shows other hosts than before (a pending host arrived): host indices,
-   * tracks and event ids changed, so tiles, the selection, folded sections and the search walk start
-   * afresh; the visible range stays. */
+  /** Opens metadata of another version (a pending host arrived, or a host's cache entry was
+   * rebuilt): host indices, tracks and event ids may have changed, so tiles, the selection, folded
+   * sections and the search walk start afresh; the visible range stays. */
   private reopen(meta: TraceMeta): void {
     if (this.destroyed) return;
     const range = this.timeline.range;
@@ -245,6 +250,37 @@ export class TraceViewer {
     this.timeline.range = clampRange(range, this.timeline.limits);
     this.frames.request();
     this.tiles.schedule(true);
+  }
+
+  /** A tile named a version of the trace the server no longer has (its cache entry was rebuilt, or
+   * is being: 202): trace/meta is read again, showing the progress while the server reads the
+   * trace, and the view reopens on the new version. With the version unchanged, the tiles are asked
+   * again after a 202, and any other failure is shown. */
+  private async refreshMeta(id: TileId, error: Error): Promise<void> {
+    if (this.refreshing || this.destroyed) return;
+    this.refreshing = true;
+    const { client, subject, signal } = this.ctx;
+    const before = this.timeline.meta?.version;
+    const loading = loadingOverlay();
+    let shown = false;
+    const progress = (p: IngestProgress) => {
+      if (!shown) this.showOverlay(loading.el);
+      shown = true;
+      loading.progress(p);
+    };
+    try {
+      const meta = await client.waitForTraceMeta(subject, progress, signal);
+      if (this.destroyed) return;
+      if (meta.version !== before) return this.reopen(meta);
+      if (shown) this.showOverlay(null);
+      if (!(error instanceof ApiError && error.status === 202)) return this.notices.tileFailed(id, error);
+      this.cache.retryFailed();
+      this.tiles.schedule(true);
+    } catch (e) {
+      if (!isAbort(e) && !this.destroyed) this.showOverlay(errorOverlay(messageOf(e), () => void this.refreshMeta(id, error)));
+    } finally {
+      this.refreshing = false;
+    }
   }
 
   private resize(): void {

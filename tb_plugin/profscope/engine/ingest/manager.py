@@ -13,10 +13,11 @@ the server is gone (it polls its parent pid: `PR_SET_PDEATHSIG` would fire when 
 started the child ends, and requests start children from short-lived threads). A child holds a
 lock on its log file and the per-fingerprint lock while it works, so a starting manager removes
 the temporary entries, progress, error and log files that no live child holds. A cache directory
-that cannot be written (or is full) is replaced by a temporary one for the server's run, with a
-warning the trace view shows; the job spec travels on a pipe, never on a command line (it may name
-storage options). An `IngestRunner` (`fanout.DaskRunner`: a Dask cluster) can run the jobs instead of
-local children; it reports when a job is done and what failed, and checks what it got back.
+that cannot be written (or is full) is replaced by a temporary one (one per user and cache
+directory, which the next run reuses: `store.fallback_cache_root`), with a warning the trace view
+shows; the job spec travels on a pipe, never on a command line (it may name storage options). An
+`IngestRunner` (`fanout.DaskRunner`: a Dask cluster) can run the jobs instead of local children;
+it reports when a job is done and what failed, and checks what it got back.
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ import hashlib
 import json
 import logging
 import os
+import posixpath
 import queue
 import shutil
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -55,8 +56,9 @@ from profscope.engine.ingest.children import (
 from profscope.engine.ingest.locks import exclusive as _exclusive
 from profscope.engine.ingest.locks import held as _held
 from profscope.engine.lod import index as lod
-from profscope.errors import UnreadableProfile
+from profscope.errors import UnreadableProfile, describe_error
 from profscope.formats import registry
+from profscope.logdir import RefusedFile
 from profscope.model.columns import Trace
 from profscope.model.spill import budget as spill_budget
 
@@ -79,6 +81,12 @@ EXIT_CACHE_UNUSABLE = 73
 _CACHE_FULL = (errno.ENOSPC, errno.EDQUOT)
 NEARLY_FULL_BYTES = 64 << 20
 _log = logging.getLogger(__name__)
+
+
+def file_name(url: str) -> str:
+    """How an ingest message names a file: its base name (where the server keeps the logdir is no
+    business of the browser; the route adds the logdir-relative path the user knows)."""
+    return posixpath.basename(url.rstrip("/")) or url
 
 
 class IngestError(Exception):
@@ -127,13 +135,14 @@ class OpenedTrace:
     trace: Trace
     index: lod.LodIndex
     searcher: query.Searcher
+    entry_id: str  # this write of the entry (`store.discarded` once it is found damaged)
 
 
 def open_entry(path: str, key: str) -> OpenedTrace:
     """Memory-map a complete entry written by `run_ingest`."""
-    trace, arrays, extra_meta = store.open_with_extra(path)
+    trace, arrays, extra_meta, entry_id = store.open_with_extra(path)
     index = lod.LodIndex.load(arrays, extra_meta["lod"])
-    return OpenedTrace(key, path, trace, index, query.Searcher(trace))
+    return OpenedTrace(key, path, trace, index, query.Searcher(trace), entry_id)
 
 
 def source_key(source: SourceFile) -> tuple[str, int]:
@@ -281,11 +290,17 @@ class IngestManager:
         of this version of the file failed.
         """
         if source.format not in self.readers:
-            raise IngestError(source.url, f"{source.url}: no trace reader for format {source.format!r}")
+            raise IngestError(
+                source.url, f"{file_name(source.url)}: no trace reader for format {source.format!r}"
+            )
         try:
             key, size = source_key(source)
-        except OSError as e:
-            raise IngestError(source.url, f"cannot stat {source.url}: {e}") from e
+        except OSError as e:  # a file swapped for a FIFO or a link out: refused, unreadable (422)
+            raise IngestError(
+                source.url,
+                f"cannot stat {file_name(source.url)}: {describe_error(e)}",
+                unreadable=isinstance(e, RefusedFile),
+            ) from e
         got = self._ensure(source, key, size)
         if isinstance(got, _Job):
             if wait_s > 0 and got.done.wait(wait_s):
@@ -320,7 +335,9 @@ class IngestManager:
                     self._written.add(key)
             if self.cache_error is not None:
                 raise IngestError(
-                    source.url, f"cannot cache {source.url}: {self.cache_error}", cache_problem=True
+                    source.url,
+                    f"cannot cache {file_name(source.url)}: {self.cache_error}",
+                    cache_problem=True,
                 )
             path = self._lookup(key)
             if path is not None:
@@ -358,9 +375,9 @@ class IngestManager:
         return found
 
     def _fall_back(self, problem: str) -> None:
-        """Write entries to a temporary directory for this server run from now on."""
+        """Write entries to a temporary directory from now on (the one the last run used, if any)."""
         try:
-            fallback = tempfile.mkdtemp(prefix="profscope-cache-")
+            fallback = store.fallback_cache_root(self.requested_cache_root)
         except OSError as e:
             self.cache_error = f"{problem}, and no temporary directory could be made ({e.strerror or e})"
             _log.error("profscope: %s", self.cache_error)
@@ -370,10 +387,11 @@ class IngestManager:
             self.cache_error = f"{problem}, and {fallback_problem}"
             _log.error("profscope: %s", self.cache_error)
             return
+        remove_stale_files(fallback)
         self.cache_root = fallback
         self.cache_warning = (
-            f"{problem}: traces are cached in {fallback} for this server run only "
-            "(set --profscope_cache_dir to a writable directory with room)"
+            f"{problem}: traces are cached in {fallback} instead, a temporary directory the next "
+            "run reuses (set --profscope_cache_dir to a writable directory with room)"
         )
         _log.warning("profscope: %s", self.cache_warning)
 
@@ -457,7 +475,7 @@ class IngestManager:
             with contextlib.suppress(OSError):
                 if log_path:
                     os.remove(log_path)
-            message = f"could not start an ingest process for {job.url}"
+            message = f"could not start an ingest process for {file_name(job.url)}"
             if not queued:
                 self._slots.release()
                 raise IngestError(job.url, message)
@@ -500,7 +518,9 @@ class IngestManager:
         if job.returncode == 0:
             if store.lookup(job.cache_root, key) is not None:
                 return None
-            return IngestError(job.url, f"ingest of {job.url} finished without writing a cache entry")
+            return IngestError(
+                job.url, f"ingest of {file_name(job.url)} finished without writing a cache entry"
+            )
         error_path = _progress_file(job.cache_root, key, ".error", create=False)
         error = _read_json(error_path) or job.error
         with contextlib.suppress(OSError):
@@ -515,7 +535,9 @@ class IngestManager:
             )
             return IngestError(job.url, problem, cache_problem=True)
         detail = f": {log_tail.splitlines()[-1]}" if log_tail else ""
-        return IngestError(job.url, f"ingest of {job.url} stopped (exit code {job.returncode}){detail}")
+        return IngestError(
+            job.url, f"ingest of {file_name(job.url)} stopped (exit code {job.returncode}){detail}"
+        )
 
 
 def remove_stale_files(cache_root: str) -> int:
@@ -657,10 +679,12 @@ def run_ingest(spec: Mapping[str, Any], fs: fsspec.AbstractFileSystem | None = N
             except Exception as e:  # every failure must reach the server as a message
                 unreadable = isinstance(e, UnreadableProfile)
                 unusable = isinstance(e, CacheUnusable)
-                if unreadable or unusable:
+                if isinstance(e, UnreadableProfile):  # named by base name: never the server's path
+                    message = f"cannot read profile {file_name(url)}: {e.reason}"
+                elif unusable:
                     message = str(e)
                 else:
-                    message = f"ingest of {url} failed: {type(e).__name__}: {e}"
+                    message = f"ingest of {file_name(url)} failed: {type(e).__name__}: {describe_error(e)}"
                 print(message, file=sys.stderr)
                 with contextlib.suppress(OSError):
                     _write_json(
@@ -701,6 +725,10 @@ def _ingest_with(
         try:
             with entry.reading():
                 trace = registry.import_reader(spec["reader"])(spec["url"], fs, progress=progress)
+            # A name that is not UTF-8 is kept escaped (`\xff`), as discovery shows it: JSON takes no
+            # lone surrogate, which is how Python holds such bytes.
+            shown = trace.source.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            trace = trace if shown == trace.source else dataclasses.replace(trace, source=shown)
         except spill_budget.SpillWriteError as e:
             raise CacheUnusable(describe_cache_problem(root, e.error)) from e
         progress.update(progress.total, progress.total, "indexing", force=True)

@@ -2,7 +2,9 @@
 
 The first stage of reading: plain bytes or gzip (also concatenated members) in blocks of a few MB.
 A damaged or cut gzip stream is not an error here: what inflated before the damage is handed on,
-and `truncated_stream` / `corrupt_stream` tell the reader what to warn about. A stream that inflates
+and `truncated_stream` / `corrupt_stream` / `header_cut` tell the reader what to warn about. A
+member whose only damage is its trailer (CRC-32 or length) keeps all it inflated and the next member
+is read (`trailer_damage`). A stream that inflates
 far beyond what real traces do (a gzip bomb) is refused with `InflateLimit`, by ratio and by size.
 """
 
@@ -47,6 +49,64 @@ def check_inflated(inflated: int, compressed: int, ratio_from: int | None = None
         )
 
 
+# zlib's messages for a gzip trailer that does not match the data, and what the reader says instead.
+_TRAILER_CHECKS = {
+    "incorrect data check": "the gzip stream's CRC-32 does not match: the data may be damaged",
+    "incorrect length check": "the gzip stream's length (ISIZE) does not match the length of the data: "
+    "the data may be damaged",
+}
+# Bytes of the trailer after the CRC-32 (zlib checks the CRC-32 before reading the length).
+_ISIZE_BYTES = 4
+# Slice of a failed step inflated at once while looking for the byte zlib failed on.
+_SALVAGE_SLICE_BYTES = 4096
+
+
+def gzip_header_length(head: bytes) -> int | None:
+    """Length of the gzip member header at the start of `head` (RFC 1952), None when `head` ends
+    inside it."""
+    if len(head) < 10:
+        return None
+    flags, at = head[3], 10
+    if flags & 4:  # FEXTRA
+        if len(head) < at + 2:
+            return None
+        at += 2 + int.from_bytes(head[at : at + 2], "little")
+    for flag in (8, 16):  # FNAME, FCOMMENT: zero-terminated
+        if flags & flag:
+            end = head.find(b"\x00", at)
+            if end < 0:
+                return None
+            at = end + 1
+    if flags & 2:  # FHCRC
+        at += 2
+    return at if at <= len(head) else None
+
+
+def _inflate_to_trailer(inflater: Any, piece: memoryview) -> tuple[bytes, int, str] | None:
+    """When inflating `piece` failed on the gzip trailer alone: what it inflates to before the
+    check (from `inflater`, a copy taken before the step), where in `piece` the check failed (just
+    past the byte), and the message; None for damage anywhere else."""
+    out: list[bytes] = []
+    pos = 0
+    while pos < len(piece):
+        part = piece[pos : pos + _SALVAGE_SLICE_BYTES]
+        before = inflater.copy()
+        try:
+            out.append(inflater.decompress(part))
+            pos += len(part)
+            continue
+        except zlib.error:
+            inflater = before
+        for i in range(len(part)):
+            try:
+                out.append(inflater.decompress(part[i : i + 1]))
+            except zlib.error as exc:
+                problem = next((m for check, m in _TRAILER_CHECKS.items() if check in str(exc)), None)
+                return None if problem is None else (b"".join(out), pos + i + 1, problem)
+        return None
+    return None
+
+
 def _only_zeros(*views: memoryview) -> bool:
     """Whether these bytes are all NUL (padding after the last gzip member)."""
     return not any(bytes(v).strip(b"\x00") for v in views)
@@ -69,6 +129,10 @@ class BlockReader:
         self._consumed = 0  # compressed bytes handed to zlib
         self.truncated_stream = False
         self.corrupt_stream: str | None = None
+        self.header_cut = False  # the input ends inside the first gzip header: nothing inflated
+        self.trailer_damage: list[str] = []  # a member's trailer does not match its data
+        self._head = b""  # the first bytes of the input, for `header_cut`
+        self._skip = 0  # compressed bytes still to pass over (the rest of a damaged trailer)
         self._inflater: Any = None
         self._fed = False  # the current gzip member has received input
         self._queue: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=3)
@@ -84,6 +148,8 @@ class BlockReader:
             block = self._file.read(READ_BLOCK_BYTES)
             if not block:
                 break
+            if not self.raw_bytes_read:
+                self._head = block[:1024]
             self.raw_bytes_read += len(block)
             drop.read_to(self._start + self.raw_bytes_read)
             if not self._gzip:
@@ -113,19 +179,37 @@ class BlockReader:
             else:
                 piece = view[pos : pos + INFLATE_STEP_BYTES]
                 pos += len(piece)
+            if self._skip:  # the rest of a damaged trailer, before the next member
+                passed, piece = piece[: self._skip], piece[self._skip :]
+                self._skip -= len(passed)
+                self._consumed += len(passed)
+                if not piece:
+                    continue
             self._consumed += len(piece)
             self._fed = True
+            before = self._inflater.copy()  # to read back up to a damaged trailer
+            unused: bytes | memoryview | None = None
             try:
                 data = self._inflater.decompress(piece)
             except zlib.error as exc:
-                self.corrupt_stream = f"{exc} (after about {self._consumed} compressed bytes)"
-                break
+                salvaged = _inflate_to_trailer(before, piece)
+                if salvaged is None:
+                    self.corrupt_stream = f"{exc} (after about {self._consumed} compressed bytes)"
+                    break
+                data, failed_at, problem = salvaged
+                if problem not in self.trailer_damage:
+                    self.trailer_damage.append(problem)
+                # The CRC-32 failed: its length follows; the length failed: the member ends there.
+                member_end = failed_at + (_ISIZE_BYTES if "CRC-32" in problem else 0)
+                unused = piece[member_end:]
+                self._skip = max(0, member_end - len(piece))  # a trailer cut by the step
             out.append(data)
             size += len(data)
             self.inflated_bytes += len(data)
-            if self._inflater.eof:
-                # Concatenated gzip members: what follows starts a new stream (or is padding).
+            if unused is None and self._inflater.eof:
                 unused = self._inflater.unused_data
+            if unused is not None:
+                # Concatenated gzip members: what follows starts a new stream (or is padding).
                 self._consumed -= len(unused)  # fed again to the next member
                 # Never more than one step: `unused` is the tail of `piece`, and a piece taken
                 # from `leftover` took all of it.
@@ -146,6 +230,7 @@ class BlockReader:
         """At the end of the input: a gzip member that did not reach its end was cut off."""
         if self._gzip and self._inflater is not None and self._fed and not self._inflater.eof:
             self.truncated_stream = True
+            self.header_cut = not self.inflated_bytes and gzip_header_length(self._head) is None
 
     def _run(self) -> None:
         try:

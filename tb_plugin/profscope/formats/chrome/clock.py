@@ -164,7 +164,8 @@ def _parse_same_decimals(
     Checked in bulk rather than per field: every text is long enough, has its point that many
     bytes before its end, and the only other bytes than digits are those points and the
     separators. Then one parse of the digits gives each value in units of the last decimal.
-    Below 9e18 as digits (19 of them) it is exact in int64, and the µs inside `MAX_ABS_US`.
+    Below 9e18 as digits (19 of them) it is exact in int64; with few decimals such a value can
+    lie beyond `MAX_ABS_US` µs, and is then invalid like any value the other paths reject.
     """
     n = ends.shape[0]
     point = joined.rfind(b".", 0, int(ends[0]))
@@ -189,7 +190,7 @@ def _parse_same_decimals(
         return None
     us = values // _POW10[decimals]
     frac = (values - us * _POW10[decimals]) * _POW10[6 - decimals]
-    return us, frac, np.ones(n, bool)
+    return us, frac, np.abs(us) <= MAX_ABS_US
 
 
 # Decimal texts of at most this many digits before the point are parsed; larger magnitudes are no

@@ -1,10 +1,12 @@
 """Second process for big Chrome trace files: decodes the events from a split offset to the end.
 
-Started as `python -m profscope.formats.chrome.helper IN_FD OUT_FD SPILL_FD` by `HelperProcess`
-rather than through `multiprocessing`, so it neither re-imports the caller's `__main__`
-(TensorBoard, a script) nor depends on the caller not being a daemonic process (ingest runs readers
-in one). It starts importing at once and waits for `(path, offset, bare_array, chunk_bytes, key_limit)`.
-`split_offset` picks where the helper starts: an event boundary a little past the middle.
+Started as `python -m profscope.formats.chrome.helper IN_FD OUT_FD SPILL_FD SOURCE_FD` by
+`HelperProcess` rather than through `multiprocessing`, so it neither re-imports the caller's
+`__main__` (TensorBoard, a script) nor depends on the caller not being a daemonic process (ingest
+runs readers in one). It reads the file the reader opened (`SOURCE_FD`, inherited, read by `pread`):
+never by name, which a FIFO or a link swapped in meanwhile would answer. It starts importing at once
+and waits for `(offset, bare_array, chunk_bytes, key_limit)`. `split_offset` picks where the helper
+starts: an event boundary a little past the middle.
 
 The helper writes its columns chunk by chunk, as it decodes, to an unnamed temporary file its
 parent made and handed over (`SPILL_FD`, see `chrome.spill`), so it never holds more than one
@@ -26,6 +28,7 @@ from profscope.formats.chrome.columns import ColumnCollector
 from profscope.formats.chrome.scan import EVENT_BOUNDARY, EventScanner
 from profscope.formats.chrome.spill import SpillFile
 from profscope.formats.common import helper_process
+from profscope.formats.common.opening import PositionalFile
 
 if TYPE_CHECKING:  # the helper process itself never needs fsspec
     import fsspec
@@ -51,16 +54,14 @@ def can_read(fs: fsspec.AbstractFileSystem) -> bool:
     return "file" in ((proto,) if isinstance(proto, str) else tuple(proto))
 
 
-def split_offset(path: str, events_start: int, total: int) -> int | None:
+def split_offset(source_fd: int, events_start: int, total: int) -> int | None:
     """An event start a little past the middle of the events array (the first after `}` `,` `{`
     there): the helper starts late (a fresh interpreter) and hands its columns over at the end
     (`MAIN_SPEED`, `HELPER_LAG_BYTES`), the helper's share never below a quarter."""
     span = total - events_start
     share = MAIN_SPEED * (span + HELPER_LAG_BYTES) / (1 + MAIN_SPEED)  # both finish together
     middle = events_start + min(int(share), span * 3 // 4)
-    with open(path, "rb") as f:
-        f.seek(middle)
-        window = f.read(1 << 20)
+    window = os.pread(source_fd, 1 << 20, middle)  # the reader's own position stays where it is
     for m in EVENT_BOUNDARY.finditer(window):
         if m.group().endswith(b"{"):
             return middle + m.end() - 1
@@ -69,26 +70,41 @@ def split_offset(path: str, events_start: int, total: int) -> int | None:
 
 class TailResult:
     """What the helper sends back: its collector (ids, counts and where its chunks are, in the
-    helper's temporary file), the tail's metadata, and how the document ended."""
+    helper's temporary file), the tail's metadata, how the document ended, and where a repeated
+    `traceEvents` array after the one read starts (`EventScanner.later_events_at`)."""
 
-    def __init__(self, collector: ColumnCollector, metadata: dict[str, Any], document_complete: bool) -> None:
+    def __init__(
+        self,
+        collector: ColumnCollector,
+        metadata: dict[str, Any],
+        document_complete: bool,
+        later_events_at: int | None = None,
+    ) -> None:
         self.collector = collector
         self.metadata = metadata
         self.document_complete = document_complete
+        self.later_events_at = later_events_at
 
 
 class HelperProcess:
     """Handle on a running helper: send it the split, read its progress and result, or stop it."""
 
     def __init__(
-        self, directory: str | None = None, chunk_bytes: int | None = None, key_limit: int | None = None
+        self,
+        source_fd: int,
+        directory: str | None = None,
+        chunk_bytes: int | None = None,
+        key_limit: int | None = None,
     ) -> None:
+        """`source_fd`: the reader's descriptor of the file, which the helper inherits."""
         self._chunk_bytes = chrome_spill.CHUNK_BYTES if chunk_bytes is None else chunk_bytes
         self._key_limit = key_limit
         # Where the helper's chunks go; no helper without one (it would have to send them all).
         self.spill = SpillFile(directory=directory)
         try:
-            self._started = helper_process.start("profscope.formats.chrome.helper", self.spill.fileno())
+            self._started = helper_process.start(
+                "profscope.formats.chrome.helper", self.spill.fileno(), source_fd
+            )
         except BaseException:
             self.spill.close()
             raise
@@ -96,8 +112,8 @@ class HelperProcess:
         self._pending: Any = None
         self.done = 0
 
-    def start(self, path: str, offset: int, bare_array: bool) -> None:
-        self._send.send((path, offset, bare_array, self._chunk_bytes, self._key_limit))
+    def start(self, offset: int, bare_array: bool) -> None:
+        self._send.send((offset, bare_array, self._chunk_bytes, self._key_limit))
 
     def poll_progress(self) -> int:
         """Bytes the helper has decoded so far (reads pending progress messages, never blocks).
@@ -133,39 +149,41 @@ class HelperProcess:
         self._started.stop()
 
 
-def run(inbox: Connection, outbox: Connection, spill_fd: int) -> None:
-    """Helper body: wait for the split, decode from there to the end, writing the columns to the
-    temporary file `spill_fd` chunk by chunk, then send the result."""
+def run(inbox: Connection, outbox: Connection, spill_fd: int, source_fd: int) -> None:
+    """Helper body: wait for the split, decode the file `source_fd` from there to the end, writing
+    the columns to the temporary file `spill_fd` chunk by chunk, then send the result."""
     try:
         order = inbox.recv()
     except EOFError:
         return
-    path, offset, bare_array, chunk_bytes, key_limit = order
+    offset, bare_array, chunk_bytes, key_limit = order
     try:
         spill = SpillFile(fd=spill_fd)
-        with open(path, "rb") as f:
-            reader = BlockReader(f, start=offset)
-            collector = ColumnCollector(key_limit, name_share=2)  # the reading process holds names too
-            scanner = EventScanner(
-                reader.next_block,
-                collector.damage,
-                start_offset=offset,
-                start_in_events=True,
-                bare_array=bare_array,
-            )
-            reported = offset
-            try:
-                for batch in scanner.batches():
-                    collector.add(batch)
-                    if collector.pending_bytes >= chunk_bytes:
-                        collector.flush(spill)
-                    if scanner.offset - reported >= PROGRESS_EVERY_BYTES:
-                        reported = scanner.offset
-                        outbox.send(("progress", reported - offset))
-            finally:
-                reader.close()
+        # The descriptor is the process's until it ends.
+        reader = BlockReader(PositionalFile(source_fd), start=offset)
+        collector = ColumnCollector(key_limit, name_share=2)  # the reading process holds names too
+        scanner = EventScanner(
+            reader.next_block,
+            collector.damage,
+            start_offset=offset,
+            start_in_events=True,
+            bare_array=bare_array,
+        )
+        reported = offset
+        try:
+            for batch in scanner.batches():
+                collector.add(batch)
+                if collector.pending_bytes >= chunk_bytes:
+                    collector.flush(spill)
+                if scanner.offset - reported >= PROGRESS_EVERY_BYTES:
+                    reported = scanner.offset
+                    outbox.send(("progress", reported - offset))
+        finally:
+            reader.close()
         collector.flush(spill)
-        outbox.send(TailResult(collector, scanner.metadata, scanner.document_complete))
+        outbox.send(
+            TailResult(collector, scanner.metadata, scanner.document_complete, scanner.later_events_at)
+        )
     except Exception as exc:  # the parent re-raises it, naming the file
         outbox.send(exc)
 
@@ -178,4 +196,5 @@ if __name__ == "__main__":
         Connection(int(sys.argv[1]), writable=False),
         Connection(int(sys.argv[2]), readable=False),
         int(sys.argv[3]),
+        int(sys.argv[4]),
     )

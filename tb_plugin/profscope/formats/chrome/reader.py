@@ -35,7 +35,7 @@ from typing import Any
 
 import fsspec
 
-from profscope.errors import UnreadableProfile
+from profscope.errors import UnreadableProfile, describe_error
 from profscope.formats import registry
 from profscope.formats.chrome import helper as chrome_helper
 from profscope.formats.chrome import parts as chrome_parts
@@ -50,6 +50,7 @@ from profscope.formats.chrome.parts import Parts
 from profscope.formats.chrome.scan import EventScanner, Truncated
 from profscope.formats.chrome.spill import SpillFile, TooManyNames, TooManyTracks
 from profscope.formats.chrome.tracks import Layout
+from profscope.formats.common import opening
 from profscope.model.columns import Trace, TraceBuilder
 
 FORMAT = registry.CHROME_TRACE
@@ -85,18 +86,25 @@ def _read(
     spills: list[SpillFile],
     progress: Callable[[int, int], None] | None,
 ) -> Trace:
-    try:
-        with fs.open(path, "rb") as fileobj:
-            gz = fileobj.read(2) == b"\x1f\x8b"
-            fileobj.seek(0)
-            parts, scanner, reader = _decode(path, fs, fileobj, gz, total, damage, spills, progress)
-    except (Truncated, ValueError, OSError, EOFError, TooManyTracks) as exc:
-        raise UnreadableProfile(path, str(exc)) from exc
+    parts, scanner, reader = _decode_file(path, fs, total, damage, spills, progress)
+    repeated_at = scanner.later_events_at
+    if repeated_at is not None:  # the last `traceEvents` wins, as in JSON parsers: read it instead
+        for spill in spills:
+            spill.close()
+        spills.clear()
+        damage = Damage()
+        parts, scanner, reader = _decode_file(path, fs, total, damage, spills, progress, repeated_at)
+        damage.warn(
+            "the top-level key 'traceEvents' appears more than once: the last one (at byte "
+            f"{repeated_at}) was read and the earlier ones ignored, as JSON parsers do"
+        )
     truncated_gz, corrupt_gz = reader.truncated_stream, reader.corrupt_stream
     if truncated_gz:
         damage.warn("the gzip stream is truncated; events up to the cut were loaded")
     if corrupt_gz:
         damage.warn(f"the gzip stream is damaged: {corrupt_gz}; events before the damage were loaded")
+    for problem in reader.trailer_damage:
+        damage.warn(problem)
     if not scanner.found_events_array and not any(p.num_events or p.num_be or p.num_asy for p in parts):
         raise UnreadableProfile(path, "no traceEvents array in this JSON document")
     builder = TraceBuilder(source=path, format=FORMAT)
@@ -113,6 +121,25 @@ def _read(
     if progress is not None:
         progress(total, total)
     return builder.finalize()
+
+
+def _decode_file(
+    path: str,
+    fs: fsspec.AbstractFileSystem,
+    total: int,
+    damage: Damage,
+    spills: list[SpillFile],
+    progress: Callable[[int, int], None] | None,
+    events_at: int | None = None,
+) -> tuple[list[ColumnCollector], EventScanner, BlockReader]:
+    """`_decode` on the file opened from `fs`; what stops it from being read is `UnreadableProfile`."""
+    try:
+        with opening.open_file(path, fs) as fileobj:  # no FIFO waited on, `fs`'s checks applied
+            gz = fileobj.read(2) == b"\x1f\x8b"
+            fileobj.seek(0)
+            return _decode(path, fs, fileobj, gz, total, damage, spills, progress, events_at)
+    except (Truncated, ValueError, OSError, EOFError, TooManyTracks) as exc:
+        raise UnreadableProfile(path, describe_error(exc)) from exc
 
 
 def _nothing_readable(damage: Damage) -> str:
@@ -132,9 +159,11 @@ def _decode(
     damage: Damage,
     spills: list[SpillFile],
     progress: Callable[[int, int], None] | None,
+    events_at: int | None = None,
 ) -> tuple[list[ColumnCollector], EventScanner, BlockReader]:
     """Decode the whole file into one collector, or two when a helper process takes the tail;
-    their chunks go to temporary files, added to `spills`."""
+    their chunks go to temporary files, added to `spills`. `events_at`: where the `traceEvents`
+    array to read starts, when the key is repeated (`EventScanner`)."""
     chunk_bytes, directory = chrome_spill.budget()
     key_limit = chrome_spill.track_key_limit()
     collector = ColumnCollector(key_limit)
@@ -143,21 +172,23 @@ def _decode(
     collector.spill = SpillFile.create(directory, behind_bytes=chunk_bytes)
     spills.append(collector.spill)
     parallel = not gz and total >= PARALLEL_MIN_BYTES and chrome_helper.can_read(fs)
-    helper = _start_helper(directory, chunk_bytes, key_limit) if parallel else None
+    # The helper reads the file this process opened (never by name: it may have been replaced since).
+    helper = _start_helper(fileobj.fileno(), directory, chunk_bytes, key_limit) if parallel else None
     if helper is not None:
         spills.append(helper.spill)
     reader = BlockReader(fileobj, gzip=gz)
-    local_path = fs._strip_protocol(path) if helper is not None else path
 
     def split(events_start: int, bare_array: bool) -> int | None:
         """Once the events array starts: hand its second half to the helper, stop before it."""
         nonlocal helper
-        offset = chrome_helper.split_offset(local_path, events_start, total) if helper is not None else None
+        offset = (
+            chrome_helper.split_offset(fileobj.fileno(), events_start, total) if helper is not None else None
+        )
         if helper is not None and offset is None:
             helper.stop()
             helper = None
         if helper is not None and offset is not None:
-            helper.start(local_path, offset, bare_array)
+            helper.start(offset, bare_array)
             collector.name_share = 2
         return offset
 
@@ -170,7 +201,7 @@ def _decode(
         helper = None
         collector.name_share = 1
 
-    scanner = EventScanner(reader.next_block, collector.damage, on_events_start=split)
+    scanner = EventScanner(reader.next_block, collector.damage, on_events_start=split, events_at=events_at)
 
     reported = 0
     step = max(total // 200, PROGRESS_STEP_BYTES)
@@ -201,6 +232,10 @@ def _decode(
         except Truncated as exc:
             if reader.corrupt_stream:
                 raise ValueError(f"damaged gzip data: {reader.corrupt_stream}") from exc
+            if reader.header_cut:
+                raise ValueError(
+                    f"the gzip header is cut: the file ends after {reader.raw_bytes_read} bytes, before any data"
+                ) from exc
             raise
         if helper is not None and scanner.reached_stop:
             try:
@@ -221,6 +256,7 @@ def _decode(
             parts.append(tail.collector)
             scanner.metadata.update(tail.metadata)
             scanner.document_complete = tail.document_complete
+            scanner.later_events_at = tail.later_events_at
             damage.merge(tail.collector.damage)
     finally:
         if helper is not None:
@@ -231,10 +267,10 @@ def _decode(
 
 
 def _start_helper(
-    directory: str | None, chunk_bytes: int, key_limit: int | None
+    source_fd: int, directory: str | None, chunk_bytes: int, key_limit: int | None
 ) -> chrome_helper.HelperProcess | None:
     try:
-        return chrome_helper.HelperProcess(directory, chunk_bytes, key_limit)
+        return chrome_helper.HelperProcess(source_fd, directory, chunk_bytes, key_limit)
     except OSError:  # no interpreter or temporary file (embedded Python, exhausted fds, …): one process
         _log.warning("could not start a helper process; reading in one process", exc_info=True)
         return None

@@ -201,6 +201,10 @@ class EventScanner:
     starts, `on_events_start(offset, bare_array)` may return an offset believed to start an event:
     the scanner stops there and sets `reached_stop`, or, if an event turns out to cross it, simply
     goes on as if there were no stop.
+
+    A document may repeat the `traceEvents` key; JSON parsers keep the last value. The first array
+    is read as it streams by and a later one is only noted (`later_events_at`, its `[`); the reader
+    then reads the document again with `events_at` naming that array, the others skipped.
     """
 
     def __init__(
@@ -212,6 +216,7 @@ class EventScanner:
         start_in_events: bool = False,
         bare_array: bool = False,
         on_events_start: Callable[[int, bool], int | None] | None = None,
+        events_at: int | None = None,
     ) -> None:
         self._next_block = next_block
         self.damage = damage
@@ -235,6 +240,8 @@ class EventScanner:
         self._damaged_scanned = 0  # bytes the slow path has read in that stretch
         self._slow: list[Event] = []
         self._on_events_start = on_events_start
+        self._events_at = events_at
+        self.later_events_at: int | None = None
 
     def _enter_events(self) -> None:
         """At the first event of the array: note where it starts, ask whether to stop early."""
@@ -426,16 +433,36 @@ class EventScanner:
             if c is None:
                 self.damage.warn(f"the file ends before the value of {key[:100]!r} (truncated)")
                 return
-            if key == "traceEvents" and c == 0x5B and not self.found_events_array:
+            if key == "traceEvents" and c == 0x5B and self._reads_events_at(self.offset):
                 self._pos += 1
                 self._enter_events()
                 yield from self._events()
                 if self.reached_stop or not self.events_array_closed:
                     return
+            elif key == "traceEvents" and c == 0x5B:
+                if not self._skip_events_array():
+                    return
             elif not self._metadata_value(key):
                 return
             expect_member = False
             first = False
+
+    def _reads_events_at(self, offset: int) -> bool:
+        """Whether the `traceEvents` array opening at `offset` is the one this pass reads."""
+        return not self.found_events_array and (self._events_at is None or offset == self._events_at)
+
+    def _skip_events_array(self) -> bool:
+        """Pass over a `traceEvents` array this pass does not read, noting it when it comes after
+        the one read; False if the file ends inside it."""
+        start = self.offset
+        if self.found_events_array:
+            self.later_events_at = start
+        if self._skip_value() is None:
+            self.damage.warn(
+                f"the file ends inside a repeated 'traceEvents' array at byte {start} (truncated)"
+            )
+            return False
+        return True
 
     def _metadata_value(self, key: str) -> bool:
         """Read one top-level value into metadata; False if the file ends inside it."""

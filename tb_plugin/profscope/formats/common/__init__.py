@@ -1,1 +1,1 @@
-"""What several readers share: protobuf wire decoding, a reader's helper process."""
+"""What several readers share: protobuf wire decoding, a reader's helper process, opening a file."""

@@ -109,6 +109,7 @@ class DebugFile:
     warnings: list[str]
 
 
+_COUNT_FIELDS = {"Number of Graph Inputs": "num_inputs", "Number of Graph Outputs": "num_outputs"}
 _SIZE_FIELDS = {
     "Graph input": "input_bytes",
     "Graph output": "output_bytes",
@@ -189,7 +190,10 @@ class _Parser(LineParser[DebugFile]):
         if "pt-xla-profiler" in line:
             m = _PROFILER.search(line)
             if m:
-                self.messages.append(parse_profiler_message(number, m.group("body")))
+                message = parse_profiler_message(number, m.group("body"))
+                if message.kind == "too_slow" and message.duration_ns is None:
+                    self.skipped["unreadable time in a 'too slow' message (kept without it)"] += 1
+                self.messages.append(message)
                 return
         if "Analysis:" not in line:
             if "Computation hash:" in line:
@@ -249,10 +253,11 @@ class _Parser(LineParser[DebugFile]):
                     current.graph_hash = value
                 elif label == "Graph Name":
                     current.graph_name = value
-                elif label == "Number of Graph Inputs":
-                    current.num_inputs = int(value)
-                elif label == "Number of Graph Outputs":
-                    current.num_outputs = int(value)
+                elif label in _COUNT_FIELDS:
+                    count = int(value)
+                    if count < 0:
+                        raise ValueError(f"negative {label}")
+                    setattr(current, _COUNT_FIELDS[label], count)
             except ValueError:
                 self.skipped[f"unreadable {label}"] += 1
         elif self.section == "frames":
@@ -283,6 +288,8 @@ class _Parser(LineParser[DebugFile]):
         m = _SIZE.search(stripped)
         if m and m.group("gb") != "Unknown":
             setattr(self.post, _SIZE_FIELDS[m.group("what")], float(m.group("gb")) * _GIB)
+        elif m is None and "size:" in stripped:  # a negative, non-finite or unprintable size
+            self.skipped["unreadable post-compilation size"] += 1
 
     def close(self, last_line: int) -> None:
         self._close()

@@ -163,10 +163,12 @@ class _Parser(LineParser[GraphsFile]):
 
     def feed(self, number: int, line: str) -> None:
         state = self.state
-        if state == "body":
+        header = _HEADER.match(line) if line[:1] == "[" else None
+        if state == "body" and header is None:
+            # A record header (never part of a graph text) ends a graph whose END_GRAPH is missing:
+            # otherwise the records after an unclosed graph would all be read as its body.
             self._feed_marked_body(number, line)
             return
-        header = _HEADER.match(line)
         if header and state != "sharding":
             self._close(number)
             self.record = GraphRecord(index=len(self.records), line=number, header=header.group("name"))

@@ -233,6 +233,18 @@ def _parse_rate(text: str) -> Value:
     return parse_value(s)
 
 
+def percentiles_in_order(percentiles: list[tuple[float, Value]]) -> bool:
+    """Whether the percentiles are ones a runtime prints: labels rising within 0-100 %, values never
+    falling by more than their printed resolution (the runtime rounds each on its own)."""
+    labels = [label for label, _ in percentiles]
+    if any(not 0 <= label <= 100 for label in labels) or labels != sorted(set(labels)):
+        return False
+    return all(
+        b.value >= a.value - max(a.resolution, b.resolution)
+        for (_, a), (_, b) in zip(percentiles, percentiles[1:], strict=False)
+    )
+
+
 def _parse_percentiles(text: str) -> tuple[list[tuple[float, Value]], int]:
     """`1%=000.861us; 5%=…` → [(1.0, Value), …] and the number of unreadable items."""
     out: list[tuple[float, Value]] = []
@@ -261,12 +273,18 @@ class _Parser(LineParser[MetricsFile]):
         self.reports: list[Report] = []
         self.report: Report | None = None
         self.block: Metric | CounterValue | None = None
+        self.block_impossible: str | None = None  # why the open block holds an impossible value
         self.last_metric_line = 0
 
     # -- blocks -----------------------------------------------------------------------------
     def _close_block(self) -> None:
         block, self.block = self.block, None
+        impossible, self.block_impossible = self.block_impossible, None
         if block is None or self.report is None:
+            return
+        if impossible is not None:
+            self.skipped[f"{type(block).__name__} blocks with {impossible} (dropped)"] += 1
+            self.warnings.append(f"{self.path}:{block.line}: {block.name} has {impossible}; dropped")
             return
         if isinstance(block, Metric):
             if block.total_samples is None:
@@ -343,6 +361,8 @@ class _Parser(LineParser[MetricsFile]):
                     block.value = int(float(rest))
                 except (ValueError, OverflowError):  # not a number, or nan / inf / 1e999999
                     self.skipped["unreadable Counter value"] += 1
+                if block.value is not None and block.value < 0:  # counters only ever count up
+                    self.block_impossible = "a negative value"
             return
         if not isinstance(block, Metric):
             return
@@ -351,6 +371,8 @@ class _Parser(LineParser[MetricsFile]):
                 block.total_samples = int(rest)
             except ValueError:
                 self.skipped["unreadable TotalSamples"] += 1
+            if block.total_samples is not None and block.total_samples < 0:
+                self.block_impossible = "a negative TotalSamples"
         elif key == "Accumulator" and block.accumulator is None:
             self._set_value(block, "accumulator", rest, number)
         elif key == "Mean" and block.mean is None:
@@ -366,6 +388,12 @@ class _Parser(LineParser[MetricsFile]):
             block.percentiles, bad = _parse_percentiles(rest)
             if bad:
                 self.skipped["unreadable percentile"] += bad
+            if not percentiles_in_order(block.percentiles):
+                self.skipped["Percentiles lines out of order (dropped)"] += 1
+                self.warnings.append(
+                    f"{self.path}:{number}: percentiles of {block.name} out of order; dropped"
+                )
+                block.percentiles = []
         if self.report is not None:
             self.report.last_line = number
 

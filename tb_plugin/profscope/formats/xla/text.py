@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import fsspec
 
-from profscope.errors import UnreadableProfile
+from profscope.errors import UnreadableProfile, describe_error
 from profscope.formats import registry
 from profscope.formats.chrome.blocks import InflateLimit, check_inflated
 
@@ -59,6 +59,9 @@ _READ_BYTES = 1 << 20
 RATIO_CHECK_BYTES = 2 << 20
 BAD_UTF8 = "lines with invalid UTF-8 (replaced)"
 LONG_LINE = f"lines longer than {MAX_LINE_BYTES >> 20} MB (cut)"
+# NUL bytes are never printed by the runtime: they are what a crash leaves in a preallocated or
+# partly written log, so they are dropped (the rest of the line is read) and counted.
+NUL_BYTES = "lines with NUL bytes (the NULs removed)"
 
 
 def iter_text_lines(
@@ -69,11 +72,13 @@ def iter_text_lines(
     Reads through `fs` in blocks so big logs are never held whole, a line longer than
     MAX_LINE_BYTES is cut, and `.gz` (inferred from the name) is refused when it inflates like a
     gzip bomb. A carriage return inside a line (progress bars) also ends a line, keeping the
-    line number. The problems are `BAD_UTF8` and `LONG_LINE`.
+    line number. The problems are `NUL_BYTES`, `BAD_UTF8` and `LONG_LINE`.
     """
     if text is not None:
         for number, line in enumerate(text.splitlines(), 1):
             problem = None
+            if "\0" in line:
+                line, problem = line.replace("\0", ""), NUL_BYTES
             if len(line) > MAX_LINE_BYTES:
                 line, problem = line[:MAX_LINE_BYTES], LONG_LINE
             for piece in line.split("\r"):
@@ -84,8 +89,8 @@ def iter_text_lines(
         with filesystem.open(path, "rb") as raw_handle:
             handle = gzip.GzipFile(fileobj=raw_handle) if path.endswith(".gz") else raw_handle
             raw_lines = _raw_lines(handle, raw_handle if handle is not raw_handle else None)
-            for number, (raw, cut) in enumerate(raw_lines, 1):
-                problem = LONG_LINE if cut else None
+            for number, (raw, cut, nul) in enumerate(raw_lines, 1):
+                problem = LONG_LINE if cut else NUL_BYTES if nul else None
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError:
@@ -108,33 +113,45 @@ def _describe(exc: BaseException) -> str:
         return "the gzip stream is truncated"
     if isinstance(exc, (zlib.error, gzip.BadGzipFile)):
         return f"the gzip stream is damaged ({exc})"
-    return str(exc)
+    return describe_error(exc)
 
 
-def _raw_lines(handle: Any, compressed: Any | None) -> Iterator[tuple[bytes, bool]]:
-    """(line without its newline, whether it was cut to MAX_LINE_BYTES) of a binary stream;
-    `compressed` is the file under a gzip stream, whose position measures the inflation ratio."""
+def _raw_lines(handle: Any, compressed: Any | None) -> Iterator[tuple[bytes, bool, bool]]:
+    """(line without its newline and its NUL bytes, whether it was cut to MAX_LINE_BYTES, whether
+    it held NUL bytes) of a binary stream; `compressed` is the file under a gzip stream, whose
+    position measures the inflation ratio."""
     partial = b""
-    cut = False
+    cut = nul = False
     inflated = 0
     while True:
         block = handle.read(_READ_BYTES)
         if not block:
-            if partial or cut:
-                yield partial, cut
+            if partial or cut or nul:
+                yield partial, cut, nul
             return
         if compressed is not None:
             inflated += len(block)
             check_inflated(inflated, compressed.tell(), RATIO_CHECK_BYTES)
         pieces = block.split(b"\n")
-        for piece in pieces[:-1]:
+        if b"\0" in block:  # dropped before lines are measured: a run of NULs never cuts a line
+            nuls = [b"\0" in piece for piece in pieces]
+            pieces = [piece.replace(b"\0", b"") for piece in pieces]
+        else:
+            nuls = [False] * len(pieces)
+        for piece, piece_nul in zip(pieces[:-1], nuls, strict=False):
             if cut:  # the end of a long line: what was kept of it
-                yield partial, True
-                partial, cut = b"", False
+                yield partial, True, nul or piece_nul
+                partial, cut, nul = b"", False, False
                 continue
             line = partial + piece if partial else piece
-            partial = b""
-            yield (line[:MAX_LINE_BYTES], True) if len(line) > MAX_LINE_BYTES else (line, False)
+            line_nul = nul or piece_nul
+            partial, nul = b"", False
+            yield (
+                (line[:MAX_LINE_BYTES], True, line_nul)
+                if len(line) > MAX_LINE_BYTES
+                else (line, False, line_nul)
+            )
+        nul = nul or nuls[-1]
         if not cut:
             partial += pieces[-1]
             if len(partial) > MAX_LINE_BYTES:

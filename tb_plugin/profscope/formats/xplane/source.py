@@ -1,7 +1,8 @@
 """An XPlane file's bytes, read window by window so the reader never holds the whole file.
 
-A local file is read in place with `os.preadv` into padded numpy buffers (page-cache pages are not
-the reader's memory, as they would be if the file were memory-mapped and walked); any other
+A local file is opened through its `fs` (`common.opening`: a FIFO or a link swapped in is refused
+there, never read by name) and read in place with `os.preadv` into padded numpy buffers (page-cache
+pages are not the reader's memory, as they would be if the file were memory-mapped and walked); any other
 fsspec file is first copied, in chunks, into the scratch directory. `fields` walks the fields of
 one message (the XSpace, an XPlane) across windows, reloading when a field's header crosses the
 end of the current one, so a plane is stepped through without reading its lines.
@@ -19,7 +20,8 @@ import fsspec
 import numpy as np
 from fsspec.implementations.local import LocalFileSystem
 
-from profscope.formats.common import wire
+from profscope.errors import UnreadableProfile, describe_error
+from profscope.formats.common import opening, wire
 from profscope.model.spill import budget as spill_budget
 from profscope.model.spill import page_cache as spill_pages
 
@@ -109,10 +111,13 @@ class Source(_Bytes):
     ) -> None:
         self._copy: str | None = None
         if isinstance(fs, LocalFileSystem):
-            local = fs._strip_protocol(path)
+            try:  # through `fs`, whose checks apply: never the file by name again
+                self._fd = opening.open_descriptor(path, fs)
+            except OSError as e:
+                raise UnreadableProfile(path, describe_error(e)) from e
         else:
-            local = self._copy = os.path.join(scratch_dir(), "source.xplane.pb")
-            with fs.open(path, "rb") as src, _scratch_file(local) as dst:
+            self._copy = os.path.join(scratch_dir(), "source.xplane.pb")
+            with fs.open(path, "rb") as src, _scratch_file(self._copy) as dst:
                 total = getattr(src, "size", None) or 0
                 done = 0
                 while chunk := src.read(_COPY_CHUNK):
@@ -123,7 +128,7 @@ class Source(_Bytes):
                     done += len(chunk)
                     if progress is not None:
                         progress(done // 2, max(total, done))
-        self._fd = os.open(local, os.O_RDONLY)
+            self._fd = os.open(self._copy, os.O_RDONLY)
         self.size = os.fstat(self._fd).st_size
         self.copied = self._copy is not None
         self._drop = spill_pages.DropBehind(self._fd)
