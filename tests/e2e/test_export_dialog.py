@@ -1,7 +1,8 @@
 """The Trace tab's "Export…" dialog in headless Chromium against a real `tensorboard` (H100 trace).
 
 A user opens the dialog, sees what the export holds and what redaction takes out before anything
-is downloaded, switches to the visible window, and downloads the file: it gunzips into Chrome trace
+is downloaded (each distinct value, partly masked, with what replaces it: the container's host name
+of the trace's metadata among them, never in clear), switches to the visible window, and downloads the file: it gunzips into Chrome trace
 JSON with the events the preview counted. (Perfetto UI itself is not reachable from here; the
 document's shape is checked against the Chrome trace format in tests/test_export.py.)
 """
@@ -16,6 +17,8 @@ import urllib.parse
 from tests.e2e.trace_fixtures import fragment, get_json, open_gpu_trace, requires_bundle, subject_query
 
 pytestmark = requires_bundle
+# The container the H100 trace was captured in (its metadata's `uname.node` and `HOSTNAME`).
+HOST_NAME = "a39ca6b8f513"
 
 
 def test_export_dialog_previews_and_downloads(
@@ -36,6 +39,10 @@ def test_export_dialog_previews_and_downloads(
     assert lines[0] == f"{preview['events']:,} events, {preview['flows']:,} flows, 0 counter samples"
     assert preview["events"] == meta["num_events"]
     assert len(lines) == 1 + len(preview["redactions"]) and preview["redactions"], lines
+    values = frame.eval_on_selector_all("[data-testid=export-value]", "els => els.map(e => e.textContent)")
+    assert values == [f"{v['original']} → {v['replacement']}" for v in preview["replacements"]]
+    assert any(v.startswith("a3…13 → <host-") for v in values), values
+    assert HOST_NAME not in frame.inner_text("[data-testid=export-dialog]")
     screenshot(browser_page, "export_dialog")
 
     link = frame.locator("[data-testid=export-download]")
@@ -52,6 +59,7 @@ def test_export_dialog_previews_and_downloads(
     events = [ev for ev in doc["traceEvents"] if ev["ph"] in ("X", "i")]
     assert len(events) == meta["num_events"]
     assert doc["profscope_export"]["redaction"]["kinds"] == preview["redactions"]
+    assert HOST_NAME not in json.dumps(doc) and "x86_64" in json.dumps(doc)
 
     # The visible window: the link then names the range the timeline shows.
     frame.check("[data-testid=export-visible]")

@@ -384,13 +384,15 @@ def test_a_redacted_export_keeps_every_event_and_no_secret(tmp_path):
     _, _, plain = exported(Timeline([host_trace(plain_path, HOST)]), tmp_path, redact=options)
     before = {k["kind"]: k["occurrences"] for k in plain["profscope_export"]["redaction"]["kinds"]}
     assert before["secret_value"] == 1 and before["long_secret"] == 1, "HF_TOKEN and trace_id in metadata"
+    users_before = {k["kind"]: k["values"] for k in plain["profscope_export"]["redaction"]["kinds"]}["user"]
+    assert users_before == 1, "started_by in the metadata and its environment"
     for kind in set(places) | set(before):
         assert kinds[kind]["occurrences"] == places[kind] + before.get(kind, 0), (
             kind,
             kinds[kind],
             places[kind],
         )
-    assert kinds["email"]["values"] == kinds["github_token"]["values"] == kinds["user"]["values"] == 1
+    assert kinds["email"]["values"] == kinds["github_token"]["values"] == kinds["user"]["values"] - 1 == 1
     assert b'"HF_TOKEN":"<secret_value-' in text and b'"trace_id":"<long_secret-1>"' in text
     preview = export.Exporter(
         timeline, export.Subject("run", "session", [HOST]), export.ExportRange(), options
@@ -399,6 +401,12 @@ def test_a_redacted_export_keeps_every_event_and_no_secret(tmp_path):
         (k["kind"], k["values"], k["occurrences"]) for k in doc["profscope_export"]["redaction"]["kinds"]
     ]
     assert preview.events == source.num_events and preview.filename == "redacted.trace.json.gz"
+    shown = {(r.kind, r.original): r.replacement for r in preview.replacements}
+    assert shown[("host", "gp…17")] == doc["profscope_export"]["hosts"][0]["name"]
+    assert shown[("email", "al…om")] == "<email-1>"
+    node = doc["profscope_export"]["hosts"][0]["metadata"]["metadata"]["system"]["uname"]["node"]
+    assert shown[("host", "a3…13")] == node, "the container's host name, replaced in uname too"
+    assert all("alice" not in r.original and HOST not in r.original for r in preview.replacements)
 
 
 def test_shapes_and_argument_values_can_be_redacted_too(tmp_path):
@@ -493,6 +501,7 @@ def test_the_route_streams_an_attachment(plugin_client, logdir, monkeypatch):
     meta = client.get(f"{BASE}/trace/meta?{query}").get_json()
     assert counts["events"] == meta["num_events"] > 1000 and counts["redact"] is True
     assert counts["filename"] == "redacted.trace.json.gz"
+    assert {"kind": "host", "original": "t…3", "replacement": "<host-1>"} in counts["replacements"]
     res = client.get(f"{BASE}/export?{query}", buffered=False)
     assert res.status_code == 200
     assert res.headers["Content-Type"] == "application/gzip"

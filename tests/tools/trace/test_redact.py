@@ -54,6 +54,8 @@ def kinds(r: Redactor) -> dict[str, tuple[int, int]]:
         ("~/proj/run.sh", "<path-1>/run.sh", "path"),
         ("C:\\Users\\bob\\proj\\a.py", "<path-1>/a.py", "path"),
         ("D:/data/set/x.bin", "<path-1>/x.bin", "path"),
+        ("master 10.0.12.7:29500 up", "master <address-1> up", "address"),
+        ("http://192.168.1.20/metrics", "http://<address-1>/metrics", "address"),
     ],
 )
 def test_each_kind_is_replaced_by_a_numbered_placeholder(text, want, kind):
@@ -80,6 +82,9 @@ def test_each_kind_is_replaced_by_a_numbered_placeholder(text, want, kind):
         "fusion.123 = f32[8,128]{1,0} fusion(%p0), kind=kLoop",
         "0a0a080110011880808080140a0a08021001188080808014",
         "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA1a",
+        "autograd::engine::evaluate_function: BinaryCrossEntropyWithLogitsBackward0",
+        "nvidia-cublas-cu12==12.4.5.8 libcublas-12-8=12.8.4.1-1 v1.2.3.4",
+        "x86_64",
     ],
 )
 def test_profiler_labels_are_left_alone(text):
@@ -95,6 +100,36 @@ def test_users_of_paths_are_counted_and_a_bare_home_loses_its_user():
     )
     assert redacted("cd /home/carol", r) == "cd <path-4>/<user-3>"
     assert kinds(r)["user"] == (3, 4) and kinds(r)["path"] == (4, 4)
+
+
+def test_every_folder_of_a_path_list_is_replaced():
+    assert redacted("/app/venv/bin:/usr/local/cuda/bin:/usr/bin") == "<path-1>/bin:<path-2>/bin:<path-3>/bin"
+
+
+def test_machine_is_the_architecture_not_a_host():
+    r = Redactor(ON)
+    [out] = r.records([msgspec.json.encode({"machine": "x86_64", "nodename": "a39ca6b8f513"})])
+    assert json.loads(out) == {"machine": "x86_64", "nodename": "<host-1>"}
+
+
+def test_the_preview_lists_each_value_masked_with_its_replacement():
+    r = Redactor(ON, ["a39ca6b8f513"])
+    redacted("a39ca6b8f513 alice@example.com bob@example.org /home/carol/x.py on a39ca6b8f513", r)
+    assert r.value("host", "vm") == b'"<host-2>"' and r.value("user", "") == b'""'
+    assert [(x.kind, x.original, x.replacement) for x in r.replacements()] == [
+        ("email", "al…om", "<email-1>"),
+        ("email", "bo…rg", "<email-2>"),
+        ("user", "c…l", "<user-1>"),
+        ("host", "a3…13", "<host-1>"),
+        ("host", "…", "<host-2>"),
+        ("path", "/h…l/", "<path-1>"),
+    ]
+    assert [x.replacement for x in r.replacements(per_kind=1)] == [
+        "<email-1>",
+        "<user-1>",
+        "<host-1>",
+        "<path-1>",
+    ]
 
 
 def test_numbering_is_stable_per_value_across_texts():

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ExportPreview } from "../../api/answers.gen.ts";
 import { ProfscopeClient } from "../../api/client.ts";
 import { h } from "../../dom.ts";
-import { ExportDialog, exportParams, previewLines } from "./export_dialog.ts";
+import { ExportDialog, exportParams, previewLines, replacementGroups } from "./export_dialog.ts";
 import { Toolbar } from "./toolbar.ts";
 
 const BASE = "http://tb.local/data/plugin/profscope/";
@@ -22,6 +22,10 @@ function preview(over: Partial<ExportPreview> = {}): ExportPreview {
     redactions: [
       { kind: "email", values: 1, occurrences: 6, capped: false },
       { kind: "path", values: 1200, occurrences: 5000, capped: true },
+    ],
+    replacements: [
+      { kind: "email", original: "al…om", replacement: "<email-1>" },
+      { kind: "path", original: "/h…e/", replacement: "<path-1>" },
     ],
     filename: "redacted.trace.json.gz",
     ...over,
@@ -69,6 +73,16 @@ describe("export dialog", () => {
     );
   });
 
+  it("lists each replaced value by kind, and how many more the preview leaves out", () => {
+    expect(replacementGroups(preview())).toEqual([
+      { label: "e-mail addresses", values: [{ kind: "email", original: "al…om", replacement: "<email-1>" }], more: 0 },
+      { label: "file paths (file names kept)", values: [{ kind: "path", original: "/h…e/", replacement: "<path-1>" }], more: 1199 },
+    ]);
+    const args = { kind: "args", values: 0, occurrences: 9, capped: false };
+    expect(replacementGroups(preview({ redactions: [args], replacements: [] }))).toEqual([]);
+    expect(replacementGroups(preview({ redact: false }))).toEqual([]);
+  });
+
   it("counts before it offers the download, redacted by default, and follows the options", async () => {
     const asked: URL[] = [];
     const client = fakeClient((url) => preview({ redact: url.searchParams.get("redact") === "1" }), asked);
@@ -84,6 +98,9 @@ describe("export dialog", () => {
     expect(asked[0].pathname).toBe("/data/plugin/profscope/export/preview");
     expect(Object.fromEntries(asked[0].searchParams)).toEqual({ run: "bert", session: "pytorch", host: "h0,h1", redact: "1" });
     expect(q("export-preview").textContent).toContain("2,298 events");
+    const values = [...dialog.el.querySelectorAll("[data-testid=export-value]")].map((e) => e.textContent);
+    expect(values).toEqual(["al…om → <email-1>", "/h…e/ → <path-1>"]);
+    expect(q("export-values").textContent).toContain("… and 1,199 more");
     expect(link.hidden).toBe(false);
     expect(link.getAttribute("download")).toBe("redacted.trace.json.gz");
     expect(new URL(link.href).pathname).toBe("/data/plugin/profscope/export");
@@ -102,6 +119,7 @@ describe("export dialog", () => {
     await settle();
     expect(new URL(link.href).searchParams.has("redact")).toBe(false);
     expect(q("export-preview").textContent).toMatch(/Not redacted/);
+    expect(dialog.el.querySelector("[data-testid=export-values]")).toBeNull();
 
     dialog.el.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
     expect(dialog.isOpen).toBe(false);

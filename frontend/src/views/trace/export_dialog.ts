@@ -1,9 +1,10 @@
 /** The "Export…" dialog of the trace view: the trace (whole, or the visible window) as gzipped
  * Chrome trace JSON for Perfetto UI and chrome://tracing, redacted by default. Before the download
  * link appears, `export/preview` with the same parameters says how many events, flows and counter
- * samples the file holds and what redaction takes out, by kind. */
+ * samples the file holds and what redaction takes out, by kind, then each distinct value replaced
+ * (partly masked by the server, `ab…yz → <host-1>`), so a user sees what would leak before sharing. */
 
-import type { ExportPreview } from "../../api/answers.gen.ts";
+import type { ExportPreview, RedactedValue } from "../../api/answers.gen.ts";
 import type { ProfscopeClient } from "../../api/client.ts";
 import type { Subject } from "../../api/types.ts";
 import { clear, h, isAbort, messageOf } from "../../dom.ts";
@@ -54,6 +55,8 @@ export const KIND_LABELS: Record<string, string> = {
   email: "e-mail addresses",
   user: "user names",
   host: "host names",
+  address: "IP addresses",
+  machine_id: "machine ids (UUIDs, serials)",
   path: "file paths (file names kept)",
   shapes: "input shapes",
   args: "argument values",
@@ -72,6 +75,46 @@ export function previewLines(p: ExportPreview): string[] {
     lines.push(`${label}: ${values}${formatCount(r.occurrences)} ${r.occurrences === 1 ? "place" : "places"}`);
   }
   return lines;
+}
+
+/** One group of the replaced values: a kind, its values (original → replacement) and how many
+ * more the preview leaves out. */
+export interface ReplacementGroup {
+  label: string;
+  values: RedactedValue[];
+  more: number;
+}
+
+/** The replaced values by kind, in the order of the kinds' lines. */
+export function replacementGroups(p: ExportPreview): ReplacementGroup[] {
+  if (!p.redact) return [];
+  return p.redactions
+    .map((r) => {
+      const values = p.replacements.filter((v) => v.kind === r.kind);
+      return { label: KIND_LABELS[r.kind] ?? r.kind, values, more: Math.max(0, r.values - values.length) };
+    })
+    .filter((g) => g.values.length > 0 || g.more > 0);
+}
+
+/** A list of each replaced value, kind by kind, scrolling when long. */
+function replacementList(groups: ReplacementGroup[]): HTMLElement {
+  const list = h("div", { "data-testid": "export-values", style: "max-height: 16em; overflow: auto; margin-top: 6px; font-size: 12px" });
+  for (const g of groups) {
+    list.append(h("div", { style: "font-weight: 600; margin-top: 4px" }, g.label));
+    for (const v of g.values) {
+      list.append(
+        h(
+          "div",
+          { "data-testid": "export-value", style: "font-family: monospace; padding-left: 1em" },
+          h("span", { title: "original, partly masked" }, v.original),
+          " → ",
+          h("span", {}, v.replacement),
+        ),
+      );
+    }
+    if (g.more) list.append(h("div", { style: "padding-left: 1em" }, `… and ${formatCount(g.more)} more`));
+  }
+  return list;
 }
 
 export class ExportDialog {
@@ -103,7 +146,7 @@ export class ExportDialog {
         "fieldset",
         {},
         h("legend", {}, "Redaction"),
-        h("label", { title: "File paths (file names kept), user and host names, e-mail addresses, tokens and keys" }, this.redact, " Redact paths, names, e-mails, tokens and keys"),
+        h("label", { title: "File paths (file names kept), user and host names, IP and e-mail addresses, machine ids, tokens and keys" }, this.redact, " Redact paths, names, addresses, tokens and keys"),
         h("br"),
         h("label", {}, this.shapes, " Also input shapes and types"),
         h("br"),
@@ -171,6 +214,8 @@ export class ExportDialog {
       if (abort.signal.aborted) return;
       clear(this.preview);
       for (const line of previewLines(answer)) this.preview.append(h("div", { "data-testid": "export-preview-line" }, line));
+      const groups = replacementGroups(answer);
+      if (groups.length) this.preview.append(replacementList(groups));
       this.link.href = this.host.client.url("export", this.host.subject, params);
       this.link.download = answer.filename;
       this.link.hidden = false;

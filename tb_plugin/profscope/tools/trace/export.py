@@ -21,7 +21,9 @@ our own reader; `export/preview`: what such an export holds and what redaction t
   Every other flow: `cat` `flow`, its own name, a fresh `id`. A flow end is placed at a time
   inside its slice that no deeper slice covers, so a viewer binds it to that slice, not a child;
 - `profscope_export`: run, session, hosts (source file, format, offset, clock origin, the source's
-  top-level metadata), the range, the counts, and the redaction summary (`redact.py`).
+  top-level metadata), the range, the counts, and the redaction summary (`redact.py`). Redacted, a
+  host's name is replaced whole, its source keeps only the file name and its metadata is redacted
+  field by field (`redact_fields.py`).
 
 Times (`ts`, `dur`) are µs from the session start (the timeline's zero), written exactly: 3
 decimals (ns) where a batch of events falls on whole ns, 6 (ps) where the source has ps (XPlane).
@@ -60,6 +62,7 @@ from profscope.formats import registry
 from profscope.model.columns import Trace
 from profscope.params import Params
 from profscope.tools import Stream
+from profscope.tools.trace import redact_fields
 from profscope.tools.trace.redact import RedactOptions, Redactor
 from profscope.version import __version__
 
@@ -85,8 +88,17 @@ class RedactedKind(Answer):
     capped: bool
 
 
+class RedactedValue(Answer):
+    """One distinct redacted value: its kind, the original partly masked (`ab…yz`), its stand-in."""
+
+    kind: str
+    original: str
+    replacement: str
+
+
 class ExportPreview(Answer):
-    """What `export` with the same parameters holds, counted before the download starts."""
+    """What `export` with the same parameters holds, counted before the download starts;
+    `replacements` lists each distinct redacted value (at most `redact.PREVIEW_VALUES` a kind)."""
 
     events: int
     flows: int
@@ -97,6 +109,7 @@ class ExportPreview(Answer):
     redact_shapes: bool
     redact_args: bool
     redactions: list[RedactedKind]
+    replacements: list[RedactedValue]
     filename: str
 
 
@@ -156,7 +169,7 @@ class Exporter:
         self.options = redact
         hostnames = list(subject.hosts)
         for host in timeline.hosts:
-            hostnames.extend(_metadata_hostnames(host.trace.metadata))
+            hostnames.extend(redact_fields.host_names(host.trace.metadata))
         self.redactor = Redactor(redact, hostnames)
         self.counts = {"events": 0, "flows": 0, "counter_samples": 0}
         self._names: list[dict[int, tuple[bytes, dict[str, int]]]] = [{} for _ in timeline.hosts]
@@ -202,6 +215,7 @@ class Exporter:
             redact_shapes=self.options.shapes,
             redact_args=self.options.args,
             redactions=[RedactedKind(**dataclasses.asdict(k)) for k in self.redactor.summary()],
+            replacements=[RedactedValue(**dataclasses.asdict(r)) for r in self.redactor.replacements()],
             filename=self.filename(),
         )
 
@@ -224,8 +238,10 @@ class Exporter:
         """`M` events naming and ordering processes and threads; keeps the redacted track names
         the counter events reuse."""
         layout = self._layout
-        for pid, name, sort in layout.processes:
+        for pid, host, name, sort in layout.processes:
             text = self._redacted_string(name)
+            if host is not None:  # merged hosts: "<host>: <section>"
+                text = self._host_name(host)[:-1] + b": " + text[1:]
             yield b'{"ph":"M","name":"process_name","pid":%d,"tid":0,"args":{"name":%b}}' % (pid, text)
             yield b'{"ph":"M","name":"process_sort_index","pid":%d,"tid":0,"args":{"sort_index":%d}}' % (
                 pid,
@@ -240,6 +256,12 @@ class Exporter:
                 tid,
                 sort,
             )
+
+    def _host_name(self, h: int) -> bytes:
+        """Host `h`'s name as the listing gives it, as JSON text; replaced whole when redacted,
+        however short."""
+        name = self.subject.hosts[h] if h < len(self.subject.hosts) else self.timeline.hosts[h].name
+        return self.redactor.value("host", name)
 
     def _redacted_string(self, value: str) -> bytes:
         text, hits = self.redactor.string(value)
@@ -442,14 +464,12 @@ class Exporter:
             hosts.append(
                 b'{"name":%b,"source":%b,"format":%b,"offset_ns":%b,"clock_origin_ns":%b,"metadata":%b}'
                 % (
-                    self._redacted_string(
-                        self.subject.hosts[h] if h < len(self.subject.hosts) else host.name
-                    ),
-                    self._redacted_string(trace.source),
+                    self._host_name(h),
+                    redact_fields.redacted_source(self.redactor, trace.source),
                     msgspec.json.encode(trace.format),
                     msgspec.json.encode(timeline.offsets_ps[h] / 1000),
                     msgspec.json.encode(trace.clock_origin_ns),
-                    self.redactor.text(msgspec.json.encode(metadata)),
+                    redact_fields.redacted_metadata(self.redactor, metadata),
                 )
             )
         start, end = self.range_ns()
@@ -492,7 +512,7 @@ class _Layout:
     """pid / tid of every section / track of the timeline, and the names and order they show."""
 
     def __init__(self, timeline: Timeline) -> None:
-        self.processes: list[tuple[int, str, int]] = []
+        self.processes: list[tuple[int, int | None, str, int]] = []
         self.threads: list[tuple[int, int, int, int, str, int]] = []
         self.pid: list[np.ndarray] = []
         self.tid: list[np.ndarray] = []
@@ -509,10 +529,8 @@ class _Layout:
             preferred, name = wanted[(h, s.id)]
             if preferred != pid:
                 name = s.name
-            if merged:
-                name = f"{timeline.hosts[h].name}: {name}"
             section_pid[(h, s.id)] = pid
-            self.processes.append((pid, name, order))
+            self.processes.append((pid, h if merged else None, name, order))
         for h, host in enumerate(timeline.hosts):
             trace = host.trace
             pid_of = np.zeros(len(trace.tracks), np.int64)
@@ -529,7 +547,7 @@ class _Layout:
                     self.threads.append((h, t.id, pid, tid, t.name, order))
             self.pid.append(pid_of)
             self.tid.append(tid_of)
-        order_of = {pid: order for pid, _, order in self.processes}
+        order_of = {pid: order for pid, _, _, order in self.processes}
         self.threads.sort(key=lambda t: (order_of[t[2]], t[5]))
 
 
@@ -667,18 +685,6 @@ def _repaired(record: bytes) -> bytes:
         return msgspec.json.encode(json.loads(text))
     except ValueError:
         return msgspec.json.encode({"profscope_unparsed_args": text})
-
-
-def _metadata_hostnames(metadata: dict[str, Any]) -> list[str]:
-    """Host names a trace's metadata names (an XSpace's `hostnames`, a `hostname`)."""
-    found: list[str] = []
-    for key in ("hostnames", "hostname", "host_name"):
-        value = metadata.get(key)
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, list):
-            found.extend(v for v in value if isinstance(v, str))
-    return found
 
 
 class _BlobReader:

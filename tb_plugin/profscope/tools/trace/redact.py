@@ -2,7 +2,7 @@
 
 Everything is redacted in its JSON text form (a name as its JSON string, an args record as the
 object text the cache holds), so one set of patterns serves names, argument values, track and
-section names and metadata, and a replacement never breaks the JSON around it. Each redacted value
+section names and the metadata's free text, and a replacement never breaks the JSON around it. Each redacted value
 becomes `<kind-N>`, N numbered per distinct value in order of first appearance and stable within
 one export (the same e-mail is `<email-1>` wherever it appears, in names and args alike), so a
 reader of the redacted trace still sees which events share a value.
@@ -13,7 +13,7 @@ is not looked at again), each only in a text that holds what it starts with:
 | kind | matches | becomes |
 |---|---|---|
 | `secret_value` | a JSON member whose key names a secret (`token`, `password`, `passwd`, `secret`, `api_key`, `access_key`, `private_key`, `auth`, `authorization`, `credential`…) and has a string value; `token=`, `key=`, `api_key=`, `password=`, `pwd=`, `secret=`, `auth=`… followed by a value (`=` or `:`, an optional `Bearer `/`Basic ` before it) | the value: `<secret_value-N>` |
-| `host` | a JSON member `hostname`, `host_name`, `host`, `nodename`, `node_name`, `machine`, `fqdn` with a string value; last of all, the session's host names (and an XSpace's `hostnames`) wherever they stand as a word (file names of paths included) | `<host-N>` |
+| `host` | a JSON member `hostname`, `host_name`, `host`, `nodename`, `node_name`, `fqdn` with a string value (not `machine`: in `uname` it is the architecture); last of all, the session's host names and those its metadata names (`redact_fields.py`) wherever they stand as a word (file names of paths included) | `<host-N>` |
 | `user` | a JSON member `user`, `username`, `user_name`, `login`, `owner` with a string value; the user of a path under `/home/<user>/`, `/Users/<user>/`, `C:\\Users\\<user>\\`, `~<user>/` (counted; the path's folder is replaced whole) | `<user-N>` |
 | `bearer_token` | `Bearer <token>` | the token |
 | `github_token` | `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` + ≥ 20 letters/digits; `github_pat_…` | `<github_token-N>` |
@@ -22,8 +22,13 @@ is not looked at again), each only in a text that holds what it starts with:
 | `aws_access_key` | `AKIA` / `ASIA` + 16 capitals or digits | `<aws_access_key-N>` |
 | `aws_secret_key` | 40 base64 characters after `aws_secret_access_key` / `aws_secret_key` and `=` or `:` | the key |
 | `email` | `local@domain.tld` | `<email-N>` |
+| `address` | an IPv4 address, with its `:port` (not a version: not after a word character, `.`, `-`, `+` or `==`, nor before one of them) | `<address-N>` |
 | `path` | an absolute path: POSIX `/a/b/…` (not a relative path, a URL or `/device:TPU:0`), `~/…`, Windows `C:\\…\\` (JSON-escaped backslashes or `/`) | its folder: `<path-N>/file.py` (the file name is kept) |
-| `long_secret` | a run of ≥ 32 base64 characters standing alone (not part of a longer word with `_` or `-`, so mangled C++ names and kernel names stay) that looks random: hex with digits, letters and ≥ 10 distinct digits, or capitals, small letters, digits and ≥ 16 distinct characters | `<long_secret-N>` |
+| `long_secret` | a run of ≥ 32 base64 characters standing alone (not part of a longer word with `_` or `-`, so mangled C++ names and kernel names stay) that looks random: hex with digits, letters and ≥ 10 distinct digits, or capitals, small letters, digits and ≥ 16 distinct characters, its runs of small letters shorter than 3 on average (not `CrossEntropyBackward0`) | `<long_secret-N>` |
+
+The metadata of a trace is redacted field by field (`redact_fields.py`): a field whose key names a
+host, an address, a user, a path or a machine id is replaced whole by its kind (`machine_id` only
+there), the others go through the patterns above.
 
 Optional, structural (the args record is decoded, changed and encoded again):
 - `shapes` (`redact_shapes`): the values of `Input Dims`, `Input type`, `Input Strides`, `Concrete
@@ -41,6 +46,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -53,6 +59,11 @@ MAX_NUMBERED = 100_000
 # Host names shorter than this are not replaced as words (a host "0" or "gpu" would hit everything).
 MIN_HOST_NAME = 3
 ARGS_PLACEHOLDER = "<redacted>"
+# Distinct values per kind an export preview lists (the summary counts them all).
+PREVIEW_VALUES = 200
+# Values at least this long keep two characters at each end in a preview, shorter ones one.
+MASK_KEEP_TWO = 8
+MASK_KEEP_ONE = 4
 SHAPE_KEYS = ("Input Dims", "Input type", "Input Strides", "Concrete Inputs")
 _SHAPE_KEYS_JSON = tuple(msgspec.json.encode(k) for k in SHAPE_KEYS)
 
@@ -60,7 +71,7 @@ _SECRET_KEYS = (
     r"[A-Za-z0-9_ .-]*?(?:token|password|passwd|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
     r"|auth|authorization|credentials?)"
 )
-_HOST_KEYS = r"hostname|host_name|host|nodename|node_name|machine|fqdn"
+_HOST_KEYS = r"hostname|host_name|host|nodename|node_name|fqdn"
 _USER_KEYS = r"user|username|user_name|login|owner"
 # A JSON string's content: anything but quotes, backslashes and NUL (the record separator), or escapes.
 _JSON_STRING = rb'(?:[^"\\\x00]|\\.)*'
@@ -114,8 +125,9 @@ LONG_SECRET_MIN = 32
 MIN_DISTINCT_HEX = 10
 MIN_DISTINCT_BASE64 = 16
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-# Characters that, before a "/", make it part of a relative path, a URL or a word, not a path start.
-_NOT_PATH_START = _WORD_BYTES | frozenset(b"_.~:/-<>")
+# Characters that, before a "/", make it part of a relative path, a URL or a word, not a path start
+# (after ":" a path starts: `PATH=/a/bin:/b/bin`; a URL's "//" never starts one).
+_NOT_PATH_START = _WORD_BYTES | frozenset(b"_.~/-<>")
 # The keys of a text's JSON members; the member rule runs only where one of them names a secret,
 # a host or a user (finding the keys is quicker than looking for each key word).
 _JSON_KEY = re.compile(rb'"([^"\\\x00]{1,64})"\s*:')
@@ -126,6 +138,20 @@ _USER_DIR = re.compile(
     rb"^(?:/home/|/Users/|[A-Za-z]:(?:\\\\|/)Users(?:\\\\|/))(?P<user>[^/\\]+)", re.IGNORECASE
 )
 _USER_PARENT = re.compile(rb"^(?:/home/|/Users/|[A-Za-z]:(?:\\\\|/)Users(?:\\\\|/))$", re.IGNORECASE)
+_OCTET = rb"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_IPV4 = re.compile(_OCTET + rb"(?:\." + _OCTET + rb"){3}(?::[0-9]{1,5})?")
+# Around an address: what makes a dotted number a version (`==1.2.3.4`, `12.8.4.1-1`, `v1.2.3.4`).
+_NOT_ADDRESS_EDGE = _WORD_BYTES | frozenset(b"._+-")
+_DIGIT_TABLE = np.zeros(256, bool)
+_DIGIT_TABLE[list(b"0123456789")] = True
+# Texts shorter than this go to the address pattern directly; the span of an address's first to
+# third dot ("255.255.255.255": 8 bytes).
+ADDRESS_SCAN_MIN = 4096
+MAX_ADDRESS_DOTS_SPAN = 8
+# Runs of small letters: in a random base64 key they average under 2 letters, in an identifier made
+# of words (`BinaryCrossEntropyWithLogitsBackward0`) at least this many.
+_SMALL_LETTERS = re.compile(rb"[a-z]+")
+MIN_WORD_LETTERS = 3
 _HEX = re.compile(rb"^(?:0x)?[0-9a-fA-F]+$")
 # The summary lists kinds in this order (those never seen are left out).
 KINDS = (
@@ -140,6 +166,8 @@ KINDS = (
     "email",
     "user",
     "host",
+    "address",
+    "machine_id",
     "path",
     "shapes",
     "args",
@@ -154,6 +182,15 @@ class RedactOptions:
     enabled: bool = False
     shapes: bool = False
     args: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Replacement:
+    """One distinct redacted value as the export dialog shows it: partly masked, and what stands in."""
+
+    kind: str
+    original: str
+    replacement: str
 
 
 @dataclasses.dataclass
@@ -221,7 +258,26 @@ class Redactor:
             if self._occurrences[kind]
         ]
 
+    def replacements(self, per_kind: int = PREVIEW_VALUES) -> list[Replacement]:
+        """Each distinct value replaced, masked, with what stands in for it: kinds in summary
+        order, values in order of first appearance, at most `per_kind` of each kind."""
+        out = []
+        for kind in KINDS:
+            numbers = self._numbers.get(kind, {})
+            for value, number in itertools.islice(numbers.items(), per_kind):
+                out.append(Replacement(kind, mask(_json_string_text(value)), f"<{kind}-{number}>"))
+        return out
+
     # -- texts --------------------------------------------------------------------------------
+    def value(self, kind: str, value: str) -> bytes:
+        """`value` replaced whole by its `kind` placeholder (a field known to name a host, a user…),
+        as JSON string text, counted; as it is when redaction is off or the value is empty."""
+        text = msgspec.json.encode(value)
+        if not self.options.enabled or not value.strip() or value.startswith("<"):
+            return text
+        self.count({kind: 1})
+        return b'"%b"' % self.placeholder(kind, text[1:-1])
+
     def text(self, data: bytes) -> bytes:
         """`data` (JSON text) redacted, counted once."""
         out, hits = self.text_hits(data)
@@ -254,6 +310,8 @@ class Redactor:
                 data = pattern.sub(lambda m, kind=kind: self._word(m, hits, kind), data)
         if b"@" in data:
             data = self._emails(data, hits)
+        if _may_hold_address(data):
+            data = _IPV4.sub(lambda m: self._address(m, hits), data)
         if b"~" in data:
             data = _TILDE_PATH.sub(lambda m: self._tilde(m, hits), data)
         if b"/" in data:
@@ -354,10 +412,19 @@ class Redactor:
         return self._path(hits, m.group(0)[: m.start("file") - m.start()], m.group("file"))
 
     def _posix(self, m: re.Match[bytes], hits: Hits) -> bytes:
-        at = m.start()
-        if at and m.string[at - 1] in _NOT_PATH_START:
+        at, text = m.start(), m.string
+        if at and (text[at - 1] in _NOT_PATH_START or _after_drive(text, at)):
             return m.group(0)
         return self._path(hits, m.group(0)[: m.start("file") - at], m.group("file"))
+
+    def _address(self, m: re.Match[bytes], hits: Hits) -> bytes:
+        text, at, end = m.string, m.start(), m.end()
+        before = text[at - 1] if at else None
+        if before in _NOT_ADDRESS_EDGE or (before == 61 and at > 1 and text[at - 2] == 61):  # "=="
+            return m.group(0)
+        if end < len(text) and text[end] in _NOT_ADDRESS_EDGE:
+            return m.group(0)
+        return self._hit(hits, "address", m.group(0))
 
     def _host(self, m: re.Match[bytes], hits: Hits) -> bytes:
         at = m.start()
@@ -440,6 +507,50 @@ class Redactor:
         return out
 
 
+def is_secret_key(key: str) -> bool:
+    """Whether a JSON member's key names a secret (its string value is a `secret_value`)."""
+    return _SECRET_KEY.fullmatch(key.encode()) is not None
+
+
+def mask(value: str) -> str:
+    """`value` partly hidden for the preview: `ab…yz` (two characters kept at each end), `a…z` for
+    shorter values, `…` for the shortest, so a user recognises a value without showing it whole."""
+    if len(value) >= MASK_KEEP_TWO:
+        return f"{value[:2]}…{value[-2:]}"
+    if len(value) >= MASK_KEEP_ONE:
+        return f"{value[0]}…{value[-1]}"
+    return "…"
+
+
+def _json_string_text(value: bytes) -> str:
+    """The string a JSON string's content (escapes included) stands for."""
+    try:
+        return msgspec.json.decode(b'"%b"' % value, type=str)
+    except msgspec.DecodeError:
+        return value.decode("utf-8", errors="replace")
+
+
+def _may_hold_address(data: bytes) -> bool:
+    """Whether `data` has three dots between digits close enough for an IPv4 address; a long text
+    is checked with numpy (a table lookup per byte) before the address pattern tries each digit."""
+    if len(data) < ADDRESS_SCAN_MIN:
+        return True
+    view = np.frombuffer(data, np.uint8)
+    digit = _DIGIT_TABLE[view]
+    dots = np.flatnonzero((view[1:-1] == 46) & digit[:-2] & digit[2:])  # "."
+    return bool(dots.shape[0] >= 3 and (dots[2:] - dots[:-2] <= MAX_ADDRESS_DOTS_SPAN).any())
+
+
+def _after_drive(text: bytes, at: int) -> bool:
+    """Whether `at` follows a drive (`D:`): the Windows path rule takes that path."""
+    return (
+        at >= 2
+        and text[at - 1] == 58  # ":"
+        and chr(text[at - 2]).isalpha()
+        and (at == 2 or text[at - 3] not in _WORD_BYTES)
+    )
+
+
 def _continues_word(m: re.Match[bytes]) -> bool:
     """Whether the match starts inside a word (a letter or digit before it)."""
     at = m.start()
@@ -502,11 +613,14 @@ def _looks_secret(value: bytes) -> bool:
     """Random-looking: hex with digits and letters and at least MIN_DISTINCT_HEX distinct digits,
     or base64 with capitals, small letters, digits and at least MIN_DISTINCT_BASE64 distinct
     characters. Encoded data with few distinct symbols (an XPlane stat's hex-encoded protobuf,
-    padding) is not a key; a random 32-character key has about 14 distinct hex digits or 27
-    distinct base64 characters."""
+    padding) is not a key, nor an identifier made of words (its runs of small letters are longer);
+    a random 32-character key has about 14 distinct hex digits or 27 distinct base64 characters."""
     body = value.rstrip(b"=")
     has_digit = any(48 <= c <= 57 for c in body)
     if _HEX.match(body):
         return has_digit and any(c > 57 for c in body) and len(set(body.lower())) >= MIN_DISTINCT_HEX
     mixed = has_digit and any(65 <= c <= 90 for c in body) and any(97 <= c <= 122 for c in body)
-    return mixed and len(set(body)) >= MIN_DISTINCT_BASE64
+    if not mixed or len(set(body)) < MIN_DISTINCT_BASE64:
+        return False
+    runs = _SMALL_LETTERS.findall(body)
+    return sum(map(len, runs)) < MIN_WORD_LETTERS * len(runs)

@@ -11,12 +11,14 @@ not cached by the browser since ids change when a host arrives.
 
 from __future__ import annotations
 
+import msgspec
 from tensorboard import errors
 
 from profscope.context import HostContext
 from profscope.engine.answers import TraceEvent, TraceMeta, TraceSearch, TraceSummary
 from profscope.engine.progressive import is_partial
-from profscope.engine.timeline import DEFAULT_SEARCH_LIMIT
+from profscope.engine.search_pool import SearchBusy, SearchCancelled, SearchPool
+from profscope.engine.timeline import DEFAULT_SEARCH_LIMIT, Timeline
 from profscope.params import Params
 from profscope.tools import Binary, Handler
 from profscope.tools.trace import export, hlo
@@ -27,17 +29,39 @@ META_WAIT_S = 1.5
 # Browsers may keep a tile this long: its content never changes under the same ETag.
 TILE_MAX_AGE_S = 24 * 3600
 MAX_SEARCH_LIMIT = 10_000
+# Hex digits of the timeline's key that name its version: 64 bits, no collision between rebuilds.
+VERSION_CHARS = 16
+
+
+def version(timeline: Timeline) -> str:
+    """The timeline's version in `trace/meta` and tile URLs: a prefix of its key, which changes
+    with every host's cache entry (a rebuilt entry has a new `entry_id`)."""
+    return timeline.key[:VERSION_CHARS]
+
+
+class StaleVersionError(errors.PublicError):
+    """409: a tile of a timeline version the server no longer has (the view asks meta again)."""
+
+    http_code = 409
 
 
 def meta(ctx: HostContext, params: Params) -> TraceMeta:
-    """`trace/meta`: sections, tracks, span, counts, warnings and the tile scheme."""
-    return ctx.timeline(META_WAIT_S, partial=True).meta()
+    """`trace/meta`: sections, tracks, span, counts, warnings, the tile scheme and the version."""
+    timeline = ctx.timeline(META_WAIT_S, partial=True)
+    return msgspec.structs.replace(timeline.meta(), version=version(timeline))
 
 
 def tile(ctx: HostContext, params: Params) -> Binary:
-    """`trace/tile?level=&index=`: one gzip-encoded binary tile with its ETag."""
+    """`trace/tile?level=&index=[&v=]`: one gzip-encoded binary tile with its ETag; 409 when `v`
+    is not the timeline's version."""
     level, index = params.int("level"), params.int("index")
+    asked_version = params.text("v")
     timeline = ctx.timeline(partial=True)
+    if asked_version is not None and asked_version != version(timeline):
+        raise StaleVersionError(
+            f"{timeline.subject}: tiles of version {asked_version!r} are gone; the timeline is now "
+            f"version {version(timeline)!r} (ask trace/meta again)"
+        )
     data, etag = ctx.trace_service().tile(timeline, level, index)
     max_age = 0 if is_partial(timeline) else TILE_MAX_AGE_S
     return Binary(data, content_encoding="gzip", etag=etag, max_age_s=max_age)
@@ -53,18 +77,46 @@ def event(ctx: HostContext, params: Params) -> TraceEvent:
         raise errors.NotFoundError(f"{timeline.subject}: no event with id {event_id}") from e
 
 
+# The server's searches: a few scan at once, so tiles and event details never wait behind them.
+SEARCHES = SearchPool()
+
+
+class SearchUnavailableError(errors.PublicError):
+    """503 with Retry-After: too many searches are waiting."""
+
+    http_code = 503
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.headers = [("Retry-After", str(retry_after_s))]
+
+
+class SearchSupersededError(errors.PublicError):
+    """409: a newer search of the same client cancelled this one (which nobody waits for)."""
+
+    http_code = 409
+
+
 def search(ctx: HostContext, params: Params) -> TraceSearch:
-    """`trace/search?q=&limit=&offset=`: case-insensitive substring over names and argument values
-    of all events; matches in time order, `limit` of them from the `offset`-th."""
+    """`trace/search?q=&limit=&offset=[&client=]`: case-insensitive substring over names and
+    argument values of all events; matches in time order, `limit` of them from the `offset`-th.
+    Run in `SEARCHES`; a newer search with the same `client` id cancels this one (409), and so
+    does the client closing its connection (nobody reads that answer)."""
     q = params.text("q", "") or ""
     limit = params.int("limit", DEFAULT_SEARCH_LIMIT)
     offset = params.int("offset", 0)
+    client = params.text("client")
     timeline = ctx.timeline(partial=True)
     if not q.strip():
         raise errors.InvalidArgumentError(f"{timeline.subject}: empty search query")
     if limit > MAX_SEARCH_LIMIT:
         raise errors.InvalidArgumentError(f"{timeline.subject}: limit must be within 0..{MAX_SEARCH_LIMIT}")
-    return timeline.search(q, limit, offset)
+    try:
+        return SEARCHES.run(lambda: timeline.search(q, limit, offset), client, params.disconnected)
+    except SearchBusy as busy:
+        raise SearchUnavailableError(f"{timeline.subject}: {busy}", busy.retry_after_s) from busy
+    except SearchCancelled as cancelled:
+        raise SearchSupersededError(f"{timeline.subject}: {cancelled}") from cancelled
 
 
 def summary(ctx: HostContext, params: Params) -> TraceSummary:
