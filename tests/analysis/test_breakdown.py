@@ -43,26 +43,21 @@ def test_parts_add_up_to_wall_time(path) -> None:
     answer = overview(path, batch_size=8)
     assert msgspec.json.decode(answers.encode(answer), type=OverviewAnswer) == answer
     for host in answer.per_host:
-        assert _sum(host.capture.parts) == pytest.approx(host.capture.wall_ns, abs=1e-6)
+        assert _sum(host.capture.parts) == pytest.approx(host.capture.wall_ns, rel=1e-12, abs=1e-6)
         for row in host.steps.rows:
-            assert _sum(row.parts) == pytest.approx(row.wall_ns, abs=1e-6)
+            assert _sum(row.parts) == pytest.approx(row.wall_ns, rel=1e-12, abs=1e-6)
             assert all(v >= 0 for v in row.parts.values())
         if host.steady is not UNSET:
             steady_rows = [r for r in host.steps.rows if r.phase == "steady"]
             assert host.steady.wall_ns == pytest.approx(sum(r.wall_ns for r in steady_rows))
-            assert _sum(host.steady.parts) == pytest.approx(host.steady.wall_ns, abs=1e-6)
+            assert _sum(host.steady.parts) == pytest.approx(host.steady.wall_ns, rel=1e-12, abs=1e-6)
             assert sum(host.steady.fractions.values()) == pytest.approx(1.0)
 
 
-def test_multi_rank_hosts_each_add_up_and_name_the_slowest_rank() -> None:
+def test_multi_rank_hosts_each_add_up_and_compare_their_steps() -> None:
     answer = overview(RANK0, RANK1)
     assert [h.host for h in answer.per_host] == ["rank-0", "rank-1"]
-    by_host = {h.host: {r.number: r.wall_ns for r in h.steps.rows} for h in answer.per_host}
-    assert [s.step for s in answer.slowest_ranks] == [551, 552]
-    for row in answer.slowest_ranks:
-        walls = {h: w[row.step] for h, w in by_host.items()}
-        assert row.slowest_host == max(walls, key=walls.get)
-        assert row.spread == pytest.approx(max(walls.values()) / np.median(list(walls.values())))
+    assert [s.step for s in answer.ranks.steps] == [551, 552]  # tests/analysis/test_collectives.py: the rest
     for host in answer.per_host:
         overlap = host.overlap
         assert 0 < overlap.overlapped_ns < overlap.communication_ns
@@ -168,10 +163,11 @@ def test_device_idle_split_and_launch_delay_on_a_hand_made_stream() -> None:
     assert stream.events == 4 and stream.idle.gaps == 3
     assert stream.busy_ns == pytest.approx((25 + 3 + 2.98 + 1) * 1000)
     assert device.busy_fraction == pytest.approx(31.98 / 100)
-    # Memcpy after 2 µs with no launch linked: other; gemm 20 ns after it: kernel wait (its launch came
-    # before the memcpy ended); relu 10 µs after: host wait (launched at 96 µs, after 88 µs).
-    assert stream.idle.other_ns == pytest.approx(2000)
-    assert stream.idle.kernel_wait_ns == pytest.approx(20)
+    # Memcpy after 2 µs with no launch linked and gemm 20 ns after it (its launch came before the
+    # memcpy ended): kernel wait, both under 30 µs; relu 10 µs after: host wait (launched at 96 µs,
+    # after 88 µs).
+    assert stream.idle.other_ns == 0
+    assert stream.idle.kernel_wait_ns == pytest.approx(2000 + 20)
     assert stream.idle.host_wait_ns == pytest.approx(10_000)
     delay = devices.launch_delay
     assert delay.count == 3

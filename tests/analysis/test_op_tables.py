@@ -3,9 +3,12 @@ launch flows, kernel details, grouping by input shapes, and links to the Trace t
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from profscope.analysis import op_tables
+from profscope.analysis.device_idle import in_windows
 from profscope.answers import UNSET
 from tests.support.overview import (
     H100,
@@ -16,6 +19,7 @@ from tests.support.overview import (
     V100,
     host_result,
     overview,
+    raw_kineto,
     trace_of,
 )
 
@@ -65,8 +69,35 @@ def test_kernels_name_their_framework_op_and_launch_details() -> None:
 def test_kernel_calls_add_up_to_the_device_events_in_scope() -> None:
     answer = overview(V100)
     result = host_result(V100)
-    assert sum(k.calls for k in answer.tables.kernels) == result.launches.device.shape[0]
+    instants = result.events.instants.index
+    in_scope = in_windows(result.events.trace.ev_start_ps[instants], result.scope_lo, result.scope_hi)
+    # The device events with a role, and the 0 µs ones: calls, but no time.
+    assert sum(k.calls for k in answer.tables.kernels) == result.launches.device.shape[0] + in_scope.sum()
     assert answer.tables.kernels_total == len(answer.tables.kernels)
+
+
+def test_kernel_calls_count_the_raw_events_those_of_0_us_too() -> None:
+    """Each kernel's calls = its events in the raw JSON starting in scope; the V100 trace writes 636
+    sub-µs fill kernels with `dur: 0`: calls of no time, the table's time figures unchanged."""
+    result = host_result(V100)
+    origin_ps = trace_of(V100).clock_origin_ns * 1000
+    lo, hi = result.scope_lo.tolist(), result.scope_hi.tolist()
+    raw_calls: Counter[str] = Counter()
+    raw_ps: Counter[str] = Counter()
+    for e in raw_kineto(V100):
+        ts = e.get("ts", 0) * 10**6 - origin_ps
+        if e.get("cat") in ("Kernel", "Memcpy", "Memset") and any(a <= ts < b for a, b in zip(lo, hi)):
+            raw_calls[e["name"]] += 1
+            raw_ps[e["name"]] += e["dur"] * 10**6
+    rows = {k.name: k for k in overview(V100).tables.kernels}
+    assert {name: row.calls for name, row in rows.items()} == dict(raw_calls)
+    assert {name: row.total_ns for name, row in rows.items()} == pytest.approx(
+        {name: ps / 1e3 for name, ps in raw_ps.items()}
+    )
+    (fill,) = [r for r in rows.values() if "FillFunctor<float>" in r.name]
+    zero = sum(1 for e in raw_kineto(V100) if e.get("cat") == "Kernel" and e["dur"] == 0)
+    assert zero == 636 and fill.calls == 978 and fill.min_ns == 0
+    assert fill.framework_op == "aten::fill_"
 
 
 def test_xplane_hlo_ops_carry_category_and_framework_op() -> None:
@@ -74,6 +105,9 @@ def test_xplane_hlo_ops_carry_category_and_framework_op() -> None:
     assert rows["cudnn-conv.1"].framework_op == "conv_general_dilated"
     assert rows["loop_transpose_fusion"].category == "loop_transpose_fusion"
     tpu = {r.name: r for r in overview(TPU).tables.hlo_ops}
-    assert tpu["all-reduce"].category == "all-reduce"
+    # The TPU capture's steps are inferred from its 102 executions of `jit_f`: the table's scope is
+    # those steps (its 32 all-reduces all run before the first of them).
+    assert tpu["copy-done.2"].category == "copy-done"
+    assert tpu["broadcast_add_fusion.1"].category == "loop fusion"
     assert all(0 <= r.self_ns <= r.total_ns for r in tpu.values())
     assert overview(V100).tables.hlo_ops == []

@@ -1,13 +1,21 @@
 """Steps: how many, from which source, the warm-up split and the steady-state figures, on real
-traces whose markers are counted here from the raw events."""
+traces whose markers are counted here from the raw events, and the marker rules (candidates,
+nested duplicates, regular numbering, device work launched before the first step) on small traces
+built here."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
 
-from profscope.analysis import steps
+from profscope.analysis import events, steps
+from profscope.analysis.host import analyze_host
+from profscope.analysis.results import HostInput, Options
 from profscope.answers import UNSET
+from profscope.engine.lod import index as lod
+from profscope.model.columns import TraceBuilder
 from tests.support.overview import (
     A100,
     CPU_ONLY,
@@ -75,9 +83,8 @@ def test_a_named_annotation_is_used_when_asked() -> None:
     assert fallback.source.startswith("no slice named 'no_such_label' on a host thread, so ProfilerStep#N")
 
 
-@pytest.mark.parametrize("path", [A100, TPU], ids=["a100", "tpu"])
-def test_no_markers_says_so_and_still_breaks_the_capture_down(path) -> None:
-    answer = overview(path)
+def test_no_markers_says_so_and_still_breaks_the_capture_down() -> None:
+    answer = overview(A100)
     host = answer.per_host[0]
     assert host.steps.source_kind == "none" and host.steps.rows == []
     assert "no step markers: name an annotation" in host.steps.message
@@ -153,3 +160,128 @@ def test_split_rule_on_hand_made_walls() -> None:
         numbers, np.array([10, 30, 30, 30, 30, 30, 30, 30]) * 1_000_000, np.zeros(8, np.int64)
     )
     assert not split.warmup.any()
+
+
+def test_the_tpu_inference_loop_gives_one_step_per_execution_of_its_program() -> None:
+    trace = trace_of(TPU)
+    modules = [t.id for t in trace.tracks if t.name == "XLA Modules"]
+    runs = {
+        json.loads(trace.args_json(i))["run_id"]
+        for i in np.flatnonzero(np.isin(trace.ev_track, modules)).tolist()
+        if trace.strings[trace.ev_name[i]].startswith("jit_f(")
+    }
+    host = overview(TPU).per_host[0]
+    assert host.steps.source_kind == "inferred" and len(host.steps.rows) == len(runs) == 102
+    assert host.steps.source == "inferred from 102 executions of `jit_f` (no step markers)"
+    assert host.steps.message is UNSET
+
+
+# -- the marker rules on traces built here ---------------------------------------------------------
+MS = 1_000_000_000  # ps
+
+
+def _host(slices, kernels=()) -> events.HostEvents:
+    """A host of one Python thread with `slices` (name, start ms, duration ms, args dict or None)
+    and GPU `kernels` (name, start ms, duration ms, index of the slice that launched it)."""
+    builder = TraceBuilder("built", "test")
+    thread = builder.track(builder.section("cpu", "cpu"), "main")
+    stream = builder.track(builder.section("gpu", "gpu"), "stream 7", kind="stream")
+    kernel_cat = builder.intern("kernel")
+    ids = []
+    for name, start, dur, args in slices:
+        raw = json.dumps(args).encode() if args is not None else None
+        ids.append(builder.add_event(thread, int(start * MS), int(dur * MS), builder.intern(name), 0, raw))
+    for name, start, dur, launch in kernels:
+        kernel = builder.add_event(stream, int(start * MS), int(dur * MS), builder.intern(name), kernel_cat)
+        builder.add_flow(ids[launch], kernel)
+    trace = builder.finalize()
+    return events.build("built", trace, lod.build(trace).self_ps)
+
+
+def test_nested_duplicate_markers_count_once_with_their_own_numbers() -> None:
+    slices = []
+    for k, number in enumerate((5, 6, 7)):
+        slices.append(("train", 10 * k, 8, {"step_num": number}))
+        slices.append(("train", 10 * k + 1, 6, {"step_num": number}))  # the same step, nested
+    found = steps.find(_host(slices), None)
+    assert found.kind == "step_annotation" and found.numbers.tolist() == [5, 6, 7]
+    assert (found.start_ps == np.array([0, 10, 20]) * MS).all()
+    # Asked for by name, unnumbered nested markers are numbered by their order once merged.
+    plain = [(name, start, dur, None) for name, start, dur, _ in slices]
+    assert steps.find(_host(plain), "train").numbers.tolist() == [0, 1, 2]
+
+
+def test_a_step_marker_that_starts_inside_a_short_frame_is_found_by_time() -> None:
+    # JAX: the annotation starts inside its constructor's frame and outlives it (partial overlap).
+    slices = []
+    for k in range(4):
+        slices.append(("$profiler.py:385 __init__", 10 * k, 0.5, None))
+        slices.append(("Schritt", 10 * k + 0.2, 8, {"_r": 1, "step_num": k}))
+        slices.append(("PjitFunction(update)", 10 * k + 1, 5, None))
+    found = steps.find(_host(slices), None)
+    assert found.kind == "step_annotation" and found.names == ["Schritt"] * 4
+    assert found.numbers.tolist() == [0, 1, 2, 3] and "root step markers 'Schritt'" in found.source
+
+
+def test_root_markers_win_and_the_others_are_offered() -> None:
+    slices = []
+    for k in range(3):
+        slices.append(("outer_loop", 10 * k, 9, {"step": k + 100}))
+        slices.append(("train", 10 * k + 1, 7, {"_r": 1, "step_num": k}))
+        slices.append(("ExecutorState::Process", 10 * k + 2, 1, {"iter_num": 0}))
+    found = steps.find(_host(slices), None)
+    assert found.names[0] == "train" and found.candidates == ("outer_loop",)
+    # iter_num = 0 everywhere is no step numbering: not a candidate.
+    asked = steps.find(_host(slices), "outer_loop")
+    assert asked.kind == "user_annotation" and asked.numbers.tolist() == [100, 101, 102]
+    assert asked.candidates == ("train",)
+
+
+def test_the_outermost_regular_candidate_wins_within_a_tier() -> None:
+    slices = []
+    for k in range(4):
+        slices.append(("epoch_batch", 10 * k, 9, {"step_num": k}))
+        slices.append(("inner", 10 * k + 1, 2, {"step_num": k}))
+        slices.append(("irregular", 10 * k + 4, 1, {"step_num": (0, 5, 2, 9)[k]}))
+    found = steps.find(_host(slices), None)
+    assert found.names[0] == "epoch_batch" and found.candidates == ("inner",)
+
+
+def test_names_numbered_in_the_name_are_one_candidate() -> None:
+    slices = [(f"Profiled batch {k}", 10 * k, 8, None) for k in range(2, 6)]
+    found = steps.find(_host(slices), None)
+    assert found.kind == "step_annotation" and found.numbers.tolist() == [2, 3, 4, 5]
+
+
+def test_device_work_launched_before_the_first_step_is_counted_apart() -> None:
+    slices = [("cudaLaunchKernel", 0, 0.1, None)]
+    slices += [(f"ProfilerStep#{k}", 1 + 10 * k, 9, None) for k in range(3)]
+    slices += [("cudaLaunchKernel", 1.5 + 10 * k, 0.1, None) for k in range(3)]
+    kernels = [("tail_of_before", 0.5, 3, 0)] + [("gemm", 2 + 10 * k, 2, 4 + k) for k in range(3)]
+    host = _host(slices, kernels)
+    found = steps.find(host, None)
+    assert found.kind == "profiler_step" and found.before_first == 1
+    assert found.before_first_ps == int(2.5 * MS)
+    assert "1 device event launched before the first step runs into it" in steps.before_first_note(found)
+    # Left out of the first step's breakdown: only its own 2 ms kernel counts there.
+    answer = analyze_host(HostInput(host, 0, 0), Options()).answer.steps
+    assert answer.rows[0].parts["device_compute"] == 2 * MS / 1e3
+    assert answer.before_first == 1 and answer.before_first_ns == 2.5 * MS / 1e3
+    assert answer.before_first_note == steps.before_first_note(found)
+
+
+def test_an_unmarked_loop_is_inferred_from_its_call_pattern() -> None:
+    pattern = [
+        "Optimizer.zero_grad#SGD.zero_grad",
+        "aten::linear",
+        "aten::linear",
+        "aten::mse_loss",
+        "Optimizer.step#SGD.step",
+    ]
+    slices = [("aten::randn", 0, 1, None)]
+    for k in range(5):
+        slices += [(name, 2 + 10 * k + 2 * j, 1, None) for j, name in enumerate(pattern)]
+    found = steps.find(_host(slices), None)
+    assert found.kind == "inferred" and len(found) == 5 and found.names[0] == pattern[0]
+    assert found.source.startswith("inferred from 5 repetitions of the host call pattern starting with")
+    assert (found.start_ps == (2 + 10 * np.arange(5)) * MS).all() and found.end_ps[-1] == 51 * MS

@@ -35,6 +35,7 @@ RUNS = {
     "cpu_only": LAYOUTS / "cpu_only",
     "ranks": LAYOUTS / "multi_rank_sampled",
     "xla_logs": LAYOUTS.parent / "xla" / "pytorch_xla_cpu_recompile",
+    "input_bound_zh": REPO / "tests" / "data" / "jobs" / "torch_input_bound_zh",
 }
 
 pytestmark = pytest.mark.skipif(
@@ -308,6 +309,32 @@ def test_cpu_only_capture_says_not_observed(
         assert len(rows) == len(unobserved) and all(set(r) == {"not observed"} for r in rows)
     whole_view(browser_page, frame, height_cap=2000)
     screenshot(browser_page, "cpu_only")
+    assert page_errors == []
+
+
+def test_phases_of_the_steps(
+    tensorboard_server, browser_page, page_errors, screenshot, overview_logdir
+) -> None:  # type: ignore[no-untyped-def]
+    """A job whose four phases torch wrote as `unknown`: told apart by order, charted per step and
+    tabled with their shares; device busy is not observed on this CPU-only capture."""
+    server = tensorboard_server(overview_logdir)
+    query = subject(server, "input_bound_zh")
+    frame = open_overview(browser_page, server, query)
+    phases = overview_answer(server, query)["per_host"][0]["phases"]
+    names = [p["name"] for p in phases["phases"]]
+    assert names == ["unknown", "unknown (2)", "unknown (3)", "unknown (4)", "(outside your phases)"]
+    rows = frame.eval_on_selector_all(
+        "[data-testid=ov-phases-table] tbody tr",
+        "rs => rs.map(r => [r.dataset.phaseName, ...[...r.querySelectorAll('td')].map(td => td.textContent)])",
+    )
+    assert [r[0] for r in rows] == names
+    assert float(rows[0][4].rstrip("%")) == pytest.approx(phases["phases"][0]["share"] * 100, abs=0.1)
+    assert rows[0][5] == "not observed" and rows[2][6] != "0%"
+    assert len(texts(frame, "[data-testid=ov-phases-chart] canvas li")) == len(phases["step_numbers"])
+    assert phases["source"] in frame.inner_text("[data-testid=ov-phases-source]")
+    whole_view(browser_page, frame, height_cap=2400)
+    frame.eval_on_selector("[data-testid=ov-phases]", "el => el.scrollIntoView()")
+    screenshot(browser_page, "phases")
     assert page_errors == []
 
 

@@ -18,6 +18,17 @@ markers (the thread that waits for the batch; a background prefetch thread worki
 computes is not the step waiting for input); with no host step markers, on every host thread. Host
 compute leaves out the step markers themselves and the slices enclosing them (Python frames or
 loops around the whole training loop would otherwise cover every step).
+
+Steps (`step_layers`): device work counts in the step that launched it. A device event linked to
+its launch call belongs to the step whose window holds the call's start, and only there: the
+device still running step k's kernels after step k+1 began is not step k+1's device time (step
+k+1's window shows what its host did meanwhile), and what step k launched past its own window
+(`launched_device_ps` minus its device parts) is in no step's parts. Device events linked to no
+launch (TPU, XPlanes without flows) count where they run. Launched outside every step (before the
+first): in no step.
+
+Kernel launch / runtime is observed where the host made runtime calls or the device was observed;
+a CPU-only capture without them leaves it out of the parts ("not observed", never 0).
 """
 
 from __future__ import annotations
@@ -115,12 +126,20 @@ DEVICE_CATEGORIES = frozenset(c.id for c in CATEGORIES if c.side == "device")
 NO_DEVICE = "no device activity in the profile"
 
 
+RUNTIME_INDEX = CATEGORY_IDS.index("runtime")
+NO_RUNTIME = "no device runtime call (kernel launch, copy, synchronisation) in the profile"
+
+
 @dataclasses.dataclass(frozen=True)
 class Layers:
     """One host's activity layers (host-local ps), in `CATEGORIES` order without idle."""
 
     sets: list[intervals.Intervals]
     input_labels: list[str]
+
+    @property
+    def runtime_observed(self) -> bool:
+        return bool(len(self.sets[RUNTIME_INDEX]))
 
 
 def layers(events: HostEvents, steps: Steps) -> Layers:
@@ -149,26 +168,76 @@ def layers(events: HostEvents, steps: Steps) -> Layers:
     return Layers(sets, input_labels)
 
 
+def _step_of_launch(events: HostEvents, device: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """For each linked device event of `device`, the window holding its launch call's start (-1: none)."""
+    launch_start = events.trace.ev_start_ps[events.launch[device]]
+    k = np.searchsorted(lo, launch_start, side="right") - 1
+    inside = (k >= 0) & (launch_start < hi[np.maximum(k, 0)])
+    return np.where(inside, k, -1)
+
+
+def step_layers(events: HostEvents, host_layers: Layers, lo: np.ndarray, hi: np.ndarray) -> Layers:
+    """The layers for the step windows [lo, hi): device events linked to a launch clipped to the
+    window of their launch's step (module docstring), the host layers as they are."""
+    trace = events.trace
+    sets = list(host_layers.sets)
+    for k, category in enumerate(CATEGORIES[:-1]):
+        if category.side != "device":
+            continue
+        chosen = events.of_roles(*category.roles)
+        linked = chosen[events.launch[chosen] >= 0]
+        step = _step_of_launch(events, linked, lo, hi)
+        linked, step = linked[step >= 0], step[step >= 0]
+        unlinked = chosen[events.launch[chosen] < 0]
+        start = np.concatenate((np.maximum(trace.ev_start_ps[linked], lo[step]), trace.ev_start_ps[unlinked]))
+        end = np.concatenate((np.minimum(events.end_ps[linked], hi[step]), events.end_ps[unlinked]))
+        sets[k] = intervals.merge(start, end)
+    return Layers(sets, host_layers.input_labels)
+
+
+def launched_device_ps(events: HostEvents, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
+    """Per window, the union (ps) of the device work launched in it, wherever it ran; None when no
+    device event is linked to its launch."""
+    device = events.of_roles(*ev.DEVICE_ROLES)
+    linked = device[events.launch[device] >= 0]
+    if not linked.shape[0]:
+        return None
+    step = _step_of_launch(events, linked, lo, hi)
+    start, end = events.trace.ev_start_ps[linked], events.end_ps[linked]
+    out = np.zeros(lo.shape[0], np.int64)
+    for k in arrays.unique(step[step >= 0]).tolist():
+        out[k] = intervals.merge(start[step == k], end[step == k]).total()
+    return out
+
+
 def parts(
     host_layers: Layers, lo: np.ndarray, hi: np.ndarray, device_observed: bool
 ) -> list[dict[str, float]]:
-    """Per window, ns per category id; device categories are left out when not observed."""
+    """Per window, ns per category id; device categories are left out when not observed, kernel
+    launch / runtime too when neither the device nor a runtime call was."""
     table = intervals.partition(host_layers.sets, lo, hi)
+    runtime_observed = device_observed or host_layers.runtime_observed
     out = []
     for w in range(lo.shape[0]):
         row = {}
         for k, category in enumerate(CATEGORIES):
             if category.side == "device" and not device_observed:
                 continue
+            if category.id == "runtime" and not runtime_observed:
+                continue
             row[category.id] = float(table[k, w]) / 1e3
         out.append(row)
     return out
 
 
-def categories(device_reasons: list[str | None], input_labels: list[str]) -> list[OverviewCategory]:
+def categories(
+    device_reasons: list[str | None], input_labels: list[str], runtime_observed: bool = True
+) -> list[OverviewCategory]:
     """The category list of the answer; device ones observed when any host has device activity
-    (`device_reasons[h]` is None for a host with device activity)."""
+    (`device_reasons[h]` is None for a host with device activity), kernel launch / runtime when a
+    device or a runtime call was (`runtime_observed`: any host's `Layers.runtime_observed`)."""
     observed = any(r is None for r in device_reasons)
+    runtime_observed = runtime_observed or observed
     reason = next((r for r in device_reasons if r is not None), NO_DEVICE)
     out = []
     for priority, category in enumerate(CATEGORIES):
@@ -186,5 +255,8 @@ def categories(device_reasons: list[str | None], input_labels: list[str]) -> lis
         )
         if category.side == "device" and not observed:
             item.reason = reason
+        if category.id == "runtime" and not runtime_observed:
+            item.observed = False
+            item.reason = NO_RUNTIME
         out.append(item)
     return out

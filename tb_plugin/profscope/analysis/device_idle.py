@@ -6,10 +6,16 @@ next event's start minus the latest end before it, gaps > 0 only) belongs to the
 event after it starts inside a scope window, and is one of:
 - host wait: the launch call of the next event started after the previous event ended (the host
   had not yet asked for the work: the device waited for the host);
-- kernel wait: not host wait and the gap is under `KERNEL_WAIT_NS` (HTA's default
-  `consecutive_kernel_delay`, 30 ns): the overhead between back-to-back launches;
-- other: the rest (waits on other streams' events, synchronisation, or no launch linked to the event,
-  as on TPU).
+- kernel wait: not host wait and the gap is under `KERNEL_WAIT_PS` (30 µs): the overhead between
+  back-to-back launches;
+- other: the rest, gaps of 30 µs or more that are not host wait (waits on other streams' events,
+  synchronisation, or no launch linked to the event, as on TPU).
+
+The threshold is HTA's default `consecutive_kernel_delay=30`. HTA's docs say ns, but its code
+compares the 30 with the trace's own times, µs in every Kineto trace, so HTA's kernel wait is gaps
+under 30 µs, the scale of back-to-back launch overheads. Taken as 30 ns it would be shorter than any
+gap a whole-µs trace can show (every gap > 0 is ≥ 1 µs): kernel wait always 0, its time in "other".
+profscope compares 30 µs with the exact picosecond times.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from profscope.analysis.answers import OverviewDevice, OverviewIdle, OverviewStr
 from profscope.analysis.events import DEVICE_ROLES, HostEvents
 from profscope.model import arrays
 
-KERNEL_WAIT_NS = 30
+KERNEL_WAIT_PS = 30 * 10**6  # 30 µs (module docstring)
 
 
 def in_windows(times: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -105,5 +111,26 @@ def idle_split(events: HostEvents, mine: np.ndarray) -> tuple[np.ndarray, ...]:
     linked = launch >= 0
     launch_start = np.where(linked, trace.ev_start_ps[np.maximum(launch, 0)], np.iinfo(np.int64).min)
     host_wait = linked & (launch_start > prev_end)
-    kernel_wait = ~host_wait & (gap < KERNEL_WAIT_NS * 1000)
+    kernel_wait = ~host_wait & (gap < KERNEL_WAIT_PS)
     return prev_end, gap, host_wait, kernel_wait
+
+
+def host_wait_idle(events: HostEvents, lo: np.ndarray, hi: np.ndarray) -> float:
+    """The time (ps) in the windows when no device event runs and a stream sits in a host-wait gap:
+    the device idle because the host had not yet launched its next work (the union of the streams'
+    host-wait gaps minus all device activity; `launch_bound`'s cost)."""
+    trace = events.trace
+    device_events = events.of_roles(*DEVICE_ROLES)
+    gaps_lo, gaps_hi = [], []
+    for t in arrays.unique(trace.ev_track[device_events]).tolist():
+        mine = device_events[trace.ev_track[device_events] == t]
+        prev_end, gap, host_wait, _ = idle_split(events, mine)
+        keep = host_wait & (gap > 0) & in_windows(trace.ev_start_ps[mine], lo, hi)
+        gaps_lo.append(prev_end[keep])
+        gaps_hi.append(trace.ev_start_ps[mine][keep])
+    if not gaps_lo:
+        return 0.0
+    gaps = intervals.merge(np.concatenate(gaps_lo), np.concatenate(gaps_hi))
+    busy = intervals.merge(trace.ev_start_ps[device_events], events.end_ps[device_events])
+    idle = float(intervals.covered(gaps, lo, hi).sum())
+    return idle - float(intervals.covered(intervals.intersect(gaps, busy), lo, hi).sum())

@@ -22,7 +22,16 @@ Roles of host-thread slices (instants never count):
 Roles of device-track slices: compute, communication (NCCL/RCCL kernels, XLA collectives),
 memcpy host→device / device→host / device→device (peer and unknown direction too; TPU infeed and
 outfeed are host→device and device→host), memset. Kineto device events of other categories
-(`gpu_user_annotation`, `cuda_sync`) are annotations, not activity.
+(`gpu_user_annotation`, `cuda_sync`) are annotations, not activity. Device events of 0 µs (Kineto
+writes `dur: 0` for sub-µs kernels: 636 in the V100 trace) have no role, so no time figure (busy
+time, breakdown, idle gaps, launch delay) sees them; they are still calls: `device_calls` gives them,
+with the role and launch they would have, to the kernel table.
+
+Graphs (CUDA/HIP, `graph_calls`): the launch calls a host thread makes between a stream-capture
+begin and end (`cudaStreamBeginCapture` … `cudaStreamEndCapture`, `hip…`, driver `cu…`) that no
+device event links to are recorded into a graph, not run; device events whose launch call is a
+graph launch (`cudaGraphLaunch`, `hipGraphLaunch`, `cuGraphLaunch`) ran through the graph, many
+kernels behind one call. The names are those of the CUDA and HIP runtime and driver APIs.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import re
 import numpy as np
 
 from profscope.formats import registry
+from profscope.model import arrays
 from profscope.model.columns import Trace
 
 ROLE_NONE, ROLE_OP, ROLE_RUNTIME, ROLE_INPUT, ROLE_COMPILE, ROLE_PYTHON = 0, 1, 2, 3, 4, 5
@@ -71,6 +81,9 @@ D2H_NAMES = re.compile(r"DtoH|D2H|^outfeed", re.IGNORECASE)
 MEMCPY_NAMES = re.compile(r"^Memcpy|^infeed|^outfeed", re.IGNORECASE)
 MEMSET_NAMES = re.compile(r"^Memset", re.IGNORECASE)
 TPU_OPS_LINE = "XLA Ops"
+CAPTURE_BEGIN_NAMES = re.compile(r"^(?:cuda|hip|cu)StreamBeginCapture")
+CAPTURE_END_NAMES = re.compile(r"^(?:cuda|hip|cu)StreamEndCapture")
+GRAPH_LAUNCH_NAMES = re.compile(r"^(?:cuda|hip|cu)GraphLaunch")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +100,7 @@ class HostEvents:
     launch: np.ndarray  # int64 per event: the host event that launched this device event, or -1
     span_ps: tuple[int, int]  # first start, last end over host and device activity
     device_declared: str | None  # why device activity was expected (None: it was not)
+    instants: DeviceInstants  # the device events of 0 µs that would have a device role
 
     @property
     def end_ps(self) -> np.ndarray:
@@ -104,6 +118,27 @@ class HostEvents:
         out = np.zeros(self.trace.num_events, dtype=bool)
         out[indices] = True
         return out
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceInstants:
+    """Device events of 0 µs (module docstring): no role, no time, but calls."""
+
+    index: np.ndarray  # int64 event indices, in event order
+    role: np.ndarray  # int8 the device role each would have
+    launch: np.ndarray  # int64 its launch call (first flow from a host thread), or -1
+
+
+def device_calls(events: HostEvents) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every device call in event order, the 0 µs ones (`HostEvents.instants`) included: the event
+    indices, their device roles and their launch calls (-1: none)."""
+    device = events.of_roles(*DEVICE_ROLES)
+    instants = events.instants
+    index = np.concatenate((device, instants.index))
+    order = np.argsort(index, kind="stable")
+    role = np.concatenate((events.role[device], instants.role))
+    launch = np.concatenate((events.launch[device], instants.launch))
+    return index[order], role[order], launch[order]
 
 
 def role_table(roles: tuple[int, ...]) -> np.ndarray:
@@ -173,22 +208,25 @@ def build(name: str, trace: Trace, self_ps: np.ndarray) -> HostEvents:
     role[host & (cat_is["python"][cats] | name_is["python"][names])] = ROLE_PYTHON
     role[host & (cat_is["runtime"][cats] | name_is["runtime"][names])] = ROLE_RUNTIME
 
-    device = on_device & slices
     kineto_device = cat_is["kernel"][cats] | cat_is["memcpy"][cats] | cat_is["memset"][cats]
-    categorized = bool(kineto_device[device].any())
+    categorized = bool(kineto_device[on_device & slices].any())
+    # Classified at every duration; only slices get the role (0 µs ones: `instants`).
+    device = on_device & kineto_device if categorized else on_device.copy()
     if categorized:
-        device &= kineto_device
         is_memcpy = cat_is["memcpy"][cats]
         is_memset = cat_is["memset"][cats]
     else:
         is_memcpy = name_is["memcpy"][names]
         is_memset = name_is["memset"][names]
-    role[device] = ROLE_COMPUTE
-    role[device & name_is["collective"][names]] = ROLE_COMM
-    role[device & is_memcpy] = ROLE_D2D
-    role[device & is_memcpy & name_is["h2d"][names]] = ROLE_H2D
-    role[device & is_memcpy & name_is["d2h"][names]] = ROLE_D2H
-    role[device & is_memset] = ROLE_MEMSET
+    device_role = np.zeros(n, dtype=np.int8)
+    device_role[device] = ROLE_COMPUTE
+    device_role[device & name_is["collective"][names]] = ROLE_COMM
+    device_role[device & is_memcpy] = ROLE_D2D
+    device_role[device & is_memcpy & name_is["h2d"][names]] = ROLE_H2D
+    device_role[device & is_memcpy & name_is["d2h"][names]] = ROLE_D2H
+    device_role[device & is_memset] = ROLE_MEMSET
+    role[device & slices] = device_role[device & slices]
+    instants = _instants(trace, on_host, np.flatnonzero(device & ~slices), device_role)
 
     launch = np.full(n, -1, dtype=np.int64)
     src, dst = trace.flow_src, trace.flow_dst
@@ -220,7 +258,22 @@ def build(name: str, trace: Trace, self_ps: np.ndarray) -> HostEvents:
         launch=launch,
         span_ps=span,
         device_declared=_device_declared(trace, role, device_track),
+        instants=instants,
     )
+
+
+def _instants(
+    trace: Trace, on_host: np.ndarray, index: np.ndarray, device_role: np.ndarray
+) -> DeviceInstants:
+    """The device events of 0 µs `index` with their roles and launch calls (the first flow into
+    each from a host thread, as for the device events with a role)."""
+    launch = np.full(index.shape[0], -1, dtype=np.int64)
+    src, dst = trace.flow_src, trace.flow_dst
+    if index.shape[0] and src.shape[0]:
+        link = on_host[src] & np.isin(dst, index)
+        src, dst = src[link], dst[link]
+        launch[np.searchsorted(index, dst[::-1])] = src[::-1]
+    return DeviceInstants(index, device_role[index], launch)
 
 
 def _category_tables(strings: list[str]) -> dict[str, np.ndarray]:
@@ -281,6 +334,60 @@ def _device_declared(trace: Trace, role: np.ndarray, device_track: np.ndarray) -
     if runtime.shape[0]:
         return f"the host made {runtime.shape[0]} device runtime calls"
     return None
+
+
+@dataclasses.dataclass(frozen=True)
+class GraphCalls:
+    """A host's CUDA/HIP graph activity (module docstring): stream captures, the launch calls they
+    recorded (no device event ran for them), graph launches and the device events run through them."""
+
+    captures: np.ndarray  # capture-begin calls
+    captured: np.ndarray  # runtime calls inside a capture with no device event linked
+    launches: np.ndarray  # graph-launch calls
+    launched: np.ndarray  # device events whose launch call is a graph launch
+
+    def __bool__(self) -> bool:
+        return bool(self.captures.shape[0] or self.launches.shape[0])
+
+
+def named(trace: Trace, indices: np.ndarray, pattern: re.Pattern[str]) -> np.ndarray:
+    """A bool per event of `indices`: its name matches `pattern` (each distinct name tested once)."""
+    ids = trace.ev_name[indices]
+    distinct = arrays.unique(ids)
+    hits = distinct[[bool(pattern.search(trace.strings[i])) for i in distinct.tolist()]]
+    return np.isin(ids, hits)
+
+
+def graph_calls(events: HostEvents) -> GraphCalls:
+    trace = events.trace
+    runtime = events.of_roles(ROLE_RUNTIME)
+    begins = runtime[named(trace, runtime, CAPTURE_BEGIN_NAMES)]
+    ends = runtime[named(trace, runtime, CAPTURE_END_NAMES)]
+    graph_launches = runtime[named(trace, runtime, GRAPH_LAUNCH_NAMES)]
+    device = events.of_roles(*DEVICE_ROLES)
+    linked = device[events.launch[device] >= 0]
+    launched_any = events.mask(events.launch[linked])
+    captured = []
+    for track in arrays.unique(trace.ev_track[begins]).tolist():
+        begin_times = np.sort(trace.ev_start_ps[begins[trace.ev_track[begins] == track]])
+        end_times = np.sort(trace.ev_start_ps[ends[trace.ev_track[ends] == track]])
+        calls = runtime[(trace.ev_track[runtime] == track) & ~launched_any[runtime]]
+        calls = calls[~np.isin(calls, begins) & ~np.isin(calls, ends)]
+        start = trace.ev_start_ps[calls]
+        # Inside a capture: the last capture begin before the call is later than the last end before it.
+        last_begin = np.searchsorted(begin_times, start, side="right")
+        last_end = np.searchsorted(end_times, start, side="right")
+        began = last_begin > 0
+        begin_at = begin_times[np.maximum(last_begin - 1, 0)]
+        end_at = np.where(last_end > 0, end_times[np.maximum(last_end - 1, 0)], np.iinfo(np.int64).min)
+        captured.append(calls[began & (begin_at > end_at)])
+    by_graph = events.mask(graph_launches)
+    return GraphCalls(
+        captures=begins,
+        captured=np.sort(np.concatenate(captured)) if captured else np.zeros(0, np.int64),
+        launches=graph_launches,
+        launched=linked[by_graph[events.launch[linked]]],
+    )
 
 
 def ancestors(events: HostEvents, of: np.ndarray) -> np.ndarray:

@@ -3,6 +3,10 @@ device figures and launch delays (`analyze_host`), and the op tables of one or m
 
 The scope of the device figures and the tables is the steady-state steps when the host has steps,
 else its whole capture (from its first to its last activity); every part of the answer says which.
+Without steps the device figures (busy, idle, launch delay) take the device's active region, from
+its first to its last device event, not the capture: a device that works 66 ms of a 43 s capture
+spent loading data is not "99.8 % idle" of a window it had no work in; `window_note` says how
+much of the capture was analysed ("analysed 12.9 s of device activity out of a 43.4 s capture").
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from profscope.analysis import breakdown, device_idle, intervals, launch_delay, op_tables
+from profscope.analysis import breakdown, device_idle, intervals, launch_delay, op_tables, phases
 from profscope.analysis import events as ev
 from profscope.analysis import steps as steps_lib
 from profscope.analysis.answers import (
@@ -29,6 +33,7 @@ from profscope.analysis.answers import (
 from profscope.analysis.events import HostEvents
 from profscope.analysis.results import HostInput, HostResult, Options
 from profscope.answers import UNSET
+from profscope.units import format_duration
 
 NO_TRACE = "no trace file for these hosts: steps, breakdowns and tables need a trace (XPlane or Kineto)"
 
@@ -55,16 +60,16 @@ def analyze_host(host: HostInput, options: Options) -> HostResult:
         parts=capture_parts,
         fractions=_fractions(capture_parts, (span_hi - span_lo) / 1e3),
     )
-    steps_answer = OverviewSteps(source_kind=found.kind, source=found.source, rows=[])
-    if found.message:
-        steps_answer.message = found.message
+    steps_answer = _steps_answer(found)
     steady = np.zeros(len(found), dtype=bool)
     step_parts: list[dict[str, float]] = []
     steady_answer = UNSET
     scope_lo, scope_hi, scope = capture_lo, capture_hi, "whole capture"
     if len(found):
         wall = found.wall_ps
-        step_parts = breakdown.parts(layers, found.start_ps, found.end_ps, device_observed)
+        by_launch = breakdown.step_layers(events, layers, found.start_ps, found.end_ps)
+        step_parts = breakdown.parts(by_launch, found.start_ps, found.end_ps, device_observed)
+        launched_ps = breakdown.launched_device_ps(events, found.start_ps, found.end_ps)
         compile_index = breakdown.CATEGORY_IDS.index("compilation")
         compile_ps = intervals.covered(layers.sets[compile_index], found.start_ps, found.end_ps)
         split = steps_lib.split(found.numbers, wall, compile_ps)
@@ -90,6 +95,8 @@ def analyze_host(host: HostInput, options: Options) -> HostResult:
                     search=found.names[k],
                 ),
             )
+            if launched_ps is not None:
+                row.launched_device_ns = float(launched_ps[k]) / 1e3
             if options.batch_size and wall[k] > 0:
                 row.examples_per_s = options.batch_size / (float(wall[k]) / 1e12)
             steps_answer.rows.append(row)
@@ -112,14 +119,29 @@ def analyze_host(host: HostInput, options: Options) -> HostResult:
     scope_parts = (
         steady_answer.parts if steady_answer is not UNSET else {c: v for c, v in capture_parts.items()}
     )
-    launches = launch_delay.launches(events, scope_lo, scope_hi)
-    devices = OverviewDevices(observed=device_observed, scope=scope, devices=[])
+    device_lo, device_hi, device_scope = scope_lo, scope_hi, scope
+    if not len(found) and device_observed:
+        device_lo, device_hi = _device_region(events)
+        device_scope = "device active region"
+    launches = launch_delay.launches(events, device_lo, device_hi)
+    devices = OverviewDevices(observed=device_observed, scope=device_scope, devices=[])
+    graphs = ev.graph_calls(events)
+    if graphs:
+        devices.graph_note = graph_note(events, graphs)
     if device_observed:
-        devices.devices = device_idle.devices(events, scope_lo, scope_hi, host.track_base)
-        if launches.device.shape[0]:
-            devices.launch_delay = launch_delay.distribution(launches.delay_ps)
+        if device_scope != scope:
+            devices.window_note = _window_note(device_lo, device_hi, span_lo, span_hi)
+        devices.devices = device_idle.devices(events, device_lo, device_hi, host.track_base)
+        kept = launches.kept_delay_ps
+        if kept.shape[0]:
+            devices.launch_delay = launch_delay.distribution(kept)
         else:
-            devices.launch_reason = launch_delay.NO_LINKS
+            devices.launch_reason = (
+                launch_delay.ALL_EXCLUDED if launches.device.shape[0] else launch_delay.NO_LINKS
+            )
+        excluded = launch_delay.exclusions(launches)
+        if excluded:
+            devices.launch_excluded = excluded
     else:
         devices.reason = device_reason(events)
     excluded = np.zeros(0, np.int64)
@@ -136,6 +158,9 @@ def analyze_host(host: HostInput, options: Options) -> HostResult:
     overlap = _overlap(events, scope_lo, scope_hi)
     if overlap is not None:
         answer.overlap = overlap
+    found_phases = phases.find(events, found)
+    if len(found):
+        answer.phases = phases.summary(found_phases, found, steady, scope, device_reason(events))
     return HostResult(
         events=events,
         offset_ps=host.offset_ps,
@@ -149,12 +174,72 @@ def analyze_host(host: HostInput, options: Options) -> HostResult:
         scope_parts=scope_parts,
         launches=launches,
         excluded=excluded,
+        phases=found_phases,
         answer=answer,
     )
 
 
+def _steps_answer(found: steps_lib.Steps) -> OverviewSteps:
+    """The steps answer without its rows: the source, the other candidates, the device events
+    launched before the first step."""
+    answer = OverviewSteps(source_kind=found.kind, source=found.source, rows=[])
+    if found.message:
+        answer.message = found.message
+    if found.candidates:
+        answer.candidates = list(found.candidates)
+    if found.before_first:
+        answer.before_first = found.before_first
+        answer.before_first_ns = found.before_first_ps / 1e3
+        answer.before_first_note = steps_lib.before_first_note(found)
+    return answer
+
+
+def _device_region(events: HostEvents) -> tuple[np.ndarray, np.ndarray]:
+    """The window from the host's first device event to the end of its last."""
+    device = events.of_roles(*ev.DEVICE_ROLES)
+    lo = int(events.trace.ev_start_ps[device].min())
+    hi = int(events.end_ps[device].max())
+    return np.array([lo], np.int64), np.array([hi], np.int64)
+
+
+def _window_note(lo: np.ndarray, hi: np.ndarray, span_lo: int, span_hi: int) -> str:
+    active = float(hi[0] - lo[0]) / 1e3
+    capture = float(span_hi - span_lo) / 1e3
+    return (
+        f"analysed {format_duration(active)} of device activity out of a {format_duration(capture)} capture: "
+        "without steps the device figures run from the first to the last device event, the time before "
+        "and after it held no device work"
+    )
+
+
+def graph_note(events: HostEvents, graphs: ev.GraphCalls) -> str:
+    """What the graph calls mean for the device figures, in words."""
+    trace = events.trace
+    said = []
+    if graphs.captures.shape[0]:
+        name = trace.strings[int(trace.ev_name[graphs.captures[0]])]
+        n, c = graphs.captured.shape[0], graphs.captures.shape[0]
+        said.append(
+            f"{n} launch call{'s' if n != 1 else ''} in {c} stream capture{'s' if c != 1 else ''} ({name}) "
+            "were recorded into a graph, not executed: no device event ran for them"
+        )
+    if graphs.launches.shape[0]:
+        name = trace.strings[int(trace.ev_name[graphs.launches[0]])]
+        n, g = graphs.launched.shape[0], graphs.launches.shape[0]
+        said.append(
+            f"{n} device event{'s' if n != 1 else ''} ran through {g} graph launch{'es' if g != 1 else ''} "
+            f"({name}): one call runs the whole graph, so their launch delays are left out"
+        )
+    elif graphs.captures.shape[0]:
+        said.append("the trace holds no graph launch: the captured work did not run in this capture")
+    return "; ".join(said)
+
+
 def device_reason(events: HostEvents) -> str:
     """Why this host has no device figures."""
+    graphs = ev.graph_calls(events)
+    if graphs.captured.shape[0]:
+        return f"device activity not observed: {graph_note(events, graphs)}"
     if events.device_declared:
         return f"device activity not observed: {events.device_declared}, but none of its events were recorded"
     return "device activity not observed: CPU-only capture (no GPU or TPU activity in the profile)"

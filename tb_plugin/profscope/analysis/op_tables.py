@@ -4,8 +4,9 @@ Host ops: every host-thread slice that is not a Python-stack frame nor a step ma
 encloses one) and starts inside a scope window, grouped by name, or by name + `Input Dims` (Kineto
 `record_shapes`) with `group_by=shapes`. Self time = duration − the time of its direct children
 (the trace engine's self times), so self + children = total for every call.
-Kernels: device events (kernels, copies, memsets) starting in scope, by name; the framework op of a
-call = the innermost host op enclosing its launch call; a row names the op behind most calls.
+Kernels: device events (kernels, copies, memsets) starting in scope, by name, those of 0 µs
+included as calls of no time (`events.device_calls`); the framework op of a call = the innermost
+host op enclosing its launch call; a row names the op behind most calls.
 Kernel details come from the first call's args (Kineto: grid, block, registers per thread, shared
 memory, blocks/warps per SM, estimated achieved occupancy; XPlane: `kernel_details`).
 HLO ops (XPlanes): events of the `XLA Ops` lines (TPU cores; GPU streams' derived lines), by name;
@@ -191,14 +192,14 @@ def kernels(scopes: Sequence[Scope], wall_ns: float) -> tuple[list[OverviewKerne
     for scope in scopes:
         events = scope.events
         trace = events.trace
-        chosen = events.of_roles(*ev.DEVICE_ROLES)
-        chosen = chosen[in_windows(trace.ev_start_ps[chosen], scope.lo, scope.hi)]
+        chosen, roles, launch = ev.device_calls(events)
+        keep = in_windows(trace.ev_start_ps[chosen], scope.lo, scope.hi)
+        chosen, roles, launch = chosen[keep], roles[keep], launch[keep]
         if not chosen.shape[0]:
             continue
         dur = trace.ev_dur_ps[chosen].astype(np.float64)
         names = trace.ev_name[chosen].astype(np.int64)
         unique, first, calls, total, _, low, high = _grouped(names, dur, dur)
-        launch = events.launch[chosen]
         op = np.full(chosen.shape[0], -1, np.int64)
         linked = np.flatnonzero(launch >= 0)
         op[linked] = ev.enclosing_of_role(events, launch[linked], (ev.ROLE_OP, ev.ROLE_INPUT))
@@ -220,7 +221,7 @@ def kernels(scopes: Sequence[Scope], wall_ns: float) -> tuple[list[OverviewKerne
             if group is None:
                 group = groups[name] = _Group()
                 group.extra = {
-                    "kind": ev.DEVICE_ROLE_NAMES[int(events.role[i])],
+                    "kind": ev.DEVICE_ROLE_NAMES[int(roles[first[k]])],
                     "ops": {},
                     "first": (events, i),
                 }

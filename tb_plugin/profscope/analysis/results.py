@@ -8,6 +8,7 @@ import dataclasses
 import numpy as np
 
 from profscope.analysis import breakdown, launch_delay
+from profscope.analysis import phases as phases_lib
 from profscope.analysis import steps as steps_lib
 from profscope.analysis.answers import OverviewHost
 from profscope.analysis.events import HostEvents
@@ -48,6 +49,7 @@ class HostResult:
     scope_parts: dict[str, float]  # ns summed over the scope windows
     launches: launch_delay.Launches
     excluded: np.ndarray
+    phases: phases_lib.Phases
     answer: OverviewHost
 
     @property

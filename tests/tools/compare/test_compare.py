@@ -23,6 +23,7 @@ from werkzeug.test import Client
 
 from profscope.plugin import ProfscopePlugin
 from profscope.tools.compare import shift as shift_lib
+from tests.support import DATA_DIR
 from tests.support.overview import A100, JAX_CPU, PREFETCH, SLOW_INPUT, V100, raw_kineto, raw_xplane_labels
 
 BASE = "/data/plugin/profscope"
@@ -31,6 +32,14 @@ RUNS = {
     "v100": (V100, "worker0.1623143089861.pt.trace.json.gz"),
     "slow": (SLOW_INPUT, "worker0.1796129356689315979.pt.trace.json.gz"),
     "fixed": (PREFETCH, "worker0.1796129359029959901.pt.trace.json.gz"),
+    "read_zh": (
+        DATA_DIR / "jobs/torch_input_bound_zh/worker0.1796612206510119793.pt.trace.json.gz",
+        "t.pt.trace.json.gz",
+    ),
+    "prefetched_zh": (
+        DATA_DIR / "jobs/torch_input_prefetched_zh/worker0.1796612209866544264.pt.trace.json.gz",
+        "t.pt.trace.json.gz",
+    ),
 }
 
 
@@ -251,6 +260,31 @@ def test_a_run_compared_with_itself(client) -> None:
     assert answer["shift"]["shift_ns"] == 0 and answer["shift"]["low_ns"] < 0 < answer["shift"]["high_ns"]
     assert "cannot tell the two runs apart" in answer["shift"]["verdict"]
     assert {r["change"] for r in answer["host_ops"]["rows"]} == {"same"}
+
+
+def test_phase_deltas_match_the_phases_by_name_and_order(client) -> None:
+    """The input-bound job and its prefetched twin label their four phases alike (torch writes the
+    non-ASCII names as `unknown`): the reading phase, first, is where the run gained."""
+    answer = compare(client, "prefetched_zh", "read_zh")
+    phases = answer["phases"]
+    assert phases["run_source"].startswith("your labels") and phases["base_source"].startswith("your labels")
+    names = [r["name"] for r in phases["rows"]]
+    assert names == ["unknown", "unknown (2)", "unknown (3)", "unknown (4)", "(outside your phases)"]
+    read = phases["rows"][0]
+    assert read["base_share"] == pytest.approx(0.808, abs=0.02) and read["run_share"] < 0.01
+    assert read["delta_ns"] == pytest.approx(read["run_ns"] - read["base_ns"]) and read["relative"] < -0.9
+    assert phases["rows"][-1]["outside"]
+
+
+def test_a_phase_only_one_side_has_has_no_value_on_the_other(client) -> None:
+    """The demo's fixed run reads in `batch_read`; the slow base's step holds the DataLoader's own
+    `enumerate(DataLoader)#…` instead; both label `train`."""
+    rows = {r["name"]: r for r in compare(client, "fixed", "slow")["phases"]["rows"]}
+    loader = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+    assert list(rows) == [loader, "batch_read", "train", "(outside your phases)"]
+    assert "base_ns" not in rows["batch_read"] and "delta_ns" not in rows["batch_read"]
+    assert "run_ns" not in rows[loader] and rows[loader]["base_share"] > 0.5
+    assert "delta_ns" in rows["train"]
 
 
 # -- the corpus's A100 / V100 pair ----------------------------------------------------------------

@@ -72,7 +72,7 @@ def test_route_merges_ranks_of_one_session(plugin_client, logdir):
     res, _ = ready(client, **params)
     body = res.get_json()
     assert [h["host"] for h in body["per_host"]] == ["rank-0", "rank-1"]
-    assert [s["step"] for s in body["slowest_ranks"]] == [551, 552]
+    assert [s["step"] for s in body["ranks"]["steps"]] == [551, 552]
     assert body["tables"]["scope"] == "steady steps 551–552 of each host"
 
 

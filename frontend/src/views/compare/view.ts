@@ -1,6 +1,6 @@
 /** The Compare tab: the shell's run (one host) against a base picked over `/runs` (kept in the deep
  * link: api.ts). Top to bottom: the cautions, the step-time difference with its interval, every
- * step of both runs on a strip chart beside their figures, the breakdown deltas, the op deltas
+ * step of both runs on a strip chart beside their figures, the breakdown deltas, the phase deltas, the op deltas
  * (host ops, device kernels, HLO ops: sortable, filterable by change, CSV), and the method's advice.
  * While the server reads either profile the view shows the progress of both. */
 
@@ -17,6 +17,7 @@ import { type BaseChoice, baseCandidates, baseSubject, type CompareOptions, fetc
 import { BasePicker } from "./base_picker.ts";
 import { categoryColumns, type OpTableId, opColumns } from "./columns.ts";
 import css from "./compare.css";
+import { phasesSection } from "./phases.ts";
 import { adviceSection, cautionsSection, shiftSection, sideLabel, statsTable } from "./sections.ts";
 import { type StripChart, stripChart } from "./strip_chart.ts";
 import { CompareTable, csvFileName } from "./table.ts";
@@ -239,6 +240,8 @@ export class CompareView {
     if (unseen.length) {
       this.body.append(h("p", { class: "cmp-hint", "data-testid": "cmp-unseen", title: unseen[0].reason }, `Not observed on either side: ${unseen.map((c) => c.label).join(", ")} — ${unseen[0].reason ?? NOT_OBSERVED}.`));
     }
+    const phases = phasesSection(answer.phases);
+    if (phases) this.body.append(phases);
     const tables = h("section", { class: "cmp-ops", "data-testid": "cmp-ops" }, h("h2", {}, "Ops that changed (self time per step)"));
     this.ops.forEach((section, i) => {
       const id = TABLES[i].id;

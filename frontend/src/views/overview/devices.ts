@@ -1,10 +1,20 @@
 /** Device activity of one host: busy and idle time of each device and the idle split of each stream
- * (host wait, kernel wait, other), the launch-delay distribution with its histogram, and the
- * communication/computation overlap. A capture without device activity (CPU only) shows every device
- * figure as "not observed" with the reason. */
+ * (host wait, kernel wait, other), the launch-delay distribution with its histogram and the launches
+ * left out of it (each rule with its count), and the communication/computation overlap. A capture
+ * without device activity (CPU only) shows every device figure as "not observed" with the reason; the
+ * window the figures use (the device's active region, without steps) and CUDA/HIP graph captures and
+ * launches are said above them. */
 
 import type { ChartConfiguration, TooltipItem } from "chart.js";
-import type { OverviewDevice, OverviewDevices, OverviewDistribution, OverviewHistogramBin, OverviewHost, OverviewStream } from "../../api/answers.gen.ts";
+import type {
+  OverviewDevice,
+  OverviewDevices,
+  OverviewDistribution,
+  OverviewHistogramBin,
+  OverviewHost,
+  OverviewLaunchExclusion,
+  OverviewStream,
+} from "../../api/answers.gen.ts";
 import { h } from "../../dom.ts";
 import { formatCount, formatDuration } from "../../shared/units.ts";
 import { absent, card, type Cell, cellElement, count, duration, percent, text } from "./cells.ts";
@@ -114,7 +124,7 @@ function distributionCards(d: OverviewDistribution | undefined, reason: string):
   return h(
     "div",
     { class: "ov-cards", "data-testid": "ov-launch-delay" },
-    card("Launches linked", d ? count(d.count, reason) : absent(reason), "", "launch-count"),
+    card("Launches counted", d ? count(d.count, reason) : absent(reason), "linked to their launch call, less the ones left out below", "launch-count"),
     card("Median delay", figure(d?.median_ns), "device start − end of the launch call", "launch-median"),
     card("p10", figure(d?.p10_ns), "", "launch-p10"),
     card("p90", figure(d?.p90_ns), "", "launch-p90"),
@@ -123,10 +133,27 @@ function distributionCards(d: OverviewDistribution | undefined, reason: string):
   );
 }
 
+/** The notes that change how the device figures read: the window they use, graph captures and launches. */
+function deviceNotes(devices: OverviewDevices): HTMLElement[] {
+  const notes: HTMLElement[] = [];
+  if (devices.window_note) notes.push(h("p", { class: "ov-hint", "data-testid": "ov-device-window" }, devices.window_note));
+  if (devices.graph_note && devices.observed) notes.push(h("ul", { class: "ov-warnings", "data-testid": "ov-device-graphs" }, h("li", {}, devices.graph_note)));
+  return notes;
+}
+
+/** The launches left out of the delay distribution, one line per rule (the rule as tooltip). */
+function exclusionList(excluded: readonly OverviewLaunchExclusion[]): HTMLElement {
+  return h(
+    "ul",
+    { class: "ov-hint", "data-testid": "ov-launch-excluded" },
+    ...excluded.map((x) => h("li", { title: x.rule, "data-kind": x.kind }, x.text)),
+  );
+}
+
 /** The device part of a host's section; the returned frames are the charts to destroy with it. */
 export function devicesSection(host: OverviewHost): { el: HTMLElement; frames: ChartFrame[] } {
   const devices = host.devices;
-  const el = h("section", { class: "ov-devices", "data-testid": "ov-devices" }, h("h3", {}, `Device (${devices.scope})`));
+  const el = h("section", { class: "ov-devices", "data-testid": "ov-devices" }, h("h3", {}, `Device (${devices.scope})`), ...deviceNotes(devices));
   if (!devices.observed) {
     const reason = devices.reason ?? "device activity not observed";
     el.append(
@@ -145,6 +172,7 @@ export function devicesSection(host: OverviewHost): { el: HTMLElement; frames: C
   el.append(devicesTable(devices.devices), h("h4", {}, "Launch delay"));
   const launchReason = devices.launch_reason ?? "no device event is linked to its launch";
   el.append(distributionCards(devices.launch_delay, launchReason));
+  if (devices.launch_excluded?.length) el.append(exclusionList(devices.launch_excluded));
   const bins = devices.launch_delay?.histogram ?? [];
   if (bins.length) {
     const fallback = h("ul", {}, ...bins.map((b) => h("li", {}, `${binLabel(b)}: ${formatCount(b.count)} events`)));

@@ -1,9 +1,10 @@
-/** The findings, on top of the Overview: one row each, Observation | Hypothesis | Next check. The
- * observation carries its evidence numbers and the rule that fired; a link opens the events behind it
- * in the Trace tab. */
+/** The findings, on top of the Overview: one row each, Observation | Hypothesis | Next check, most
+ * costly first (the answer's order). The observation carries its cost, its evidence numbers and the
+ * rule that fired; a link opens the events behind it in the Trace tab. */
 
 import type { OverviewFinding, OverviewLink } from "../../api/answers.gen.ts";
 import { h } from "../../dom.ts";
+import { formatDuration } from "../../shared/units.ts";
 
 export interface FindingEvents {
   openLink(link: OverviewLink): void;
@@ -16,11 +17,18 @@ export function linkText(link: OverviewLink): string {
   return "";
 }
 
+/** What a finding costs: "costs ≈ 14 ms per step (81 %)"; "" for a note (no cost). */
+export function costText(f: OverviewFinding): string {
+  if (f.cost_ns === undefined || f.cost_share === undefined) return "";
+  return `costs ≈ ${formatDuration(f.cost_ns)} per step (${Math.round(f.cost_share * 100)} %)`;
+}
+
 function findingRow(f: OverviewFinding, multiHost: boolean, traced: boolean, events: FindingEvents): HTMLTableRowElement {
   const evidence = h("ul", { class: "ov-evidence", "data-testid": "ov-evidence" }, ...f.evidence.map((e) => h("li", { title: String(e.value) }, `${e.label}: `, h("strong", {}, e.text))));
   const label = traced ? linkText(f.link) : "";
   const link = label ? h("button", { type: "button", class: "ov-link", "data-testid": "ov-finding-link" }, label) : null;
   link?.addEventListener("click", () => events.openLink(f.link));
+  const cost = costText(f);
   return h(
     "tr",
     { "data-testid": `ov-finding-${f.kind}`, "data-kind": f.kind },
@@ -28,6 +36,7 @@ function findingRow(f: OverviewFinding, multiHost: boolean, traced: boolean, eve
       "td",
       {},
       h("div", { class: "ov-finding-title" }, f.title, multiHost ? h("span", { class: "ov-host-tag" }, f.host) : null),
+      cost ? h("div", { class: "ov-finding-cost", "data-testid": "ov-finding-cost" }, cost) : null,
       h("div", {}, f.observation),
       f.evidence.length ? evidence : null,
       h("div", { class: "ov-rule" }, `Rule: ${f.rule}`),

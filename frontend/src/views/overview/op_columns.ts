@@ -7,6 +7,14 @@ import type { Column } from "../../shared/table.ts";
 import { formatBytes, formatCount } from "../../shared/units.ts";
 import { absent, type Cell, count, duration, measured, percent, text } from "./cells.ts";
 
+/** What the kernel and HLO tables' fraction is a share of (analysis/op_tables.py): wall time, not
+ * device busy time, so a kernel of a mostly idle device reads small and concurrent streams can add up
+ * past 100 %. */
+const SHARE_OF_WALL = "Share of wall";
+const SCOPE_WALL =
+  "the wall time of the tables' scope (the steady steps, or the whole capture; summed over hosts): a share of wall time, " +
+  "not of device busy time, so kernels on concurrent streams can add up past 100 %";
+
 /** Why a per-row figure is absent although the row exists: the profile did not record it. */
 const NOT_RECORDED = "the profile does not record this for the row";
 
@@ -74,7 +82,7 @@ export function kernelColumns(): Column<OverviewKernelRow>[] {
     timeColumn<OverviewKernelRow>("avg", "Average", "Device time per call", (r) => r.avg_ns),
     timeColumn<OverviewKernelRow>("min", "Min", "Shortest call", (r) => r.min_ns),
     timeColumn<OverviewKernelRow>("max", "Max", "Longest call", (r) => r.max_ns),
-    fractionColumn<OverviewKernelRow>("fraction", "Device %", "Total ÷ the scope's device wall time", (r) => r.fraction),
+    fractionColumn<OverviewKernelRow>("fraction", SHARE_OF_WALL, `Total device time ÷ ${SCOPE_WALL}`, (r) => r.fraction),
     {
       id: "framework_op",
       title: "Launched by",
@@ -131,6 +139,6 @@ export function hloColumns(): Column<OverviewHloRow>[] {
     timeColumn<OverviewHloRow>("avg", "Average", "Device time per call", (r) => r.avg_ns),
     timeColumn<OverviewHloRow>("min", "Min", "Shortest call", (r) => r.min_ns),
     timeColumn<OverviewHloRow>("max", "Max", "Longest call", (r) => r.max_ns),
-    fractionColumn<OverviewHloRow>("fraction", "Device %", "Self time ÷ the scope's device time", (r) => r.fraction),
+    fractionColumn<OverviewHloRow>("fraction", SHARE_OF_WALL, `Self device time ÷ ${SCOPE_WALL}`, (r) => r.fraction),
   ];
 }

@@ -1,8 +1,9 @@
-/** The steps of one host: where the step markers come from (or that none were found, and how to name
- * an annotation instead), the step-time and breakdown charts, the steady-state figures and the
+/** The steps of one host: where the step markers come from (inferred steps labelled as such, the
+ * other marker candidates to pick from, or that none were found, and how to name an annotation
+ * instead), the step-time and breakdown charts, the steady-state figures and the
  * breakdown of the whole capture and of the steady steps by category. */
 
-import type { OverviewBreakdown, OverviewCategory, OverviewHost, OverviewLink, OverviewStepStats } from "../../api/answers.gen.ts";
+import type { OverviewBreakdown, OverviewCategory, OverviewHost, OverviewLink, OverviewSteps, OverviewStepStats } from "../../api/answers.gen.ts";
 import { h } from "../../dom.ts";
 import { formatDuration } from "../../shared/units.ts";
 import { absent, card, type Cell, cellElement, count, duration, formatRate, measured, percent, text } from "./cells.ts";
@@ -11,6 +12,40 @@ import { breakdownChart, captureBreakdownBar, stepBreakdownBars, stepTimeChart }
 
 export interface SectionEvents {
   openLink(link: OverviewLink): void;
+  /** Reload with `step_name=` set to one of the other step marker candidates. */
+  chooseStepName?(name: string): void;
+}
+
+/** Where the steps come from, in words: inferred steps are labelled as inferred, never as marked;
+ * a select offers the other marker candidates (it reloads with `step_name=`); device work launched
+ * before the first step is said to be counted apart. */
+export function stepSource(steps: OverviewSteps, events: SectionEvents): HTMLElement {
+  const el = h("div", { class: "ov-step-source" });
+  if (steps.message) {
+    el.append(h("div", { class: "ov-notice", role: "note", "data-testid": "ov-no-steps" }, steps.message));
+  } else {
+    const count = `${steps.rows.length} step${steps.rows.length === 1 ? "" : "s"}`;
+    const inferred = steps.source_kind === "inferred";
+    const line = h("p", { class: "ov-hint", "data-testid": "ov-step-source", "data-kind": steps.source_kind });
+    if (inferred) line.append(h("strong", { "data-testid": "ov-step-inferred", title: "No step marker in the profile: the steps are inferred from what repeats" }, "Inferred steps: "));
+    line.append(inferred ? `${steps.source}; ${count}.` : `Steps from ${steps.source}; ${count}.`);
+    el.append(line);
+  }
+  if (steps.candidates?.length && events.chooseStepName) {
+    const choose = events.chooseStepName;
+    const select = h(
+      "select",
+      { "aria-label": "Other step markers", "data-testid": "ov-step-candidates" },
+      h("option", { value: "" }, "other step markers…"),
+      ...steps.candidates.map((name) => h("option", { value: name }, name)),
+    );
+    select.addEventListener("change", () => {
+      if (select.value) choose(select.value);
+    });
+    el.append(h("label", { class: "ov-hint" }, "Use instead ", select));
+  }
+  if (steps.before_first_note) el.append(h("p", { class: "ov-hint", "data-testid": "ov-before-first" }, steps.before_first_note));
+  return el;
 }
 
 /** Why examples/s is not there: no batch size was given, or there is no steady step to divide by. */
@@ -98,11 +133,7 @@ export function stepsSection(host: OverviewHost, categories: readonly OverviewCa
   const frames: ChartFrame[] = [];
   const el = h("section", { class: "ov-steps", "data-testid": "ov-steps" });
   el.append(h("h3", {}, "Steps"));
-  if (steps.message) {
-    el.append(h("div", { class: "ov-notice", role: "note", "data-testid": "ov-no-steps" }, steps.message));
-  } else {
-    el.append(h("p", { class: "ov-hint", "data-testid": "ov-step-source" }, `Steps from ${steps.source}; ${steps.rows.length} step${steps.rows.length === 1 ? "" : "s"}.`));
-  }
+  el.append(stepSource(steps, events));
   const noSteps = steps.message ?? "no steps found";
   el.append(h("h4", {}, `Steady state${host.steady ? ` (${host.steady.label})` : ""}`), statsCards(steps.stats, noSteps, batchSize));
   if (steps.stats?.note) el.append(h("p", { class: "ov-hint ov-stats-note", "data-testid": "ov-stats-note" }, steps.stats.note));

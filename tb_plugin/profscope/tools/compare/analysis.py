@@ -1,6 +1,6 @@
 """The comparison of a run with its base: both sides analysed as the overview analyses one host
 (`sides`), the steady step-time difference with its spread (`shift`), the breakdown and op deltas
-(`deltas`), the cautions (`cautions`) and the method's closing advice.
+(`deltas`), the phase deltas (`phase_deltas`), the cautions (`cautions`) and the method's closing advice.
 
 The difference is never one number: the Hodges–Lehmann shift comes with its distribution-free
 interval, or with the words saying why the steps allow none.
@@ -13,6 +13,7 @@ import numpy as np
 from profscope.tools.compare import cautions, deltas
 from profscope.tools.compare import shift as shift_lib
 from profscope.tools.compare.answers import CompareAnswer, CompareShift
+from profscope.tools.compare.phase_deltas import phase_deltas
 from profscope.tools.compare.sides import Side
 from profscope.units import format_duration
 
@@ -127,4 +128,7 @@ def answer(base: Side, run: Side) -> CompareAnswer:
         out.shift_reason = shift
     else:
         out.shift = shift
+    phases = phase_deltas(base, run)
+    if phases is not None:
+        out.phases = phases
     return out

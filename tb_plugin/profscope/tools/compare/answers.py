@@ -138,6 +138,31 @@ class CompareOpTable(Answer, kw_only=True):
     reason: str | UnsetType = UNSET
 
 
+class ComparePhaseDelta(Answer, kw_only=True):
+    """One phase of the steps (the overview's phases), matched by name and order on both sides
+    (`unknown (2)` is the second `unknown` of a step): its median time per steady step and share
+    of the step on each side, the difference run − base and ÷ base. A phase only one side has has
+    no value on the other. `outside`: the step time under no phase."""
+
+    name: str
+    outside: bool = False
+    base_ns: float | UnsetType = UNSET
+    run_ns: float | UnsetType = UNSET
+    base_share: float | UnsetType = UNSET
+    run_share: float | UnsetType = UNSET
+    delta_ns: float | UnsetType = UNSET
+    relative: float | UnsetType = UNSET
+
+
+class ComparePhases(Answer, kw_only=True):
+    """The phase deltas (run's phase order, the base's own phases placed where they first appear),
+    with who wrote each side's phases (`run_source`, `base_source`)."""
+
+    run_source: str
+    base_source: str
+    rows: list[ComparePhaseDelta]
+
+
 class CompareCaution(Answer):
     """Why the comparison may not compare like with like, in words (`kind` is stable; `subject`
     says which side it is about)."""
@@ -151,7 +176,8 @@ class CompareAnswer(Answer, kw_only=True):
     """The `compare` route: the run and its base side by side, the step-time difference with its
     spread (`shift`, or `shift_reason` when a side has no steady steps), the breakdown categories'
     per-step medians and deltas over `breakdown_scope`, op deltas (host ops, device kernels, HLO
-    ops), the cautions, and the method's closing `advice`."""
+    ops), the phase deltas (`phases`, when a side's steps have phases), the cautions, and the method's
+    closing `advice`."""
 
     run: CompareSide
     base: CompareSide
@@ -164,4 +190,5 @@ class CompareAnswer(Answer, kw_only=True):
     kernels: CompareOpTable
     hlo_ops: CompareOpTable
     cautions: list[CompareCaution]
+    phases: ComparePhases | UnsetType = UNSET
     advice: str

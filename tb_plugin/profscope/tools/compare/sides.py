@@ -72,7 +72,9 @@ def _build(ctx: HostContext, timeline: Timeline, step_name: str | None) -> Side:
     tables = host_analysis.tables([result], "name")
     has_device = result.events.has_device()
     reason = None if has_device else host_analysis.device_reason(result.events)
-    categories = breakdown.categories([reason], list(result.layers.input_labels))
+    categories = breakdown.categories(
+        [reason], list(result.layers.input_labels), result.layers.runtime_observed
+    )
     steps = result.answer.steps
     answer = CompareSide(
         run=ctx.run.name,

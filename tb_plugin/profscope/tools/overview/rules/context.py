@@ -11,11 +11,16 @@ import numpy as np
 from profscope.analysis import intervals
 from profscope.analysis.answers import OverviewLink, OverviewTables
 from profscope.analysis.device_idle import in_windows
-from profscope.tools.overview.answers import OverviewEvidence
+from profscope.analysis.events import string_table
+from profscope.tools.overview.answers import OverviewEvidence, OverviewFinding
 from profscope.units import format_count, format_duration
 
 if TYPE_CHECKING:
     from profscope.analysis.results import HostResult
+    from profscope.model.columns import Trace
+
+LABEL_CATEGORIES = frozenset({"user_annotation", "gpu_user_annotation"})
+"""Kineto categories of labels (`record_function` ranges): they mark time, no work runs in them."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,3 +85,27 @@ def scope_share(host: HostResult, indices: np.ndarray) -> float:
     merged = intervals.merge(trace.ev_start_ps[indices], host.events.end_ps[indices])
     wall = float((host.scope_hi - host.scope_lo).sum())
     return float(intervals.covered(merged, host.scope_lo, host.scope_hi).sum()) / wall if wall > 0 else 0.0
+
+
+def is_label(trace: Trace) -> np.ndarray:
+    """A bool per string id: a label category (index with `ev_cat`)."""
+    return string_table(trace.strings, LABEL_CATEGORIES.__contains__)
+
+
+def costed(finding: OverviewFinding, host: HostResult, cost_ps: float) -> OverviewFinding:
+    """The finding with its cost: `cost_ps`, the time it accounts for over the scope, per steady
+    step (the capture without steps) and as a share of the scope's wall time."""
+    wall_ps = float((host.scope_hi - host.scope_lo).sum())
+    finding.cost_ns = cost_ps / 1e3 / per_step(host)
+    finding.cost_share = cost_ps / wall_ps if wall_ps > 0 else 0.0
+    return finding
+
+
+def cost_words(host: HostResult, cost_ps: float) -> str:
+    """The cost as the observation states it: "≈ 14 ms per step (81 % of the wall time)"."""
+    wall_ps = float((host.scope_hi - host.scope_lo).sum())
+    unit = "per step" if len(host.steps) else "over the capture"
+    share = cost_ps / wall_ps if wall_ps > 0 else 0.0
+    return (
+        f"≈ {format_duration(cost_ps / 1e3 / per_step(host))} {unit} ({share * 100:.0f} % of the wall time)"
+    )

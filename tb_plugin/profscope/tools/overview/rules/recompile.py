@@ -1,28 +1,40 @@
 """`recompile`: XLA (or other) compilations in steady state.
 
 From the trace: compilation slices (breakdown category `compilation`) inside the steady steps,
-firing when they cover at least `MIN_COMPILE_SHARE` of the steady steps' wall time. From the
-hosts' PyTorch/XLA metrics logs (`ctx.xla_logs()`): the `CompileTime` sample count of the per-step
-reports, firing when it still grows after the first `WARMUP_REPORTS` reports (the log's warm-up:
-its first steps compile the graphs once).
+firing when they cover at least `MIN_COMPILE_SHARE` of the steady steps' wall time. Without steps
+the steady state is what follows the program's first run: compilation after the first framework
+op that starts once the first compilation has ended, as a share of the capture. Cost: that
+compilation time, per steady step (over the capture without steps) and as that share.
+From the hosts' PyTorch/XLA metrics logs (`ctx.xla_logs()`): the `CompileTime` sample count of the
+per-step reports, firing when it still grows after the first `WARMUP_REPORTS` reports (the log's
+warm-up: its first steps compile the graphs once); the logs give no step time, so that finding
+states no cost.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from profscope.analysis import breakdown, intervals
 from profscope.analysis.answers import OverviewLink
+from profscope.analysis.events import ROLE_OP
 from profscope.analysis.findings import Rule
 from profscope.tools.overview.answers import OverviewFinding
 from profscope.tools.overview.rules.context import (
     Context,
+    cost_words,
+    costed,
     count,
     scope_link,
     scope_words,
     share,
     steady_steps,
 )
+
+if TYPE_CHECKING:
+    from profscope.analysis.results import HostResult
 
 MIN_COMPILE_SHARE = 0.01
 WARMUP_REPORTS = 2
@@ -47,32 +59,56 @@ def check(ctx: Context) -> list[OverviewFinding]:
     return out
 
 
-def _from_trace(host) -> OverviewFinding | None:
-    if not steady_steps(host):
-        return None
+def _from_trace(host: HostResult) -> OverviewFinding | None:
     compile_set = host.layers.sets[breakdown.CATEGORY_IDS.index("compilation")]
-    covered = intervals.covered(compile_set, host.scope_lo, host.scope_hi)
+    if steady_steps(host):
+        lo, hi = host.scope_lo, host.scope_hi
+    else:
+        after = _after_first_run(host, compile_set)
+        if after is None:
+            return None
+        lo, hi = np.array([after], np.int64), host.scope_hi[-1:]
+    covered = intervals.covered(compile_set, lo, hi)
+    cost_ps = float(covered.sum())
     wall = float((host.scope_hi - host.scope_lo).sum())
-    if wall <= 0 or covered.sum() / wall < MIN_COMPILE_SHARE:
+    if wall <= 0 or cost_ps / wall < MIN_COMPILE_SHARE:
         return None
-    compiling = host.steps.numbers[np.flatnonzero(host.steady)][covered > 0].tolist()
-    return OverviewFinding(
+    if steady_steps(host):
+        compiling = host.steps.numbers[np.flatnonzero(host.steady)][covered > 0].tolist()
+        where = f"steps {', '.join(str(s) for s in compiling[:10])} compile"
+    else:
+        compiling = []
+        where = "it compiles after the program's first run"
+    finding = OverviewFinding(
         kind="recompile",
         host=host.events.name,
         title="Steady steps compile",
         observation=(
-            f"Compilation takes {covered.sum() / wall * 100:.1f} % of the wall time of {scope_words(host)}; "
-            f"steps {', '.join(str(s) for s in compiling[:10])} compile."
+            f"Compilation takes {cost_ps / wall * 100:.1f} % of the wall time of {scope_words(host)}; {where}. "
+            f"It costs {cost_words(host, cost_ps)}."
         ),
         hypothesis=HYPOTHESIS,
         next_check=NEXT_CHECK,
         rule=f"compilation ≥ {MIN_COMPILE_SHARE:.0%} of the steady steps' wall time",
         evidence=[
-            share("compilation share of wall time", float(covered.sum() / wall)),
+            share("compilation share of wall time", cost_ps / wall),
             count("steady steps compiling", len(compiling)),
         ],
         link=scope_link(host, "Compile"),
     )
+    return costed(finding, host, cost_ps)
+
+
+def _after_first_run(host: HostResult, compile_set: intervals.Intervals) -> int | None:
+    """Without steps: the start of the first framework op after the first compilation ended (the
+    program's first run), or None when nothing compiles or nothing runs after it."""
+    if not len(compile_set):
+        return None
+    events = host.events
+    ops = events.of_roles(ROLE_OP)
+    starts = events.trace.ev_start_ps[ops]
+    later = starts[starts >= compile_set.end[0]]
+    return int(later.min()) if later.shape[0] else None
 
 
 def _from_logs(ctx: Context) -> OverviewFinding | None:
