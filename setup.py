@@ -39,8 +39,11 @@ setup(
         "torch": ["torch"],
         # `profscope ingest` and --profscope_dask_scheduler: ingest fanned out on a Dask cluster.
         "dask": ["dask[distributed]>=2024.1"],
+        # `profscope mcp`: the analyses served to an agent over the Model Context Protocol (SDK 2.x API).
+        "mcp": ["mcp>=2.3"],
         # moto's S3 API server and s3fs: the s3:// logdir tests run against a real server on loopback;
-        # dask.distributed: the fan-out tests run a LocalCluster of worker processes.
+        # dask.distributed: the fan-out tests run a LocalCluster of worker processes; mcp: the MCP server's
+        # tests drive it with the SDK's own client.
         "test": [
             "pytest",
             "hypothesis",
@@ -49,6 +52,7 @@ setup(
             "moto[server]>=5.0",
             "s3fs>=2023.1",
             "dask[distributed]>=2024.1",
+            "mcp>=2.3",
         ],
     },
     entry_points={

@@ -1,5 +1,6 @@
 """`profscope` command line: check what the plugin sees in a logdir without starting TensorBoard
-(`ls`); export a trace as gzipped Chrome trace JSON (`export`).
+(`ls`); export a trace as gzipped Chrome trace JSON (`export`); the tabs' figures in a terminal or a
+CI job (`report`, `compare`, in `report.py`, `compare.py`) and for an agent (`mcp`, `mcp_server.py`).
 
 Subcommands live in `COMMANDS` (name → (help, add_arguments, run)); adding one is one function pair
 and one table entry. `run` returns the process exit status.
@@ -12,7 +13,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 import msgspec
 from tensorboard import errors
@@ -20,6 +21,7 @@ from tensorboard import errors
 from profscope import logdir as logdir_lib
 from profscope import runs
 from profscope import tools as profscope_tools
+from profscope.cli import compare, mcp_server, report, workspace
 from profscope.context import HostContext, StillIngesting
 from profscope.engine import service as trace_service
 from profscope.engine.ingest import cluster as cluster_ingest
@@ -172,11 +174,34 @@ COMMANDS: dict[str, Command] = {
         _add_export_arguments,
         _run_export,
     ),
+    "report": (
+        "the tabs' figures of one session as Markdown (a terminal, a CI summary) or JSON",
+        report.add_arguments,
+        report.run,
+    ),
+    "compare": (
+        "a run against its base, as the Compare tab; with --max-slowdown, a CI gate",
+        compare.add_arguments,
+        compare.run,
+    ),
+    "mcp": (
+        "serve the analyses to an agent: a Model Context Protocol server over stdio",
+        mcp_server.add_arguments,
+        mcp_server.run,
+    ),
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line exits with 3 (bad input): 2 is `compare`'s "not valid"."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(workspace.EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="profscope", description="profscope: ML profiles in TensorBoard.")
+    parser = _Parser(prog="profscope", description="profscope: ML profiles in TensorBoard.")
     parser.add_argument("--version", action="version", version=f"profscope {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (help_text, add_arguments, _) in COMMANDS.items():
@@ -195,7 +220,3 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Console-script entry point; returns the exit status."""
     args = build_parser().parse_args(argv)
     return COMMANDS[args.command][2](args, out or sys.stdout)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
