@@ -242,6 +242,26 @@ def test_kineto_costs_estimated_from_shapes_are_marked(
     assert (
         frame.inner_text("[data-testid=rf-step-source]") == "Steps: ProfilerStep#N markers (PyTorch profiler)"
     )
+    # step 6's wall time (the Overview's step window, 4.43 ms) beside its device time (3.91 ms)
+    step6 = frame.inner_text("[data-testid=rf-program-row][data-step='6']")
+    assert "4.43 ms" in step6 and "3.91 ms" in step6, step6
+
+    # a bf16 model: the compute roof is bf16 (tensor cores); its layer norms, GELUs and adds run on
+    # the vector units, at the fp32 roof, drawn too; each op's roof is named in its row
+    assert answer["device"]["roof_precision"] == "bf16" and answer["device"]["roofs"] == ["bf16", "fp32"]
+    legend = frame.inner_text("[data-testid=rf-legend]")
+    assert "Compute roof (bf16): 990 TFLOP/s" in legend and "fp32 compute roof: 67 TFLOP/s" in legend, legend
+    assert "ops at the bf16 roof" in legend and "ops at the fp32 roof" in legend, legend
+    cells = frame.eval_on_selector_all("[data-testid=rf-op-row] td", "els => els.map(e => e.textContent)")
+    assert {"bf16", "fp32"} <= set(cells)
+    total = frame.inner_text("[data-testid=rf-program-row][data-step=Total]")
+    assert "bf16 + fp32" in total, total
+    # above the chart: the share of the counted ops' time with a cost (the rest: no formula)
+    coverage = frame.inner_text("[data-testid=rf-coverage]")
+    assert coverage.startswith("Costs known for ") and "lower bounds" in coverage, coverage
+    assert answer["program"][0]["coverage"] < 1
+    frame.eval_on_selector("[data-testid=rf-chart]", "e => e.scrollIntoView()")
+    screenshot(browser_page, "kineto_roofs")
 
     rate = frame.locator(
         f"[data-testid=rf-op-row][data-rank='{estimated[0]['rank']}'] td[data-estimated]"

@@ -352,3 +352,50 @@ def test_bitcasts_and_layout_only_transposes_move_no_bytes() -> None:
     assert costs["get-tuple-element.2.0"] == Cost(0.0, 0.0, 0.0)
     transpose = costs["transpose.5.1"]  # bf16[5120,55862]{1,0} → [55862,5120]{1,0}: a real transpose
     assert transpose.bytes_accessed == 2 * 2 * 5120 * 55862
+
+
+BF16, U8 = 16, 6
+
+
+def fused_attention(target: str, config: dict) -> HloModule:
+    """A cuDNN flash attention call as XLA writes it: Q, K, V bf16[2, 6, 2048, 128] (B, H, S, D),
+    result (out bf16[2, 6, 2048, 128], u8[0] scratch)."""
+    qkv = shape(BF16, (2, 6, 2048, 128))
+    result = shape(0, tuple_of=(qkv, shape(U8, (0,))))
+    calls = [
+        instruction("q", "parameter", qkv, 1),
+        instruction("k", "parameter", qkv, 2, extra=field(9, 1)),
+        instruction("v", "parameter", qkv, 3, extra=field(9, 2)),
+        instruction(
+            "fmha",
+            "custom-call",
+            result,
+            4,
+            [1, 2, 3],
+            extra=field(28, target.encode()) + field(43, json.dumps(config).encode()),
+        ),  # fmt: skip
+    ]
+    return HloModule(hlo_proto([computation("main", 1, calls, 4)], entry=1))
+
+
+def test_flash_attention_custom_calls_are_modelled_from_their_shapes() -> None:
+    """Forward 4·B·H·Sq·Sk·D = 4·2·6·2048·2048·128 (the score matrix's shape from the config, D the
+    query's contracting dimension), halved with a causal mask; the backward 2.5× that."""
+    scores = {"element_type": "BF16", "dimensions": ["2", "6", "2048", "2048"]}
+    dims = {"lhs_contracting_dimensions": ["3"], "rhs_contracting_dimensions": ["3"]}
+    config = {"intermediate_tensor_shape": scores, "bmm1_dot_dimension_numbers": dims}
+    forward = instruction_costs(
+        fused_attention("__cudnn$fmhaSoftmax", {"cudnn_fmha_backend_config": config})
+    )["fmha"]
+    assert forward.flops == 4 * 2 * 6 * 2048 * 2048 * 128 == 25_769_803_776
+    assert forward.bytes_accessed == 4 * (2 * 6 * 2048 * 128 * 2)  # Q, K, V read, out written; no scratch
+    assert forward.note == "modelled: flash attention 4·B·H·Sq·Sk·D from its shapes"
+    causal = {"cudnn_fmha_backend_config": {**config, "mask_type": "CAUSAL"}}
+    backward = instruction_costs(fused_attention("__cudnn$fmhaSoftmaxBackward", causal))["fmha"]
+    assert backward.flops == 2.5 * 25_769_803_776 / 2
+    assert backward.note == "modelled: flash attention 2.5 × 4·B·H·Sq·Sk·D ÷ 2 (causal) from its shapes"
+    # without the score matrix's shape: unknown, never guessed
+    unknown = instruction_costs(fused_attention("__cudnn$fmhaSoftmax", {"cudnn_fmha_backend_config": {}}))[
+        "fmha"
+    ]
+    assert unknown.flops is None and "__cudnn$fmhaSoftmax" in unknown.note

@@ -24,6 +24,7 @@ from profscope.formats.chrome import reader as chrome_json
 from profscope.tools.roofline import analysis, kineto_steps
 from profscope.tools.roofline.answers import RooflineAnswer, RooflineProgramRow
 from tests.support import DATA_DIR
+from tests.support import overview as overview_support
 
 DATA = DATA_DIR
 RESNET = DATA / "kineto/worker0.1623143089861.pt.trace.json.gz"  # V100, ProfilerStep#5–10, shapes
@@ -115,11 +116,13 @@ def test_step_rows_of_a_resnet_trace_by_hand() -> None:
 
 @pytest.mark.parametrize("path", WITH_SHAPES_AND_STEPS, ids=lambda p: p.name)
 def test_step_flops_sum_to_the_total(path: Path) -> None:
-    """The steps' FLOPs and bytes add up to the Total's less those of the ops outside every marker:
-    in these traces only resnet has such ops, by hand from its JSON an aten::zeros → aten::zero_ of
-    one fp32 just before each of its 6 markers (no FLOPs, 4 bytes written each); the average step
-    is the complete steps' sum over their count."""
-    outside_bytes = 6 * 4 if path == RESNET else 0
+    """The steps' FLOPs and bytes add up to the Total's less those of the ops outside every step
+    window: in these traces only resnet has such an op, by hand from its JSON an aten::zeros →
+    aten::zero_ of one fp32 just before each of its 6 markers (no FLOPs, 4 bytes written each), of
+    which the 5 after the first lie in the previous step's window (the GPU's work extends it past
+    its marker) and only the first is outside; the average step is the complete steps' sum over
+    their count."""
+    outside_bytes = 4 if path == RESNET else 0
     rows = _rows(_answer(path))
     steps = [r for r in rows.values() if re.fullmatch(r"\d+", r.step)]
     total = rows["Total"]
@@ -192,7 +195,8 @@ def _launch(ts: int, correlation: int, kernel_ts: int, kernel_dur: int) -> list[
 
 def test_markers_of_one_number_are_one_step(tmp_path: Path) -> None:
     """Edge case (a file stitched from two captures): two ProfilerStep#1 markers are one step, their
-    times summed: [130, 150) µs, then 150 → 350 µs (the idle wait for the second marker's kernel)."""
+    times summed: [130, 150) µs, then 150 → 350 µs (the idle wait for the second marker's kernel);
+    their wall times too: each marker's window is its 60 µs."""
 
     def marker(ts: int) -> dict:
         return {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 10, "tid": 10,
@@ -205,5 +209,43 @@ def test_markers_of_one_number_are_one_step(tmp_path: Path) -> None:
     answer = _answer(path)
     rows = _rows(answer)
     assert answer.steps == [1] and rows["1"].device_time_ns == 220_000.0
-    assert any("2 step markers carry 1 step numbers" in w for w in answer.warnings)
+    assert rows["1"].wall_time_ns == 120_000.0
+    assert any("2 step windows carry 1 step numbers" in w for w in answer.warnings)
     assert msgspec.json.decode(msgspec.json.encode(answer))["step_source"].startswith("ProfilerStep#N")
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("kineto/*.json.gz")), ids=lambda p: p.name)
+def test_the_roofline_and_the_overview_show_the_same_steps(path: Path) -> None:
+    """Both tabs' analyses on one file's classified events: the same step numbers, in the same
+    order, with the same wall times (the Overview's step windows), on every corpus Kineto trace.
+    The CPU-only capture has no device roofline, so no step rows at all."""
+    events = overview_support.host_events(path)
+    host = analysis.host_devices(path.name, events.trace, None, lambda: events)
+    roofline = analysis.answer(path.name, [host], analysis.Options(), None)
+    overview = overview_support.host_result(path).answer.steps
+    walls = {int(r.step): r.wall_time_ns for r in roofline.program if r.step.isdigit()}
+    if not roofline.observed:
+        assert path.name.startswith("rank-34") and walls == {}
+        return
+    assert roofline.steps == sorted(r.number for r in overview.rows)
+    assert roofline.step_source == overview.source
+    assert walls == {r.number: r.wall_ns for r in overview.rows}
+
+
+def test_kernels_launched_before_the_first_step_are_kept_apart(tmp_path: Path) -> None:
+    """Edge case: a kernel launched at 10 µs, before ProfilerStep#1 (100–160 µs), runs 90–130 µs,
+    into the step's window: the tail of the iteration before the capture. It belongs to no step,
+    a warning counts it with its 40 µs, the Total keeps it; the step's device time is its own
+    kernel's 140 → 150 µs."""
+    marker = {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 10, "tid": 10, "ts": 100,
+              "dur": 60}  # fmt: skip
+    events = [*_launch(10, 6, 90, 40), marker, *_launch(110, 7, 140, 10)]
+    device = {"id": 0, "name": "NVIDIA H100 80GB HBM3", "numSms": 132, "totalGlobalMem": 85018279936}
+    path = tmp_path / "tail.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "deviceProperties": [device], "traceEvents": events}))
+    answer = _answer(path)
+    rows = _rows(answer)
+    assert rows["1"].device_time_ns == 10_000.0 and rows["1"].wall_time_ns == 60_000.0
+    assert rows["Total"].device_time_ns == 60_000.0  # 90 → 150 µs
+    (apart,) = [w for w in answer.warnings if "before the first step" in w]
+    assert "1 device activity launched before the first step" in apart and "40" in apart, apart

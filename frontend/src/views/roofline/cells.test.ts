@@ -1,9 +1,9 @@
 // @vitest-environment happy-dom
 import { describe, expect, it } from "vitest";
 import type { RooflineOpRow } from "./api.ts";
-import { type Column, computePeak, formatIntensity, opColumns, programColumns, rooflineContext, trafficLevels } from "./cells.ts";
+import { absentReason, type Column, computePeak, coverageText, MODELLED, formatIntensity, opColumns, programColumns, rooflineContext, trafficLevels } from "./cells.ts";
 import { formatPeak } from "./device.ts";
-import { rooflineAnswer } from "./fixture.ts";
+import { mixedPrecision, rooflineAnswer } from "./fixture.ts";
 import { cellElement } from "./table.ts";
 
 const answer = rooflineAnswer();
@@ -72,9 +72,40 @@ describe("roofline cells", () => {
 
   it("gives the program rows their own columns and names steps", () => {
     const program = programColumns(ctx);
-    expect(program.map((c) => c.id).slice(0, 6)).toEqual(["step", "device_time", "time_per_device", "wall_time", "devices", "flops"]);
+    // wall time (the Overview's step window) beside device time (the rates' denominator)
+    expect(program.map((c) => c.id).slice(0, 6)).toEqual(["step", "wall_time", "device_time", "time_per_device", "devices", "flops"]);
     const step = program[0] as Column<(typeof answer.program)[0]>;
     expect(step.cell({ ...answer.program[0]!, step: "3" })).toMatchObject({ text: "Step 3" });
     expect(step.cell(answer.program[0]!)).toMatchObject({ text: "Total" });
+  });
+
+  it("names the compute roof of each row, its peak, and a roof whose peak is not known", () => {
+    const mixed = mixedPrecision();
+    const mixedCtx = rooflineContext(mixed);
+    expect(mixedCtx.roofs).toEqual([
+      { precision: "bf16", peak: 1e15 },
+      { precision: "fp32", peak: 6.7e13 },
+      { precision: "int64_vector", peak: null },
+    ]);
+    const ops = opColumns(mixedCtx);
+    const cell = (id: string, name: string) => {
+      const column = ops.find((c) => c.id === id) as Column<RooflineOpRow>;
+      return cellElement(column.cell(mixed.ops.find((o) => o.name === name) as RooflineOpRow), column.numeric);
+    };
+    expect(cell("roof", "fusion.1").textContent).toBe("fp32");
+    expect(cell("roof", "fusion.1").title).toBe("fp32: 67 TFLOP/s");
+    expect(cell("flop_peak", "fusion.1").textContent).toBe("18.4%");
+    expect(cell("roof", "copy-done").textContent).toBe("int64_vector (int64_vector: peak not known)");
+    const program = programColumns(mixedCtx).find((c) => c.id === "roof") as Column<(typeof mixed.program)[0]>;
+    const total = program.cell(mixed.program[0]!);
+    expect(total).toMatchObject({ text: "bf16 + fp32" });
+    expect((total as { title?: string }).title).toContain("FLOPs per roof:\nbf16: 3 GFLOP\nfp32: 1 GFLOP");
+  });
+
+  it("says above the chart how much of the time has a cost, and how many ops were modelled", () => {
+    expect(coverageText(answer)).toBe("Costs known for 80% of the program's device time in counted ops: the rest has no cost, so the figures are lower bounds.");
+    const modelled = { ...answer, ops: answer.ops.map((o) => (o.name === "custom-call" ? { ...o, source: MODELLED } : o)) };
+    expect(coverageText(modelled)).toContain("; 1 op modelled from shapes (profscope).");
+    expect(absentReason(modelled.ops.find((o) => o.name === "custom-call")!, "FLOPs")).toBe("the profile records no FLOPs for this row");
   });
 });

@@ -20,9 +20,12 @@ import type { RooflineAnswer, RooflineDevice, RooflineFigures, RooflineOpRow, Ro
 export const ESTIMATED = "estimated from shapes";
 /** The `source` of a GPU XPlane op costed by our HLO cost model over the profile's HLO module. */
 export const HLO_COST_MODEL = "HLO cost model (profscope)";
+/** The `source` of an op XLA's cost model does not price (fused attention), modelled from its shapes. */
+export const MODELLED = "modelled from shapes (profscope)";
 /** Sources that mean the costs are known; any other source is the reason they are not. */
-const MEASURED_SOURCES = new Set(["profile", ESTIMATED, HLO_COST_MODEL]);
+const MEASURED_SOURCES = new Set(["profile", ESTIMATED, HLO_COST_MODEL, MODELLED]);
 export const PEAK_UNKNOWN = "peak unknown";
+export const PEAK_NOT_KNOWN = "peak not known";
 export const ABOVE_ROOF = "above the roof";
 
 /** What a program row and an op row have in common: the figures and where their costs come from. */
@@ -39,6 +42,13 @@ export type Cell = (NumberCell & { estimated: boolean; anomaly?: string }) | Tex
 
 export type Column<R> = TableColumn<R, Cell>;
 
+/** One compute roof the ops run at: a precision ("bf16", "fp32", …) and its peak, null when the
+ * device's peak of that precision is not known. */
+export interface ComputeRoof {
+  precision: string;
+  peak: number | null;
+}
+
 /** The device and the memory levels the tables and the chart show. */
 export interface RooflineContext {
   device: RooflineDevice | null;
@@ -46,6 +56,14 @@ export interface RooflineContext {
   levels: string[];
   /** The compute roof (FLOP/s), null when the device's compute peak is unknown. */
   computePeak: number | null;
+  /** The compute roofs the ops run at, most FLOPs first (the answer's `device.roofs`). */
+  roofs: ComputeRoof[];
+}
+
+/** A precision's peak (FLOP/s), null when the device does not know it. */
+export function roofPeak(device: RooflineDevice | null | undefined, precision: string): number | null {
+  const peak = device?.flops[precision];
+  return peak && peak.value > 0 ? peak.value : null;
 }
 
 export function levelLabel(ctx: RooflineContext, level: string): string {
@@ -72,7 +90,29 @@ export function computePeak(device: RooflineDevice | null | undefined): number |
 
 export function rooflineContext(answer: RooflineAnswer): RooflineContext {
   const device = answer.device ?? null;
-  return { device, levels: trafficLevels(answer), computePeak: computePeak(device) };
+  const roofs = (device?.roofs ?? []).map((precision) => ({ precision, peak: roofPeak(device, precision) }));
+  return { device, levels: trafficLevels(answer), computePeak: computePeak(device), roofs };
+}
+
+/** The precisions a row's `figures.roof` names ("bf16 + fp32": a program row's several roofs). */
+export function rowRoofs(row: FigureRow): string[] {
+  return row.figures.roof ? row.figures.roof.split(" + ") : [];
+}
+
+/** The compute roof cell: the precision(s) the row's FLOP utilization is against, each with its
+ * peak or "peak not known"; a program row's tooltip gives the FLOPs at each. */
+function roofCell(ctx: RooflineContext, row: FigureRow & { flops_by_roof?: Record<string, number> }): Cell {
+  const roofs = rowRoofs(row);
+  if (!roofs.length) return notObserved(row, "FLOPs");
+  const unknown = roofs.filter((r) => roofPeak(ctx.device, r) === null);
+  const parts = roofs.map((r) => {
+    const peak = roofPeak(ctx.device, r);
+    return peak === null ? `${r}: ${PEAK_NOT_KNOWN}` : `${r}: ${formatFlopRate(peak)}`;
+  });
+  const shares = row.flops_by_roof ? Object.entries(row.flops_by_roof).map(([r, f]) => `${r}: ${formatFlops(f)}`) : [];
+  const title = [...parts, ...(shares.length > 1 ? ["FLOPs per roof:", ...shares] : [])].join("\n");
+  const names = roofs.map((r) => (r === "peak" ? "device peak" : r)).join(" + ");
+  return text(unknown.length ? `${names} (${unknown.join(", ")}: ${PEAK_NOT_KNOWN})` : names, title);
 }
 
 /** FLOPs per byte to 3 significant digits: "0.125 FLOP/B", "560 FLOP/B". */
@@ -120,6 +160,13 @@ function utilization(value: number | undefined, row: FigureRow, estimated: boole
 
 export function boundLabel(ctx: RooflineContext, bound: string): string {
   return bound === "compute" ? "Compute" : levelLabel(ctx, bound);
+}
+
+/** Whether the device knows the peak of some roof the row's FLOP utilization is against (rows
+ * without a roof: the device's compute roof). */
+function rowPeakKnown(ctx: RooflineContext, row: FigureRow): boolean {
+  const roofs = rowRoofs(row);
+  return roofs.length ? roofs.some((r) => roofPeak(ctx.device, r) !== null) : ctx.computePeak !== null;
 }
 
 /** The columns every row with figures has: rates, intensities and utilizations against the roofs. */
@@ -183,8 +230,16 @@ export function figureColumns<R extends FigureRow>(ctx: RooflineContext): Column
       title: "% of peak FLOP rate",
       csvTitle: "% of peak FLOP rate",
       numeric: true,
-      help: "FLOP rate ÷ the compute roof",
-      cell: (row) => utilization(row.figures.flop_utilization, row, est(row), ctx.computePeak !== null, "compute", "FLOPs"),
+      help: "FLOP rate ÷ the peak of the compute roof the row runs at (a program row of several roofs: Σ FLOPs at each ÷ its peak, ÷ time)",
+      cell: (row) => utilization(row.figures.flop_utilization, row, est(row), rowPeakKnown(ctx, row), rowRoofs(row).join(" + ") || "compute", "FLOPs"),
+    },
+    {
+      id: "roof",
+      title: "Compute roof",
+      csvTitle: "Compute roof",
+      numeric: false,
+      help: "the peak the FLOP utilization is against: the tensor / matrix units at the op's dtype (bf16, fp16, fp8, int8, fp32_matrix, fp64_matrix) or the vector units (fp32, fp64)",
+      cell: (row) => roofCell(ctx, row),
     },
   );
   for (const level of ctx.levels) {
@@ -258,16 +313,16 @@ export function opColumns(ctx: RooflineContext): Column<RooflineOpRow>[] {
 export function programColumns(ctx: RooflineContext): Column<RooflineProgramRow>[] {
   return [
     { id: "step", title: "Program", csvTitle: "Program", numeric: false, cell: (r) => text(/^\d+$/.test(r.step) ? `Step ${r.step}` : r.step) },
-    duration("device_time", "Device time", (r) => r.device_time_ns, "busy span of each device, summed over the devices: the rates' denominator"),
-    duration("time_per_device", "Time per device", (r) => r.time_per_device_ns, "device time ÷ the active devices"),
     {
       id: "wall_time",
       title: "Wall time",
       csvTitle: "Wall time (ns)",
       numeric: true,
-      help: "the span over all devices",
+      help: "a step's window, as the Overview shows it (its marker's start to the end of the work launched in it); the Total: first to last device activity",
       cell: (r) => measured(r.wall_time_ns, (v) => formatDuration(v), same, r, "wall time"),
     },
+    duration("device_time", "Device time", (r) => r.device_time_ns, "busy span of each device, summed over the devices: the rates' denominator"),
+    duration("time_per_device", "Time per device", (r) => r.time_per_device_ns, "device time ÷ the active devices"),
     count("devices", "Devices", (r) => r.devices, "devices with activity"),
     {
       id: "flops",
@@ -280,4 +335,16 @@ export function programColumns(ctx: RooflineContext): Column<RooflineProgramRow>
     share("coverage", "Cost coverage", (r) => r.coverage, "fraction of the counted ops' time whose costs were observed; below 100 % the figures are lower bounds"),
     sourceColumn<RooflineProgramRow>(),
   ];
+}
+
+/** The sentence above the chart: the share of the program's counted op time whose costs are known
+ * (the row of the listed step, else the Total), and how many listed ops were modelled. */
+export function coverageText(answer: RooflineAnswer): string | null {
+  const row = answer.program.find((r) => answer.step !== undefined && r.step === String(answer.step)) ?? answer.program.find((r) => r.step === "Total");
+  if (!row) return null;
+  const modelled = answer.ops.filter((o) => o.source === MODELLED).length;
+  const scope = row.step === "Total" ? "the program's" : `step ${row.step}'s`;
+  const lower = row.coverage < 1 ? ": the rest has no cost, so the figures are lower bounds" : "";
+  const model = modelled ? `; ${modelled} op${modelled === 1 ? "" : "s"} ${MODELLED}` : "";
+  return `Costs known for ${formatPercent(row.coverage)} of ${scope} device time in counted ops${lower}${model}.`;
 }

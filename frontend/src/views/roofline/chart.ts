@@ -1,6 +1,7 @@
 /** The roofline chart (geometry.ts says what it holds), drawn with the project's charting library:
  * log-log, x the operational intensity of one memory level (a picker when several have traffic), y
- * the FLOP rate. Hovering a point shows its figures; clicking one selects it: its table row is
+ * the FLOP rate. One flat compute roof per precision the ops run at (bf16, fp32, …) whose peak is known,
+ * each op coloured as its roof (legend). Hovering a point shows its figures; clicking one selects it: its table row is
  * highlighted and a card stays with a link to its events in the Trace tab. The canvas holds every
  * point as text (fallback content) with its position once drawn, for screen readers and tests. */
 
@@ -15,6 +16,9 @@ import type { PlotPoint, RooflineModel } from "./geometry.ts";
 const ROOF_COLORS = ["#1a73e8", "#e37400", "#188038", "#9334e6", "#d01884", "#12b5cb", "#5f6368"];
 const COMPUTE_COLOR = "#202124";
 const OP_COLOR = "#1a73e8";
+/** Op colours by compute roof, in the order of the answer's roofs (most FLOPs first). */
+const PRECISION_COLORS = ["#1a73e8", "#b06000", "#137333", "#a142f4", "#e52592", "#007b83"];
+const NO_PEAK_COLOR = "#80868b";
 const PROGRAM_COLOR = "#d93025";
 const SELECTED_COLOR = "#fbbc04";
 
@@ -40,7 +44,7 @@ export function formatAxisNumber(v: number): string {
 
 /** The lines of a point's tooltip: its name, then the figures of the chart's level. */
 export function tooltipLines(point: PlotPoint, ctx: RooflineContext, level: string): string[] {
-  const wanted = new Set(["flop_rate", `oi:${level}`, `bw:${level}`, "bound", "efficiency"]);
+  const wanted = new Set(["flop_rate", `oi:${level}`, `bw:${level}`, "bound", "efficiency", "roof"]);
   const columns = figureColumns<FigureRow>(ctx).filter((c: Column<FigureRow>) => wanted.has(c.id));
   const lines = point.kind === "op" ? [point.row.name, `${point.row.category} · ${point.row.occurrences.toLocaleString("en-US")} occurrences`] : [`Program: ${/^\d+$/.test(point.label) ? `step ${point.label}` : point.label}`];
   for (const column of columns) lines.push(`${column.title}: ${column.cell(point.row).text}`);
@@ -48,6 +52,25 @@ export function tooltipLines(point: PlotPoint, ctx: RooflineContext, level: stri
   if (point.row.source === ESTIMATED) lines.push(`FLOPs and bytes ${ESTIMATED}`);
   if (point.row.figures.anomaly) lines.push(point.row.figures.anomaly);
   return lines;
+}
+
+/** The colour of an op point at the compute roof `precision`: by the roof's place among the answer's
+ * roofs with a known peak; grey for a roof whose peak is not known. */
+export function roofColor(ctx: RooflineContext, precision: string): string {
+  const known = ctx.roofs.filter((r) => r.peak !== null).map((r) => r.precision);
+  const at = known.indexOf(precision);
+  if (at < 0) return ctx.roofs.length || precision ? NO_PEAK_COLOR : OP_COLOR;
+  return PRECISION_COLORS[at % PRECISION_COLORS.length] as string;
+}
+
+/** The op points grouped by their compute roof, in order of first appearance. */
+export function opsByRoof(ops: readonly PlotPoint[]): Map<string, PlotPoint[]> {
+  const out = new Map<string, PlotPoint[]>();
+  for (const p of ops) {
+    const roof = p.kind === "op" ? p.roof : "";
+    out.set(roof, [...(out.get(roof) ?? []), p]);
+  }
+  return out;
 }
 
 export class RooflineChart {
@@ -199,16 +222,27 @@ export class RooflineChart {
   private fillLegend(model: RooflineModel): void {
     clear(this.legend);
     const swatch = (color: string, shape: string) => h("span", { class: `rf-swatch rf-${shape}`, style: `--c: ${color}` });
+    const ctx = this.ctx as RooflineContext;
     if (model.compute !== null) {
-      const precision = this.ctx?.device?.roof_precision;
-      this.legend.append(h("li", {}, swatch(COMPUTE_COLOR, "line"), `Compute roof${precision && precision !== "peak" ? ` (${precision})` : ""}: ${formatFlopRate(model.compute)}`));
+      const precision = ctx.device?.roof_precision;
+      this.legend.append(h("li", { "data-roof": precision ?? "" }, swatch(COMPUTE_COLOR, "line"), `Compute roof${precision && precision !== "peak" ? ` (${precision})` : ""}: ${formatFlopRate(model.compute)}`));
+    }
+    for (const roof of model.otherRoofs) {
+      this.legend.append(h("li", { "data-roof": roof.precision }, swatch(roofColor(ctx, roof.precision), "dashed"), `${roof.precision} compute roof: ${formatFlopRate(roof.peak)}`));
+    }
+    for (const roof of ctx.roofs.filter((r) => r.peak === null)) {
+      this.legend.append(h("li", { "data-roof": roof.precision }, swatch(NO_PEAK_COLOR, "dot"), `${roof.precision}: peak not known, no roof`));
     }
     model.roofs.forEach((roof, i) => {
       const ridge = roof.ridge === null ? "" : ` · ridge point ${formatIntensity(roof.ridge)}`;
       this.legend.append(h("li", { "data-level": roof.level }, swatch(ROOF_COLORS[i % ROOF_COLORS.length] as string, "line"), `${roof.label} roof: ${formatByteRate(roof.bandwidth)}${ridge}`));
     });
     if (model.program.length) this.legend.append(h("li", {}, swatch(PROGRAM_COLOR, "diamond"), `program rows (${model.program.length})`));
-    if (model.ops.length) this.legend.append(h("li", {}, swatch(OP_COLOR, "dot"), `ops (${model.ops.length})`));
+    const byRoof = opsByRoof(model.ops);
+    for (const [roof, ops] of byRoof) {
+      const label = byRoof.size > 1 || roof ? `ops at the ${roof || "device's"} roof (${ops.length})` : `ops (${ops.length})`;
+      this.legend.append(h("li", { "data-ops-roof": roof }, swatch(roofColor(ctx, roof), "dot"), label));
+    }
     if ([...model.program, ...model.ops].some((p) => p.row.source === ESTIMATED)) {
       this.legend.append(h("li", {}, swatch(OP_COLOR, "ring"), ESTIMATED));
     }
@@ -247,6 +281,8 @@ export class RooflineChart {
       if (roof.line.length) datasets.push(line(roof.line, ROOF_COLORS[i % ROOF_COLORS.length] as string, roof.level !== model.level));
     });
     if (model.computeLine.length) datasets.push(line(model.computeLine, COMPUTE_COLOR));
+    const ctx = this.ctx as RooflineContext;
+    for (const roof of model.otherRoofs) datasets.push(line(roof.line, roofColor(ctx, roof.precision), true));
     const ridges = model.roofs.filter((r) => r.ridge !== null && model.compute !== null);
     if (ridges.length) {
       datasets.push({
@@ -261,7 +297,7 @@ export class RooflineChart {
       });
     }
     datasets.push(pointSet(model.program, PROGRAM_COLOR, "rectRot", 6));
-    datasets.push(pointSet(model.ops, OP_COLOR, "circle", 4));
+    for (const [roof, ops] of opsByRoof(model.ops)) datasets.push(pointSet(ops, roofColor(ctx, roof), "circle", 4));
     const positions: Plugin<"scatter"> = { id: "rooflinePositions", afterRender: (chart) => this.recordPositions(chart as unknown as Chart) };
     const gridColor = (c: { tick?: { value: number } }) => (c.tick && isDecade(c.tick.value) ? "#d5d9de" : "#f1f3f4");
     return {

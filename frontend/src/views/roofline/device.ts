@@ -1,5 +1,5 @@
-/** The device the roofs are drawn for: each peak with its unit and where it comes from, and which
- * peaks nobody knows (they get no roof). */
+/** The device the roofs are drawn for: each peak with its unit and where it comes from, which
+ * compute roofs the ops run at, and which peaks nobody knows (they get no roof). */
 
 import { h } from "../../dom.ts";
 import { formatByteRate, formatFlopRate } from "../../shared/units.ts";
@@ -34,9 +34,13 @@ export function devicePanel(device: RooflineDevice, ctx: RooflineContext): HTMLE
   const rows: HTMLTableRowElement[] = [];
   const flops = Object.entries(device.flops);
   if (!flops.length) rows.push(unknownRow("Compute", "the profile gives no compute peak and the parts table does not know this device", "rf-peak-compute"));
+  const used = new Set(ctx.roofs.map((r) => r.precision));
   for (const [precision, peak] of flops) {
-    const roof = precision === device.roof_precision ? "the compute roof" : "";
+    const roof = precision === device.roof_precision ? "the compute roof" : used.has(precision) ? "a compute roof: ops run at it" : "";
     rows.push(peakRow(precision === "peak" ? "Compute" : `Compute, ${precision}`, peak, roof, `rf-peak-flops-${precision}`));
+  }
+  for (const roof of ctx.roofs.filter((r) => r.peak === null)) {
+    rows.push(unknownRow(`Compute, ${roof.precision}`, "ops run at it, but neither the profile nor the parts table gives its peak: not known", `rf-peak-flops-${roof.precision}`));
   }
   if (flops.length && ctx.computePeak === null) rows.push(unknownRow("Compute roof", "the answer names no precision to draw the compute roof for", "rf-peak-compute"));
   for (const [level, peak] of Object.entries(device.bandwidth)) {

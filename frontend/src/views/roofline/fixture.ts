@@ -1,6 +1,7 @@
 /** A small roofline answer for the unit tests: a device with known compute, HBM and VMEM-read peaks,
  * a CMEM peak without traffic and a level with traffic but no peak; ops measured, estimated from
- * shapes, without FLOPs, not observed and above a roof. Ridge points: HBM 1000, VMEM read 100 FLOP/B. */
+ * shapes, without FLOPs, not observed and above a roof. Ridge points: HBM 1000, VMEM read 100 FLOP/B.
+ * `mixedPrecision` makes it a GPU whose ops run at a bf16 and an fp32 roof, and one not known. */
 
 import type { RooflineAnswer, RooflineFigures, RooflineOpRow } from "./api.ts";
 
@@ -42,6 +43,7 @@ export function rooflineAnswer(overrides: Partial<RooflineAnswer> = {}): Rooflin
       device_planes: 4,
       flops: { peak: { value: 1e15, unit: "FLOP/s", source: "from the profile" } },
       roof_precision: "peak",
+      roofs: ["peak"],
       bandwidth: {
         hbm: { value: 1e12, unit: "B/s", source: "from the profile" },
         vmem_read: { value: 1e13, unit: "B/s", source: "user override" },
@@ -63,6 +65,7 @@ export function rooflineAnswer(overrides: Partial<RooflineAnswer> = {}): Rooflin
         devices: 2,
         flops: 4e9,
         model_flops: 4e9,
+        flops_by_roof: { peak: 4e9 },
         bytes_by_level: { hbm: 2e9 },
         coverage: 0.8,
         figures: figures({
@@ -70,6 +73,7 @@ export function rooflineAnswer(overrides: Partial<RooflineAnswer> = {}): Rooflin
           bandwidth: { hbm: 5e11 },
           intensity: { hbm: 2 },
           flop_utilization: 0.001,
+          roof: "peak",
           bandwidth_utilization: { hbm: 0.5 },
           bound_by: "hbm",
           roofline_efficiency: 0.5,
@@ -87,6 +91,7 @@ export function rooflineAnswer(overrides: Partial<RooflineAnswer> = {}): Rooflin
           bandwidth: { hbm: 1.52e12, vmem_read: 1e11, sram_read: 1e10 },
           intensity: { hbm: 0.125, vmem_read: 10, sram_read: 100 },
           flop_utilization: 0.0123,
+          roof: "peak",
           bandwidth_utilization: { hbm: 0.76, vmem_read: 0.01 },
           bound_by: "hbm",
           roofline_efficiency: 0.76,
@@ -97,14 +102,14 @@ export function rooflineAnswer(overrides: Partial<RooflineAnswer> = {}): Rooflin
         category: "copy-done",
         flops: 0,
         bytes_by_level: { hbm: 1e9 },
-        figures: figures({ flop_rate: 0, bandwidth: { hbm: 2e10 }, intensity: { hbm: 0 }, flop_utilization: 0, bandwidth_utilization: { hbm: 0.02 }, bound_by: "hbm", roofline_efficiency: 0.02 }),
+        figures: figures({ flop_rate: 0, bandwidth: { hbm: 2e10 }, intensity: { hbm: 0 }, flop_utilization: 0, roof: "peak", bandwidth_utilization: { hbm: 0.02 }, bound_by: "hbm", roofline_efficiency: 0.02 }),
       }),
       op(3, {
         name: "aten::mm",
         category: "matmul",
         flops: 2e9,
         bytes_by_level: { hbm: 1e7 },
-        figures: figures({ flop_rate: 5e14, bandwidth: { hbm: 2.5e12 }, intensity: { hbm: 200 }, flop_utilization: 0.5, bandwidth_utilization: { hbm: 2.5 }, bound_by: "hbm", anomaly: "measured HBM bandwidth is 2.5× the roof" }),
+        figures: figures({ flop_rate: 5e14, bandwidth: { hbm: 2.5e12 }, intensity: { hbm: 200 }, flop_utilization: 0.5, roof: "peak", bandwidth_utilization: { hbm: 2.5 }, bound_by: "hbm", anomaly: "measured HBM bandwidth is 2.5× the roof" }),
         source: "estimated from shapes",
       }),
       op(4, { name: "custom-call", category: "custom-call", source: "no cost stats and no HloProto in this profile" }),
@@ -112,12 +117,31 @@ export function rooflineAnswer(overrides: Partial<RooflineAnswer> = {}): Rooflin
         name: "copy-start",
         category: "copy-start",
         flops: 0,
-        figures: figures({ flop_rate: 0, flop_utilization: 0 }),
+        figures: figures({ flop_rate: 0, flop_utilization: 0, roof: "peak" }),
         note: "the profile gives bytes_accessed without a memory-space breakdown",
       }),
     ],
     ops_total: 12,
     warnings: ["no step marker observed"],
     ...overrides,
+  };
+}
+
+/** The fixture on a GPU with bf16 (1e15) and fp32 (6.7e13) peaks: fusion.1 runs at fp32 (12.3 TFLOP/s:
+ * 18.4 % of it), aten::mm at bf16, copy-done at int64_vector (no peak), the Total at bf16 + fp32. */
+export function mixedPrecision(): RooflineAnswer {
+  const base = rooflineAnswer();
+  const device = base.device!;
+  const peak = (value: number) => ({ value, unit: "FLOP/s", source: "from the parts table" });
+  const roofs: Record<string, string> = { "fusion.1": "fp32", "aten::mm": "bf16", "copy-done": "int64_vector", "copy-start": "bf16" };
+  return {
+    ...base,
+    device: { ...device, kind: "gpu", flops: { bf16: peak(1e15), fp32: peak(6.7e13) }, roof_precision: "bf16", roofs: ["bf16", "fp32", "int64_vector"] },
+    program: base.program.map((p) => ({ ...p, flops_by_roof: { bf16: 3e9, fp32: 1e9 }, figures: { ...p.figures, roof: "bf16 + fp32" } })),
+    ops: base.ops.map((o) => {
+      if (!roofs[o.name]) return o;
+      const utilization = o.name === "fusion.1" ? { flop_utilization: 1.23e13 / 6.7e13 } : {};
+      return { ...o, figures: { ...o.figures, roof: roofs[o.name], ...utilization } };
+    }),
   };
 }

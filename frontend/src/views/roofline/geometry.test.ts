@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { rooflineContext } from "./cells.ts";
-import { rooflineAnswer } from "./fixture.ts";
+import { mixedPrecision, rooflineAnswer } from "./fixture.ts";
 import { decades, ridgePoint, roofLevels, rooflineModel } from "./geometry.ts";
 
 describe("roofline geometry", () => {
@@ -67,5 +67,18 @@ describe("roofline geometry", () => {
     const hbm = model.roofs[0];
     expect(hbm?.ridge).toBeNull();
     expect(hbm?.line[1]).toEqual({ x: model.x[1], y: 1e12 * model.x[1] });
+  });
+
+  it("draws a flat roof for each other precision the ops run at whose peak is known, and names each op's roof", () => {
+    const mixed = mixedPrecision();
+    const model = rooflineModel(rooflineContext(mixed), "hbm", mixed.program, mixed.ops);
+    // bf16 is the compute roof (with the ridges); fp32 gets its own line; int64_vector has no peak
+    expect(model.compute).toBe(1e15);
+    expect(model.otherRoofs).toEqual([{ precision: "fp32", peak: 6.7e13, line: [{ x: model.x[0], y: 6.7e13 }, { x: model.x[1], y: 6.7e13 }] }]);
+    // copy-done (int64_vector) has 0 FLOPs: no place on a log axis
+    expect(model.ops.map((p) => [p.label, p.kind === "op" ? p.roof : null])).toEqual([
+      ["fusion.1", "fp32"],
+      ["aten::mm", "bf16"],
+    ]);
   });
 });

@@ -2,10 +2,12 @@
  * with traffic and a known peak), their ridge points (compute peak ÷ bandwidth, where the slanted
  * memory roof meets the flat compute roof), the program and op points at (operational intensity of
  * one level, FLOP rate), and log-axis ranges in whole decades. A point whose intensity or rate is 0
- * or not observed has no place on a log axis: it is counted with the reason instead. */
+ * or not observed has no place on a log axis: it is counted with the reason instead. Besides the
+ * compute roof of most FLOPs (where the ridges are), one flat roof per other precision the ops run at
+ * whose peak is known; each op point names its roof (colour). */
 
 import type { RooflineOpRow, RooflineProgramRow } from "./api.ts";
-import { levelLabel, type RooflineContext } from "./cells.ts";
+import { levelLabel, type RooflineContext, rowRoofs } from "./cells.ts";
 
 export interface XY {
   x: number;
@@ -13,7 +15,14 @@ export interface XY {
 }
 
 export type PlotPoint = XY &
-  ({ kind: "program"; key: string; label: string; row: RooflineProgramRow } | { kind: "op"; key: string; label: string; row: RooflineOpRow });
+  ({ kind: "program"; key: string; label: string; row: RooflineProgramRow } | { kind: "op"; key: string; label: string; row: RooflineOpRow; roof: string });
+
+/** A flat compute roof of one precision, FLOP/s, across the chart. */
+export interface ComputeRoofLine {
+  precision: string;
+  peak: number;
+  line: XY[];
+}
 
 export interface Roof {
   level: string;
@@ -33,6 +42,8 @@ export interface RooflineModel {
   compute: number | null;
   /** The flat compute roof, from the first ridge (or the left edge) to the right edge. */
   computeLine: XY[];
+  /** The compute roofs of the other precisions the ops run at (known peaks only), full width. */
+  otherRoofs: ComputeRoofLine[];
   roofs: Roof[];
   program: PlotPoint[];
   ops: PlotPoint[];
@@ -100,14 +111,16 @@ export function rooflineModel(ctx: RooflineContext, level: string, program: read
   const opPoints: PlotPoint[] = [];
   for (const row of ops) {
     const at = place(row, level, label, opReasons);
-    if (at) opPoints.push({ ...at, kind: "op", key: `op:${row.rank}`, label: row.name, row });
+    if (at) opPoints.push({ ...at, kind: "op", key: `op:${row.rank}`, label: row.name, row, roof: rowRoofs(row)[0] ?? "" });
   }
   const compute = ctx.computePeak;
   const bandwidths = roofLevels(ctx).map((l) => ({ level: l, label: levelLabel(ctx, l), bandwidth: ctx.device?.bandwidth[l]?.value as number }));
   const ridges = compute === null ? [] : bandwidths.map((b) => ridgePoint(compute, b.bandwidth));
   const points = [...programPoints, ...opPoints];
+  const main = ctx.device?.roof_precision;
+  const others = ctx.roofs.filter((r) => r.precision !== main && r.peak !== null) as { precision: string; peak: number }[];
   const x = decades([...points.map((p) => p.x), ...ridges]);
-  const y = decades([...points.map((p) => p.y), ...(compute === null ? bandwidths.map((b) => b.bandwidth * x[1]) : [compute])]);
+  const y = decades([...points.map((p) => p.y), ...others.map((r) => r.peak), ...(compute === null ? bandwidths.map((b) => b.bandwidth * x[1]) : [compute])]);
   const roofs: Roof[] = bandwidths.map((b) => {
     const ridge = compute === null ? null : ridgePoint(compute, b.bandwidth);
     const end = ridge === null ? x[1] : Math.min(ridge, x[1]);
@@ -120,6 +133,7 @@ export function rooflineModel(ctx: RooflineContext, level: string, program: read
     levelLabel: label,
     compute,
     computeLine: compute === null ? [] : [{ x: firstRidge, y: compute }, { x: x[1], y: compute }],
+    otherRoofs: others.map((r) => ({ ...r, line: [{ x: x[0], y: r.peak }, { x: x[1], y: r.peak }] })),
     roofs,
     program: programPoints,
     ops: opPoints,

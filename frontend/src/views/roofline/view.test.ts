@@ -6,7 +6,7 @@ import { optionParams, readOptions } from "./api.ts";
 import type { RooflineAnswer } from "./api.ts";
 import { formatAxisNumber, isDecade, tooltipLines } from "./chart.ts";
 import { rooflineContext } from "./cells.ts";
-import { rooflineAnswer } from "./fixture.ts";
+import { mixedPrecision, rooflineAnswer } from "./fixture.ts";
 import { rooflineModel } from "./geometry.ts";
 import { RooflineView } from "./view.ts";
 
@@ -104,6 +104,26 @@ describe("RooflineView", () => {
     const points = Array.from(view.el.querySelectorAll("[data-testid=rf-point]")).map((li) => li.getAttribute("data-key"));
     expect(points).toEqual(["program:Total", "op:1", "op:3"]);
     expect(view.el.querySelector("[data-testid=rf-not-drawn]")?.textContent).toBe("Not drawn: 2 ops: no FLOPs (a log axis has no 0); 1 op: FLOPs not observed.");
+  });
+
+  it("draws a roof per precision the ops run at, colours the ops by it, and says which peak is not known", async () => {
+    const { view } = harness(() => mixedPrecision());
+    await view.start();
+    const legend = Array.from(view.el.querySelectorAll("[data-testid=rf-legend] li")).map((li) => li.textContent);
+    expect(legend).toEqual([
+      "Compute roof (bf16): 1 PFLOP/s",
+      "fp32 compute roof: 67 TFLOP/s",
+      "int64_vector: peak not known, no roof",
+      "HBM roof: 1 TB/s · ridge point 1,000 FLOP/B",
+      "VMEM read roof: 10 TB/s · ridge point 100 FLOP/B",
+      "program rows (1)",
+      "ops at the fp32 roof (1)",
+      "ops at the bf16 roof (1)",
+      "estimated from shapes",
+    ]);
+    const device = view.el.querySelector("[data-testid=rf-device]") as HTMLElement;
+    expect(device.querySelector("[data-testid=rf-peak-flops-fp32]")?.textContent).toContain("a compute roof: ops run at it");
+    expect(device.querySelector("[data-testid=rf-peak-flops-int64_vector]")?.textContent).toContain("not known");
   });
 
   it("refetches when infeed is toggled or a step picked, and keeps both in the link", async () => {
@@ -216,6 +236,7 @@ describe("roofline tooltips", () => {
       "HBM intensity: 0.125 FLOP/B",
       "Bound by: HBM",
       "Roofline efficiency: 76%",
+      "Compute roof: device peak",
       "Self time: 10% of the program's device time",
     ]);
     expect(tooltipLines(mm!, ctx, "hbm")).toContain("FLOPs and bytes estimated from shapes");

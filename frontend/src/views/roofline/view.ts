@@ -11,7 +11,7 @@ import { tableStyle } from "../../shared/table.ts";
 import { LinkedOptions, Loads } from "../../shared/view_state.ts";
 import type { ViewContext } from "../view.ts";
 import { optionParams, readOptions, RooflineApi, type RooflineAnswer, type RooflineOpRow, type RooflineOptions, sameOptions } from "./api.ts";
-import { type RooflineContext, rooflineContext } from "./cells.ts";
+import { coverageText, type RooflineContext, rooflineContext } from "./cells.ts";
 import { RooflineChart } from "./chart.ts";
 import { devicePanel } from "./device.ts";
 import { rooflineModel } from "./geometry.ts";
@@ -155,6 +155,7 @@ export class RooflineView {
     this.body.append(
       ...(warnings ? [warnings] : []),
       ...(answer.device ? [devicePanel(answer.device, context)] : []),
+      h("p", { class: "rf-hint", "data-testid": "rf-coverage" }, coverageText(answer) ?? ""),
       this.chart.el,
       this.chartEmpty,
       this.programSection,

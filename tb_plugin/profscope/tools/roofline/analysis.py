@@ -26,8 +26,8 @@ from profscope.tools.roofline.model import LEVELS, DevicePeaks, OpCost
 
 NOT_OBSERVED = "no device roofline: device activity not observed"
 NO_STEPS = (
-    "no step marker observed (an XPlane's Steps line; ProfilerStep#N or step_num annotations in a PyTorch "
-    "trace): no per-step rows and no average step"
+    "no step marker observed (an XPlane's Steps line; in a PyTorch trace step markers, e.g. ProfilerStep#N, "
+    "or work that repeats): no per-step rows and no average step"
 )
 UNKNOWN_DEVICE = "unknown device"
 NO_PEAKS = (
@@ -70,6 +70,16 @@ class HostDevices:
         if self.activity is not None:
             return "the devices' Steps lines" if self.activity.steps else "no Steps line on the devices"
         return self.step_split.source if self.step_split is not None else "no step markers found"
+
+
+@dataclasses.dataclass(frozen=True)
+class MergedStep:
+    """One step over the hosts of a request."""
+
+    time_ps: int
+    devices: int
+    complete: bool
+    wall_time_ps: int | None
 
 
 class UnknownStep(KeyError):
@@ -146,6 +156,8 @@ def answer(
         notes.append(
             f"hosts have different devices ({', '.join(sorted(others))}); peaks are those of {ready[0].name}"
         )
+    if all(h.activity is None for h in ready):
+        device = _with_main_roof(device, [c for h in ready for c in _costs(h, options, counted_only=True)])
     device = peaks_lib.apply_override(device, override)
     notes += list(device.notes)
     notes += [w for h in ready if h.step_split is not None for w in h.step_split.warnings]
@@ -160,7 +172,7 @@ def answer(
     if options.step is not None:
         scope_time = next(r.device_time_ns for r in program if r.step == str(options.step)) * 1e3
     base.observed = True
-    base.device = _device(device, ready)
+    base.device = _device(device, ready, list(program[0].flops_by_roof))
     base.steps = sorted(steps)
     base.step_source = "; ".join(dict.fromkeys(h.step_source for h in ready))
     base.program = program
@@ -181,7 +193,7 @@ def answer(
 # -- rows -------------------------------------------------------------------------------------------
 def _program_rows(
     hosts: list[HostDevices],
-    steps: dict[int, tuple[int, int, bool]],
+    steps: dict[int, MergedStep],
     options: Options,
     device: DevicePeaks,
 ) -> list[RooflineProgramRow]:
@@ -191,20 +203,24 @@ def _program_rows(
     total_time = sum(h.device_time_ps for h in hosts) - excluded
     walls = [h.wall_time_ps for h in hosts if h.wall_time_ps is not None]
     out = [rows.program_row("Total", counted, total_time, devices, device, max(walls) if walls else None)]
-    complete = [n for n, (_, _, ok) in sorted(steps.items()) if ok]
+    complete = [n for n, step in sorted(steps.items()) if step.complete]
     per_step = {}
-    for number, (time_ps, on_devices, _) in sorted(steps.items()):
+    for number, step in sorted(steps.items()):
         step_costs = [c for h in hosts for c in _costs(h, options, step=number, counted_only=True)]
         excluded = 0 if options.include_infeed else sum(_transfer_time(h, number) for h in hosts)
-        per_step[number] = (step_costs, time_ps - excluded, on_devices)
+        per_step[number] = (step_costs, step.time_ps - excluded, step.devices, step.wall_time_ps)
     if complete:
         merged = _merge(c for n in complete for c in per_step[n][0])
         time_ps = sum(per_step[n][1] for n in complete)
         label = f"Average step ({len(complete)} complete)"
         on_devices = round(sum(per_step[n][2] for n in complete) / len(complete))
-        out.append(rows.program_row(label, merged, time_ps, on_devices, device, divide_by=len(complete)))
-    for number, (step_costs, time_ps, on_devices) in per_step.items():
-        out.append(rows.program_row(str(number), step_costs, time_ps, on_devices, device))
+        step_walls = [per_step[n][3] for n in complete]
+        wall = sum(step_walls) if all(w is not None for w in step_walls) else None  # type: ignore[misc]
+        out.append(
+            rows.program_row(label, merged, time_ps, on_devices, device, wall, divide_by=len(complete))
+        )
+    for number, (step_costs, time_ps, on_devices, wall) in per_step.items():
+        out.append(rows.program_row(str(number), step_costs, time_ps, on_devices, device, wall))
     return out
 
 
@@ -242,16 +258,26 @@ def _transfer_time(host: HostDevices, step: int | None) -> int:
     return int(ex.time_ps[mask].sum())
 
 
-def _merged_steps(hosts: list[HostDevices]) -> dict[int, tuple[int, int, bool]]:
-    """step → (time summed over devices, devices, complete on every host that has steps)."""
-    merged: dict[int, tuple[int, int, bool]] = {}
+def _merged_steps(hosts: list[HostDevices]) -> dict[int, MergedStep]:
+    """step → its time summed over devices, devices, whether complete on every host that has
+    steps, and its wall time (the longest host's window; None when no host gives one)."""
+    merged: dict[int, MergedStep] = {}
     with_steps = [h for h in hosts if h.steps]
     for host in with_steps:
         for step in host.steps:
-            time_ps, devices, complete = merged.get(step.number, (0, 0, True))
-            merged[step.number] = (time_ps + step.time_ps, devices + step.devices, complete and step.complete)
+            old = merged.get(step.number, MergedStep(0, 0, True, None))
+            walls = [w for w in (old.wall_time_ps, step.wall_time_ps) if w is not None]
+            merged[step.number] = MergedStep(
+                old.time_ps + step.time_ps,
+                old.devices + step.devices,
+                old.complete and step.complete,
+                max(walls) if walls else None,
+            )
     hosts_of = {n: sum(1 for h in with_steps if any(s.number == n for s in h.steps)) for n in merged}
-    return {n: (t, d, ok and hosts_of[n] == len(with_steps)) for n, (t, d, ok) in merged.items()}
+    return {
+        n: dataclasses.replace(m, complete=m.complete and hosts_of[n] == len(with_steps))
+        for n, m in merged.items()
+    }
 
 
 def _merge(costs: Any) -> list[OpCost]:
@@ -274,6 +300,7 @@ def _merge(costs: Any) -> list[OpCost]:
             bytes_by_level=_add_levels(old.bytes_by_level, cost.bytes_by_level),
             in_program=old.in_program and cost.in_program,
             note=old.note or cost.note,
+            roof=old.roof or cost.roof,
         )
     return list(merged.values())
 
@@ -291,7 +318,14 @@ def _add_levels(a: dict[str, float] | None, b: dict[str, float] | None) -> dict[
     return out
 
 
-def _device(peaks: DevicePeaks, hosts: list[HostDevices]) -> RooflineDevice:
+def _with_main_roof(peaks: DevicePeaks, costs: list[OpCost]) -> DevicePeaks:
+    """A Kineto host's peaks with the compute roof at the roof of most of its FLOPs (a bf16 model's
+    is bf16, not the default fp16), when the device has that peak."""
+    known = [r for r in rows.flops_per_roof([c for c in costs if c.roof], peaks) if r in peaks.flops]
+    return dataclasses.replace(peaks, roof_precision=known[0]) if known else peaks
+
+
+def _device(peaks: DevicePeaks, hosts: list[HostDevices], roofs: list[str]) -> RooflineDevice:
     kind = hosts[0].activity.kind if hosts[0].activity is not None else "gpu"
     devices = sum(h.devices for h in hosts)
     planes = sum(h.device_planes for h in hosts)
@@ -305,6 +339,7 @@ def _device(peaks: DevicePeaks, hosts: list[HostDevices]) -> RooflineDevice:
         devices=devices,
         device_planes=planes,
         flops={k: RooflinePeak(value=p.value, unit=p.unit, source=p.source) for k, p in peaks.flops.items()},
+        roofs=roofs,
         bandwidth={
             k: RooflinePeak(value=p.value, unit=p.unit, source=p.source) for k, p in peaks.bandwidth.items()
         },

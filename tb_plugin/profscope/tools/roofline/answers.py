@@ -21,7 +21,9 @@ class RooflinePeak(Answer, kw_only=True):
 
 class RooflineDevice(Answer, kw_only=True):
     """The device the roofline is drawn for (per chip / per GPU). `flops` per precision, `bandwidth`
-    per memory level (keys of `levels`); `ridge_points` = compute roof ÷ each level's roof, FLOP/B."""
+    per memory level (keys of `levels`); `ridge_points` = compute roof ÷ each level's roof, FLOP/B.
+    `roof_precision` is the compute roof of most of the program's FLOPs, `roofs` every roof the
+    ops run at, most FLOPs first (a roof not in `flops` is a peak not known)."""
 
     name: str
     kind: str
@@ -29,6 +31,7 @@ class RooflineDevice(Answer, kw_only=True):
     device_planes: int
     flops: dict[str, RooflinePeak]
     roof_precision: str | UnsetType = UNSET
+    roofs: list[str]
     bandwidth: dict[str, RooflinePeak]
     ridge_points: dict[str, float]
     levels: dict[str, str]
@@ -39,7 +42,10 @@ class RooflineFigures(Answer, kw_only=True):
     """What a row achieves against the roofs. Absent figures were not observed.
 
     flop_rate = FLOPs ÷ time; bandwidth[level] = level bytes ÷ time; intensity[level] = FLOPs ÷
-    level bytes; flop_utilization = flop_rate ÷ compute roof; bandwidth_utilization[level] =
+    level bytes; flop_utilization = flop_rate ÷ the compute roof named by `roof` (a precision of
+    `RooflineDevice.flops`, e.g. "bf16", "fp32"; a program row whose ops run at several roofs names
+    them joined by " + ", and its utilization is Σ FLOPs at each roof ÷ its peak, ÷ time; a roof
+    not in `RooflineDevice.flops` is a peak not known, whose FLOPs are left out); bandwidth_utilization[level] =
     bandwidth ÷ level roof; bound_by = the resource ("compute" or a level) with the highest
     utilization; roofline_efficiency = that highest utilization, absent when it exceeds 1 (then
     `anomaly` says why the measurement cannot be read against the roof).
@@ -50,6 +56,7 @@ class RooflineFigures(Answer, kw_only=True):
     bandwidth: dict[str, float]
     intensity: dict[str, float]
     flop_utilization: float | UnsetType = UNSET
+    roof: str | UnsetType = UNSET
     bandwidth_utilization: dict[str, float]
     bound_by: str | UnsetType = UNSET
     roofline_efficiency: float | UnsetType = UNSET
@@ -62,7 +69,8 @@ class RooflineProgramRow(Answer, kw_only=True):
     `device_time_ns` is the rates' denominator: the per-device busy spans summed over the devices
     (idle gaps inside a device's span included), minus infeed/outfeed when excluded;
     `time_per_device_ns` divides it by the active devices, `wall_time_ns` is the span over all.
-    `coverage` is the fraction of the counted ops' time whose costs were observed.
+    `coverage` is the fraction of the counted ops' time whose costs were observed. `flops_by_roof`
+    splits `flops` by the compute roof the ops run at (most first).
     """
 
     step: str
@@ -72,6 +80,7 @@ class RooflineProgramRow(Answer, kw_only=True):
     devices: int
     flops: float | UnsetType = UNSET
     model_flops: float | UnsetType = UNSET
+    flops_by_roof: dict[str, float]
     bytes_by_level: dict[str, float]
     coverage: float
     figures: RooflineFigures

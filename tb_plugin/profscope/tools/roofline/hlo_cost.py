@@ -56,7 +56,16 @@ in_i = operand i; default bytes B = Σ size(in_i) + size(out). Per opcode (XLA h
   formula with the backend_config's gemm dot_dimension_numbers and out = result (tuple element 0);
   cuDNN/MIOpen convolutions (`__cudnn$conv…`): the convolution formula with the call's window and
   dim labels, out = tuple element 0 (the scratch buffer is neither FLOPs nor bytes), as
-  GpuHloCostAnalysis. Any other target: FLOPs, transcendentals and bytes unknown (None).
+  GpuHloCostAnalysis. cuDNN fused attention (`__cudnn$fmha…`, flash attention), which XLA's cost
+  model does not price, is modelled from its shapes (note "modelled: …"):
+      forward  FLOPs = 4·B·H·Sq·Sk·D   (Q·Kᵀ: 2·B·H·Sq·Sk·D, P·V: 2·B·H·Sq·Sk·Dv, with Dv = D)
+                       ÷ 2 with a causal mask (mask_type CAUSAL / PADDING_CAUSAL: half the scores)
+      backward FLOPs = 2.5 × forward   (`…Backward` targets: Q·Kᵀ recomputed, dV, dP, dQ, dK: five
+                       products for the forward's two)
+  B·H·Sq·Sk from the backend_config's `intermediate_tensor_shape` (the score matrix), D = the
+  query's (operand 0) `bmm1_dot_dimension_numbers` contracting dimension, else its last one; bytes =
+  the operands + every result array but the u8 scratch. Transcendentals (the softmax's exp) are
+  not counted. Any other target: FLOPs, transcendentals and bytes unknown (None).
 - Every other known opcode (copy, broadcast, reshape, transpose, pad, concatenate, reverse, iota,
   collectives other than all-reduce, send/recv, copy-start/done, infeed/outfeed, …): FLOPs 0,
   bytes B. Opcodes not listed here: unknown.
@@ -121,6 +130,11 @@ ALIASING = frozenset({
 })  # fmt: skip
 FMA_FLOPS = 2
 POINTER_BYTES = 8
+FMHA_PREFIX = "__cudnn$fmha"
+FMHA_CAUSAL = frozenset({"CAUSAL", "PADDING_CAUSAL"})
+FMHA_FORWARD_FLOPS = 4  # per B·H·Sq·Sk·D: two products of 2 FLOPs per multiply-add
+FMHA_BACKWARD_FACTOR = 2.5
+MODELLED = "modelled"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -294,7 +308,34 @@ def _custom_call(model: _Model, ins: HloInstruction, default_bytes: int) -> Cost
         if contracting is not None:
             note = f"{target}: dot FLOPs from backend_config gemm dot_dimension_numbers"
             return Cost(dot_flops(operands[0].shape, result, contracting), bytes_accessed, 0.0, note)
+    if target.startswith(FMHA_PREFIX) and operands:
+        modelled = _fused_attention(ins)
+        if modelled is not None:
+            return modelled
     return Cost(None, None, None, f"custom call {target!r}: its cost is unknown to XLA's cost model")
+
+
+def _fused_attention(ins: HloInstruction) -> Cost | None:
+    """A cuDNN fused attention call modelled from its shapes (module docstring), None when its
+    backend_config does not give the score matrix's shape."""
+    try:
+        config = json.loads(ins.backend_config)["cudnn_fmha_backend_config"]
+        scores = math.prod(int(d) for d in config["intermediate_tensor_shape"]["dimensions"])
+        contracting = config.get("bmm1_dot_dimension_numbers", {}).get("lhs_contracting_dimensions")
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    query = ins.operands[0].shape.dimensions
+    if not query:
+        return None
+    head = query[int(contracting[0])] if contracting else query[-1]
+    flops = float(FMHA_FORWARD_FLOPS * scores * head)
+    causal = config.get("mask_type") in FMHA_CAUSAL
+    backward = "Backward" in ins.custom_call_target
+    flops = flops / (2 if causal else 1) * (FMHA_BACKWARD_FACTOR if backward else 1)
+    written = sum(size(leaf) for leaf in ins.shape.leaves() if leaf.element_type != "u8")
+    read = sum(size(o.shape) for o in ins.operands)
+    how = f"{'2.5 × ' if backward else ''}4·B·H·Sq·Sk·D{' ÷ 2 (causal)' if causal else ''}"
+    return Cost(flops, float(read + written), None, f"{MODELLED}: flash attention {how} from its shapes")
 
 
 def _gemm_contracting(backend_config: str) -> tuple[int, ...] | None:

@@ -60,6 +60,7 @@ from profscope.tools.roofline.kineto_formulas import (
     Call,
     Entry,
     Unknown,
+    roof_of,
 )
 from profscope.tools.roofline.model import COST_FROM_PROFILE, COST_FROM_SHAPES, OpCost
 
@@ -230,7 +231,8 @@ class KinetoOps:
             levels = {"hbm": float(moved[k])} if known and not np.isnan(moved[k]) else None
             times = int(occurrences[k]), int(total[k]), int(own[k])
             out[b].append(OpCost(row.name, row.category, *times, f, levels, row.source, row.search,
-                                 in_program=row.in_program, transfer=bool(self.transfer[gid])))  # fmt: skip
+                                 in_program=row.in_program, transfer=bool(self.transfer[gid]),
+                                 roof=row.roof))  # fmt: skip
         for part in out:
             part.sort(key=lambda c: (-c.total_time_ps, -c.self_time_ps, c.name))
         return out
@@ -408,6 +410,7 @@ class _Row:
     status: int
     source: str
     in_program: bool
+    roof: str = ""
 
 
 class _Rows:
@@ -500,8 +503,11 @@ class _Rows:
                 groups[name_id, status, dims, types, source] = len(self.rows)
                 category = entry.family if entry else strings[int(self.trace.ev_cat[events[first]])]
                 name = strings[name_id]
+                roof = _roof(entry, first_args) if status == COUNTED else ""
                 self.rows.append(
-                    _Row(name + _signature(first_args), name, category, status, source, status == COUNTED)
+                    _Row(
+                        name + _signature(first_args), name, category, status, source, status == COUNTED, roof
+                    )
                 )
             key_group.append(groups[name_id, status, dims, types, source])
             key_flops.append(np.nan if flops is None else flops)
@@ -568,6 +574,19 @@ def _estimate(entry: Entry | None, args: _Args, bits: tuple[bool, bool] | None) 
     except (IndexError, TypeError, ValueError, ZeroDivisionError, msgspec.DecodeError) as e:
         return None, None, f"recorded shapes not understood ({type(e).__name__})"
     return flops, moved, COST_FROM_SHAPES
+
+
+def _roof(entry: Entry | None, args: _Args) -> str:
+    """The roof of a formula op (`kineto_formulas.roof_of`) from its first recorded tensor's dtype;
+    "" (the device's compute roof) when none was recorded."""
+    if entry is None or not len(args.types):
+        return ""
+    try:
+        types = msgspec.json.decode(args.types)
+    except msgspec.DecodeError:
+        return ""
+    dtype = next((DTYPES[t][0] for t in types if isinstance(t, str) and t in DTYPES), None)
+    return roof_of(entry.family, dtype) if dtype is not None else ""
 
 
 def _signature(args: _Args) -> str:

@@ -40,6 +40,15 @@ tensor's own dtype; bytes = Σ tensor inputs read + outputs written, each numel 
 - reductions (sum, mean, amax, amin, max, min, prod: 1·n_in; norm, linalg_vector_norm: 2·n_in;
   var, std: 3·n_in; n_in = input elements; max/min of two tensors are elementwise); output
   elements from the reduced dims in Concrete Inputs (none given = everything reduced).
+
+The roof of an op (`roof_of`, the peak its FLOPs are measured against), from the dtype of its
+first tensor argument: matmul, convolution and attention run on the matrix units (tensor / matrix
+cores) at their dtype's peak: bf16, fp16, fp8 (every fp8 format), int8, fp32 → fp32_matrix (the
+fp32 figure where the part lists no matrix one: TF32 is not assumed, the trace does not record
+whether it was allowed, so an fp32 GEMM run as TF32 measures above its roof), fp64 → fp64_matrix.
+The other families run on the vector units: fp32, bf16 and fp16 at the fp32 peak (PyTorch's
+elementwise and reduction kernels compute 16-bit floats in float, their `opmath_type`), fp64 at
+fp64; integer and other dtypes at `<dtype>_vector`, a peak no part lists (not known).
 """
 
 from __future__ import annotations
@@ -398,6 +407,19 @@ def _table() -> dict[str, Entry]:
 
 FORMULAS: dict[str, Entry] = _table()
 FAMILIES = (MATMUL, CONV, ATTENTION, SOFTMAX, NORM, ELEMENTWISE, REDUCTION)
+MATRIX_FAMILIES = frozenset({MATMUL, CONV, ATTENTION})
+MATRIX_ROOFS = {"fp32": "fp32_matrix", "fp64": "fp64_matrix"}
+VECTOR_ROOFS = {"fp32": "fp32", "bf16": "fp32", "fp16": "fp32", "fp64": "fp64"}
+
+
+def roof_of(family: str, dtype: str) -> str:
+    """The roof of an op of `family` computing in `dtype` (a short name of `DTYPES`; module
+    docstring)."""
+    if family in MATRIX_FAMILIES:
+        return "fp8" if dtype.startswith("fp8") else MATRIX_ROOFS.get(dtype, dtype)
+    return VECTOR_ROOFS.get(dtype, f"{dtype}_vector")
+
+
 PART_OF = frozenset(e.part_of for e in FORMULAS.values() if e.part_of)
 ENTRIES = tuple(FORMULAS.values())
 FAMILY_CODE = {family: i for i, family in enumerate(FAMILIES)}

@@ -1,32 +1,38 @@
 """The steps of a PyTorch profiler (Kineto) trace for the roofline: which op occurrences and which
 device time make each step, so a step row has the program row's formulas (`rows.py`).
 
-Steps are those the overview finds (`analysis/steps.py`, from the classified events): the
-`ProfilerStep#N` markers of the PyTorch profiler, else host annotations with a `step_num` arg.
+Steps are the host's steps of the shared step analysis (`analysis/steps.py` `find`), the very steps
+the Overview shows: markers of any name (`ProfilerStep#N`, step annotations, …), else steps
+inferred from what repeats. Each has a window [start, end): its marker's start to the later of the
+marker's end and the end of the device work launched inside it, capped at the next step's start,
+so windows never overlap. wall time = end − start, the Overview's step time.
 
-- Ops. An op occurrence belongs to step N when its start lies inside a marker of step N,
-  [marker start, marker end), on any host thread (the autograd engine runs backward ops on its
-  own thread, inside the main thread's marker in time). Its FLOPs, bytes and device time are those
-  of the GPU activities it and the ops nested in it launched (`kineto.py`), wherever the GPU ran
-  them: a GPU that lags the host runs step N's kernels while the host is in step N+1, and they
-  still count in step N. Ops outside every marker count in the Total only.
-- Device activity. A kernel, memcpy or memset belongs to the step whose marker contains the start
-  of its launch (the runtime call its flow comes from).
-- Step time, per GPU g, the steps in marker order:
+- Ops. An op occurrence belongs to the step whose window contains its start, on any host thread
+  (the autograd engine runs backward ops on its own thread, inside the main thread's marker). Its
+  FLOPs, bytes and device time are those of the GPU activities it and the ops nested in it
+  launched (`kineto.py`), wherever the GPU ran them. Ops outside every window count in the Total
+  only.
+- Device activity. A kernel, memcpy or memset belongs to the step whose window contains the start
+  of its launch (`HostEvents.launch`: the runtime call its flow comes from), not to the step whose
+  window it runs in: a GPU that lags the host runs step N's kernels while the host is in step N+1.
+  Activity launched before the first step (the tail of the iteration before the capture's first
+  marker), after the last one, or with no launch link belongs to no step: it is kept apart, in the
+  Total only, and a warning counts it with its busy time (union of its [start, end)).
+- Device time, per GPU g, the steps in window order:
       end_N(g)   = max(last end of step N's activity on g, end_{N-1}(g))   (a running maximum)
       start_N(g) = end of the previous step with activity on g; the first: its first activity's start
       time_N     = Σ_g (end_N(g) − start_N(g))    over the GPUs with activity in step N
   The steps tile each GPU's time from the first step's first activity to the last step's last one,
   idle gaps included, as the Total's device time includes them (the Total spans each GPU's first
-  to last event): a GPU waiting for the host's next step (its input, its launches) counts that wait
-  in the next step. So Σ step times ≤ the Total's device time, and the step rows' FLOPs and bytes
-  sum to the Total's less those of the ops outside every step.
+  to last event): a GPU waiting for the host's next step counts that wait in the next step. So
+  Σ step times ≤ the Total's device time, and the step rows' FLOPs and bytes sum to the Total's
+  less those of the ops outside every window.
 - devices = the GPUs with activity in the step; a step is complete when it has activity on every
   GPU with activity in the capture (as an XPlane step is complete when every device has it). A
   step without device activity (the step the last `prof.step()` opens just before the profiler
-  stops) is listed, with no time, and left out of the average step.
-- Markers of one number (a file stitched from several captures) are one step: their ops and times
-  are summed, and a warning says so.
+  stops) is listed, with no device time, and left out of the average step.
+- Windows of one number (a file stitched from several captures) are one step: their ops, device
+  and wall times are summed, and a warning says so.
 """
 
 from __future__ import annotations
@@ -36,10 +42,12 @@ import dataclasses
 import numpy as np
 
 from profscope.analysis import events as overview_events
+from profscope.analysis import intervals
 from profscope.analysis import steps as steps_lib
 from profscope.tools.roofline.kineto import KinetoOps
 from profscope.tools.roofline.model import OpCost
 from profscope.tools.roofline.xplane import Step
+from profscope.units import format_duration
 
 NO_ACTIVITY = (
     "steps that launched no device activity on some GPU are listed but left out of the average step "
@@ -49,7 +57,7 @@ NO_ACTIVITY = (
 
 @dataclasses.dataclass(frozen=True)
 class KinetoSteps:
-    """A host's steps (time order of their first marker), the op rows of each step by number,
+    """A host's steps (time order of their first window), the op rows of each step by number,
     where the steps come from, and what the answer should say about them."""
 
     steps: list[Step]
@@ -58,83 +66,122 @@ class KinetoSteps:
     warnings: list[str]
 
 
+@dataclasses.dataclass(frozen=True)
+class _DeviceTimes:
+    """Per window its device time (summed over GPUs), per (window, GPU) its activity count, the
+    GPUs with activity in the capture, and the activity that belongs to no step."""
+
+    time_ps: np.ndarray
+    counts: np.ndarray
+    gpus: int
+    before_first: tuple[int, int]  # (activities, busy ps) launched before the first step
+    after_last: tuple[int, int]  # … launched after the last step's window
+    unlinked: tuple[int, int]  # … with no launch link
+
+
 def split(events: overview_events.HostEvents, ops: KinetoOps) -> KinetoSteps:
     """The steps of `events`' trace and the rows of `ops` in each (see the module docstring)."""
     found = steps_lib.find(events, None)
-    if not len(found) or not found.markers.shape[0]:
+    if not len(found):
         return KinetoSteps([], {}, found.source, [])
     trace = events.trace
-    start = found.start_ps
-    end = trace.ev_start_ps[found.markers] + trace.ev_dur_ps[found.markers]
-    numbers, per_marker = np.unique(found.numbers, return_inverse=True)
-    per_marker = per_marker.ravel()
-    marker = _marker_of(start, end, trace.ev_start_ps[ops.ops])
-    bucket = np.where(marker >= 0, per_marker[np.maximum(marker, 0)], -1)
+    start, end = found.start_ps, found.end_ps
+    numbers, per_window = np.unique(found.numbers, return_inverse=True)
+    per_window = per_window.ravel()
+    window = window_of(start, end, trace.ev_start_ps[ops.ops])
+    bucket = np.where(window >= 0, per_window[np.maximum(window, 0)], -1)
     costs = ops.costs(bucket, numbers.shape[0])
-    time_ps, devices, gpus = _device_times(events, start, end)
-    step_time = np.bincount(per_marker, weights=time_ps, minlength=numbers.shape[0])
-    covered = devices > 0  # (marker, GPU): the step has activity there
-    on_every = covered.all(axis=1) & (gpus > 0)
-    complete = np.bincount(per_marker, weights=~on_every, minlength=numbers.shape[0]) == 0
+    device = _device_times(events, start, end)
+    step_time = np.bincount(per_window, weights=device.time_ps, minlength=numbers.shape[0])
+    wall = np.bincount(per_window, weights=found.wall_ps, minlength=numbers.shape[0])
+    covered = device.counts > 0  # (window, GPU): the step has activity there
+    on_every = covered.all(axis=1) & (device.gpus > 0)
+    complete = np.bincount(per_window, weights=~on_every, minlength=numbers.shape[0]) == 0
     seen = np.zeros((numbers.shape[0], covered.shape[1]), bool)
-    np.logical_or.at(seen, per_marker, covered)
-    in_time_order = np.argsort(np.unique(per_marker, return_index=True)[1], kind="stable")
+    np.logical_or.at(seen, per_window, covered)
+    in_time_order = np.argsort(np.unique(per_window, return_index=True)[1], kind="stable")
     steps = [
-        Step(int(numbers[k]), int(step_time[k]), int(seen[k].sum()), bool(complete[k]))
+        Step(int(numbers[k]), int(step_time[k]), int(seen[k].sum()), bool(complete[k]), int(wall[k]))
         for k in in_time_order.tolist()
     ]
     warnings = []
     if numbers.shape[0] < start.shape[0]:
         warnings.append(
-            f"{events.name}: {start.shape[0]} step markers carry {numbers.shape[0]} step numbers; the "
-            "markers of one number are summed as one step"
+            f"{events.name}: {start.shape[0]} step windows carry {numbers.shape[0]} step numbers; the "
+            "windows of one number are summed as one step"
         )
-    idle = [f"{s.number} ({s.devices} of {gpus})" for s in steps if not s.complete]
+    idle = [f"{s.number} ({s.devices} of {device.gpus})" for s in steps if not s.complete]
     if idle:
         warnings.append(f"{events.name}: {NO_ACTIVITY}: step{'s' if len(idle) > 1 else ''} {', '.join(idle)}")
+    warnings += [
+        _apart(events.name, counted, why)
+        for counted, why in (
+            (device.before_first, "launched before the first step (the tail of the iteration before it)"),
+            (device.after_last, "launched after the last step"),
+            (device.unlinked, "with no launch link"),
+        )
+        if counted[0]
+    ]
     by_number = {int(numbers[k]): costs[k] for k in range(numbers.shape[0])}
     return KinetoSteps(steps, by_number, found.source, warnings)
 
 
-def _marker_of(start: np.ndarray, end: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """Index of the marker [start, end) containing each time of `at` (markers sorted and disjoint),
-    -1 for none."""
+def window_of(start: np.ndarray, end: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Index of the window [start, end) containing each time of `at` (windows sorted and
+    disjoint), -1 for none."""
     k = np.searchsorted(start, at, side="right") - 1
     inside = (k >= 0) & (at < end[np.maximum(k, 0)])
     return np.where(inside, k, -1)
 
 
-def _device_times(
-    events: overview_events.HostEvents, start: np.ndarray, end: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Per marker the device time of its step (summed over GPUs), per (marker, GPU) the count of
-    its activities, and the number of GPUs with activity in the capture."""
+def _apart(host: str, counted: tuple[int, int], why: str) -> str:
+    activities, busy_ps = counted
+    return (
+        f"{host}: {activities} device activit{'ies' if activities != 1 else 'y'} {why}, "
+        f"{format_duration(busy_ps / 1e3)} busy, belong to no step: counted in the Total only"
+    )
+
+
+def _busy(trace, events: np.ndarray) -> tuple[int, int]:
+    """(count, busy ps) of device events."""
+    start = trace.ev_start_ps[events]
+    merged = intervals.merge(start, start + trace.ev_dur_ps[events])
+    return int(events.shape[0]), int((merged.end - merged.start).sum())
+
+
+def _device_times(events: overview_events.HostEvents, start: np.ndarray, end: np.ndarray) -> _DeviceTimes:
+    """The steps' device times and activity counts (module docstring), and what is kept apart."""
     trace = events.trace
     device = events.of_roles(*overview_events.DEVICE_ROLES)
     section_of_track = np.array([t.section for t in trace.tracks], dtype=np.int64)
     sections, gpu = np.unique(section_of_track[trace.ev_track[device]], return_inverse=True)
     gpus = sections.shape[0]
-    markers = start.shape[0]
-    counts = np.zeros((markers, max(gpus, 1)), dtype=np.int64)
-    time_ps = np.zeros(markers, dtype=np.int64)
-    launched = events.launch[device] >= 0
-    device, gpu = device[launched], gpu.ravel()[launched]
-    marker = _marker_of(start, end, trace.ev_start_ps[events.launch[device]])
-    inside = marker >= 0
-    device, gpu, marker = device[inside], gpu[inside], marker[inside]
-    np.add.at(counts, (marker, gpu), 1)
+    windows = start.shape[0]
+    counts = np.zeros((windows, max(gpus, 1)), dtype=np.int64)
+    time_ps = np.zeros(windows, dtype=np.int64)
+    linked = events.launch[device] >= 0
+    unlinked = _busy(trace, device[~linked])
+    device, gpu = device[linked], gpu.ravel()[linked]
+    launched_at = trace.ev_start_ps[events.launch[device]]
+    window = window_of(start, end, launched_at)
+    outside = window < 0
+    before = outside & (launched_at < start[0])
+    before_first, after_last = _busy(trace, device[before]), _busy(trace, device[outside & ~before])
+    inside = ~outside
+    device, gpu, window = device[inside], gpu[inside], window[inside]
+    np.add.at(counts, (window, gpu), 1)
     a_start = trace.ev_start_ps[device]
     a_end = a_start + trace.ev_dur_ps[device]
     for g in range(gpus):
         mine = gpu == g
-        first = np.full(markers, np.iinfo(np.int64).max)
-        last = np.full(markers, np.iinfo(np.int64).min)
-        np.minimum.at(first, marker[mine], a_start[mine])
-        np.maximum.at(last, marker[mine], a_end[mine])
+        first = np.full(windows, np.iinfo(np.int64).max)
+        last = np.full(windows, np.iinfo(np.int64).min)
+        np.minimum.at(first, window[mine], a_start[mine])
+        np.maximum.at(last, window[mine], a_end[mine])
         active = np.flatnonzero(counts[:, g] > 0)
         if not active.shape[0]:
             continue
         ends = np.maximum.accumulate(last[active])
         begins = np.concatenate(([first[active[0]]], ends[:-1]))
         time_ps[active] += ends - begins
-    return time_ps, counts, gpus
+    return _DeviceTimes(time_ps, counts, gpus, before_first, after_last, unlinked)

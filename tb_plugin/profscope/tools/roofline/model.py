@@ -31,10 +31,15 @@ LEVELS: dict[str, str] = {
 COST_FROM_PROFILE = "profile"
 COST_FROM_SHAPES = "estimated from shapes"
 COST_FROM_HLO_MODEL = "HLO cost model (profscope)"
+COST_MODELLED = "modelled from shapes (profscope)"  # an op XLA's cost model does not price (fused attention)
 
 # `Peak.source` values (the parts table adds the datasheet it quotes, see `from_parts_table`).
 PEAK_FROM_PROFILE = "from the profile"
 PEAK_USER_OVERRIDE = "user override"
+
+# A matrix roof falls back to the vector figure where the part lists no separate matrix peak
+# (Nvidia: an fp32 GEMM without TF32 runs on the CUDA cores, at the fp32 rate).
+ROOF_FALLBACK = {"fp32_matrix": "fp32", "fp64_matrix": "fp64"}
 
 FLOP_UNIT = "FLOP/s"
 BANDWIDTH_UNIT = "B/s"
@@ -65,7 +70,9 @@ class OpCost:
     counted twice. `transfer` marks infeed/outfeed and host↔device copies, which the
     `infeed=0` option removes from the program, its time included. `note` qualifies figures that
     are observed but partial (e.g. bytes whose memory space the profile does not record);
-    `program` names the program (XLA module id) the op belongs to, "" when none.
+    `program` names the program (XLA module id) the op belongs to, "" when none. `roof` names the
+    peak its FLOPs run at (a precision of `DevicePeaks.flops`, e.g. "bf16", "fp32"; see
+    `DevicePeaks.compute_roof`); "" is the device's compute roof.
     """
 
     name: str
@@ -83,6 +90,7 @@ class OpCost:
     transfer: bool = False
     note: str = ""
     program: str = ""
+    roof: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,3 +125,13 @@ class DevicePeaks:
             return self.roof_precision, self.flops[self.roof_precision]
         known = [(k, p) for k, p in self.flops.items() if p.value > 0]
         return max(known, key=lambda item: item[1].value) if known else None
+
+    def compute_roof(self, roof: str) -> tuple[str, Peak] | None:
+        """(precision, peak) of the roof an op's `roof` names ("": the compute roof, `flop_roof`),
+        through `ROOF_FALLBACK`; None when the device has no such peak (not known)."""
+        if not roof:
+            return self.flop_roof()
+        for key in (roof, ROOF_FALLBACK.get(roof)):
+            if key is not None and key in self.flops and self.flops[key].value > 0:
+                return key, self.flops[key]
+        return None

@@ -59,12 +59,17 @@ def roofline(ctx: HostContext, params: Params) -> RooflineAnswer:
 
 
 def run_folder(ctx: HostContext) -> str | None:
-    """The run's folder on the logdir's filesystem (where `roofline.json` is looked for)."""
+    """The run's folder on the logdir's filesystem (where `roofline.json` is looked for).
+
+    Taken from a file's own path, by folder levels: the run name and `path` show bytes that are not
+    UTF-8 escaped (`\\xff`), and `fs_path` holds them as they are."""
+    run_levels = 0 if ctx.run.name == "." else ctx.run.name.count("/") + 1
     for host in ctx.hosts:
         for f in host.files:
-            if f.fs_path.endswith(f.path):
-                root = f.fs_path[: len(f.fs_path) - len(f.path)].rstrip("/")
-                return root if ctx.run.name == "." else f"{root}/{ctx.run.name}"
+            parts = f.fs_path.split("/")
+            below_root = f.path.count("/") + 1  # `path` is relative to the logdir
+            if len(parts) > below_root:
+                return "/".join(parts[: len(parts) - below_root + run_levels]) or "/"
     return None
 
 

@@ -4,11 +4,19 @@ every trace kind. t is the row's time (an op's total time; the program's device 
     flop_rate              = FLOPs ÷ t                    (model_flop_rate likewise)
     bandwidth[level]       = bytes[level] ÷ t
     intensity[level]       = FLOPs ÷ bytes[level]         (levels with bytes only)
-    flop_utilization       = flop_rate ÷ compute roof
+    flop_utilization       = flop_rate ÷ the row's compute roof
+                           = Σ_r (FLOPs_r ÷ peak_r) ÷ t for a program row whose ops run at
+                             several roofs r (the share of t their FLOPs need at their peaks)
     bandwidth_utilization  = bandwidth[level] ÷ roof[level] (levels with bytes and a roof)
     bound_by               = the resource with the highest utilization; ties go to compute, then
                              to the levels in `model.LEVELS` order (as XProf orders its tests)
     roofline_efficiency    = max(flop_utilization, bandwidth utilizations)
+
+The compute roof of an op is the peak of the unit and number format it computes in (`OpCost.roof`,
+resolved by `DevicePeaks.compute_roof`: Kineto ops by their dtype, `kineto_formulas.roof_of`;
+XPlane ops the device's compute roof, as XProf); `figures.roof` names it. A program row's roof is
+each of its ops' (`flops_by_roof`, FLOPs per roof, most first, joined by " + " in `roof`); FLOPs
+at a roof whose peak is not known are left out of its flop_utilization (the `roof` names them).
 
 A utilization above 1 is not physical: the op's time does not cover its work (an asynchronous
 start/done op moves its bytes while other ops run) or the roof is too low (e.g. the halved AMD HBM
@@ -25,6 +33,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from profscope.answers import UNSET
 from profscope.tools.roofline.answers import RooflineFigures, RooflineOpRow, RooflineProgramRow
 from profscope.tools.roofline.model import COST_FROM_PROFILE, LEVELS, DevicePeaks, OpCost
 
@@ -41,8 +50,10 @@ def figures(
     time_ps: float,
     peaks: DevicePeaks | None,
     category: str = "",
+    flops_by_roof: dict[str, float] | None = None,
 ) -> RooflineFigures:
-    """A row's rates, intensities and utilizations (see the module docstring)."""
+    """A row's rates, intensities and utilizations (see the module docstring); `flops_by_roof`
+    splits the FLOPs by the roof they run at (None: all at the device's compute roof)."""
     seconds = time_ps * _PS
     out = RooflineFigures(bandwidth={}, intensity={}, bandwidth_utilization={})
     if seconds <= 0:
@@ -59,10 +70,10 @@ def figures(
     if peaks is None:
         return out
     candidates: list[tuple[str, float]] = []
-    roof = peaks.flop_roof()
-    if roof is not None and flops is not None:
-        out.flop_utilization = out.flop_rate / roof[1].value
-        candidates.append((COMPUTE, out.flop_utilization))
+    if flops is not None:
+        _compute_utilization(out, flops_by_roof or {"": flops}, seconds, peaks)
+        if out.flop_utilization is not UNSET:
+            candidates.append((COMPUTE, float(out.flop_utilization)))
     for level, rate in out.bandwidth.items():
         peak = peaks.bandwidth.get(level)
         if peak is not None and peak.value > 0 and levels[level] > 0:
@@ -79,6 +90,39 @@ def figures(
         else:
             out.anomaly = _anomaly(best_name, best, category)
     return out
+
+
+def _compute_utilization(
+    out: RooflineFigures, flops_by_roof: dict[str, float], seconds: float, peaks: DevicePeaks
+) -> None:
+    """Set `out.roof` and `out.flop_utilization` from the FLOPs at each roof (module docstring);
+    one roof: flop_rate ÷ its peak, as XProf divides. Roofs without FLOPs are left out."""
+    flops_by_roof = {r: f for r, f in flops_by_roof.items() if f > 0} or flops_by_roof
+    resolved = {r: peaks.compute_roof(r) for r in flops_by_roof}
+    names = [hit[0] if hit else r for r, hit in resolved.items()]
+    order = sorted(set(names), key=lambda n: -sum(f for m, f in zip(names, flops_by_roof.values()) if m == n))
+    if all(order):  # "": the device's compute roof, and it has none
+        out.roof = " + ".join(order)
+    known = [(flops_by_roof[r], hit[1].value) for r, hit in resolved.items() if hit is not None]
+    if len(resolved) == 1 and known:
+        out.flop_utilization = float(out.flop_rate) / known[0][1]
+    elif known:
+        out.flop_utilization = sum(f / peak for f, peak in known) / seconds
+
+
+def flops_per_roof(
+    costs: Sequence[OpCost], peaks: DevicePeaks | None, divide_by: int = 1
+) -> dict[str, float]:
+    """FLOPs of `costs` per roof they run at (the roof's precision where the device has its peak,
+    else the roof asked for), most first; roofs without FLOPs are left out."""
+    out: dict[str, float] = {}
+    for c in costs:
+        if not c.flops:
+            continue
+        hit = peaks.compute_roof(c.roof) if peaks is not None else None
+        key = hit[0] if hit else (c.roof or "compute")
+        out[key] = out.get(key, 0.0) + c.flops / divide_by
+    return dict(sorted(out.items(), key=lambda item: -item[1]))
 
 
 def program_row(
@@ -121,6 +165,9 @@ def program_row(
     else:
         reasons = Counter(c.source for c in counted)
         source = reasons.most_common(1)[0][0] if reasons else "no device ops in this range"
+    by_roof = {c.roof: 0.0 for c in with_flops}
+    for c in with_flops:
+        by_roof[c.roof] += c.flops / divide_by  # type: ignore[operator]
     row = RooflineProgramRow(
         step=step,
         device_time_ns=time_ps / 1e3,
@@ -128,7 +175,8 @@ def program_row(
         devices=devices,
         bytes_by_level=levels or {},
         coverage=observed_time / counted_time if counted_time else 0.0,
-        figures=figures(flops, model, levels, time_ps, peaks),
+        figures=figures(flops, model, levels, time_ps, peaks, flops_by_roof=by_roof or None),
+        flops_by_roof=flops_per_roof(with_flops, peaks, divide_by),
         source=source,
     )
     if wall_time_ps is not None:
@@ -163,7 +211,13 @@ def op_rows(
             cumulative_time_fraction=cumulative,
             bytes_by_level={k: float(v) for k, v in (cost.bytes_by_level or {}).items()},
             figures=figures(
-                cost.flops, cost.model_flops, cost.bytes_by_level, cost.total_time_ps, peaks, cost.category
+                cost.flops,
+                cost.model_flops,
+                cost.bytes_by_level,
+                cost.total_time_ps,
+                peaks,
+                cost.category,
+                {cost.roof: cost.flops} if cost.flops is not None else None,
             ),
             source=cost.source,
             search=cost.search,

@@ -46,8 +46,8 @@ from profscope.formats.hlo.proto import HloModule, HloModules
 from profscope.formats.xplane.hlo import AttachedProtos
 from profscope.model.columns import Trace
 from profscope.tools.roofline.gpu_costs import ProgramCosts
-from profscope.tools.roofline.hlo_cost import Cost
-from profscope.tools.roofline.model import COST_FROM_HLO_MODEL, COST_FROM_PROFILE, OpCost
+from profscope.tools.roofline.hlo_cost import MODELLED, Cost
+from profscope.tools.roofline.model import COST_FROM_HLO_MODEL, COST_FROM_PROFILE, COST_MODELLED, OpCost
 
 TPU_OPS_LINE = "XLA Ops"
 STEPS_LINE = "Steps"
@@ -123,12 +123,14 @@ class Executions:
 
 @dataclasses.dataclass(frozen=True)
 class Step:
-    """A step seen on `devices` devices; `time_ps` sums its boxes over them."""
+    """A step seen on `devices` devices; `time_ps` sums its device time over them; `wall_time_ps`
+    is its window's length where the host's step analysis gives one (Kineto traces)."""
 
     number: int
     time_ps: int
     devices: int
     complete: bool
+    wall_time_ps: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -409,7 +411,10 @@ def _gpu_device(trace: Trace, sid: int, costs: ProgramCosts) -> _Part | None:
     used = _fill_from_model(key_index, per_op, flops, model_flops, accessed)
     for key, at in position.items():
         if used[at]:
-            info[key] = dataclasses.replace(info[key], cost_source=COST_FROM_HLO_MODEL)
+            modelled = modeled[key].note.startswith(MODELLED)
+            info[key] = dataclasses.replace(
+                info[key], cost_source=COST_MODELLED if modelled else COST_FROM_HLO_MODEL
+            )
     end = start + dur
     return _Part(
         key_index=key_index,
