@@ -198,3 +198,30 @@ def test_bus_factors_are_nccl_tests(kind: str, n: int, factor: float) -> None:
 )  # fmt: skip
 def test_kinds_from_names(name: str, kind: str) -> None:
     assert collectives.kind_of(name) == kind
+
+
+def call(kind: str, start: int, seq: int | None = None, size: int | None = 64) -> collectives.Call:
+    group = "pg0" if seq is not None else "default"
+    return collectives.Call(kind, f"c10d::{kind}_", group, start, start + 10, 0, bytes=size, seq=seq)
+
+
+def test_sequence_numbers_pair_across_order_and_say_what_is_missing() -> None:
+    """`record_param_comms` `seq` pairs instances whatever their order; one a rank lacks is reported."""
+    a = collectives.HostCalls([call("all_reduce", 0, seq=1), call("all_gather", 5, seq=2)], "PyTorch")
+    b = collectives.HostCalls(
+        [call("all_gather", 1, seq=2), call("all_reduce", 7, seq=1), call("all_reduce", 9, seq=3)], "PyTorch"
+    )
+    instances, notes = collectives.match([a, b], ["r0", "r1"])
+    assert [(i.kind, i.matched_by, [c.start_ps for c in i.calls.values()]) for i in instances] == [
+        ("all_reduce", "seq 1", [0, 7]),
+        ("all_gather", "seq 2", [5, 1]),
+    ]
+    assert notes == ["1 instance(s) of group pg0 are not on all 2 ranks that use it"]
+
+
+def test_order_is_refused_when_the_counts_differ() -> None:
+    a = collectives.HostCalls([call("all_reduce", 0), call("all_reduce", 5)], "PyTorch")
+    b = collectives.HostCalls([call("all_reduce", 1)], "PyTorch")
+    instances, (note,) = collectives.match([a, b], ["r0", "r1"])
+    assert instances == []
+    assert note.startswith("group default: the ranks hold different numbers of collective calls (r0 2, r1 1)")

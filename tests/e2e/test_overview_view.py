@@ -347,12 +347,8 @@ def test_several_ranks_side_by_side(tensorboard_server, browser_page, page_error
 
     ranks = texts(frame, "[data-testid=ov-ranks-table] tbody tr td:first-child")
     assert ranks == [h["host"] for h in answer["per_host"]]
-    slowest = frame.eval_on_selector_all(
-        "[data-testid=ov-slowest-table] tbody tr",
-        "rs => rs.map(r => [Number(r.dataset.step), r.children[2].textContent])",
-    )
-    assert [s[0] for s in slowest] == [r["step"] for r in answer["slowest_ranks"]]
-    assert all(s[1].startswith(r["slowest_host"]) for s, r in zip(slowest, answer["slowest_ranks"]))
+    # the sampled NCCL pair: order cannot pair its collectives, and the view says so (tests/e2e/test_ranks_view.py)
+    assert answer["ranks"]["unmatched"] in frame.inner_text("[data-testid=ov-rank-unmatched]")
     assert len(frame.query_selector_all("details[data-testid=ov-host]")) == 2
     assert page_errors == []
 

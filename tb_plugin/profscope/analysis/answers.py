@@ -16,7 +16,9 @@ from typing import Literal
 from profscope.answers import UNSET, Answer, UnsetType
 
 Phase = Literal["warmup", "steady"]
-StepSourceKind = Literal["profiler_step", "xplane_steps", "step_annotation", "user_annotation", "none"]
+StepSourceKind = Literal[
+    "profiler_step", "xplane_steps", "step_annotation", "user_annotation", "inferred", "none"
+]
 Side = Literal["device", "host", "none"]
 GroupBy = Literal["name", "shapes"]
 
@@ -66,8 +68,11 @@ class OverviewBreakdown(Answer, kw_only=True):
 
 class OverviewStep(Answer, kw_only=True):
     """One step: its number, the marker's name, its window and wall time, whether it counts as
-    warm-up or steady state, and its breakdown (`parts` as in `OverviewBreakdown`).
-    `examples_per_s` when the request gave `batch_size`."""
+    warm-up or steady state, and its breakdown (`parts` as in `OverviewBreakdown`; device work
+    counts in the step that launched it). `launched_device_ns`: the union of the device work
+    launched in the step, wherever it ran (UNSET: no device event is linked to its launch); what of
+    it ran after the step's window ended is in no step's parts. `examples_per_s` when the request
+    gave `batch_size`."""
 
     number: int
     name: str
@@ -76,6 +81,7 @@ class OverviewStep(Answer, kw_only=True):
     wall_ns: float
     phase: Phase
     parts: dict[str, float]
+    launched_device_ns: float | UnsetType = UNSET
     examples_per_s: float | UnsetType = UNSET
     link: OverviewLink
 
@@ -108,9 +114,13 @@ class OverviewStepStats(Answer, kw_only=True):
 
 
 class OverviewSteps(Answer, kw_only=True):
-    """The steps of one host: which markers were used (`source_kind`, `source` in words), or
+    """The steps of one host: which markers were used (`source_kind`, `source` in words; `inferred`
+    when no marker exists and the steps come from what repeats, never to be shown as marked), or
     `message` when none were found (then `rows` is empty and only the whole-capture breakdown is
-    given), the split, the per-step rows and the steady-state figures."""
+    given), the split, the per-step rows and the steady-state figures. `candidates`: the other
+    marker names found, each one a `step_name=` the request can pick. `before_first`: how many
+    device events launched before the first step run into its window (the previous iteration's
+    tail), and `before_first_ns` their time inside it; `before_first_note` says so in words."""
 
     source_kind: StepSourceKind
     source: str
@@ -118,6 +128,10 @@ class OverviewSteps(Answer, kw_only=True):
     rows: list[OverviewStep]
     split: OverviewSplit | UnsetType = UNSET
     stats: OverviewStepStats | UnsetType = UNSET
+    candidates: list[str] | UnsetType = UNSET
+    before_first: int | UnsetType = UNSET
+    before_first_ns: float | UnsetType = UNSET
+    before_first_note: str | UnsetType = UNSET
 
 
 class OverviewIdle(Answer, kw_only=True):
@@ -176,18 +190,37 @@ class OverviewDistribution(Answer, kw_only=True):
     histogram: list[OverviewHistogramBin]
 
 
+class OverviewLaunchExclusion(Answer, kw_only=True):
+    """Linked device events left out of the launch-delay distribution by one rule
+    (analysis/launch_delay.py): `kind`, how many, the `rule` and the sentence the view shows
+    (`text`); `max_ns` for negative delays: the largest amount the device started before its call
+    returned."""
+
+    kind: Literal["graph", "synchronous", "negative"]
+    count: int
+    rule: str
+    text: str
+    max_ns: float | UnsetType = UNSET
+
+
 class OverviewDevices(Answer, kw_only=True):
-    """Device activity of one host in `scope` (steady steps, or the whole capture). `observed` is
-    False with `reason` when the profile holds no device activity: then every device figure is
-    "not observed". `launch_delay`: device start − end of the launch call, for the events linked
-    to their launch (UNSET with `launch_reason` when none are)."""
+    """Device activity of one host in `scope` (steady steps; without steps the device's active
+    region, from its first to its last event, and `window_note` says how much of the capture that
+    is). `observed` is False with `reason` when the profile holds no device activity: then every
+    device figure is "not observed". `graph_note`: kernels recorded into a CUDA/HIP graph by
+    stream capture (not run) or run through graph launches. `launch_delay`: device start − end of
+    the launch call, for the events linked to their launch (UNSET with `launch_reason` when none
+    are), less the ones `launch_excluded` lists by rule."""
 
     observed: bool
     reason: str | UnsetType = UNSET
     scope: str
+    window_note: str | UnsetType = UNSET
+    graph_note: str | UnsetType = UNSET
     devices: list[OverviewDevice]
     launch_delay: OverviewDistribution | UnsetType = UNSET
     launch_reason: str | UnsetType = UNSET
+    launch_excluded: list[OverviewLaunchExclusion] | UnsetType = UNSET
 
 
 class OverviewOverlap(Answer, kw_only=True):
@@ -199,9 +232,41 @@ class OverviewOverlap(Answer, kw_only=True):
     fraction: float
 
 
+class OverviewPhase(Answer, kw_only=True):
+    """One phase of the steps (analysis/phases.py) over the steady steps: its per-step wall time
+    (median; p10/p90 from `MIN_DISTRIBUTION_STEPS` steady steps on), `share` = its summed time ÷
+    the steps' summed wall time, the fraction of its time the device is busy (UNSET: no device
+    observed) and the fraction spent in framework ops (0: no model op runs in it; UNSET for the
+    `outside` row, the step time under no phase)."""
+
+    name: str
+    median_ns: float
+    p10_ns: float | UnsetType = UNSET
+    p90_ns: float | UnsetType = UNSET
+    share: float
+    device_busy_fraction: float | UnsetType = UNSET
+    model_ops_fraction: float | UnsetType = UNSET
+    outside: bool = False
+
+
+class OverviewPhases(Answer, kw_only=True):
+    """The phases of one host's steps: who wrote them (`source`), the rows over `scope` (the phases
+    in the order they first appear in a step, then "(outside your phases)"), and `per_step`: for
+    every step (`step_numbers`, warm-up included) the ns of each row, in the rows' order. No phases:
+    `phases` is empty and `source` says why. `device_reason` says why device figures are absent."""
+
+    source: str
+    scope: str
+    phases: list[OverviewPhase]
+    step_numbers: list[int]
+    per_step: list[list[float]]
+    device_reason: str | UnsetType = UNSET
+
+
 class OverviewHost(Answer, kw_only=True):
     """Everything per host (per rank in a multi-rank session): steps, whole-capture and
-    steady-state breakdowns, devices, overlap (when collectives were observed)."""
+    steady-state breakdowns, devices, overlap (when collectives were observed), the steps' phases
+    (when there are steps)."""
 
     host: str
     format: str
@@ -210,6 +275,7 @@ class OverviewHost(Answer, kw_only=True):
     steady: OverviewBreakdown | UnsetType = UNSET
     devices: OverviewDevices
     overlap: OverviewOverlap | UnsetType = UNSET
+    phases: OverviewPhases | UnsetType = UNSET
 
 
 class OverviewOpRow(Answer, kw_only=True):
@@ -245,7 +311,8 @@ class OverviewKernelDetails(Answer, kw_only=True):
 
 class OverviewKernelRow(Answer, kw_only=True):
     """One device kernel (or memcpy/memset) name: calls, total, average, min, max; `fraction` =
-    total ÷ the scope's device wall time; `framework_op` = the host op that launched most of its
+    total ÷ the scope's wall time (summed over hosts; a share of wall time, not of device busy
+    time: kernels on concurrent streams can add up past 1); `framework_op` = the host op that launched most of its
     calls (through the launch flows), `framework_ops` how many distinct ones did."""
 
     name: str
@@ -264,7 +331,8 @@ class OverviewKernelRow(Answer, kw_only=True):
 
 class OverviewHloRow(Answer, kw_only=True):
     """One XLA (HLO) op of an XPlane: its category and framework op (from the op's stats), calls,
-    total and self time, average, min, max, `fraction` = self ÷ the scope's device time."""
+    total and self time, average, min, max, `fraction` = self ÷ the scope's wall time (summed over
+    hosts)."""
 
     name: str
     category: str

@@ -54,7 +54,6 @@ export function cpuAnswer(): OverviewAnswer {
     hosts: ["worker0"],
     categories: categories(false),
     per_host: [cpuHost()],
-    slowest_ranks: [],
     tables: {
       scope: "steady steps 2–3",
       group_by: "name",
@@ -122,7 +121,16 @@ export function gpuAnswer(): OverviewAnswer {
     batch_size: 32,
     categories: categories(true),
     per_host: [gpuHost("rank-0", 600_000_000), gpuHost("rank-1", 630_000_000)],
-    slowest_ranks: [{ step: 5, hosts: 2, slowest_host: "rank-1", slowest_wall_ns: 630_000_000, median_wall_ns: 615_000_000, spread: 1.0244 }],
+    ranks: {
+      hosts: ["rank-0", "rank-1"],
+      records: "PyTorch collective ops (calls per rank: rank-0 2, rank-1 2)",
+      steps: [{ step: 5, steady: true, collectives: 2, wait_ns: [30_000_000, 1_000_000], straggler: "rank-1", waited_for_ns: 30_000_000, doing: "load_batch", doing_source: "phase", start_ns: 50_000_000, end_ns: 680_000_000 }],
+      collectives: [
+        { index: 0, name: "c10d::allreduce_", kind: "all_reduce", group: "default", matched_by: "order 1 in group default", step: 5, ranks: 2, arrival_ns: [100_000_000, 130_000_000], wait_ns: [30_000_000, 0], last: "rank-1", transfer_ns: 2_000_000, bytes: 4_000_000, algbw: 2e9, busbw: 2e9, start_ns: 100_000_000, end_ns: 132_000_000 },
+        { index: 1, name: "c10d::allreduce_", kind: "all_reduce", group: "default", matched_by: "order 2 in group default", step: 5, ranks: 2, arrival_ns: [400_000_000, 399_000_000], wait_ns: [0, 1_000_000], last: "rank-0", transfer_ns: 1_000_000, start_ns: 399_000_000, end_ns: 401_000_000 },
+      ],
+      collectives_total: 2,
+    },
     tables: {
       scope: "steady steps 5 of each host",
       group_by: "shapes",

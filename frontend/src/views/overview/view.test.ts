@@ -218,10 +218,8 @@ describe("OverviewView", () => {
       ["rank-0", "1", "600 ms", "600 ms", "75%", "25%"],
       ["rank-1", "1", "630 ms", "630 ms", "75%", "25%"],
     ]);
-    const slowest = el.querySelector("[data-testid=ov-slowest-table] tbody tr");
-    expect(slowest?.textContent).toContain("rank-1");
-    expect(slowest?.textContent).toContain("1.024×");
-    slowest?.querySelector<HTMLButtonElement>("[data-testid=ov-open-trace]")?.click();
+    expect(el.querySelector("[data-testid=ov-straggler-line]")?.textContent).toContain("rank-1 is the rank the others wait for");
+    el.querySelector<HTMLButtonElement>("[data-testid=ov-rank-heatmap] [data-testid=ov-open-trace]")?.click();
     expect(h.navigations).toEqual([["trace", { start: "50000000", end: "680000000" }]]);
     expect(el.querySelectorAll("details[data-testid=ov-host]").length).toBe(2);
     expect(el.querySelector("[data-testid=ov-no-findings]")).not.toBeNull();

@@ -1,5 +1,5 @@
 /** The Overview tab: findings first, then (several hosts) the ranks side by side, then per host the
- * steps, where their time goes and the device activity, then the host op, device kernel and HLO op
+ * steps, where their time goes, their phases and the device activity, then the host op, device kernel and HLO op
  * tables (the `overview` route, docs/OVERVIEW.md). Deep-link keys: `step_name`, `batch_size`,
  * `group_by` (api.ts); changing one refetches. While the server reads the profile the view shows its
  * progress. Every figure leads to its events in the Trace tab (links.ts). Hosts with PyTorch/XLA logs
@@ -21,6 +21,7 @@ import { findingsSection } from "./findings.ts";
 import { matchParams, pickMatch, rangeParams } from "./links.ts";
 import { hloColumns, hostOpColumns, kernelColumns } from "./op_columns.ts";
 import css from "./overview.css";
+import { phasesSection } from "./phases_section.ts";
 import { ranksSection } from "./ranks.ts";
 import { stepsSection } from "./steps_section.ts";
 import { csvFileName, DataTable } from "./table.ts";
@@ -189,19 +190,23 @@ export class OverviewView {
     const traced = new Set(answer.per_host.map((p) => p.host));
     this.body.append(findingsSection(answer.findings, multiHost, (host) => traced.has(host), events));
     if (!answer.per_host.length) return;
-    if (multiHost) this.body.append(ranksSection(answer, events));
+    if (multiHost) this.body.append(ranksSection(answer, events, csvFileName("collectives", this.ctx.subject.run, this.ctx.subject.session)));
     answer.per_host.forEach((host, i) => this.body.append(this.hostSection(host, answer, multiHost, i === 0)));
     this.body.append(this.tablesSection(answer));
   }
 
   private hostSection(host: OverviewHost, answer: OverviewAnswer, multiHost: boolean, open: boolean): HTMLElement {
-    const events = { openLink: (link: OverviewLink) => void this.openLink(link) };
+    const events = {
+      openLink: (link: OverviewLink) => void this.openLink(link),
+      chooseStepName: (name: string) => this.options.set({ ...this.options.value, stepName: name }),
+    };
     const steps = stepsSection(host, answer.categories, answer.batch_size, events);
+    const phases = phasesSection(host, events);
     const devices = devicesSection(host);
-    this.frames.push(...steps.frames, ...devices.frames);
+    this.frames.push(...steps.frames, ...phases.frames, ...devices.frames);
     const title = `${multiHost ? host.host : "Steps and devices"} · ${host.format.replace(/_/g, " ")}`;
-    if (!multiHost) return h("section", { class: "ov-host", "data-testid": "ov-host", "data-host": host.host }, h("h2", {}, title), steps.el, devices.el);
-    return h("details", { class: "ov-host", "data-testid": "ov-host", "data-host": host.host, open }, h("summary", {}, h("h2", {}, title)), steps.el, devices.el);
+    if (!multiHost) return h("section", { class: "ov-host", "data-testid": "ov-host", "data-host": host.host }, h("h2", {}, title), steps.el, phases.el, devices.el);
+    return h("details", { class: "ov-host", "data-testid": "ov-host", "data-host": host.host, open }, h("summary", {}, h("h2", {}, title)), steps.el, phases.el, devices.el);
   }
 
   private tablesSection(answer: OverviewAnswer): HTMLElement {

@@ -1,46 +1,26 @@
 """The overview answer of one or more hosts: each host's analysis (`analysis.host`), then the merged
-tables, multi-rank comparisons and findings.
+tables, the ranks compared through their collectives (`analysis.collectives`) and findings.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import numpy as np
-
-from profscope.analysis import breakdown, findings
+from profscope.analysis import breakdown, collectives, findings
 from profscope.analysis import steps as steps_lib
 from profscope.analysis.host import NO_TRACE, analyze_host, device_reason, tables
-from profscope.analysis.results import HostInput, HostResult, Options
+from profscope.analysis.results import HostInput, Options
+from profscope.answers import UNSET
 from profscope.tools.overview import rules
-from profscope.tools.overview.answers import OverviewAnswer, OverviewSlowestRank
+from profscope.tools.overview.answers import OverviewAnswer, OverviewFinding
 
 
-def slowest_ranks(results: Sequence[HostResult]) -> list[OverviewSlowestRank]:
-    """Per step number seen on two or more hosts: the slowest host and its spread."""
-    if len(results) < 2:
-        return []
-    walls: dict[int, list[tuple[float, str]]] = {}
-    for r in results:
-        for number, wall in zip(r.steps.numbers.tolist(), r.steps.wall_ps.tolist()):
-            walls.setdefault(number, []).append((wall / 1e3, r.events.name))
-    out = []
-    for number, seen in sorted(walls.items()):
-        if len(seen) < 2:
-            continue
-        wall, host = max(seen)
-        median = float(np.median([w for w, _ in seen]))
-        out.append(
-            OverviewSlowestRank(
-                step=number,
-                hosts=len(seen),
-                slowest_host=host,
-                slowest_wall_ns=wall,
-                median_wall_ns=median,
-                spread=wall / median if median > 0 else 1.0,
-            )
-        )
-    return out
+def by_cost(found: list[OverviewFinding]) -> list[OverviewFinding]:
+    """Findings by cost, highest share first (then the larger time per step); those without a cost
+    (notes, costs the profile cannot give) after them, in rule order."""
+    costed = [f for f in found if f.cost_share is not UNSET]
+    rest = [f for f in found if f.cost_share is UNSET]
+    return sorted(costed, key=lambda f: (-f.cost_share, -f.cost_ns)) + rest
 
 
 def answer(
@@ -61,18 +41,22 @@ def answer(
     out = OverviewAnswer(
         subject=subject,
         hosts=names,
-        categories=breakdown.categories(reasons, labels),
+        categories=breakdown.categories(reasons, labels, any(r.layers.runtime_observed for r in results)),
         per_host=[r.answer for r in results],
-        slowest_ranks=slowest_ranks(results),
         tables=tables(results, options.group_by),
         findings=[],
         warnings=list(warnings),
     )
+    ranks = collectives.ranks(results) if len(results) > 1 else None
+    if ranks is not None:
+        out.ranks = ranks
     if options.step_name:
         out.step_name = options.step_name
     if options.batch_size:
         out.batch_size = options.batch_size
-    out.findings = findings.run(rules.RULES, rules.Context(results, out.tables, names, xla_logs))
+    out.findings = by_cost(
+        findings.run(rules.RULES, rules.Context(results, out.tables, names, xla_logs, ranks))
+    )
     if not results:
         out.warnings.append(NO_TRACE)
     if any(r.answer.steps.source_kind == "none" for r in results):

@@ -7,23 +7,20 @@ from __future__ import annotations
 from typing import Literal
 
 from profscope.analysis.answers import OverviewCategory, OverviewHost, OverviewLink, OverviewTables
+from profscope.analysis.rank_answers import OverviewRanks
 from profscope.answers import UNSET, Answer, UnsetType
 
 FindingKind = Literal[
-    "input_bound", "repeated_copy", "launch_bound", "dominant_op", "sync_stall", "recompile", "not_observed"
+    "input_bound",
+    "host_wait",
+    "repeated_copy",
+    "launch_bound",
+    "dominant_op",
+    "sync_stall",
+    "recompile",
+    "not_observed",
+    "straggler",
 ]
-
-
-class OverviewSlowestRank(Answer, kw_only=True):
-    """Multi-rank: for one step number seen on several hosts, the slowest host and how far it is
-    from the median host (`spread` = slowest ÷ median wall)."""
-
-    step: int
-    hosts: int
-    slowest_host: str
-    slowest_wall_ns: float
-    median_wall_ns: float
-    spread: float
 
 
 class OverviewEvidence(Answer):
@@ -38,7 +35,9 @@ class OverviewFinding(Answer, kw_only=True):
     """A finding: what the profile shows (`observation`, with the `evidence` numbers), one
     `hypothesis` for it and a controlled `next_check` that would confirm or refute it (never a
     promised speed-up). `kind` is stable; `rule` states the threshold that fired; `link` leads to
-    the events."""
+    the events. `cost_ns` is the step time (or device idle time) the finding accounts for, per step
+    (per capture without steps), and `cost_share` that time as a share of the wall time; findings
+    are ordered by it. A note (`not_observed`, or a cost the profile cannot give) has neither."""
 
     kind: FindingKind
     host: str
@@ -49,12 +48,15 @@ class OverviewFinding(Answer, kw_only=True):
     rule: str
     evidence: list[OverviewEvidence]
     link: OverviewLink
+    cost_ns: float | UnsetType = UNSET
+    cost_share: float | UnsetType = UNSET
 
 
 class OverviewAnswer(Answer, kw_only=True):
     """The `overview` route: per host the steps and where their time went, merged op and kernel
-    tables, multi-rank comparisons, and findings. `categories` lists the breakdown's parts in
-    priority order (their `observed` flag covers all hosts)."""
+    tables, the ranks compared through their collectives (`ranks`, several hosts only), and findings.
+    `categories` lists the breakdown's parts in priority order (their `observed` flag covers all
+    hosts)."""
 
     subject: str
     hosts: list[str]
@@ -62,7 +64,7 @@ class OverviewAnswer(Answer, kw_only=True):
     batch_size: int | UnsetType = UNSET
     categories: list[OverviewCategory]
     per_host: list[OverviewHost]
-    slowest_ranks: list[OverviewSlowestRank]
+    ranks: OverviewRanks | UnsetType = UNSET
     tables: OverviewTables
     findings: list[OverviewFinding]
     warnings: list[str]

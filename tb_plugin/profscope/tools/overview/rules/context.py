@@ -12,6 +12,7 @@ from profscope.analysis import intervals
 from profscope.analysis.answers import OverviewLink, OverviewTables
 from profscope.analysis.device_idle import in_windows
 from profscope.analysis.events import string_table
+from profscope.analysis.rank_answers import OverviewRanks
 from profscope.tools.overview.answers import OverviewEvidence, OverviewFinding
 from profscope.units import format_count, format_duration
 
@@ -25,13 +26,15 @@ LABEL_CATEGORIES = frozenset({"user_annotation", "gpu_user_annotation"})
 
 @dataclasses.dataclass(frozen=True)
 class Context:
-    """What the rules read: each host's result, the merged tables, the request's host names, and
-    the hosts' PyTorch/XLA logs (`xla_logs()` opens them; None when the hosts have none)."""
+    """What the rules read: each host's result, the merged tables, the request's host names, the
+    hosts' PyTorch/XLA logs (`xla_logs()` opens them; None when the hosts have none), and the ranks
+    compared through their collectives (`analysis.collectives.ranks`; None for one host)."""
 
     hosts: list[HostResult]
     tables: OverviewTables
     host_names: list[str]
     xla_logs: Callable[[], Any] | None = None
+    ranks: OverviewRanks | None = None
 
 
 def scope_link(host: HostResult, search: str | None = None) -> OverviewLink:

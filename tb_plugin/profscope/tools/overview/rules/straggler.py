@@ -1,6 +1,6 @@
 """`straggler`: the other ranks wait for one rank in their collectives, step after step.
 
-Reads the ranks' comparison (`analysis.collectives.ranks`: per step the rank the others waited for
+Reads the ranks' comparison (`Context.ranks`, from `analysis.collectives.ranks`: per step the rank the others waited for
 most). Fires on a merged session when, among at least `MIN_STEPS` steady steps with matched
 collectives, the same rank is the straggler in at least `MIN_LAST_SHARE` of them, and the others'
 summed wait for it in those steps reaches `MIN_WAIT_SHARE` of their summed wall time in those steps.
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import collections
 
-from profscope.analysis import collectives
 from profscope.analysis.answers import OverviewLink
 from profscope.analysis.findings import Rule
 from profscope.answers import UNSET
@@ -31,9 +30,9 @@ MIN_WAIT_SHARE = 0.35
 
 
 def check(ctx: Context) -> list[OverviewFinding]:
-    if len(ctx.hosts) < 2:
+    ranks = ctx.ranks
+    if ranks is None:
         return []
-    ranks = collectives.ranks(ctx.hosts)
     steady = [s for s in ranks.steps if s.steady and s.collectives]
     last = collections.Counter(s.straggler for s in steady if s.straggler is not UNSET)
     if len(steady) < MIN_STEPS or not last:
