@@ -142,6 +142,9 @@ def test_damaged_entry_is_rebuilt_and_never_served(
     restarted, client = plugin_client(logdir, profscope_cache_dir=str(cache))
     again, ingested = _ready(client)
     assert ingested, "the damaged entry was served instead of rebuilt"
+    # The rebuilt entry is the same trace under a new version (its entry id), so no cached tile of
+    # the damaged one is taken for it.
+    assert again.pop("version") != meta.pop("version")
     assert again == meta
     assert _answers(client) == expected
     assert store.verify(str(_entry(cache))) == []
