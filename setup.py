@@ -41,6 +41,8 @@ setup(
         "dask": ["dask[distributed]>=2024.1"],
         # `profscope mcp`: the analyses served to an agent over the Model Context Protocol (SDK 2.x API).
         "mcp": ["mcp>=2.3"],
+        # Capturing from profiler servers (the Capture dialog, `profscope capture`): their gRPC service.
+        "capture": ["grpcio>=1.48"],
         # moto's S3 API server and s3fs: the s3:// logdir tests run against a real server on loopback;
         # dask.distributed: the fan-out tests run a LocalCluster of worker processes; mcp: the MCP server's
         # tests drive it with the SDK's own client.
@@ -53,6 +55,11 @@ setup(
             "s3fs>=2023.1",
             "dask[distributed]>=2024.1",
             "mcp>=2.3",
+            # The capture tests profile a real JAX program through its profiler server (tests/capture):
+            # jax + jaxlib (CPU) are about 90 MB of wheels, with scipy and ml_dtypes some 20 s of install
+            # per test environment; without JAX those tests skip and say why.
+            "grpcio>=1.48",
+            "jax",
         ],
     },
     entry_points={

@@ -30,6 +30,9 @@ from werkzeug import wrappers
 from profscope import answers, runs, tools
 from profscope import logdir as logdir_lib
 from profscope.caches import Caches
+from profscope.capture import route as capture_route
+from profscope.capture.addresses import AllowList
+from profscope.capture.session import Captured
 from profscope.context import HostContext, StillIngesting
 from profscope.engine import resident
 from profscope.engine import service as trace_service
@@ -115,6 +118,16 @@ class ProfscopeLoader(base_plugin.TBLoader):
             f"memory, in MB (default {resident.DEFAULT_BUDGET_MB}): past it, they are handed back to "
             "the page cache after a request (touching them again reads no disk).",
         )
+        group.add_argument(
+            capture_route.FLAG,
+            metavar="PATTERNS",
+            nargs="?",
+            const="loopback",
+            default=None,
+            help="Let the profscope tab capture profiles from profiler servers into the logdir (off by "
+            "default). Without a value only loopback addresses; else a comma-separated allow-list of "
+            "HOST[:PORT] patterns with * wildcards, 'loopback' among them if wanted (docs/CAPTURE.md).",
+        )
 
     def load(self, context: base_plugin.TBContext) -> ProfscopePlugin:
         return ProfscopePlugin(context)
@@ -199,6 +212,18 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         self._trace_lock = threading.Lock()
         # This plugin's analysis caches, shared by every request's context.
         self.caches = Caches()
+        capture_flag = getattr(flags, "profscope_capture", None)
+        self.capture = capture_route.CaptureRoutes(
+            self._logdir_url,
+            AllowList.from_flag(capture_flag) if capture_flag is not None else None,
+            follow_symlinks=follow,
+            landed=self._rescan,
+        )
+
+    def _rescan(self, _: Captured) -> None:
+        """A session just captured is in the next `/runs` answer, not one discovery interval later."""
+        if self.logdir is not None:
+            self.logdir.listing(max_age_s=0)
 
     def get_plugin_apps(self) -> dict[str, Any]:
         apps: dict[str, Any] = {
@@ -206,6 +231,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/index.js": self._serve_index_js,
             "/static/*": self._serve_static,
         }
+        apps.update(self.capture.apps())
         for path, (_, handler) in tools.routes().items():
             apps[path] = self._tool_app(handler)
         return apps

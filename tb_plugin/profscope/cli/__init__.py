@@ -21,6 +21,7 @@ from tensorboard import errors
 from profscope import logdir as logdir_lib
 from profscope import runs
 from profscope import tools as profscope_tools
+from profscope.capture import cli as capture_cli
 from profscope.cli import compare, mcp_server, report, workspace
 from profscope.context import HostContext, StillIngesting
 from profscope.engine import service as trace_service
@@ -188,6 +189,11 @@ COMMANDS: dict[str, Command] = {
         "serve the analyses to an agent: a Model Context Protocol server over stdio",
         mcp_server.add_arguments,
         mcp_server.run,
+    ),
+    "capture": (
+        "capture a profile from running jobs' profiler servers into a logdir (docs/CAPTURE.md)",
+        capture_cli.add_arguments,
+        capture_cli.run,
     ),
 }
 
