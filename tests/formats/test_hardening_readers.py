@@ -583,7 +583,10 @@ def test_unreadable_reasons_show_no_errno_and_no_server_path(tmp_path: Path, rea
     missing = tmp_path / "missing" / name
     folder = tmp_path / name  # a directory where a file is expected
     folder.mkdir()
-    for path, words in ((missing, ("no such file", "not found")), (folder, ("is a directory",))):
+    for path, words in (
+        (missing, ("no such file", "not found")),
+        (folder, ("is a directory", "is a folder")),
+    ):
         reason = _reason(read, path)
         assert "[Errno" not in reason and "Errno" not in reason, reason
         assert str(tmp_path) not in reason, reason

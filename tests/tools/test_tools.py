@@ -48,7 +48,7 @@ def extra_tool(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch):
 def test_the_shipped_tools_in_tab_order() -> None:
     assert [t.id for t in tools.all_tools()] == ["overview", "trace", "roofline", "xla", "compare", "memory"]
     assert sorted(tools.routes()) == sorted(
-        [f"/trace/{r}" for r in ("meta", "tile", "event", "search", "summary")]
+        [f"/trace/{r}" for r in ("meta", "tile", "event", "search", "summary", "critical_path")]
         + [f"/xla/{r}" for r in ("report", "graphs", "graph", "diff")]
         + ["/hlo", "/export", "/export/preview", "/roofline", "/overview", "/compare", "/memory"]
     )
