@@ -51,8 +51,9 @@ step "Python environment .venv-pb4 (constraints-protobuf4.txt)"
 # stays here: it drives TensorBoard's own frontend, which differs between TensorBoard versions. So do
 # the tests marked stack_independent (the readers'): they load neither TensorBoard nor protobuf
 # (tests/test_stack_independent.py), so they would run the same code on the same libraries again.
-VIEW_BROWSER_TESTS=(compare_view export_dialog firefox hlo_graph overview_view roofline_view trace_interactions
-  trace_view xla_view)
+VIEW_BROWSER_TESTS=(capture_dialog compare_view critical_path export_dialog firefox hlo_graph memory_view
+  overview_view ranks_view roofline_view trace_interactions trace_looks trace_navigation trace_search_list
+  trace_selection trace_tracks trace_view xla_view)
 step "Python tests on $(.venv-pb4/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")') (views' browser tests and stack-independent tests ran above)"
 ignored=()
 for name in "${VIEW_BROWSER_TESTS[@]}"; do ignored+=("--ignore=tests/e2e/test_${name}.py"); done
