@@ -215,16 +215,24 @@ def test_every_route_reads_its_parameters_through_params(served, monkeypatch) ->
         subject = _subject_for(tool.id, subjects)
         found[path] = _route_parameters(client, monkeypatch, subject, path)
         # Optional strings may be choices ("x" is none of them) or required in effect (a search
-        # query): the route answers 200 either with them absent or with them "x". An optional
+        # query): the route answers 200 with them absent, with them "x", or with one of them absent. An optional
         # integer may stand for required ones (`hlo?event=` instead of `program_id` and `op`).
         harmless = _harmless(found[path])
         without_text = {k: v for k, v in harmless.items() if found[path][k] != "text"}
         optional_ints = {k: "0" for k, kind in found[path].items() if kind == "optional_int"}
         same = _second_subject(found[path], subject)
+        # A text parameter may also be a filter with a syntax of its own ("x" is no `key:value`):
+        # the route answers 200 with every other text parameter "x" and that one absent.
+        one_text_absent = [
+            {**{k: v for k, v in harmless.items() if k != name}, **same}
+            for name, kind in found[path].items()
+            if kind == "text" and name in harmless
+        ]
         queries = (
             {**without_text, **same},
             {**harmless, **same},
             {**without_text, **optional_ints, **same},
+            *one_text_absent,
         )
         answers = [client.get(f"{BASE}{path}", query_string=_query(subject, **q)) for q in queries]
         assert 200 in [a.status_code for a in answers], (

@@ -347,3 +347,57 @@ def test_a_cancelled_search_stops_within_one_chunk(monkeypatch) -> None:
     assert read == 3, f"the cancelled scan read {read} of {chunks} chunks"
     newer_thread.join(60)
     assert newer == [expected] and expected > 0
+
+
+def _filter_trace():
+    b = TraceBuilder("t", "test")
+    track = b.track(b.section("s"), "t")
+    names = [
+        b.intern(x) for x in ("volta_sgemm_128x64", "void at::native::vectorized<float>", "cudaLaunchKernel")
+    ]
+    args = [
+        b'{"stream": 7, "kernel_details": "regs:32 grid:1024,1,1"}',
+        b'{"stream":17,"note":"say \\"stream\\":7"}',
+        b'{"stream": "7", "device": 0}',
+        b'{"Stream": 7}',
+        None,
+    ]
+    b.add_events(track, [0, 10, 20, 30, 40], [5] * 5, [names[i % 3] for i in range(5)], args=args)
+    return b.finalize()
+
+
+def test_arg_filters_match_whole_values_with_wildcards_and_case_folded():
+    searcher = query.Searcher(_filter_trace())
+    f = query.parse_arg_filters
+    assert searcher.matches("", args=f("stream:7")).tolist() == [0, 2], "17 and an escaped key do not match"
+    assert searcher.matches("", args=f("stream:1*")).tolist() == [1]
+    assert searcher.matches("", args=f("kernel_details:*GRID:1024*")).tolist() == [0]
+    assert searcher.matches("sgemm", args=f("stream:7")).tolist() == [0], "the query and the filter both hold"
+    assert searcher.matches("", args=f("stream:7 device:0")).tolist() == [2]
+    assert searcher.matches("", args=f("missing:1")).tolist() == []
+    with pytest.raises(ValueError, match="not key:value"):
+        f("stream")
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 16])
+def test_arg_filters_find_keys_across_scan_chunks(chunk, monkeypatch):
+    monkeypatch.setattr(query, "SCAN_CHUNK", chunk)
+    assert query.Searcher(_filter_trace()).matches("", args=query.parse_arg_filters("stream:7")).tolist() == [
+        0,
+        2,
+    ]
+
+
+def test_regex_matches_names_only_case_folded():
+    searcher = query.Searcher(_filter_trace())
+    assert searcher.matches(r"^volta_.*64$", regex=True).tolist() == [0, 3]
+    assert searcher.matches(r"vectorized<\w+>", regex=True).tolist() == [1, 4]
+    assert searcher.matches("regs", regex=True).tolist() == [], "argument values are not matched by a regex"
+    with pytest.raises(ValueError, match="invalid regular expression"):
+        searcher.matches("(", regex=True)
+
+
+def test_search_matches_carry_their_row():
+    trace = _filter_trace()
+    r = timeline_of(trace).search("", args=query.parse_arg_filters("stream:7"))
+    assert [(m.name, m.depth) for m in r.matches] == [("volta_sgemm_128x64", 0), ("cudaLaunchKernel", 0)]

@@ -147,6 +147,8 @@ class SearchMatch(Answer, gc=False):
     start_ns: float
     dur_ns: float
     track: int
+    depth: int = 0
+    """Its row on the track (0: the top), so a view can draw it selected without asking for it."""
 
 
 class TraceSearch(Answer):
@@ -180,3 +182,53 @@ class TraceSummary(Answer):
     num_names: int
     num_events: int
     truncated: bool
+
+
+class CriticalPathEdge(Answer, gc=False):
+    """One edge of a critical path, from one end of an event to one end of another (`*_end`: the
+    event's end, else its start); `kind`: work, dependency, launch, kernel_gap or sync."""
+
+    src: int
+    src_end: bool
+    src_track: int
+    src_depth: int
+    src_ns: float
+    dst: int
+    dst_end: bool
+    dst_track: int
+    dst_depth: int
+    dst_ns: float
+    kind: str
+    weight_ns: float
+
+
+class CriticalPathEvent(Answer, gc=False):
+    """An event on a critical path, where the timeline draws it."""
+
+    id: int
+    track: int
+    depth: int
+    start_ns: float
+    dur_ns: float
+
+
+class CriticalPathHost(Answer):
+    """One host's critical path over a window (a step, or the whole trace when it has no steps):
+    its events in the path's order (global ids), its edges, its time (the sum of the edges'
+    weights) and that time by cause (cpu, launch, compute, communication, kernel_gap; `idle` is
+    the window's time past the path's: waits, gaps). docs/OVERVIEW.md "Critical path"."""
+
+    host: str
+    step: int | None
+    start_ns: float
+    end_ns: float
+    events: list[CriticalPathEvent]
+    edges: list[CriticalPathEdge]
+    total_ns: float
+    by_cause_ns: dict[str, float]
+
+
+class TraceCriticalPath(Answer):
+    """`trace/critical_path`: per host, the critical path of the asked step."""
+
+    hosts: list[CriticalPathHost]

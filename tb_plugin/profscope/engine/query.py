@@ -8,8 +8,11 @@ ASCII case as it compares (no lowercased copy is made or stored).
 
 from __future__ import annotations
 
+import fnmatch
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -27,6 +30,30 @@ KEY_LOOKAHEAD = 64
 SCAN_CHUNK = 1 << 20
 NAME_CHUNK = 1 << 20
 _QUOTE, _BACKSLASH, _COLON, _SPACE = 34, 92, 58, 32
+# Bytes of an argument value an `arg:` filter reads: longer values are not compared.
+ARG_VALUE_MAX = 512
+# `key:value` in an `arg` parameter; the key is an argument's name as the trace writes it.
+_ARG_FILTER = re.compile(r"^([^\s:\"]+):(\S.*)$")
+
+
+@dataclass(frozen=True)
+class ArgFilter:
+    """Events with an argument `key` whose value matches `value`: the whole value, ASCII case
+    folded, `*` and `?` as wildcards (`stream:7`, `kernel_details:*grid:1024*`)."""
+
+    key: str
+    value: str
+
+
+def parse_arg_filters(text: str) -> list[ArgFilter]:
+    """Whitespace-separated `key:value` items (ValueError naming the one that is not)."""
+    out = []
+    for item in text.split():
+        found = _ARG_FILTER.match(item)
+        if not found:
+            raise ValueError(f"argument filter {item!r} is not key:value")
+        out.append(ArgFilter(found.group(1), found.group(2)))
+    return out
 
 
 def _windows(blob: np.ndarray, overlap: int) -> Iterator[tuple[int, np.ndarray]]:
@@ -139,8 +166,17 @@ def _linked(
     return out
 
 
+def check_regex(text: str) -> re.Pattern[str]:
+    """`text` compiled as a case-folded regular expression (ValueError saying what is wrong)."""
+    try:
+        return re.compile(text.strip(), re.IGNORECASE)
+    except re.error as e:
+        raise ValueError(f"invalid regular expression {text.strip()!r}: {e}") from e
+
+
 class Searcher:
-    """Case-insensitive substring search over one trace's names and argument values.
+    """Case-insensitive substring search over one trace's names and argument values, or a regular
+    expression over names, narrowed by argument filters (`ArgFilter`).
 
     Lowercased names are computed on first use and kept; argument values are compared with ASCII
     case folded on the fly (see `_mark_arg_hits`).
@@ -150,34 +186,81 @@ class Searcher:
         self.trace = trace
         self._names_lower: list[str] | None = None
 
-    def matches(self, query: str) -> np.ndarray:
+    def matches(self, query: str, regex: bool = False, args: Sequence[ArgFilter] = ()) -> np.ndarray:
         """Sorted indices of all events whose name or any argument value contains `query`
-        (surrounding whitespace ignored: it would only match JSON layout)."""
-        return np.flatnonzero(self.mask(query))
+        (surrounding whitespace ignored: it would only match JSON layout), or with `regex` whose
+        name `query` matches (Python syntax, case folded, anywhere in the name), and that pass
+        every filter of `args`; with no query, those passing the filters."""
+        return np.flatnonzero(self.mask(query, regex, args))
 
-    def mask(self, query: str) -> np.ndarray:
-        """Per event, whether it matches `query` (see `matches`): one byte per event, the only
-        array of the trace's size a search makes; names and args are looked at in chunks."""
-        q = query.strip().lower()
+    def mask(self, query: str, regex: bool = False, args: Sequence[ArgFilter] = ()) -> np.ndarray:
+        """Per event, whether it matches (see `matches`): one byte per event, the only array of
+        the trace's size a search makes; names and args are looked at in chunks. An invalid
+        regular expression raises ValueError."""
+        q = query.strip()
         hit = np.zeros(self.trace.num_events, dtype=bool)
-        if not q:
-            return hit
-        self._mark_name_hits(q, hit)
-        self._mark_arg_hits(q, hit)
+        if regex and q:
+            pattern = check_regex(q)
+            strings = self.trace.strings
+            self._mark_names(
+                np.fromiter((pattern.search(s) is not None for s in strings), dtype=bool, count=len(strings)),
+                hit,
+            )
+        elif q:
+            lowered = q.lower()
+            self._mark_name_hits(lowered, hit)
+            self._mark_arg_hits(lowered, hit)
+        elif args:
+            hit[:] = True
+        for f in args:
+            if hit.any():
+                self._keep_arg_matches(f, hit)
         return hit
 
-    def _mark_name_hits(self, q: str, hit: np.ndarray) -> None:
-        if self._names_lower is None:
-            self._names_lower = [s.lower() for s in self.trace.strings]
-        wanted = [i for i, s in enumerate(self._names_lower) if q in s]
-        if not wanted:
+    def _mark_names(self, table: np.ndarray, hit: np.ndarray) -> None:
+        """Marks events whose name is wanted: `table` says, per string of the trace, whether it is."""
+        if not table.any():
             return
-        table = np.zeros(len(self._names_lower), dtype=bool)
-        table[wanted] = True
         names = self.trace.ev_name
         for lo in range(0, hit.shape[0], NAME_CHUNK):
             checkpoint()
             np.take(table, np.asarray(names[lo : lo + NAME_CHUNK]), out=hit[lo : lo + NAME_CHUNK])
+
+    def _keep_arg_matches(self, f: ArgFilter, hit: np.ndarray) -> None:
+        """Keeps in `hit` the events with argument `f.key` matching `f.value`: each `"key":` of the
+        blob found by a regular expression, its value (a JSON string or a bare scalar, up to
+        ARG_VALUE_MAX bytes) compared only for events still in `hit`."""
+        key = re.escape(json.dumps(f.key)[1:-1].encode("utf-8"))
+        # Not preceded by a backslash: a quote escaped inside a string value opens no key.
+        found = re.compile(
+            rb'(?<!\\)"'
+            + key
+            + rb'"\s*:\s*("(?:[^"\\]|\\.){0,%d}"|[^,}\]\s]{1,%d})' % (ARG_VALUE_MAX, ARG_VALUE_MAX)
+        )
+        wanted = re.compile(fnmatch.translate(f.value), re.IGNORECASE | re.DOTALL)
+        keep = np.zeros_like(hit)
+        offsets = self.trace.args_off
+        args_event = self.trace.args_event
+        overlap = len(key) + 2 * ARG_VALUE_MAX + 16
+        for lo, view in _windows(self.trace.args_blob, overlap):
+            checkpoint()
+            limit = min(SCAN_CHUNK, view.shape[0])
+            spans = [(m.start(), m.group(1)) for m in found.finditer(memoryview(view)) if m.start() < limit]
+            if not spans:
+                continue
+            at = np.fromiter((lo + start for start, _ in spans), dtype=np.int64, count=len(spans))
+            events = np.asarray(args_event)[np.searchsorted(offsets, at, side="right") - 1]
+            for (_, raw), event in zip(spans, events.tolist()):
+                if hit[event] and not keep[event] and wanted.match(_scalar_text(raw)):
+                    keep[event] = True
+        np.logical_and(hit, keep, out=hit)
+
+    def _mark_name_hits(self, q: str, hit: np.ndarray) -> None:
+        if self._names_lower is None:
+            self._names_lower = [s.lower() for s in self.trace.strings]
+        self._mark_names(
+            np.fromiter((q in s for s in self._names_lower), dtype=bool, count=len(self._names_lower)), hit
+        )
 
     def _mark_arg_hits(self, q: str, hit: np.ndarray) -> None:
         """Mark events with `q` in an argument value: blob hits minus those inside a JSON key,
@@ -217,6 +300,17 @@ class Searcher:
             pos, event = pos[todo], event[todo]
             if pos.shape[0]:
                 hit[event[~_inside_key(view, pos + m)]] = True
+
+
+def _scalar_text(raw: bytes) -> str:
+    """An argument value's text as the filter compares it: a JSON string unquoted, else as written."""
+    if raw.startswith(b'"'):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw[1:-1].decode("utf-8", errors="replace")
+        return value if isinstance(value, str) else str(value)
+    return raw.decode("utf-8", errors="replace")
 
 
 def _inside_key(view: np.ndarray, after: np.ndarray) -> np.ndarray:

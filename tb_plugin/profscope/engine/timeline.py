@@ -352,14 +352,23 @@ class Timeline:
             for f in linked
         ]
 
-    def search(self, q: str, limit: int = DEFAULT_SEARCH_LIMIT, offset: int = 0) -> TraceSearch:
-        """All events of all hosts matching `q`: total count and `limit` matches in time order from the
-        `offset`-th, so a client can page through every match of a big trace.
+    def search(
+        self,
+        q: str,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+        offset: int = 0,
+        regex: bool = False,
+        args: Sequence[query.ArgFilter] = (),
+    ) -> TraceSearch:
+        """All events of all hosts matching `q` (`query.Searcher.matches`: a substring, or with
+        `regex` a regular expression over names, narrowed by `args`): total count and `limit`
+        matches in time order from the `offset`-th, so a client can page through every match of a
+        big trace.
 
         Matches are taken from each host's match mask in chunks of events into a `_FirstMatches`
         that keeps only the `offset + limit` first in (session time, host, index) order, so a
         search holds one byte per event plus the page, whatever the number of matches."""
-        masks = [host.searcher.mask(q) for host in self.hosts]
+        masks = [host.searcher.mask(q, regex, args) for host in self.hosts]
         total = sum(int(np.count_nonzero(mask)) for mask in masks)
         first = _FirstMatches(min(offset, total) + limit)
         for h, (host, mask) in enumerate(zip(self.hosts, masks)):
@@ -379,6 +388,7 @@ class Timeline:
                     start_ns=start / 1000,
                     dur_ns=int(trace.ev_dur_ps[i]) / 1000,
                     track=int(trace.ev_track[i]) + int(self.track_base[h]),
+                    depth=int(trace.ev_depth[i]),
                 )
             )
         return TraceSearch(

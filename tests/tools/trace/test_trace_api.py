@@ -107,6 +107,30 @@ def test_meta_tile_event_search_summary_on_a_kineto_trace(plugin_client, logdir,
     assert ev["dur_ns"] >= ev["self_ns"] >= 0
     assert isinstance(ev["args"], dict) and ev["args"]
     assert ev["flows_out"], "Kineto links each launch to its kernel"
+    # The same launches by a regular expression over names, and narrowed by an argument's value.
+    by_regex = get(
+        client,
+        "trace/search",
+        run="bert",
+        session="pytorch",
+        host="bert_small",
+        q="^cudaLaunchKernel$",
+        regex=1,
+    ).get_json()
+    assert 0 < by_regex["total"] <= body["total"]
+    assert {m["name"] for m in by_regex["matches"]} == {"cudaLaunchKernel"}
+    correlation = ev["args"]["correlation"]
+    one = get(
+        client,
+        "trace/search",
+        run="bert",
+        session="pytorch",
+        host="bert_small",
+        q="cudaLaunchKernel",
+        arg=f"correlation:{correlation}",
+    ).get_json()
+    assert [m["id"] for m in one["matches"]] == [launch["id"]]
+    assert one["matches"][0]["depth"] == ev["depth"]
     kernel = ev["flows_out"][0]
     assert kernel["start_ns"] >= ev["start_ns"]
     back = get(client, "trace/event", run="bert", session="pytorch", host="bert_small", id=kernel["id"])
@@ -249,6 +273,18 @@ def test_errors_are_clear(plugin_client, logdir):
         ),
         (dict(run="bert", session="pytorch", host="bert_small", id=10**9), "trace/event", 404, "no event"),
         (dict(run="bert", session="pytorch", host="bert_small", q=""), "trace/search", 400, "empty search"),
+        (
+            dict(run="bert", session="pytorch", host="bert_small", q="(", regex=1),
+            "trace/search",
+            400,
+            "invalid regular expression",
+        ),
+        (
+            dict(run="bert", session="pytorch", host="bert_small", arg="stream"),
+            "trace/search",
+            400,
+            "not key:value",
+        ),
         (
             dict(run="bert", session="pytorch", host="bert_small", q="aten", offset=-1),
             "trace/search",

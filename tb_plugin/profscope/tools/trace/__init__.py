@@ -24,6 +24,7 @@ TOOL = Tool(
         answers.TraceEvent,
         answers.TraceSearch,
         answers.TraceSummary,
+        answers.TraceCriticalPath,
         hlo.HloOp,
         hlo.NoHloModule,
         hlo.NotAnXlaOp,

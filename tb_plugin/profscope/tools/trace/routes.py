@@ -14,8 +14,21 @@ from __future__ import annotations
 import msgspec
 from tensorboard import errors
 
+from profscope.analysis import critical_path as critical
+from profscope.analysis import steps as host_steps
+from profscope.analysis.results import HostInput
 from profscope.context import HostContext
-from profscope.engine.answers import TraceEvent, TraceMeta, TraceSearch, TraceSummary
+from profscope.engine import query
+from profscope.engine.answers import (
+    CriticalPathEdge,
+    CriticalPathEvent,
+    CriticalPathHost,
+    TraceCriticalPath,
+    TraceEvent,
+    TraceMeta,
+    TraceSearch,
+    TraceSummary,
+)
 from profscope.engine.progressive import is_partial
 from profscope.engine.search_pool import SearchBusy, SearchCancelled, SearchPool
 from profscope.engine.timeline import DEFAULT_SEARCH_LIMIT, Timeline
@@ -98,21 +111,32 @@ class SearchSupersededError(errors.PublicError):
 
 
 def search(ctx: HostContext, params: Params) -> TraceSearch:
-    """`trace/search?q=&limit=&offset=[&client=]`: case-insensitive substring over names and
-    argument values of all events; matches in time order, `limit` of them from the `offset`-th.
+    """`trace/search?q=&limit=&offset=[&regex=1][&arg=key:value …][&client=]`: case-insensitive
+    substring over names and argument values of all events, or with `regex=1` a regular expression
+    over names; `arg` (whitespace-separated `key:value`, `*` wildcards) keeps events whose argument
+    `key` has that value. Matches in time order, `limit` of them from the `offset`-th.
     Run in `SEARCHES`; a newer search with the same `client` id cancels this one (409), and so
     does the client closing its connection (nobody reads that answer)."""
     q = params.text("q", "") or ""
     limit = params.int("limit", DEFAULT_SEARCH_LIMIT)
     offset = params.int("offset", 0)
+    regex = params.int("regex", 0) == 1
     client = params.text("client")
     timeline = ctx.timeline(partial=True)
-    if not q.strip():
+    try:
+        args = query.parse_arg_filters(params.text("arg", "") or "")
+        if regex:
+            query.check_regex(q)
+    except ValueError as e:
+        raise errors.InvalidArgumentError(f"{timeline.subject}: {e}") from e
+    if not q.strip() and not args:
         raise errors.InvalidArgumentError(f"{timeline.subject}: empty search query")
     if limit > MAX_SEARCH_LIMIT:
         raise errors.InvalidArgumentError(f"{timeline.subject}: limit must be within 0..{MAX_SEARCH_LIMIT}")
     try:
-        return SEARCHES.run(lambda: timeline.search(q, limit, offset), client, params.disconnected)
+        return SEARCHES.run(
+            lambda: timeline.search(q, limit, offset, regex, args), client, params.disconnected
+        )
     except SearchBusy as busy:
         raise SearchUnavailableError(f"{timeline.subject}: {busy}", busy.retry_after_s) from busy
     except SearchCancelled as cancelled:
@@ -133,12 +157,90 @@ def summary(ctx: HostContext, params: Params) -> TraceSummary:
         raise errors.NotFoundError(f"{timeline.subject}: {e.args[0]}") from e
 
 
+def critical_path(ctx: HostContext, params: Params) -> TraceCriticalPath:
+    """`trace/critical_path?step=N` or `?at=ns`: per host, the critical path of step N, or of the
+    step holding (else nearest to) session time `at`, else of its first step; the whole trace when
+    the host has no steps (`analysis/critical_path.py`)."""
+    step, at_ns = params.optional_int("step"), params.float("at")
+    timeline = ctx.timeline()
+    key = (timeline.key, step, at_ns)
+    return ctx.cache("critical_path", 64).get(
+        key,
+        lambda: TraceCriticalPath(
+            [_host_path(host, i, step, at_ns) for i, host in enumerate(ctx.host_inputs(timeline))]
+        ),
+    )
+
+
+def _host_path(host: HostInput, host_index: int, step: int | None, at_ns: float | None) -> CriticalPathHost:
+    events = host.events
+    trace = events.trace
+    found = host_steps.find(events, None)
+    number, (start, end) = None, events.span_ps
+    if len(found):
+        if step is not None:
+            chosen = [int(k) for k in (found.numbers == step).nonzero()[0]]
+            if not chosen:
+                first, last = int(found.numbers[0]), int(found.numbers[-1])
+                raise errors.NotFoundError(f"{events.name}: no step {step} (its steps are {first}–{last})")
+            k = chosen[0]
+        elif at_ns is not None:
+            at = at_ns * 1000 - host.offset_ps
+            k = int(abs((found.start_ps + found.end_ps) / 2 - at).argmin())
+            inside = ((found.start_ps <= at) & (at < found.end_ps)).nonzero()[0]
+            k = int(inside[0]) if inside.shape[0] else k
+        else:
+            k = 0
+        number, start, end = int(found.numbers[k]), int(found.start_ps[k]), int(found.end_ps[k])
+    path = critical.find(events, start, end)
+    base, offset = host_index * 2**32, host.offset_ps
+
+    def ns(ps: int) -> float:
+        return (ps + offset) / 1000
+
+    def point(event: int, at_end: bool) -> tuple[int, bool, int, int, float]:
+        """An edge's end as the timeline names it: global id, which end, track, depth, time."""
+        time = int(trace.ev_start_ps[event] + (trace.ev_dur_ps[event] if at_end else 0))
+        track = host.track_base + int(trace.ev_track[event])
+        return base + event, at_end, track, int(trace.ev_depth[event]), ns(time)
+
+    edges = [
+        CriticalPathEdge(
+            *point(e.src_event, e.src_is_end),
+            *point(e.dst_event, e.dst_is_end),
+            critical.EDGE_KINDS[e.kind],
+            e.weight_ps / 1000,
+        )
+        for e in path.edges
+    ]
+    return CriticalPathHost(
+        host=events.name,
+        step=number,
+        start_ns=ns(start),
+        end_ns=ns(end),
+        events=[
+            CriticalPathEvent(
+                base + i,
+                host.track_base + int(trace.ev_track[i]),
+                int(trace.ev_depth[i]),
+                ns(int(trace.ev_start_ps[i])),
+                int(trace.ev_dur_ps[i]) / 1000,
+            )
+            for i in path.events.tolist()
+        ],
+        edges=edges,
+        total_ns=path.total_ps / 1000,
+        by_cause_ns={cause: ps / 1000 for cause, ps in path.by_cause_ps.items()},
+    )
+
+
 ROUTES: dict[str, Handler] = {
     "/trace/meta": meta,
     "/trace/tile": tile,
     "/trace/event": event,
     "/trace/search": search,
     "/trace/summary": summary,
+    "/trace/critical_path": critical_path,
     "/hlo": hlo.hlo,
     "/export": export.export,
     "/export/preview": export.export_preview,
