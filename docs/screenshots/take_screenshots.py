@@ -10,9 +10,9 @@ Chromium (Debian's `chromium` package, or `--chromium PATH`):
     python docs/screenshots/take_screenshots.py http://127.0.0.1:6123 [--out docs/screenshots]
 
 It writes overview.png (the H100 GPU run), trace.png (the same run's timeline with its GPU stream),
-roofline.png (the TPU v6e run), xla.png (pytorch_xla_cpu_recompile) and compare.png (the slow-input
-CPU run against its prefetching twin). Each view is waited for until it has drawn (no spinner, no
-"ingesting" text) before the shot.
+roofline.png (the TPU v6e run), xla.png (pytorch_xla_cpu_recompile), compare.png (the slow-input
+CPU run against its prefetching twin) and memory.png (the CPU run recorded with its memory events).
+Each view is waited for until it has drawn (no spinner, no "ingesting" text) before the shot.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ GPU_RUN = "pytorch_h100_bert"
 TPU_RUN = "jax_tpu_v6e_inference"
 XLA_RUN = "pytorch_xla_cpu_recompile"
 SLOW_RUN, FIXED_RUN = "pytorch_cpu_slow_input", "pytorch_cpu_prefetch_input"
+MEMORY_RUN = "pytorch_cpu_memory"
 
 # No loading indicator or "ingesting" message left anywhere in the plugin's frame.
 _SETTLED_JS = """() => {
@@ -169,7 +170,24 @@ def compare(page, base: str, all_runs: list[dict], out: pathlib.Path) -> None:  
     shoot(page, out / "compare.png")
 
 
-SHOTS = {"overview": overview, "trace": trace, "roofline": roofline, "xla": xla, "compare": compare}
+def memory(page, base: str, all_runs: list[dict], out: pathlib.Path) -> None:  # type: ignore[no-untyped-def]
+    frame = open_tool(page, base, subject(all_runs, MEMORY_RUN, all_hosts=False), "memory")
+    frame.wait_for_selector(
+        "[data-testid=mem-chart-canvas][data-drawn], [data-testid=mem-error]", timeout=LOAD_TIMEOUT_MS
+    )
+    fail_on_error(frame, "[data-testid=mem-error]")
+    settle(page, frame)
+    shoot(page, out / "memory.png")
+
+
+SHOTS = {
+    "overview": overview,
+    "trace": trace,
+    "roofline": roofline,
+    "xla": xla,
+    "compare": compare,
+    "memory": memory,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
