@@ -9,7 +9,8 @@
 //
 // With "--fps" for the search term it runs the frames-per-second benchmark instead (results.steps.fps);
 // with "--roofline" it opens the Roofline tab of the selected run, hovers a chart point, reads its
-// tooltip, clicks it and follows its card's link into the Trace tab (results.steps.roofline).
+// tooltip, clicks it, follows its card's link into the Trace tab (the op's device executions, "1 of N")
+// and goes Back to the Roofline tab (results.steps.roofline).
 import { join } from "node:path";
 import { runInFirefox, sleep } from "./firefox-session.mjs";
 
@@ -255,7 +256,7 @@ await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, requ
 
     // Select the next kernel, pan away with D, follow its "Flows in" link with a real click.
     const nextKernelUrl = await nextMatch();
-    await page.keyboard.press("Escape"); // out of the search box
+    await page.keyboard.press("f"); // Enter gave the keys back to the timeline; the search kept the zoom: fit the kernel
     await page.mouse.move(box.x + LABEL_WIDTH + 0.5 * timeline, box.y + 100);
     await hold("d", 1200);
     const moved = await settled();
@@ -291,7 +292,7 @@ await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, requ
     results.steps.ctrlClick = {
       url: await settled(),
       rows: await frame.evaluate(() =>
-        Array.from(document.querySelectorAll("[data-testid=summary-table] tbody tr")).map((tr) => [tr.cells[0].textContent, Number(tr.cells[1].textContent.replace(/,/g, ""))]),
+        Array.from(document.querySelectorAll("[data-testid=summary-table] tbody tr")).map((tr) => [tr.cells[0].title || tr.cells[0].textContent, Number(tr.cells[1].textContent.replace(/,/g, ""))]),
       ),
       title: await text("[data-testid=details-panel] h3"),
     };
@@ -411,8 +412,14 @@ await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, requ
     const pinned = await frame.$eval("[data-testid=rf-pinned]", (e) => e.innerText);
     await page.screenshot({ path: join(outdir, "firefox_roofline_selected.png") });
     await press("[data-testid=rf-pinned-trace]");
-    await page.waitForFunction(() => location.hash.includes("tool=trace") && location.hash.includes("q="), { timeout: 15000 });
+    // The op's device executions, selected one by one ("1 of N"), then Back to the Roofline tab.
+    await page.waitForFunction(() => location.hash.includes("tool=trace") && location.hash.includes("lk=") && location.hash.includes("sel="), { timeout: 60000 });
     await frame.waitForSelector("[data-testid=trace-canvas]", { timeout: 60000 });
-    results.steps.roofline = { key: at.key, tooltip, selectedRank, pinned, url: await page.evaluate(() => location.href) };
+    const linked = await frame.$eval("[data-testid=linked-count]", (e) => e.textContent);
+    const url = await page.evaluate(() => location.href);
+    await page.evaluate(() => history.back());
+    await page.waitForFunction(() => location.hash.includes("tool=roofline"), { timeout: 15000 });
+    await frame.waitForSelector("[data-testid=view-roofline]:not([hidden])", { timeout: 15000 });
+    results.steps.roofline = { key: at.key, tooltip, selectedRank, pinned, url, linked, backUrl: await page.evaluate(() => location.href) };
   }
 });

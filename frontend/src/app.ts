@@ -4,6 +4,7 @@ import { ProfscopeClient, pluginBaseFrom } from "./api/client.ts";
 import { fragmentStore } from "./shell/link.ts";
 import { Shell } from "./shell/shell.ts";
 import css from "./styles.css";
+import { watchTheme } from "./theme.ts";
 
 export interface RenderOptions {
   /** URL of /data/plugin/profscope/ (default: derived from this module's own URL). */
@@ -18,6 +19,7 @@ export function render(options: RenderOptions = {}): Shell {
   document.head.append(style);
   const root = options.root ?? document.body;
   root.classList.add("ps-root");
+  watchTheme(window);
   const client = new ProfscopeClient(options.base ?? pluginBaseFrom(import.meta.url));
   const shell = new Shell(client, fragmentStore());
   root.append(shell.el);

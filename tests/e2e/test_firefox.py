@@ -8,8 +8,9 @@ test_trace_interactions.py in Firefox: the Timing tool and M measuring, the Flow
 and a flow link jumping to the linked event, Ctrl+click summarizing two events, A/D panning. The script
 only reports positions, links, texts and pixel counts; the expectations are computed here, from the
 drag and the server's own answers. A second run opens the Roofline tab of the TPU v6e XPlane, hovers a
-chart point, reads its tooltip, clicks it and follows its link into the Trace tab. Skips without
-Firefox, Node or `frontend/node_modules` (run `npm --prefix frontend ci`).
+chart point, reads its tooltip, clicks it, follows its link to the op's TPU executions in the Trace
+tab and goes Back. Skips without Firefox, Node or `frontend/node_modules` (run `npm --prefix frontend
+ci`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import urllib.parse
 
 import pytest
 
@@ -178,7 +180,8 @@ def test_trace_view_in_firefox(tensorboard_server, tmp_path) -> None:
 
 def test_roofline_view_in_firefox(tensorboard_server, tmp_path) -> None:
     """The Roofline tab of the TPU v6e XPlane in Firefox: hovering a chart point shows that op's
-    figures, clicking it highlights its table row, and its card's link opens the Trace tab on it."""
+    figures, clicking it highlights its table row, its card's link opens the Trace tab on the op's TPU
+    executions ("1 of N"), and Back returns to the Roofline tab."""
     firefox = _firefox()
     session = tmp_path / "logdir" / "tpu_v6e" / "plugins" / "profile" / "session1"
     session.mkdir(parents=True)
@@ -193,8 +196,20 @@ def test_roofline_view_in_firefox(tensorboard_server, tmp_path) -> None:
     assert kind == "op" and steps["tooltip"].startswith(f"{op['name']}\n"), steps
     assert "FLOP rate: " in steps["tooltip"] and "HBM intensity: " in steps["tooltip"], steps
     assert steps["selectedRank"] == rank and op["name"] in steps["pinned"], steps
+    # The link lands on the op's executions on the TPU, not a host event of the same name; Back returns.
     link = link_of(steps["url"])
-    assert link["tool"] == "trace" and link["q"] == op["search"], link
+    subject = "run=tpu_v6e&session=session1&host=tpu"
+    meta = get_json(server, f"trace/meta?{subject}")
+    on_tpu = {
+        t["id"]
+        for t in meta["tracks"]
+        if t["section"] in {s["id"] for s in meta["sections"] if s["kind"] == "tpu"}
+    }
+    found = get_json(server, f"trace/search?{subject}&q={urllib.parse.quote(op['search'])}&limit=1000")
+    device = [m["id"] for m in found["matches"] if m["name"] == op["search"] and m["track"] in on_tpu][:200]
+    assert link["tool"] == "trace" and link["lk"] == ",".join(map(str, device)), link
+    assert int(link["sel"]) == device[0] and steps["linked"] == f"1 of {len(device):,}", steps
+    assert link_of(steps["backUrl"])["tool"] == "roofline", steps["backUrl"]
     assert results["errors"] == [], results["errors"]
 
 

@@ -27,6 +27,7 @@ from tests.e2e.trace_fixtures import (
     settled_link,
     subject_query,
     track_rows,
+    wait_idle,
     wait_link,
 )
 
@@ -108,6 +109,8 @@ def test_clicking_an_xla_op_draws_its_graph_and_a_node_walks_to_a_neighbour(
     event = get_json(server, f"trace/event?{query}&id={settled_link(browser_page, frame)['sel']}")
     assert event["name"] == FUSION
     frame.press("[data-testid=search-input]", "Escape")  # leaves the search box for the timeline
+    browser_page.keyboard.press("f")  # zooms to the match (a search keeps the zoom)
+    wait_idle(frame)
     browser_page.keyboard.press("Escape")  # clears the selection
     frame.wait_for_selector("[data-testid=hlo-section]", state="detached")
     _click_event(browser_page, frame, meta, event)
@@ -161,7 +164,7 @@ def test_the_roofline_graph_link_opens_the_op_with_its_graph(
     tensorboard_server, browser_page, page_errors, open_profscope, tmp_path
 ) -> None:
     """On the MI300 JAX XPlane, the convolution's "graph" link opens the Trace tab on the op's first
-    event (a host-side thunk named after it) with the op's graph: the second click is on the graph."""
+    execution on a GPU (not the host-side thunk named after it) with the op's graph."""
     logdir = _logdir_of(tmp_path, "mi300", MI300_XPLANE)
     server, frame = _open_trace(tensorboard_server, browser_page, open_profscope, logdir)
     frame.click("[data-testid=tab-roofline]")
@@ -170,7 +173,12 @@ def test_the_roofline_graph_link_opens_the_op_with_its_graph(
     _wait_graph_of(frame, CONVOLUTION)
     wait_link(frame, "sel=")
     link = fragment(browser_page)
-    assert get_json(server, f"hlo?{subject_query(link)}&event={link['sel']}")["op"] == CONVOLUTION
+    query = subject_query(link)
+    assert get_json(server, f"hlo?{query}&event={link['sel']}")["op"] == CONVOLUTION
+    meta = get_json(server, f"trace/meta?{query}")
+    gpu = {s["id"] for s in meta["sections"] if s["kind"] == "gpu"}
+    on_gpu = {t["id"] for t in meta["tracks"] if t["section"] in gpu}
+    assert get_json(server, f"trace/event?{query}&id={link['sel']}")["track"] in on_gpu
     assert page_errors == []
 
 

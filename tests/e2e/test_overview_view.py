@@ -145,6 +145,17 @@ def test_findings_first_and_a_finding_opens_its_events(
     assert link["tool"] == "trace", link
     assert float(link["start"]) == pytest.approx(finding["link"]["start_ns"], abs=1)
     assert float(link["end"]) == pytest.approx(finding["link"]["end_ns"], abs=1)
+    # ... and selects its evidence one by one: the events named as its search text inside that range.
+    frame.wait_for_function("() => window.top.location.hash.includes('sel=')", timeout=30_000)
+    link = fragment(browser_page)
+    ids = link["lk"].split(",")
+    assert link["sel"] == ids[0]
+    assert frame.inner_text("[data-testid=linked-count]") == f"1 of {len(ids)}"
+    for event_id in ids[:5]:
+        event = get_json(server, f"trace/event?{query}&id={event_id}")
+        assert event["name"] == finding["link"]["search"], event
+        assert finding["link"]["start_ns"] <= event["start_ns"] + event["dur_ns"]
+        assert event["start_ns"] <= finding["link"]["end_ns"]
     assert page_errors == []
 
 

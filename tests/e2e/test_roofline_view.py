@@ -137,11 +137,14 @@ def test_tpu_peaks_chart_tooltip_row_and_trace_link(
     frame.eval_on_selector("[data-testid=rf-chart]", "e => e.scrollIntoView()")
     screenshot(browser_page, "selected")
 
-    # the card's link opens the op's events in the Trace tab, with the op's search text in the link
+    # the card's link opens the op's events in the Trace tab (named by its search text, the TPU's first)
     frame.click("[data-testid=rf-pinned-trace]")
     frame.wait_for_selector("[data-testid=trace-canvas]", timeout=60_000)
+    frame.wait_for_function("() => window.top.location.hash.includes('sel=')", timeout=30_000)
     link = fragment(browser_page)
-    assert link["tool"] == "trace" and link["q"] == reduce["search"], link
+    assert link["tool"] == "trace" and link["lk"].split(",")[0] == link["sel"], link
+    event = get_json(server, f"trace/event?{TPU}&id={link['sel']}")
+    assert event["name"] == reduce["search"], event
     assert page_errors == []
 
 
@@ -309,11 +312,14 @@ def test_trace_tab_searches_the_linked_op(tensorboard_server, browser_page, roof
         timeout=10_000,
     )
     found = get_json(server, f"trace/search?{TPU}&q={urllib.parse.quote(op['search'])}&limit=1000")
-    # The link lands on the first event named exactly as the op (else the first match).
-    names = [m["name"] for m in found["matches"]]
-    position = names.index(op["search"]) + 1 if op["search"] in names else 1
+    meta = get_json(server, f"trace/meta?{TPU}")
+    tpu = {s["id"] for s in meta["sections"] if s["kind"] == "tpu"}
+    on_tpu = {t["id"] for t in meta["tracks"] if t["section"] in tpu}
+    # The link lands on the op's executions on the TPU (named exactly as the op), walked "k of N".
+    device = [m for m in found["matches"] if m["name"] == op["search"] and m["track"] in on_tpu][:200]
+    assert device
     frame.wait_for_function(
-        "want => document.querySelector('[data-testid=search-count]').textContent === want",
-        arg=f"{position:,} / {found['total']:,}",
+        "want => document.querySelector('[data-testid=linked-count]')?.textContent === want",
+        arg=f"1 of {len(device):,}",
         timeout=10_000,
     )

@@ -93,7 +93,7 @@ _DIFF_JS = """
 # JS: the summary table as [name, count] pairs.
 _SUMMARY_ROWS_JS = """
 () => Array.from(document.querySelectorAll('[data-testid=summary-table] tbody tr'))
-  .map(tr => [tr.cells[0].textContent, Number(tr.cells[1].textContent.replace(/,/g, ''))])
+  .map(tr => [tr.cells[0].title || tr.cells[0].textContent, Number(tr.cells[1].textContent.replace(/,/g, ''))])
 """
 
 
@@ -253,7 +253,8 @@ def test_flows_toggle_draws_arrows_and_flow_links_jump(
     )
     kernel = get_json(server, f"trace/event?{query}&id={settled_link(page, frame)['sel']}")
     launch_ref = kernel["flows_in"][0]
-    page.keyboard.press("Escape")  # out of the search box: keys go to the timeline again
+    # Enter gave the keys back to the timeline; the search kept the whole-trace zoom: F fits the kernel.
+    page.keyboard.press("f")
     box = canvas_box(frame)
     page.mouse.move(box["x"] + 600, box["y"] + 100)
     hold(page, "d", 1.2)

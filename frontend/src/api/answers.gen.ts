@@ -13,6 +13,7 @@ export type Answer =
   | TraceEvent
   | TraceSearch
   | TraceSummary
+  | TraceCriticalPath
   | HloOp
   | NoHloModule
   | NotAnXlaOp
@@ -22,7 +23,8 @@ export type Answer =
   | XlaGraphList
   | XlaGraph
   | XlaDiff
-  | CompareAnswer;
+  | CompareAnswer
+  | MemoryAnswer;
 
 /**
  * `/runs`: the logdir's runs; `errors` are logdir-level problems (a file's own sit on the file),
@@ -92,8 +94,9 @@ export interface IngestingFile {
 }
 /**
  * The `overview` route: per host the steps and where their time went, merged op and kernel
- * tables, multi-rank comparisons, and findings. `categories` lists the breakdown's parts in
- * priority order (their `observed` flag covers all hosts).
+ * tables, the ranks compared through their collectives (`ranks`, several hosts only), and findings.
+ * `categories` lists the breakdown's parts in priority order (their `observed` flag covers all
+ * hosts).
  */
 export interface OverviewAnswer {
   subject: string;
@@ -102,7 +105,7 @@ export interface OverviewAnswer {
   batch_size?: number;
   categories: OverviewCategory[];
   per_host: OverviewHost[];
-  slowest_ranks: OverviewSlowestRank[];
+  ranks?: OverviewRanks;
   tables: OverviewTables;
   findings: OverviewFinding[];
   warnings: string[];
@@ -125,7 +128,8 @@ export interface OverviewCategory {
 }
 /**
  * Everything per host (per rank in a multi-rank session): steps, whole-capture and
- * steady-state breakdowns, devices, overlap (when collectives were observed).
+ * steady-state breakdowns, devices, overlap (when collectives were observed), the steps' phases
+ * (when there are steps).
  */
 export interface OverviewHost {
   host: string;
@@ -135,24 +139,36 @@ export interface OverviewHost {
   steady?: OverviewBreakdown;
   devices: OverviewDevices;
   overlap?: OverviewOverlap;
+  phases?: OverviewPhases;
 }
 /**
- * The steps of one host: which markers were used (`source_kind`, `source` in words), or
+ * The steps of one host: which markers were used (`source_kind`, `source` in words; `inferred`
+ * when no marker exists and the steps come from what repeats, never to be shown as marked), or
  * `message` when none were found (then `rows` is empty and only the whole-capture breakdown is
- * given), the split, the per-step rows and the steady-state figures.
+ * given), the split, the per-step rows and the steady-state figures. `candidates`: the other
+ * marker names found, each one a `step_name=` the request can pick. `before_first`: how many
+ * device events launched before the first step run into its window (the previous iteration's
+ * tail), and `before_first_ns` their time inside it; `before_first_note` says so in words.
  */
 export interface OverviewSteps {
-  source_kind: "none" | "profiler_step" | "step_annotation" | "user_annotation" | "xplane_steps";
+  source_kind: "inferred" | "none" | "profiler_step" | "step_annotation" | "user_annotation" | "xplane_steps";
   source: string;
   message?: string;
   rows: OverviewStep[];
   split?: OverviewSplit;
   stats?: OverviewStepStats;
+  candidates?: string[];
+  before_first?: number;
+  before_first_ns?: number;
+  before_first_note?: string;
 }
 /**
  * One step: its number, the marker's name, its window and wall time, whether it counts as
- * warm-up or steady state, and its breakdown (`parts` as in `OverviewBreakdown`).
- * `examples_per_s` when the request gave `batch_size`.
+ * warm-up or steady state, and its breakdown (`parts` as in `OverviewBreakdown`; device work
+ * counts in the step that launched it). `launched_device_ns`: the union of the device work
+ * launched in the step, wherever it ran (UNSET: no device event is linked to its launch); what of
+ * it ran after the step's window ended is in no step's parts. `examples_per_s` when the request
+ * gave `batch_size`.
  */
 export interface OverviewStep {
   number: number;
@@ -164,6 +180,7 @@ export interface OverviewStep {
   parts: {
     [k: string]: number;
   };
+  launched_device_ns?: number;
   examples_per_s?: number;
   link: OverviewLink;
 }
@@ -228,18 +245,24 @@ export interface OverviewBreakdown {
   };
 }
 /**
- * Device activity of one host in `scope` (steady steps, or the whole capture). `observed` is
- * False with `reason` when the profile holds no device activity: then every device figure is
- * "not observed". `launch_delay`: device start − end of the launch call, for the events linked
- * to their launch (UNSET with `launch_reason` when none are).
+ * Device activity of one host in `scope` (steady steps; without steps the device's active
+ * region, from its first to its last event, and `window_note` says how much of the capture that
+ * is). `observed` is False with `reason` when the profile holds no device activity: then every
+ * device figure is "not observed". `graph_note`: kernels recorded into a CUDA/HIP graph by
+ * stream capture (not run) or run through graph launches. `launch_delay`: device start − end of
+ * the launch call, for the events linked to their launch (UNSET with `launch_reason` when none
+ * are), less the ones `launch_excluded` lists by rule.
  */
 export interface OverviewDevices {
   observed: boolean;
   reason?: string;
   scope: string;
+  window_note?: string;
+  graph_note?: string;
   devices: OverviewDevice[];
   launch_delay?: OverviewDistribution;
   launch_reason?: string;
+  launch_excluded?: OverviewLaunchExclusion[];
 }
 /**
  * One device (GPU or TPU core): busy = union of its streams' events inside `window_ns`, idle
@@ -298,6 +321,19 @@ export interface OverviewHistogramBin {
   count: number;
 }
 /**
+ * Linked device events left out of the launch-delay distribution by one rule
+ * (analysis/launch_delay.py): `kind`, how many, the `rule` and the sentence the view shows
+ * (`text`); `max_ns` for negative delays: the largest amount the device started before its call
+ * returned.
+ */
+export interface OverviewLaunchExclusion {
+  kind: "graph" | "negative" | "synchronous";
+  count: number;
+  rule: string;
+  text: string;
+  max_ns?: number;
+}
+/**
  * Communication/computation overlap of one host (HTA's ratio): time spent computing while
  * communicating ÷ time communicating, on the device, over `scope`.
  */
@@ -307,16 +343,94 @@ export interface OverviewOverlap {
   fraction: number;
 }
 /**
- * Multi-rank: for one step number seen on several hosts, the slowest host and how far it is
- * from the median host (`spread` = slowest ÷ median wall).
+ * The phases of one host's steps: who wrote them (`source`), the rows over `scope` (the phases
+ * in the order they first appear in a step, then "(outside your phases)"), and `per_step`: for
+ * every step (`step_numbers`, warm-up included) the ns of each row, in the rows' order. No phases:
+ * `phases` is empty and `source` says why. `device_reason` says why device figures are absent.
  */
-export interface OverviewSlowestRank {
+export interface OverviewPhases {
+  source: string;
+  scope: string;
+  phases: OverviewPhase[];
+  step_numbers: number[];
+  per_step: number[][];
+  device_reason?: string;
+}
+/**
+ * One phase of the steps (analysis/phases.py) over the steady steps: its per-step wall time
+ * (median; p10/p90 from `MIN_DISTRIBUTION_STEPS` steady steps on), `share` = its summed time ÷
+ * the steps' summed wall time, the fraction of its time the device is busy (UNSET: no device
+ * observed) and the fraction spent in framework ops (0: no model op runs in it; UNSET for the
+ * `outside` row, the step time under no phase).
+ */
+export interface OverviewPhase {
+  name: string;
+  median_ns: number;
+  p10_ns?: number;
+  p90_ns?: number;
+  share: number;
+  device_busy_fraction?: number;
+  model_ops_fraction?: number;
+  outside?: boolean;
+}
+/**
+ * The ranks of a merged session compared through their collectives: per step (`steps`) and
+ * per collective instance (`collectives`, the first `COLLECTIVE_LIMIT` by arrival;
+ * `collectives_total` matched in all). `records` names what the traces hold; `unmatched` says
+ * which instances could not be paired across ranks, and why (absent when all were).
+ */
+export interface OverviewRanks {
+  hosts: string[];
+  records: string;
+  steps: OverviewRankStep[];
+  collectives: OverviewRankCollective[];
+  collectives_total: number;
+  unmatched?: string;
+}
+/**
+ * One step number seen on several ranks: each rank's summed wait in the step's collectives
+ * (`wait_ns`, None where the rank has no such step), the `straggler` (the rank the others waited
+ * for most, `waited_for_ns` = their summed wait for it) and what it was `doing` meanwhile: its
+ * phase, else its innermost host op (`doing_source`). `start_ns`..`end_ns` spans the step on
+ * every rank.
+ */
+export interface OverviewRankStep {
   step: number;
-  hosts: number;
-  slowest_host: string;
-  slowest_wall_ns: number;
-  median_wall_ns: number;
-  spread: number;
+  steady: boolean;
+  collectives: number;
+  wait_ns: (number | null)[];
+  straggler?: string;
+  waited_for_ns: number;
+  doing?: string;
+  doing_source?: "op" | "phase";
+  start_ns: number;
+  end_ns: number;
+}
+/**
+ * One collective instance matched on every rank of its group (`index`: its place by first
+ * arrival among the matched instances): `arrival_ns` (start of each
+ * rank's collective op), `wait_ns` (last arrival − own arrival, at most the rank's time in the
+ * collective), the `last` arriver, `transfer_ns` (last arrival → last rank done) and, when the
+ * message size is known, algorithm and bus bandwidth in bytes/s (nccl-tests conventions).
+ * `matched_by` says how the ranks' records were paired (sequence number, order, XLA run id).
+ */
+export interface OverviewRankCollective {
+  index: number;
+  name: string;
+  kind: string;
+  group: string;
+  matched_by: string;
+  step?: number;
+  ranks: number;
+  arrival_ns: (number | null)[];
+  wait_ns: (number | null)[];
+  last: string;
+  transfer_ns: number;
+  bytes?: number;
+  algbw?: number;
+  busbw?: number;
+  start_ns: number;
+  end_ns: number;
 }
 /**
  * Op and kernel tables over `scope`. Rows are the `ROW_LIMIT` largest by total time; `*_total`
@@ -354,7 +468,8 @@ export interface OverviewOpRow {
 }
 /**
  * One device kernel (or memcpy/memset) name: calls, total, average, min, max; `fraction` =
- * total ÷ the scope's device wall time; `framework_op` = the host op that launched most of its
+ * total ÷ the scope's wall time (summed over hosts; a share of wall time, not of device busy
+ * time: kernels on concurrent streams can add up past 1); `framework_op` = the host op that launched most of its
  * calls (through the launch flows), `framework_ops` how many distinct ones did.
  */
 export interface OverviewKernelRow {
@@ -385,7 +500,8 @@ export interface OverviewKernelDetails {
 }
 /**
  * One XLA (HLO) op of an XPlane: its category and framework op (from the op's stats), calls,
- * total and self time, average, min, max, `fraction` = self ÷ the scope's device time.
+ * total and self time, average, min, max, `fraction` = self ÷ the scope's wall time (summed over
+ * hosts).
  */
 export interface OverviewHloRow {
   name: string;
@@ -405,16 +521,20 @@ export interface OverviewHloRow {
  * A finding: what the profile shows (`observation`, with the `evidence` numbers), one
  * `hypothesis` for it and a controlled `next_check` that would confirm or refute it (never a
  * promised speed-up). `kind` is stable; `rule` states the threshold that fired; `link` leads to
- * the events.
+ * the events. `cost_ns` is the step time (or device idle time) the finding accounts for, per step
+ * (per capture without steps), and `cost_share` that time as a share of the wall time; findings
+ * are ordered by it. A note (`not_observed`, or a cost the profile cannot give) has neither.
  */
 export interface OverviewFinding {
   kind:
     | "dominant_op"
+    | "host_wait"
     | "input_bound"
     | "launch_bound"
     | "not_observed"
     | "recompile"
     | "repeated_copy"
+    | "straggler"
     | "sync_stall";
   host: string;
   title: string;
@@ -424,6 +544,8 @@ export interface OverviewFinding {
   rule: string;
   evidence: OverviewEvidence[];
   link: OverviewLink;
+  cost_ns?: number;
+  cost_share?: number;
 }
 /**
  * One number behind a finding, with its text as the view shows it.
@@ -437,6 +559,9 @@ export interface OverviewEvidence {
  * `trace/meta`: everything a view needs before asking for tiles. `pending_hosts` lists the
  * hosts of the request not on the timeline yet, with their ingest progress: the view shows those
  * that are and asks again until none is pending (ids and tracks change when one arrives).
+ * `version` changes when a host's cache entry is rebuilt (found damaged) or a host arrives; tile
+ * URLs carry it (`v=`) so a browser never serves a tile of an earlier version from its cache, and a
+ * tile of a version the server no longer has is answered 409 (the view asks meta again).
  */
 export interface TraceMeta {
   /**
@@ -452,6 +577,7 @@ export interface TraceMeta {
   warnings: string[];
   tile: TileScheme;
   pending_hosts?: PendingHost[];
+  version?: string;
 }
 /**
  * One host's trace: where it came from, how it is placed on the session clock, what was skipped.
@@ -563,6 +689,7 @@ export interface SearchMatch {
   start_ns: number;
   dur_ns: number;
   track: number;
+  depth?: number;
 }
 /**
  * `trace/summary`: rows by total time, at most a limit of them (`truncated` when `num_names` is
@@ -585,6 +712,58 @@ export interface SummaryRow {
   avg_ns: number;
   min_ns: number;
   max_ns: number;
+}
+/**
+ * `trace/critical_path`: per host, the critical path of the asked step.
+ */
+export interface TraceCriticalPath {
+  hosts: CriticalPathHost[];
+}
+/**
+ * One host's critical path over a window (a step, or the whole trace when it has no steps):
+ * its events in the path's order (global ids), its edges, its time (the sum of the edges'
+ * weights) and that time by cause (cpu, launch, compute, communication, kernel_gap; `idle` is
+ * the window's time past the path's: waits, gaps). docs/OVERVIEW.md "Critical path".
+ */
+export interface CriticalPathHost {
+  host: string;
+  step: number | null;
+  start_ns: number;
+  end_ns: number;
+  events: CriticalPathEvent[];
+  edges: CriticalPathEdge[];
+  total_ns: number;
+  by_cause_ns: {
+    [k: string]: number;
+  };
+}
+/**
+ * An event on a critical path, where the timeline draws it.
+ */
+export interface CriticalPathEvent {
+  id: number;
+  track: number;
+  depth: number;
+  start_ns: number;
+  dur_ns: number;
+}
+/**
+ * One edge of a critical path, from one end of an event to one end of another (`*_end`: the
+ * event's end, else its start); `kind`: work, dependency, launch, kernel_gap or sync.
+ */
+export interface CriticalPathEdge {
+  src: number;
+  src_end: boolean;
+  src_track: number;
+  src_depth: number;
+  src_ns: number;
+  dst: number;
+  dst_end: boolean;
+  dst_track: number;
+  dst_depth: number;
+  dst_ns: number;
+  kind: string;
+  weight_ns: number;
 }
 /**
  * `hlo`: the op `op` of program `program_id` (unsigned decimal, as events name it) on the
@@ -667,7 +846,8 @@ export interface NotAnXlaOp {
   reason: string;
 }
 /**
- * What `export` with the same parameters holds, counted before the download starts.
+ * What `export` with the same parameters holds, counted before the download starts;
+ * `replacements` lists each distinct redacted value (at most `redact.PREVIEW_VALUES` a kind).
  */
 export interface ExportPreview {
   events: number;
@@ -679,6 +859,7 @@ export interface ExportPreview {
   redact_shapes: boolean;
   redact_args: boolean;
   redactions: RedactedKind[];
+  replacements: RedactedValue[];
   filename: string;
 }
 /**
@@ -689,6 +870,14 @@ export interface RedactedKind {
   values: number;
   occurrences: number;
   capped: boolean;
+}
+/**
+ * One distinct redacted value: its kind, the original partly masked (`ab…yz`), its stand-in.
+ */
+export interface RedactedValue {
+  kind: string;
+  original: string;
+  replacement: string;
 }
 /**
  * `roofline?run=&session=&host=[&infeed=0|1][&step=N]`. `observed` is false when the trace has
@@ -713,6 +902,8 @@ export interface RooflineAnswer {
 /**
  * The device the roofline is drawn for (per chip / per GPU). `flops` per precision, `bandwidth`
  * per memory level (keys of `levels`); `ridge_points` = compute roof ÷ each level's roof, FLOP/B.
+ * `roof_precision` is the compute roof of most of the program's FLOPs, `roofs` every roof the
+ * ops run at, most FLOPs first (a roof not in `flops` is a peak not known).
  */
 export interface RooflineDevice {
   name: string;
@@ -723,6 +914,7 @@ export interface RooflineDevice {
     [k: string]: RooflinePeak;
   };
   roof_precision?: string;
+  roofs: string[];
   bandwidth: {
     [k: string]: RooflinePeak;
   };
@@ -751,7 +943,8 @@ export interface RooflinePeak {
  * `device_time_ns` is the rates' denominator: the per-device busy spans summed over the devices
  * (idle gaps inside a device's span included), minus infeed/outfeed when excluded;
  * `time_per_device_ns` divides it by the active devices, `wall_time_ns` is the span over all.
- * `coverage` is the fraction of the counted ops' time whose costs were observed.
+ * `coverage` is the fraction of the counted ops' time whose costs were observed. `flops_by_roof`
+ * splits `flops` by the compute roof the ops run at (most first).
  */
 export interface RooflineProgramRow {
   step: string;
@@ -761,6 +954,9 @@ export interface RooflineProgramRow {
   devices: number;
   flops?: number;
   model_flops?: number;
+  flops_by_roof: {
+    [k: string]: number;
+  };
   bytes_by_level: {
     [k: string]: number;
   };
@@ -772,7 +968,10 @@ export interface RooflineProgramRow {
  * What a row achieves against the roofs. Absent figures were not observed.
  *
  * flop_rate = FLOPs ÷ time; bandwidth[level] = level bytes ÷ time; intensity[level] = FLOPs ÷
- * level bytes; flop_utilization = flop_rate ÷ compute roof; bandwidth_utilization[level] =
+ * level bytes; flop_utilization = flop_rate ÷ the compute roof named by `roof` (a precision of
+ * `RooflineDevice.flops`, e.g. "bf16", "fp32"; a program row whose ops run at several roofs names
+ * them joined by " + ", and its utilization is Σ FLOPs at each roof ÷ its peak, ÷ time; a roof
+ * not in `RooflineDevice.flops` is a peak not known, whose FLOPs are left out); bandwidth_utilization[level] =
  * bandwidth ÷ level roof; bound_by = the resource ("compute" or a level) with the highest
  * utilization; roofline_efficiency = that highest utilization, absent when it exceeds 1 (then
  * `anomaly` says why the measurement cannot be read against the roof).
@@ -787,6 +986,7 @@ export interface RooflineFigures {
     [k: string]: number;
   };
   flop_utilization?: number;
+  roof?: string;
   bandwidth_utilization: {
     [k: string]: number;
   };
@@ -796,7 +996,8 @@ export interface RooflineFigures {
 }
 /**
  * One op over all its executions. `search` is the text the Trace tab searches for to find its
- * events; `source` is "profile", "estimated from shapes", "HLO cost model (profscope)" or why the
+ * events, `event_ids` (Kineto traces) the timeline's ids of the first 200 device activities its
+ * time comes from, in time order, which the Trace tab selects; `source` is "profile", "estimated from shapes", "HLO cost model (profscope)" or why the
  * costs were not observed.
  */
 export interface RooflineOpRow {
@@ -820,6 +1021,7 @@ export interface RooflineOpRow {
   source: string;
   note?: string;
   search: string;
+  event_ids?: number[];
   in_program: boolean;
   transfer: boolean;
 }
@@ -1228,7 +1430,8 @@ export interface XlaDiffSide {
  * The `compare` route: the run and its base side by side, the step-time difference with its
  * spread (`shift`, or `shift_reason` when a side has no steady steps), the breakdown categories'
  * per-step medians and deltas over `breakdown_scope`, op deltas (host ops, device kernels, HLO
- * ops), the cautions, and the method's closing `advice`.
+ * ops), the phase deltas (`phases`, when a side's steps have phases), the cautions, and the method's
+ * closing `advice`.
  */
 export interface CompareAnswer {
   run: CompareSide;
@@ -1242,6 +1445,7 @@ export interface CompareAnswer {
   kernels: CompareOpTable;
   hlo_ops: CompareOpTable;
   cautions: CompareCaution[];
+  phases?: ComparePhases;
   advice: string;
 }
 /**
@@ -1257,7 +1461,8 @@ export interface CompareSide {
   session: string;
   host: string;
   format: string;
-  step_source_kind: "none" | "profiler_step" | "step_annotation" | "user_annotation" | "xplane_steps";
+  step_source_kind:
+    "inferred" | "none" | "profiler_step" | "step_annotation" | "user_annotation" | "xplane_steps";
   step_source: string;
   step_message?: string;
   split_verdict?: string;
@@ -1371,4 +1576,154 @@ export interface CompareCaution {
     | "shapes_unknown";
   subject: "base" | "both" | "run";
   text: string;
+}
+/**
+ * The phase deltas (run's phase order, the base's own phases placed where they first appear),
+ * with who wrote each side's phases (`run_source`, `base_source`).
+ */
+export interface ComparePhases {
+  run_source: string;
+  base_source: string;
+  rows: ComparePhaseDelta[];
+}
+/**
+ * One phase of the steps (the overview's phases), matched by name and order on both sides
+ * (`unknown (2)` is the second `unknown` of a step): its median time per steady step and share
+ * of the step on each side, the difference run − base and ÷ base. A phase only one side has has
+ * no value on the other. `outside`: the step time under no phase.
+ */
+export interface ComparePhaseDelta {
+  name: string;
+  outside?: boolean;
+  base_ns?: number;
+  run_ns?: number;
+  base_share?: number;
+  run_share?: number;
+  delta_ns?: number;
+  relative?: number;
+}
+/**
+ * The `memory` route: each allocator the profile records, or why there is none (`reason`).
+ */
+export interface MemoryAnswer {
+  observed: boolean;
+  reason?: string;
+  devices: MemoryDevice[];
+  step_source?: string;
+  warnings: string[];
+}
+/**
+ * One allocator (a device of one host). `reserved` is absent when the profile does not report
+ * it (`reserved_reason` says why). `live_at_peak_bytes` sums the blocks allocated in the capture
+ * and live at the peak; `before_capture_bytes` = peak allocated − that sum: bytes allocated before
+ * the capture started and still held. Tables list at most `TABLE_ROWS` rows, largest first; the
+ * `*_count` and `*_bytes` fields count them all.
+ */
+export interface MemoryDevice {
+  host: string;
+  label: string;
+  device_type: number;
+  device_id: number;
+  events: number;
+  start_ns: number;
+  end_ns: number;
+  allocated: MemorySeries;
+  reserved?: MemorySeries;
+  reserved_reason?: string;
+  peak: MemoryPeak;
+  steps: MemoryStep[];
+  live_at_peak: MemoryLiveGroup[];
+  live_at_peak_bytes: number;
+  live_at_peak_count: number;
+  before_capture_bytes: number;
+  allocations: MemoryAllocation[];
+  allocations_count: number;
+  allocated_bytes: number;
+  never_freed: MemoryAllocation[];
+  never_freed_count: number;
+  never_freed_bytes: number;
+  freed_before_capture_count: number;
+  freed_before_capture_bytes: number;
+  ops: MemoryOpRow[];
+  notes: string[];
+}
+/**
+ * An allocator total over time, as a step function: `bytes[i]` holds from `time_ns[i]` until the
+ * next point. Downsampled to at most about 2,000 points (each run of events keeps its lowest and
+ * highest point, so the peak is exact); `events` is how many points the full curve has.
+ */
+export interface MemorySeries {
+  time_ns: number[];
+  bytes: number[];
+  events: number;
+}
+/**
+ * The first event at which `Total Allocated` reaches its maximum over the capture.
+ */
+export interface MemoryPeak {
+  allocated_bytes: number;
+  reserved_bytes?: number;
+  time_ns: number;
+  step?: string;
+  step_number?: number;
+  op?: string;
+  op_path: string[];
+  memory_event_id: number;
+  op_event_id?: number;
+  trace_start_ns: number;
+  trace_end_ns: number;
+}
+/**
+ * One step: `peak_bytes` the highest `Total Allocated` within it (the value carried in counts),
+ * `start_bytes` / `end_bytes` the value at its start and end, `never_freed_bytes` the bytes of the
+ * allocations made in it that the capture never frees. Values before the first event are those
+ * the first event implies (its total minus its own bytes).
+ */
+export interface MemoryStep {
+  name: string;
+  number: number;
+  start_ns: number;
+  end_ns: number;
+  start_bytes: number;
+  end_bytes: number;
+  peak_bytes: number;
+  allocations: number;
+  never_freed_bytes: number;
+}
+/**
+ * Blocks live at the peak, allocated by one op (and shape): their bytes and how many.
+ */
+export interface MemoryLiveGroup {
+  op: string;
+  shape?: string;
+  bytes: number;
+  count: number;
+}
+/**
+ * One allocation and its free. `free_ns` and `lifetime_ns` are absent when the block was not
+ * freed inside the capture; the ops are absent when no host op encloses the event.
+ */
+export interface MemoryAllocation {
+  addr: string;
+  size_bytes: number;
+  alloc_ns: number;
+  free_ns?: number;
+  lifetime_ns?: number;
+  alloc_op?: string;
+  free_op?: string;
+  shape?: string;
+  step?: string;
+}
+/**
+ * One allocating op: `allocated_bytes` summed over its `allocations`; `freed` of them freed in
+ * the capture; `peak_bytes` of its blocks live at the peak; `never_freed_bytes` not freed in the
+ * capture.
+ */
+export interface MemoryOpRow {
+  op: string;
+  allocated_bytes: number;
+  allocations: number;
+  freed: number;
+  peak_bytes: number;
+  never_freed_bytes: number;
 }

@@ -212,7 +212,8 @@ export class ProfscopeClient {
   /** `limit` matches in time order from the `offset`-th, and the total count over the whole trace.
    * `searcher` (`newSearcherId`) names the viewer: its newer search cancels this one, which then
    * fails with 409. A search refused as busy (503) is asked again after the server's `Retry-After`,
-   * `SEARCH_BUSY_RETRIES` times, then fails with `SEARCH_BUSY_MESSAGE`. */
+   * `SEARCH_BUSY_RETRIES` times, then fails with `SEARCH_BUSY_MESSAGE`. `filters`: `regex` (the query
+   * is a regular expression over names) and `arg` (`key:value` argument filters). */
   async search(
     subject: Subject,
     query: string,
@@ -220,9 +221,11 @@ export class ProfscopeClient {
     offset = 0,
     signal?: AbortSignal,
     searcher?: string,
+    filters: { regex?: boolean; arg?: string } = {},
   ): Promise<SearchResponse> {
     const route = "trace/search";
-    const url = this.url(route, subject, { q: query, limit, offset, client: searcher || undefined });
+    const { regex, arg } = filters;
+    const url = this.url(route, subject, { q: query, limit, offset, client: searcher || undefined, regex: regex ? 1 : undefined, arg: arg || undefined });
     for (let retries = 0; ; retries++) {
       try {
         return await this.json<SearchResponse>(route, url, signal);

@@ -1,3 +1,4 @@
+// @vitest-environment happy-dom
 import { describe, expect, it } from "vitest";
 import { buildFragment, encodeParams, parseFragment } from "./link.ts";
 
@@ -23,5 +24,19 @@ describe("deep-link fragment", () => {
 
   it("orders keys stably", () => {
     expect(encodeParams(new URLSearchParams("b=1&a=2&run=r"))).toBe("run=r&a=2&b=1");
+  });
+});
+
+describe("fragment store history", () => {
+  it("pushes an entry only when asked, else replaces the current one", async () => {
+    const { fragmentStore } = await import("./link.ts");
+    const store = fragmentStore(window);
+    const before = window.history.length;
+    store.write(new URLSearchParams("tool=trace&start=1"));
+    store.write(new URLSearchParams("tool=trace&start=2"));
+    expect(window.history.length).toBe(before);
+    store.write(new URLSearchParams("tool=roofline"), true);
+    expect(window.history.length).toBe(before + 1);
+    expect(store.read().get("tool")).toBe("roofline");
   });
 });

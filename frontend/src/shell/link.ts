@@ -10,7 +10,9 @@ export interface FragmentStore {
   /** Where the state is kept, for the UI ("address bar" vs "this frame"). */
   readonly where: "top" | "self";
   read(): URLSearchParams;
-  write(params: URLSearchParams): void;
+  /** `push`: a new browser history entry (a tab switch, a link between tabs, another run), so Back
+   * returns to the view before; else the current entry is updated (moving around one view). */
+  write(params: URLSearchParams, push?: boolean): void;
   /** The shareable address holding `params`. */
   href(params: URLSearchParams): string;
   /** Calls back when the user edits the fragment or navigates history. */
@@ -58,14 +60,15 @@ class WindowFragmentStore implements FragmentStore {
     return parseFragment(this.win.location.hash, this.prefix);
   }
 
-  write(params: URLSearchParams): void {
+  write(params: URLSearchParams, push = false): void {
     const hash = buildFragment(this.prefix, params);
     const current = this.win.location.hash;
     if (hash === current) return;
     // TensorBoard shows another plugin now: its fragment is not ours to rewrite.
     if (this.prefix && current !== `#${this.prefix}` && !current.startsWith(`#${this.prefix}&`)) return;
-    // replaceState: moving around a trace must not flood the browser history.
-    this.win.history.replaceState(this.win.history.state, "", hash);
+    // Moving around a trace must not flood the browser history: only whole new views push.
+    if (push) this.win.history.pushState(this.win.history.state, "", hash);
+    else this.win.history.replaceState(this.win.history.state, "", hash);
   }
 
   href(params: URLSearchParams): string {

@@ -15,8 +15,11 @@ class MemoryStore implements FragmentStore {
   read() {
     return new URLSearchParams(this.params);
   }
-  write(p: URLSearchParams) {
+  /** The entries written with `push` (new browser history entries). */
+  pushed: string[] = [];
+  write(p: URLSearchParams, push = false) {
     this.params = new URLSearchParams(p);
+    if (push) this.pushed.push(p.toString());
   }
   href(p: URLSearchParams) {
     return `#${p}`;
@@ -59,6 +62,21 @@ describe("shell", () => {
     expect(hosts[0]).toEqual(["worker0,worker1", "All 2 hosts (merged timeline)"]);
     expect(hosts.slice(1).map((x) => x[0])).toEqual(["worker0", "worker1"]);
     expect((q("[data-testid=host-select]") as HTMLSelectElement).value).toBe("worker0");
+  });
+
+  it("pushes a history entry for a tab switch and another run, not for opening the first view", async () => {
+    const { shell, q, store } = open();
+    await shell.loadRuns();
+    await settle();
+    expect(store.pushed).toEqual([]);
+    q("[data-testid=tab-trace]").click();
+    expect(store.pushed.map((p) => new URLSearchParams(p).get("tool"))).toEqual(["trace"]);
+    q("[data-testid=tab-trace]").click();
+    expect(store.pushed).toHaveLength(1);
+    const run = q("[data-testid=run-select]") as HTMLSelectElement;
+    run.value = "xla_run";
+    run.dispatchEvent(new Event("change"));
+    expect(store.pushed.map((p) => new URLSearchParams(p).get("run"))).toEqual(["resnet", "xla_run"]);
   });
 
   it("enables the tabs the host's tools name and opens the first of them", async () => {

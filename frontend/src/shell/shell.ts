@@ -8,6 +8,8 @@ import { clear, h, isAbort, messageOf } from "../dom.ts";
 import { isToolId, loadView, type ToolInfo, TOOLS, tabOrder, toolInfo } from "../views/registry.ts";
 import type { ViewInstance } from "../views/view.ts";
 import type { FragmentStore } from "./link.ts";
+import type { Captured } from "./capture.ts";
+import { CaptureDialog } from "./capture_dialog.ts";
 import { runLabel, sessionLabel } from "./labels.ts";
 
 const SHELL_KEYS = new Set(["run", "session", "host", "tool"]);
@@ -62,6 +64,7 @@ export class Shell {
   private readonly main = h("main", { class: "ps-main" });
   private readonly linkButton = h("button", { class: "ps-button", "data-testid": "copy-link", type: "button" }, "Copy link");
   private readonly pickers: HTMLElement;
+  private readonly captureDialog: CaptureDialog;
 
   constructor(
     private readonly client: ProfscopeClient,
@@ -85,12 +88,27 @@ export class Shell {
       store.where === "top"
         ? "The address bar always holds a link to this view; this copies it"
         : "Copy a link that reopens this view";
+    this.captureDialog = new CaptureDialog(client.base, {
+      runs: () => this.runs?.runs.map((r) => r.name) ?? [],
+      currentRun: () => this.sel?.run ?? null,
+      landed: (captured) => this.showCaptured(captured),
+    });
     this.el = h(
       "div",
       { class: "ps-app" },
-      h("header", { class: "ps-bar" }, this.pickers, this.tabs, h("span", { class: "ps-spacer" }), this.linkButton, reload),
+      h(
+        "header",
+        { class: "ps-bar" },
+        this.pickers,
+        this.captureDialog.button,
+        this.tabs,
+        h("span", { class: "ps-spacer" }),
+        this.linkButton,
+        reload,
+      ),
       this.notices,
       this.main,
+      this.captureDialog.el,
     );
     this.runSelect.addEventListener("change", () => this.pick({ run: this.runSelect.value }));
     this.sessionSelect.addEventListener("change", () => this.pick({ session: this.sessionSelect.value }));
@@ -130,6 +148,12 @@ export class Shell {
     this.applyFragment();
   }
 
+  /** A capture landed: list the runs again and open its session. */
+  private showCaptured(captured: Captured): void {
+    this.store.write(new URLSearchParams({ run: captured.run, session: captured.session }), true);
+    void this.loadRuns();
+  }
+
   private setMessage(el: HTMLElement): void {
     this.unmountAll();
     clear(this.main);
@@ -163,10 +187,11 @@ export class Shell {
     if (change.run) next.session = "";
     if (change.run || change.session) next.hosts = [];
     this.viewParams = new URLSearchParams();
-    this.select(next, false);
+    this.select(next, false, true);
   }
 
-  private select(want: Wanted, fromLink: boolean): void {
+  /** `push`: a new history entry (the user picked another run, session or hosts). */
+  private select(want: Wanted, fromLink: boolean, push = false): void {
     const runs = (this.runs as RunsResponse).runs;
     const run: RunsRun = runs.find((r) => r.name === want.run) ?? runs[0];
     const session: RunsSession | undefined = run.sessions.find((s) => s.name === want.session) ?? run.sessions[0];
@@ -185,7 +210,7 @@ export class Shell {
     this.renderPickers(run, session);
     this.renderTabs();
     this.renderNotices(hostInfo, invalidLink ? want : null);
-    this.writeFragment();
+    this.writeFragment(push);
     this.showTool(hostInfo, available);
   }
 
@@ -281,12 +306,12 @@ export class Shell {
     return { run: sel.run, session: sel.session, hosts: sel.hosts };
   }
 
-  private writeFragment(): void {
+  private writeFragment(push = false): void {
     const sel = this.sel;
     if (!sel) return;
     const p = new URLSearchParams({ run: sel.run, session: sel.session, host: sel.hosts.join(","), tool: sel.tool });
     for (const [k, v] of this.viewParams) p.set(k, v);
-    this.store.write(p);
+    this.store.write(p, push);
   }
 
   private currentParams(): URLSearchParams {
@@ -313,11 +338,13 @@ export class Shell {
 
   private switchTool(tool: ToolId, params?: Record<string, string>): void {
     if (!this.sel) return;
+    // Another tab pushes a history entry, so Back returns to the view left.
+    const push = tool !== this.sel.tool || params !== undefined;
     this.sel = { ...this.sel, tool };
     // A link into a tool (another tab pointing at a range or event) replaces the previous view keys.
     if (params) this.viewParams = new URLSearchParams(params);
     this.renderTabs();
-    this.writeFragment();
+    this.writeFragment(push);
     const session = this.currentSession();
     const hostInfo = session ? session.hosts.filter((x) => (this.sel as Selection).hosts.includes(x.name)) : [];
     this.showTool(hostInfo, toolsFor(hostInfo), params !== undefined);
@@ -371,7 +398,8 @@ export class Shell {
           params: new URLSearchParams(this.viewParams),
           signal: mounted.abort.signal,
           setParams: (params) => {
-            if (mounted.abort.signal.aborted) return;
+            // A hidden view's late write (its debounced link) must not land in another tab's entry.
+            if (mounted.abort.signal.aborted || this.sel?.tool !== mounted.tool) return;
             for (const [k, v] of Object.entries(params)) {
               if (v === undefined) this.viewParams.delete(k);
               else this.viewParams.set(k, v);

@@ -1,13 +1,16 @@
-/** From a figure to its events in the Trace tab. A link with a time range opens that range; a link
- * with only a search text (an op or kernel row) asks `trace/search` for the matching events and opens
- * the first one whose name is the text (else the first match), zoomed to it and selected, with the
- * text in the trace's search box (`q`) so Enter walks on through the other matches. */
+/** From a figure to its events in the Trace tab. A link with a search text (a finding's evidence, an
+ * op or kernel row) asks `trace/search` for the matching events and opens them selected, walked
+ * "k of N" (`lk`): those named exactly the text, inside the link's time range and on its host, else
+ * every match there; the window is the link's range, else some context around the first. A link
+ * with only a time range opens that range. */
 
 import type { OverviewLink, SearchMatch } from "../../api/answers.gen.ts";
-import { traceEvent, traceRange } from "../view.ts";
+import { traceRange } from "../view.ts";
 
 /** How much of the trace to show around one event: its duration on each side, at least 1 µs. */
 const MIN_PAD_NS = 1000;
+/** Event ids a link carries at most (the Trace tab selects them one by one). */
+const MAX_LINKED = 200;
 
 /** The trace's link keys for a time-range link; null when the link has no range. */
 export function rangeParams(link: OverviewLink): Record<string, string> | null {
@@ -15,13 +18,22 @@ export function rangeParams(link: OverviewLink): Record<string, string> | null {
   return traceRange(link.start_ns, link.end_ns);
 }
 
-/** The match to open for `text`: the first (in time order) named exactly so, else the first. */
-export function pickMatch(matches: readonly SearchMatch[], text: string): SearchMatch | null {
-  return matches.find((m) => m.name === text) ?? matches[0] ?? null;
+/** The matches a link names: on host `hostIndex` (null: any), inside its range, named exactly its
+ * search text when some are, else all of them. */
+export function evidenceMatches(link: OverviewLink, matches: readonly SearchMatch[], hostIndex: number | null): SearchMatch[] {
+  const lo = link.start_ns ?? -Infinity;
+  const hi = link.end_ns ?? Infinity;
+  const inside = matches.filter((m) => m.start_ns + m.dur_ns >= lo && m.start_ns <= hi && (hostIndex === null || Math.floor(m.id / 2 ** 32) === hostIndex));
+  const exact = inside.filter((m) => m.name === link.search);
+  return (exact.length ? exact : inside).slice(0, MAX_LINKED);
 }
 
-/** The trace's link keys that show `match` with some context around it, selected. */
-export function matchParams(match: SearchMatch): Record<string, string> {
-  const pad = Math.max(match.dur_ns, MIN_PAD_NS);
-  return { ...traceRange(Math.max(0, match.start_ns - pad), match.start_ns + match.dur_ns + pad), ...traceEvent(match.id) };
+/** The trace's link keys that open `found` (the link's evidence) selected one by one, with the
+ * search text in the trace's box; null when nothing was found. */
+export function evidenceParams(link: OverviewLink, found: readonly SearchMatch[]): Record<string, string> | null {
+  const first = found[0];
+  if (!first) return null;
+  const pad = Math.max(first.dur_ns, MIN_PAD_NS);
+  const window = rangeParams(link) ?? traceRange(Math.max(0, first.start_ns - pad), first.start_ns + first.dur_ns + pad);
+  return { ...window, lk: found.map((m) => m.id).join(","), ...(link.search ? { q: link.search } : {}) };
 }

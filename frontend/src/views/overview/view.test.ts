@@ -4,7 +4,7 @@ import type { OverviewAnswer, TraceSearch } from "../../api/answers.gen.ts";
 import { ProfscopeClient } from "../../api/client.ts";
 import type { ViewContext } from "../view.ts";
 import { optionParams, readOptions, routeParams } from "./api.ts";
-import { matchParams, pickMatch, rangeParams } from "./links.ts";
+import { evidenceMatches, evidenceParams, rangeParams } from "./links.ts";
 import { cpuAnswer, gpuAnswer } from "./test_answers.ts";
 import { OverviewView } from "./view.ts";
 
@@ -69,24 +69,30 @@ describe("deep-link options", () => {
 });
 
 describe("links into the Trace tab", () => {
-  it("opens a time range as it is, and a search text at its first exact match", () => {
+  it("opens a time range as it is, and a search text's exact matches in the link's range and host", () => {
     expect(rangeParams({ start_ns: 10, end_ns: 20, search: "x" })).toEqual({ start: "10", end: "20" });
     expect(rangeParams({ search: "x" })).toBeNull();
     const matches = [
       { id: 7, name: "aten::add_", start_ns: 100, dur_ns: 10, track: 1 },
       { id: 9, name: "aten::add", start_ns: 5_000, dur_ns: 2_000, track: 1 },
+      { id: 2 ** 32 + 3, name: "aten::add", start_ns: 5_500, dur_ns: 100, track: 8 },
+      { id: 11, name: "aten::add", start_ns: 90_000, dur_ns: 10, track: 1 },
     ];
-    expect(pickMatch(matches, "aten::add")?.id).toBe(9);
-    expect(pickMatch(matches, "aten::")?.id).toBe(7);
-    expect(pickMatch([], "x")).toBeNull();
-    expect(matchParams(matches[1])).toEqual({ start: "3000", end: "9000", sel: "9" });
-    expect(matchParams(matches[0])).toEqual({ start: "0", end: "1110", sel: "7" });
+    const ids = (link: Parameters<typeof evidenceMatches>[0], host: number | null = null) => evidenceMatches(link, matches, host).map((m) => m.id);
+    expect(ids({ search: "aten::add" })).toEqual([9, 2 ** 32 + 3, 11]);
+    expect(ids({ search: "aten::add", start_ns: 0, end_ns: 10_000 }, 0)).toEqual([9]);
+    expect(ids({ search: "aten::" })).toEqual([7, 9, 2 ** 32 + 3, 11]);
+    expect(evidenceParams({ search: "aten::add" }, evidenceMatches({ search: "aten::add" }, matches, 0))).toEqual({ start: "3000", end: "9000", lk: "9,11", q: "aten::add" });
+    expect(evidenceParams({ search: "x", start_ns: 0, end_ns: 50 }, [])).toBeNull();
+    expect(evidenceParams({ search: "aten::add_", start_ns: 0, end_ns: 500 }, [matches[0]])).toEqual({ start: "0", end: "500", lk: "7", q: "aten::add_" });
   });
 });
 
 describe("OverviewView", () => {
-  it("shows the findings first, with their evidence, and follows a finding's link to its time range", async () => {
-    const h = harness(() => cpuAnswer(), null, "", 1);
+  it("shows the findings first, with their evidence, and follows a finding's link to its evidence events", async () => {
+    const batchRead = (id: number, start_ns: number) => ({ id, name: "batch_read", start_ns, dur_ns: 5_000, track: 3 });
+    const search: TraceSearch = { query: "batch_read", total: 2, offset: 0, truncated: false, matches: [batchRead(42, 21_000_000), batchRead(43, 40_000_000)] };
+    const h = harness(() => cpuAnswer(), search, "", 1);
     const started = h.view.start();
     await until(() => h.view.el.querySelector("[data-testid=ingest-progress]")?.textContent === "Reading the profile: 50% (1 B of 2 B) · events");
     await started;
@@ -101,7 +107,9 @@ describe("OverviewView", () => {
     expect(cells[1].textContent).toBe("The input pipeline runs on the training thread.");
     expect(cells[2].textContent).toBe("Time the input alone and compare.");
     finding?.querySelector<HTMLButtonElement>("[data-testid=ov-finding-link]")?.click();
-    expect(h.navigations).toEqual([["trace", { start: "20000000", end: "32200000" }]]);
+    await until(() => h.navigations.length > 0);
+    // Only the evidence inside the finding's time range, selected one by one.
+    expect(h.navigations).toEqual([["trace", { start: "20000000", end: "32200000", lk: "42", q: "batch_read" }]]);
   });
 
   it("marks warm-up, and shows a CPU-only capture's device figures and kernels as not observed", async () => {
@@ -127,7 +135,7 @@ describe("OverviewView", () => {
     const row = Array.from(h.view.el.querySelectorAll("[data-testid=ov-host-ops-row]")).find((r) => r.textContent?.startsWith("batch_read"));
     row?.querySelector<HTMLButtonElement>("[data-testid=ov-open-trace]")?.click();
     await until(() => h.navigations.length > 0);
-    expect(h.navigations[0]).toEqual(["trace", { start: "15000", end: "30000", sel: "42", q: "batch_read" }]);
+    expect(h.navigations[0]).toEqual(["trace", { start: "15000", end: "30000", lk: "42", q: "batch_read" }]);
     expect(h.requests.find((u) => u.pathname.endsWith("/trace/search"))?.searchParams.get("q")).toBe("batch_read");
   });
 

@@ -18,7 +18,7 @@ import { fetchOverview, type GroupBy, optionParams, type OverviewOptions, parseB
 import type { ChartFrame } from "./chart_frame.ts";
 import { devicesSection } from "./devices.ts";
 import { findingsSection } from "./findings.ts";
-import { matchParams, pickMatch, rangeParams } from "./links.ts";
+import { evidenceMatches, evidenceParams, rangeParams } from "./links.ts";
 import { hloColumns, hostOpColumns, kernelColumns } from "./op_columns.ts";
 import css from "./overview.css";
 import { phasesSection } from "./phases_section.ts";
@@ -26,8 +26,8 @@ import { ranksSection } from "./ranks.ts";
 import { stepsSection } from "./steps_section.ts";
 import { csvFileName, DataTable } from "./table.ts";
 
-/** How many matches of a row's search text to look through for one named exactly so. */
-const SEARCH_LIMIT = 50;
+/** Matches of a link's search text looked through (those in its range and named exactly are kept). */
+const EVIDENCE_LIMIT = 1000;
 
 export class OverviewView {
   readonly el = h("div", { class: "ov", "data-testid": "overview-view" });
@@ -242,28 +242,28 @@ export class OverviewView {
     this.annotations.replaceChildren(...names.map((n) => h("option", { value: n })));
   }
 
-  /** Opens the events behind `link` in the Trace tab: its time range, or the first event its search
-   * text names (the trace's link takes no search text). */
+  /** Opens the events behind `link` in the Trace tab (links.ts): the events its search text names,
+   * selected one by one, in its time range; else the range alone. */
   private async openLink(link: OverviewLink): Promise<void> {
     const range = rangeParams(link);
-    if (range) {
-      this.ctx.navigate("trace", range);
+    const search = link.search;
+    if (!search) {
+      if (range) this.ctx.navigate("trace", range);
       return;
     }
-    const search = link.search;
-    if (!search) return;
     this.status.textContent = `Finding “${search}” in the trace…`;
     try {
-      const found = await this.ctx.client.search(this.ctx.subject, search, SEARCH_LIMIT, 0, this.ctx.signal);
-      const match = pickMatch(found.matches, search);
-      if (!match) {
-        this.status.textContent = `No event in the trace matches “${search}”.`;
-        return;
-      }
-      this.status.textContent = "";
-      this.ctx.navigate("trace", { ...matchParams(match), q: search });
+      const found = await this.ctx.client.search(this.ctx.subject, search, EVIDENCE_LIMIT, 0, this.ctx.signal);
+      const host = link.host === undefined ? -1 : (this.answer?.hosts.indexOf(link.host) ?? -1);
+      const params = evidenceParams(link, evidenceMatches(link, found.matches, host >= 0 ? host : null));
+      this.status.textContent = params || range ? "" : `No event in the trace matches “${search}”.`;
+      const target = params ?? range;
+      if (target) this.ctx.navigate("trace", target);
     } catch (e) {
-      if (!isAbort(e)) this.status.textContent = `Could not search the trace for “${search}”: ${messageOf(e)}`;
+      if (isAbort(e)) return;
+      this.status.textContent = `Could not search the trace for “${search}”: ${messageOf(e)}`;
+      // The events cannot be named, but their time range still can.
+      if (range) this.ctx.navigate("trace", range);
     }
   }
 }

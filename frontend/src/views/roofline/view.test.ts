@@ -165,15 +165,25 @@ describe("RooflineView", () => {
     expect(view.el.querySelector("[data-testid=rf-ops]")).not.toBeNull();
   });
 
+  it("opens exactly the events an op's time comes from when the answer names them", async () => {
+    const answer = rooflineAnswer();
+    const op = answer.ops.find((o) => o.rank === 3);
+    if (op) op.event_ids = [4294967301, 7];
+    const { view, navigated } = harness(() => answer);
+    await view.start();
+    (view.el.querySelector("tr[data-rank='3'] [data-testid=rf-open-trace]") as HTMLButtonElement).click();
+    expect(navigated).toEqual([["trace", { lk: "4294967301,7" }]]);
+  });
+
   it("opens an op's events in the Trace tab with its search text, and selects rows", async () => {
     const { view, navigated } = harness(() => rooflineAnswer());
     await view.start();
     (view.el.querySelector("tr[data-rank='3'] [data-testid=rf-open-trace]") as HTMLButtonElement).click();
-    expect(navigated).toEqual([["trace", { q: "op3" }]]);
+    expect(navigated).toEqual([["trace", { find: "op3" }]]);
     (view.el.querySelector("tr[data-rank='3']") as HTMLElement).click();
     expect(view.el.querySelector("[data-testid=rf-op-table] tr.rf-selected")?.getAttribute("data-rank")).toBe("3");
     (view.el.querySelector("[data-testid=rf-pinned-trace]") as HTMLButtonElement).click();
-    expect(navigated.at(-1)).toEqual(["trace", { q: "op3" }]);
+    expect(navigated.at(-1)).toEqual(["trace", { find: "op3" }]);
     (view.el.querySelector("[data-testid=rf-program-row]") as HTMLElement).click();
     expect(view.el.querySelector("[data-testid=rf-program-table] tr.rf-selected")?.getAttribute("data-step")).toBe("Total");
     expect(view.el.querySelector("[data-testid=rf-op-table] tr.rf-selected")).toBeNull();

@@ -210,8 +210,10 @@ export class RooflineView {
     this.chart.select(key);
   }
 
+  /** The row's own events (the kernels its time comes from) when the answer names them, else the
+   * events named as its search text, the device's first. */
   private openTrace(op: RooflineOpRow): void {
-    this.ctx.navigate("trace", { q: op.search });
+    this.ctx.navigate("trace", op.event_ids?.length ? { lk: op.event_ids.join(",") } : { find: op.search });
   }
 }
 

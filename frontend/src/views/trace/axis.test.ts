@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatDuration } from "../../shared/units.ts";
-import { computeTicks, DURATION_DIGITS, formatTimestamp, niceStep } from "./axis.ts";
+import { axisHoverText, computeTicks, DURATION_DIGITS, formatTimestamp, niceStep, originText } from "./axis.ts";
 
 describe("time axis", () => {
   it("uses 1-2-5 steps", () => {
@@ -18,13 +18,21 @@ describe("time axis", () => {
     expect(computeTicks(0, 50, 1000).ticks[1].label).toMatch(/ ns$/);
   });
 
-  it("names deep-zoom ticks of a long trace in the unit of their magnitude", () => {
+  it("labels ticks as offsets from an origin at the view's start, written in full", () => {
     const t = computeTicks(131.29e6, 131.5e6, 1100);
-    expect(t.ticks[0].label).toMatch(/^131\.\d+ ms$/);
+    expect(t.originNs).toBe(131.28e6);
+    expect(t.ticks.map((x) => x.label).slice(0, 3)).toEqual(["+20 µs", "+40 µs", "+60 µs"]);
+    expect(originText(t)).toBe("131.28 ms +");
     const deep = computeTicks(1.5e9, 1.5e9 + 50, 1000);
     const labels = deep.ticks.map((x) => x.label);
-    expect(labels[0]).toMatch(/^1\.5\d* s$/);
+    expect(labels[0]).toBe("+0 ns");
+    expect(originText(deep)).toBe("1.500000000 s +");
     expect(new Set(labels).size).toBe(labels.length);
+  });
+
+  it("says the absolute time under the pointer", () => {
+    const t = computeTicks(131.29e6, 131.5e6, 1100);
+    expect(axisHoverText(131.3e6, t, 200)).toBe("131.3000 ms from the trace start (+20.0 µs from 131.28 ms)");
   });
 
   it("keeps labels apart and distinct", () => {

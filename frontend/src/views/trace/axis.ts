@@ -1,6 +1,8 @@
 /** How the trace writes time: axis ticks with a 1-2-5 step chosen so labels sit at least
- * `minSpacingPx` apart, in a unit that follows the zoom (s, ms, µs, ns); the instants printed on the
- * timeline, formatted alike; and the precision of its durations. */
+ * `minSpacingPx` apart, in a unit that follows the zoom (s, ms, µs, ns), labelled as offsets from an
+ * origin at the view's start (as Perfetto does: "+20 µs" reads at any depth into a long trace, where
+ * "131.32002 ms" would not), the origin and the time under the pointer written in full; the
+ * instants printed on the timeline, formatted alike; and the precision of its durations. */
 
 import { timeUnit } from "../../shared/units.ts";
 
@@ -15,6 +17,8 @@ export interface Tick {
 
 export interface Ticks {
   stepNs: number;
+  /** The time the labels count from: the last multiple of the step at or before the view's start. */
+  originNs: number;
   ticks: Tick[];
 }
 
@@ -43,14 +47,26 @@ export function niceStep(x: number): number {
 
 export function computeTicks(startNs: number, endNs: number, widthPx: number, minSpacingPx = 90): Ticks {
   const range = endNs - startNs;
-  if (!(range > 0) || !(widthPx > 0)) return { stepNs: 1, ticks: [] };
+  if (!(range > 0) || !(widthPx > 0)) return { stepNs: 1, originNs: startNs, ticks: [] };
   const stepNs = niceStep((range / widthPx) * minSpacingPx);
+  const originNs = Math.floor(startNs / stepNs) * stepNs;
   const first = Math.ceil(startNs / stepNs);
-  const magnitude = Math.max(Math.abs(startNs), Math.abs(endNs));
   const ticks: Tick[] = [];
   for (let i = first; i * stepNs <= endNs && ticks.length < 1000; i++) {
     const ns = i * stepNs;
-    ticks.push({ ns, label: formatTimestamp(ns, stepNs, magnitude) });
+    ticks.push({ ns, label: `+${formatTimestamp(ns - originNs, stepNs, endNs - originNs)}` });
   }
-  return { stepNs, ticks };
+  return { stepNs, originNs, ticks };
+}
+
+/** The axis' origin in full, shown where the labels begin. */
+export function originText(t: Ticks): string {
+  return `${formatTimestamp(t.originNs, t.stepNs, t.originNs)} +`;
+}
+
+/** The axis' tooltip at time `ns`: the absolute time (from the trace's start) and its offset from
+ * the origin, each to `nsPerPx` (a pixel's worth). */
+export function axisHoverText(ns: number, t: Ticks, nsPerPx: number): string {
+  const step = niceStep(Math.max(nsPerPx, 1e-3));
+  return `${formatTimestamp(ns, step, ns)} from the trace start (+${formatTimestamp(ns - t.originNs, step, ns - t.originNs)} from ${formatTimestamp(t.originNs, t.stepNs, t.originNs)})`;
 }

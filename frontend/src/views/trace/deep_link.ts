@@ -1,6 +1,7 @@
 /** The trace's keys of the deep link: `start` / `end` (the visible window, ns), `sel` (selected event
- * ids) or `range` + `tracks` (a selected time range on tracks), and `q` (a search: other tabs link to
- * an op's events by its name, e.g. the roofline's op rows). */
+ * ids) or `range` + `tracks` (a selected time range on tracks), and `q` (the search box's text). The
+ * events other tabs link to are `lk` (ids) or `find` (a name), read by linked_walk.ts; the track
+ * panel's keys are tracks.ts'. */
 
 import type { Selection } from "./selection.ts";
 import type { Range } from "./viewport.ts";

@@ -2,13 +2,16 @@
  * jump to the linked event, and for an XLA op its HLO graph, hlo_graph.ts) or a per-name summary
  * table of several events or a range; and the splitter that resizes it. */
 
-import type { EventDetails, FlowLink, SummaryResponse, SummaryRow } from "../../api/types.ts";
+import type { EventDetails, FlowLink, SummaryResponse } from "../../api/types.ts";
 import { clear, h } from "../../dom.ts";
 import { formatCount, formatDuration } from "../../shared/units.ts";
 import { DURATION_DIGITS, formatInstant } from "./axis.ts";
 import { HloGraphSection, type HloGraphHost, isXlaOp } from "./hlo_graph.ts";
+import { flowLatencies, parseKernelDetails } from "./kernel_details.ts";
+import { shortName } from "./names.ts";
+import { type Picked, type SummaryHost, SummaryTable } from "./summary_table.ts";
 
-export interface DetailsHost {
+export interface DetailsHost extends SummaryHost {
   /** "section / track" for a track id. */
   trackLabel(track: number): string;
   /** Zoom to and select the event with this global id. */
@@ -23,18 +26,6 @@ export interface DetailsHost {
 
 /** The panel's height the first time it shows a graph, unless the splitter has set one. */
 const GRAPH_PANEL_HEIGHT = "min(480px, 55vh)";
-
-type SortKey = keyof SummaryRow;
-
-const COLUMNS: { key: SortKey; title: string; time: boolean }[] = [
-  { key: "name", title: "Name", time: false },
-  { key: "count", title: "Count", time: false },
-  { key: "total_ns", title: "Total", time: true },
-  { key: "self_ns", title: "Self", time: true },
-  { key: "avg_ns", title: "Average", time: true },
-  { key: "min_ns", title: "Min", time: true },
-  { key: "max_ns", title: "Max", time: true },
-];
 
 function argValue(v: unknown): Node {
   if (v === null || v === undefined) return document.createTextNode(String(v));
@@ -54,15 +45,24 @@ function argValue(v: unknown): Node {
 
 export class DetailsPanel {
   readonly el = h("div", { class: "tv-details", "data-testid": "details-panel" });
-  private sortKey: SortKey = "total_ns";
-  private sortDesc = true;
-  private lastSummary: { title: string; sub: string; resp: SummaryResponse } | null = null;
+  private readonly summary: SummaryTable;
+  private lastSummary: { title: string; sub: string; resp: SummaryResponse; spanNs: number; picked: Picked | null } | null = null;
   private graph: HloGraphSection | null = null;
   /** The panel grew for a graph once; later graphs keep the height (or the splitter's). */
   private grown = false;
 
   constructor(private readonly host: DetailsHost) {
+    this.summary = new SummaryTable(host);
     this.hint();
+  }
+
+  /** Empties the panel for something to show; leaving the one-line hint, it takes its height, and
+   * the timeline above it keeps the selection in view. */
+  private fill(): void {
+    clear(this.el);
+    if (!this.el.classList.contains("tv-details-empty")) return;
+    this.el.classList.remove("tv-details-empty");
+    this.host.panelGrew();
   }
 
   /** The Graph section shown (an XLA op's), if any. */
@@ -80,6 +80,8 @@ export class DetailsPanel {
     this.lastSummary = null;
     this.stop();
     clear(this.el);
+    // Nothing selected: one line, so the timeline has the height.
+    this.el.classList.add("tv-details-empty");
     this.el.append(
       h(
         "p",
@@ -91,22 +93,22 @@ export class DetailsPanel {
 
   loading(text: string): void {
     this.stop();
-    clear(this.el);
+    this.fill();
     this.el.append(h("p", { class: "tv-hint" }, text));
   }
 
   error(text: string): void {
     this.stop();
-    clear(this.el);
+    this.fill();
     this.el.append(h("p", { class: "ps-error", role: "alert" }, text));
   }
 
   showEvent(d: EventDetails): void {
     this.lastSummary = null;
     this.stop();
-    clear(this.el);
+    this.fill();
     const rows: [string, Node | string][] = [
-      ["Name", h("span", { "data-testid": "details-name" }, d.name)],
+      ["Name", this.nameOf(d.name)],
       ["Category", d.category || "—"],
       ["Track", this.host.trackLabel(d.track)],
       ["Start", formatInstant(d.start_ns)],
@@ -115,8 +117,14 @@ export class DetailsPanel {
       ["Depth", String(d.depth)],
       ["Event id", h("span", { "data-testid": "details-id" }, String(d.id))],
     ];
-    const table = h("table", { class: "tv-kv" });
+    const table = h("table", { class: "tv-kv", "data-testid": "details-fields" });
     for (const [k, v] of rows) table.append(h("tr", {}, h("th", {}, k), h("td", {}, v)));
+    // Computed: the launch → kernel latency of each flow, and a GPU kernel's launch parameters.
+    for (const [k, v] of flowLatencies(d)) table.append(h("tr", { "data-testid": "flow-latency" }, h("th", { class: "tv-name", title: k }, shortName(k)), h("td", {}, v)));
+    const kernel = d.args?.kernel_details;
+    if (typeof kernel === "string") {
+      for (const [k, v] of parseKernelDetails(kernel)) table.append(h("tr", { "data-testid": "kernel-field" }, h("th", {}, k), h("td", {}, v)));
+    }
     const args = Object.entries(d.args ?? {});
     const argTable = h("table", { class: "tv-kv", "data-testid": "details-args" });
     for (const [k, v] of args) argTable.append(h("tr", {}, h("th", {}, k), h("td", {}, argValue(v))));
@@ -161,64 +169,78 @@ export class DetailsPanel {
     this.el.append(grid);
   }
 
-  showSummary(title: string, sub: string, resp: SummaryResponse): void {
-    this.lastSummary = { title, sub, resp };
+  /** The per-name summary of a selection spanning `spanNs`, with the name picked in it if any. */
+  /** The event's name, two lines at most (a C++ kernel's runs to ten): the full name on hover, and
+   * all of it on a click. */
+  private nameOf(name: string): HTMLElement {
+    const el = h("span", { class: "tv-clamp", title: `${name}\n(click to show it all)`, "data-testid": "details-name" }, name);
+    el.addEventListener("click", () => el.classList.toggle("open"));
+    return el;
+  }
+
+  showSummary(title: string, sub: string, resp: SummaryResponse, spanNs: number, picked: Picked | null = null): void {
+    this.lastSummary = { title, sub, resp, spanNs, picked };
     this.stop();
-    clear(this.el);
-    const rows = [...resp.rows].sort((a, b) => {
-      const x = a[this.sortKey];
-      const y = b[this.sortKey];
-      const c = typeof x === "string" ? x.localeCompare(y as string) : (x as number) - (y as number);
-      return this.sortDesc ? -c : c;
-    });
-    const head = h("tr", {});
-    for (const col of COLUMNS) {
-      const arrow = col.key === this.sortKey ? (this.sortDesc ? " ▾" : " ▴") : "";
-      const th = h("th", { class: col.time || col.key === "count" ? "num" : "", title: "Sort" }, col.title + arrow);
-      th.addEventListener("click", () => {
-        if (this.sortKey === col.key) this.sortDesc = !this.sortDesc;
-        else {
-          this.sortKey = col.key;
-          this.sortDesc = col.key !== "name";
-        }
-        if (this.lastSummary) this.showSummary(this.lastSummary.title, this.lastSummary.sub, this.lastSummary.resp);
-      });
-      head.append(th);
-    }
-    const body = h("tbody", {});
-    for (const r of rows) {
-      const tr = h("tr", {});
-      for (const col of COLUMNS) {
-        const v = r[col.key];
-        const text = col.key === "name" ? String(v) : col.time ? formatDuration(v as number, DURATION_DIGITS) : formatCount(v as number);
-        tr.append(h("td", { class: col.key === "name" ? "" : "num" }, text));
-      }
-      body.append(tr);
-    }
+    this.fill();
+    const rerender = () => {
+      const last = this.lastSummary;
+      if (last) this.showSummary(last.title, last.sub, last.resp, last.spanNs, last.picked);
+    };
     this.el.append(
       h("h3", {}, title),
       h("p", { class: "tv-hint" }, `${sub} · ${formatCount(resp.num_events)} events, ${formatCount(resp.rows.length)} names`),
-      resp.rows.length
-        ? h("table", { class: "tv-summary", "data-testid": "summary-table" }, h("thead", {}, head), body)
-        : h("p", { class: "tv-hint" }, "No events in this selection."),
+      resp.rows.length ? this.summary.render(resp, spanNs, picked, rerender) : h("p", { class: "tv-hint" }, "No events in this selection."),
     );
+  }
+
+  /** Marks the name picked in the summary shown (and where its walk is); false when none is shown. */
+  showPicked(picked: Picked | null): boolean {
+    const last = this.lastSummary;
+    if (!last) return false;
+    const scroll = this.el.scrollTop;
+    this.showSummary(last.title, last.sub, last.resp, last.spanNs, picked);
+    this.el.scrollTop = scroll;
+    return true;
   }
 }
 
-/** The handle between the timeline and the details panel: dragging it resizes the panel. */
+/** Where the details panel's height set with the splitter is kept, across views and sessions. */
+export const DETAILS_HEIGHT_KEY = "profscope.detailsHeight";
+/** The panel's least height, and the least left to the timeline above it. */
+const MIN_PANEL_PX = 60;
+const MIN_TIMELINE_PX = 160;
+
+function storedHeight(): number | null {
+  try {
+    const px = Number(localStorage.getItem(DETAILS_HEIGHT_KEY));
+    return Number.isFinite(px) && px >= MIN_PANEL_PX ? px : null;
+  } catch {
+    return null; // storage refused (a sandboxed frame, privacy settings)
+  }
+}
+
+/** The handle between the timeline and the details panel: dragging it resizes the panel, and the
+ * height is remembered (localStorage) for the next view. */
 export function detailsSplitter(panel: HTMLElement): HTMLElement {
-  const s = h("div", { class: "tv-splitter", title: "Drag to resize the details panel" });
+  const s = h("div", { class: "tv-splitter", title: "Drag to resize the details panel", "data-testid": "details-splitter" });
+  const fit = (px: number) => Math.max(MIN_PANEL_PX, Math.min(window.innerHeight - MIN_TIMELINE_PX, px));
+  const stored = storedHeight();
+  if (stored !== null) panel.style.height = `${fit(stored)}px`;
   s.addEventListener("pointerdown", (e) => {
     const startY = e.clientY;
     const startH = panel.getBoundingClientRect().height;
     s.setPointerCapture(e.pointerId);
     const move = (ev: PointerEvent) => {
-      const hgt = Math.max(60, Math.min(window.innerHeight - 160, startH - (ev.clientY - startY)));
-      panel.style.height = `${hgt}px`;
+      panel.style.height = `${fit(startH - (ev.clientY - startY))}px`;
     };
     const up = () => {
       s.removeEventListener("pointermove", move);
       s.removeEventListener("pointerup", up);
+      try {
+        localStorage.setItem(DETAILS_HEIGHT_KEY, String(Math.round(panel.getBoundingClientRect().height)));
+      } catch {
+        // Not remembered; the height holds for this view.
+      }
     };
     s.addEventListener("pointermove", move);
     s.addEventListener("pointerup", up);

@@ -18,7 +18,9 @@ export const KEY_HELP: [string, string][] = [
   ["M", "Mark the selection's time range and show its duration"],
   ["0", "Zoom out to the whole trace"],
   ["/", "Find events…"],
-  ["Enter / Shift+Enter", "In the search box: next / previous match"],
+  ["Enter / Shift+Enter", "Next / previous search match, panned to at the current zoom (in the search box or on the timeline)"],
+  ["Z", "Zoom to where the device (or the selected event's section) is busy"],
+  ["T", "Tracks: filter, hide, pin to the top, limit depth, fold; presets"],
   ["Esc", "Clear selection, marks and measurements; close this help"],
   ["?", "Show or hide this help"],
 ];

@@ -181,7 +181,7 @@ describe("the details panel", () => {
   function panel(answers: (params: HloParams) => HloAnswer, xplane = true) {
     const fake = fakeHost(answers);
     let grew = 0;
-    const details = new DetailsPanel({ trackLabel: () => "TPU:0 / XLA Ops", jumpTo: () => {}, hlo: fake.host, mayHoldHlo: () => xplane, panelGrew: () => grew++ });
+    const details = new DetailsPanel({ trackLabel: () => "TPU:0 / XLA Ops", jumpTo: () => {}, hlo: fake.host, mayHoldHlo: () => xplane, panelGrew: () => grew++, pickName: () => {}, stepPicked: () => {} });
     return { details, fake, grew: () => grew };
   }
 
@@ -189,11 +189,12 @@ describe("the details panel", () => {
     const { details, fake, grew } = panel(() => opAnswer("fusion.2"));
     details.showEvent(event({ program_id: 1.2190760917235804e19, hlo_op: "fusion.2" }));
     expect(details.el.querySelector(".tv-details-grid")?.classList.contains("tv-hlo-grid")).toBe(true);
-    expect(grew()).toBe(1);
+    // Once out of the one-line hint, once for the graph.
+    expect(grew()).toBe(2);
     expect(details.el.querySelector("[data-testid=details-args]")?.textContent).toContain("≈ 12190760917235804160");
     await drawn(details.graphSection as HloGraphSection);
     details.showEvent(event({ program_id: 15 }));
-    expect(grew()).toBe(1);
+    expect(grew()).toBe(2);
     expect(fake.requests.map((p) => p.event)).toEqual([7, 7]);
     details.hint();
     expect(details.graphSection).toBeNull();

@@ -36,6 +36,9 @@ function setup(pointerX: number | null = null) {
     markSelection: () => calls.push("mark"),
     wholeTrace: () => calls.push("whole"),
     focusSearch: () => calls.push("find"),
+    searchStep: (dir) => calls.push(dir === 1 ? "next" : "prev"),
+    zoomToActivity: () => calls.push("activity"),
+    toggleTracks: () => calls.push("tracks"),
   };
   keyboard = new KeyboardInput(tl, () => pointerX, actions);
   const down = (key: string, init: KeyboardEventInit = {}, target: EventTarget = document) =>
@@ -86,6 +89,14 @@ describe("KeyboardInput", () => {
     const { calls, down } = setup();
     for (const k of ["2", "#", "f", "M", "0", "/"]) down(k);
     expect(calls).toEqual(["tool pan", "tool zoom", "fit", "mark", "whole", "find"]);
+  });
+
+  it("zooms to activity on Z, opens the tracks on T and walks the search on Enter (not a button's)", () => {
+    const { calls, down } = setup();
+    for (const k of ["z", "T", "Enter"]) down(k);
+    down("Enter", { shiftKey: true });
+    down("Enter", {}, document.body.appendChild(document.createElement("button")));
+    expect(calls).toEqual(["activity", "tracks", "next", "prev"]);
   });
 
   it("closes the help on Esc before it clears anything", () => {

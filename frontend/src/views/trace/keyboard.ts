@@ -1,6 +1,7 @@
 /** The keyboard, like chrome://tracing: W / S zoom and A / D (or ← / →) pan, faster the longer a key
- * is held; 1–4 pick a tool, F fits the selection, M marks it, 0 shows the whole trace, / finds,
- * ? shows the help, Esc clears. Keys are read from the top document too, so they work inside
+ * is held; 1–4 pick a tool, F fits the selection, M marks it, 0 shows the whole trace, Z zooms to
+ * the device's activity, T opens the track panel, / finds and Enter / Shift+Enter walk the search's
+ * matches, ? shows the help, Esc clears. Keys are read from the top document too, so they work inside
  * TensorBoard before any click into the plugin's frame. */
 
 import type { Timeline } from "./timeline.ts";
@@ -21,6 +22,10 @@ export interface KeyActions {
   markSelection(): void;
   wholeTrace(): void;
   focusSearch(): void;
+  /** Enter / Shift+Enter on the timeline: the next / previous match of the search box's query. */
+  searchStep(dir: 1 | -1): void;
+  zoomToActivity(): void;
+  toggleTracks(): void;
 }
 
 /** Zoom factor of one tap of W (S zooms out by its inverse), and pan of one tap of A / D as a
@@ -162,6 +167,22 @@ export class KeyboardInput {
       case "/":
         e.preventDefault();
         this.actions.focusSearch();
+        return;
+      case "z":
+      case "Z":
+        e.preventDefault();
+        this.actions.zoomToActivity();
+        return;
+      case "t":
+      case "T":
+        e.preventDefault();
+        this.actions.toggleTracks();
+        return;
+      case "Enter":
+        // A focused button's Enter is its click.
+        if ((e.target as HTMLElement | null)?.tagName === "BUTTON") return;
+        e.preventDefault();
+        this.actions.searchStep(e.shiftKey ? -1 : 1);
         return;
     }
   }

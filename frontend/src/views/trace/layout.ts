@@ -1,19 +1,29 @@
 /** Vertical layout of the timeline: section headers (collapsible) and their tracks, each track as
- * many rows as its nesting depth. Content coordinates: y = 0 is the top of the first section. */
+ * many rows as its nesting depth (or its depth limit), the pinned tracks first in a section of their
+ * own and the tracks the choice hides left out. Content coordinates: y = 0 is the top of the first
+ * section. */
 
 import type { MetaSection, MetaTrack, TraceMeta } from "../../api/types.ts";
+import { emptyChoice, isShown, type TrackChoice } from "./tracks.ts";
 
 export const SECTION_HEIGHT = 24;
 export const ROW_HEIGHT = 18;
 export const TRACK_PAD = 3;
 export const COUNTER_HEIGHT = 44;
+/** Section id of the pinned tracks (real sections have ids from 0). */
+export const PINNED_SECTION = -1;
 
 export interface TrackBox {
   track: MetaTrack;
+  /** The section it is drawn in: its own, or the pinned one. */
   section: SectionBox;
+  /** The section it belongs to in the trace. */
+  home: MetaSection;
   /** y of the first depth row. */
   top: number;
   height: number;
+  /** Depth rows drawn (deeper events are not). */
+  rows: number;
   isCounter: boolean;
 }
 
@@ -45,32 +55,50 @@ export class Layout {
   constructor(
     readonly meta: TraceMeta,
     collapsed: ReadonlySet<number>,
+    choice: TrackChoice = emptyChoice(),
   ) {
     const byHostThenOrder = (a: MetaSection, b: MetaSection) =>
       hostIndexOf(meta, a.host) - hostIndexOf(meta, b.host) || a.sort_index - b.sort_index || a.id - b.id;
+    const sectionsById = new Map(meta.sections.map((s) => [s.id, s]));
+    const pinned = new Set(choice.pinned);
     const trackLists = new Map<number, MetaTrack[]>();
+    const byId = new Map<number, MetaTrack>();
     for (const t of meta.tracks) {
+      byId.set(t.id, t);
+      if (pinned.has(t.id) || !isShown(choice, t, sectionsById.get(t.section))) continue;
       const list = trackLists.get(t.section) ?? [];
       list.push(t);
       trackLists.set(t.section, list);
     }
-    let y = 0;
+    const groups: { section: MetaSection; tracks: MetaTrack[] }[] = [];
+    const pinnedTracks = choice.pinned.map((id) => byId.get(id)).filter((t): t is MetaTrack => !!t);
+    if (pinnedTracks.length) {
+      const pinnedSection: MetaSection = { id: PINNED_SECTION, name: "Pinned", kind: "pinned", sort_index: -1, host: pinnedTracks[0].host };
+      groups.push({ section: pinnedSection, tracks: pinnedTracks });
+    }
     for (const section of [...meta.sections].sort(byHostThenOrder)) {
+      const tracks = (trackLists.get(section.id) ?? []).sort((a, b) => a.sort_index - b.sort_index || a.id - b.id);
+      // A section left empty by the choice is left out; one empty in the trace is still shown.
+      if (tracks.length || !meta.tracks.some((t) => t.section === section.id)) groups.push({ section, tracks });
+    }
+    let y = 0;
+    for (const { section, tracks } of groups) {
       const host = meta.hosts[hostIndexOf(meta, section.host)];
       const box: SectionBox = {
         section,
-        hostName: host ? host.name : "",
+        hostName: host && section.id !== PINNED_SECTION ? host.name : "",
         top: y,
         collapsed: collapsed.has(section.id),
         tracks: [],
         bottom: 0,
       };
       y += SECTION_HEIGHT;
-      const tracks = (trackLists.get(section.id) ?? []).sort((a, b) => a.sort_index - b.sort_index || a.id - b.id);
       for (const track of tracks) {
         const isCounter = track.kind === "counter";
-        const height = isCounter ? COUNTER_HEIGHT : (track.max_depth + 1) * ROW_HEIGHT + 2 * TRACK_PAD;
-        const tb: TrackBox = { track, section: box, top: y + (isCounter ? 0 : TRACK_PAD), height, isCounter };
+        const rows = Math.min(track.max_depth + 1, choice.depthLimit.get(track.id) ?? Infinity);
+        const height = isCounter ? COUNTER_HEIGHT : rows * ROW_HEIGHT + 2 * TRACK_PAD;
+        const home = sectionsById.get(track.section) ?? section;
+        const tb: TrackBox = { track, section: box, home, top: y + (isCounter ? 0 : TRACK_PAD), height, rows, isCounter };
         box.tracks.push(tb);
         this.tracks.set(track.id, tb);
         if (!box.collapsed) y += height;
@@ -96,7 +124,7 @@ export class Layout {
           const outerTop = t.isCounter ? t.top : t.top - TRACK_PAD;
           if (y >= outerTop && y < outerTop + t.height) {
             const depth = t.isCounter ? 0 : Math.floor((y - t.top) / ROW_HEIGHT);
-            return { kind: "track", track: t, depth: Math.max(0, Math.min(t.track.max_depth, depth)) };
+            return { kind: "track", track: t, depth: Math.max(0, Math.min(t.rows - 1, depth)) };
           }
         }
         return null;
@@ -110,7 +138,7 @@ export class Layout {
     const t = this.tracks.get(trackId);
     if (!t) return null;
     if (t.section.collapsed) return t.section.top + SECTION_HEIGHT / 2;
-    return t.isCounter ? t.top + t.height / 2 : t.top + depth * ROW_HEIGHT + ROW_HEIGHT / 2;
+    return t.isCounter ? t.top + t.height / 2 : t.top + Math.min(depth, t.rows - 1) * ROW_HEIGHT + ROW_HEIGHT / 2;
   }
 
   /** Ids of the visible tracks overlapping content heights [y0, y1] (rubber-band selection). */

@@ -13,11 +13,13 @@ export interface Mark {
   stepNs: number;
 }
 
-/** A range highlighted on the timeline and the axis. */
+/** A range highlighted on the timeline and the axis: on `tracks` only (a selected range), or on
+ * every track (a measurement). */
 export interface ColoredRange {
   start: number;
   end: number;
   color: string;
+  tracks?: number[];
 }
 
 export const MARK_COLOR = "#e8710a";

@@ -6,7 +6,7 @@
  * canvas API. */
 
 import type { Tile } from "../../api/tile.ts";
-import { colorIndex, colorOf, PALETTE_SIZE } from "./colors.ts";
+import { type CanvasColors, canvasColors, colorIndex, colorOf, PALETTE_SIZE } from "./colors.ts";
 import { ROW_HEIGHT } from "./layout.ts";
 import type { Piece } from "./scene.ts";
 
@@ -35,11 +35,18 @@ export function pixel(hex: string, alpha = 1, under = "#ffffff"): number {
   return LITTLE_ENDIAN ? ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0 : ((r << 24) | (g << 16) | (b << 8) | 255) >>> 0;
 }
 
-export const ROW_BACKGROUNDS = ["#ffffff", "#f7f8fa"];
 const EVENT_PIXELS = Array.from({ length: PALETTE_SIZE }, (_, i) => pixel(colorOf(i)));
-const DENSITY_PIXELS = ROW_BACKGROUNDS.map((bg) =>
-  Array.from({ length: DENSITY_BUCKETS }, (_, b) => pixel("#46566e", 0.25 + (0.65 * (b + 1)) / DENSITY_BUCKETS, bg)),
-);
+/** Per theme's colours, per track background, the pixel of each density bucket. */
+const densityPixels = new Map<CanvasColors, number[][]>();
+
+function densityPixelsOf(c: CanvasColors): number[][] {
+  let pixels = densityPixels.get(c);
+  if (!pixels) {
+    pixels = c.rows.map((bg) => Array.from({ length: DENSITY_BUCKETS }, (_, b) => pixel(c.density, 0.25 + (0.65 * (b + 1)) / DENSITY_BUCKETS, bg)));
+    densityPixels.set(c, pixels);
+  }
+  return pixels;
+}
 
 /** A horizontal band of the background (section header, track, separator line), CSS px. */
 export interface Band {
@@ -53,7 +60,7 @@ export interface RowGeometry {
   /** CSS y of the top of depth row 0 (NaN: hidden, collapsed or a counter track). */
   tops: Float64Array;
   maxDepth: Int32Array;
-  /** Background of the track (index into ROW_BACKGROUNDS). */
+  /** Background of the track (index into the theme's `rows`, colors.ts). */
   shade: Uint8Array;
   /** 1 when the track's section is collapsed: its top-level events are drawn in the section header. */
   collapsed: Uint8Array;
@@ -157,6 +164,7 @@ export function paintPieces(
 ): void {
   const { u, width: W, height: H } = r;
   const { tops, shade, maxDepth } = geo;
+  const density = densityPixelsOf(canvasColors());
   const left = xm.left;
   const toDev = (x: number) => (x - left) * dpr;
   const labelled = new Set<number>();
@@ -181,7 +189,7 @@ export function paintPieces(
     for (const tr of visible) {
       if (tr + 1 >= sg.start.length) continue;
       const top = tops[tr];
-      const colors = DENSITY_PIXELS[shade[tr]];
+      const colors = density[shade[tr]];
       for (let k = sg.start[tr], end = sg.start[tr + 1]; k < end; k++) {
         const i = sg.order[k];
         if (sm.depth[i] > maxDepth[tr]) continue;

@@ -4,9 +4,9 @@
  * state it is given. */
 
 import { formatDuration } from "../../shared/units.ts";
-import { computeTicks, DURATION_DIGITS, formatTimestamp } from "./axis.ts";
-import { textColorOn } from "./colors.ts";
-import { type Layout, ROW_HEIGHT, SECTION_HEIGHT, TRACK_PAD } from "./layout.ts";
+import { computeTicks, DURATION_DIGITS, formatTimestamp, originText } from "./axis.ts";
+import { canvasColors, textColorOn } from "./colors.ts";
+import { type Layout, PINNED_SECTION, ROW_HEIGHT, SECTION_HEIGHT, TRACK_PAD } from "./layout.ts";
 import {
   type Band,
   BOX_HEIGHT,
@@ -15,9 +15,9 @@ import {
   paintPieces,
   type Raster,
   replicateRows,
-  ROW_BACKGROUNDS,
   type RowGeometry,
 } from "./raster.ts";
+import type { ColoredRange } from "./measure.ts";
 import type { Piece } from "./scene.ts";
 import type { Projection } from "./viewport.ts";
 
@@ -46,8 +46,8 @@ export interface FlowArrow {
 
 export interface Overlay {
   selected: SelectedBox[];
-  /** Highlighted time range (selection range, `m` mark, timing measurement). */
-  marks: { start: number; end: number; color: string }[];
+  /** Highlighted time range (selection range on its tracks, `m` mark, timing measurement). */
+  marks: ColoredRange[];
   /** Rubber band being dragged, in canvas pixels. */
   band: { x0: number; y0: number; x1: number; y1: number } | null;
   /** Vertical cursor line, canvas x. */
@@ -123,7 +123,7 @@ function rowGeometry(layout: Layout, scrollY: number): RowGeometry {
         collapsed[id] = 1;
         tops[id] = s.top + (SECTION_HEIGHT - ROW_HEIGHT) / 2 - scrollY;
       } else {
-        maxDepth[id] = t.track.max_depth;
+        maxDepth[id] = t.rows - 1;
         tops[id] = t.top - scrollY;
       }
     }
@@ -133,7 +133,8 @@ function rowGeometry(layout: Layout, scrollY: number): RowGeometry {
 
 /** Background bands (section headers, tracks, separators) visible on a canvas `height` tall. */
 function backgroundBands(layout: Layout, scrollY: number, height: number): Band[] {
-  const bands: Band[] = [{ y: 0, height, color: "#ffffff" }];
+  const c = canvasColors();
+  const bands: Band[] = [{ y: 0, height, color: c.rows[0] }];
   let k = 0;
   for (const s of layout.sections) {
     const top = s.top - scrollY;
@@ -141,13 +142,13 @@ function backgroundBands(layout: Layout, scrollY: number, height: number): Band[
       k += s.tracks.length;
       continue;
     }
-    bands.push({ y: top, height: SECTION_HEIGHT, color: "#e8ecf2" }, { y: top + SECTION_HEIGHT - 1, height: 1, color: "#c9d1dc" });
+    bands.push({ y: top, height: SECTION_HEIGHT, color: c.sectionBg }, { y: top + SECTION_HEIGHT - 1, height: 1, color: c.sectionLine });
     for (const t of s.tracks) {
-      const shade = ROW_BACKGROUNDS[k++ % 2];
+      const shade = c.rows[k++ % 2];
       if (s.collapsed) continue;
       const y = (t.isCounter ? t.top : t.top - TRACK_PAD) - scrollY;
       if (y > height || y + t.height < 0) continue;
-      bands.push({ y, height: t.height, color: shade }, { y: y + t.height - 1, height: 1, color: "#eceff3" });
+      bands.push({ y, height: t.height, color: shade }, { y: y + t.height - 1, height: 1, color: c.rowLine });
     }
   }
   return bands;
@@ -209,7 +210,7 @@ export function drawFrame(f: FrameInput): FrameStats {
     ctx.strokeRect(x + 0.5, y + 0.5, Math.abs(band.x1 - band.x0), Math.abs(band.y1 - band.y0));
   }
   if (cursorX !== null && cursorX >= left) {
-    ctx.strokeStyle = "rgba(0,0,0,0.35)";
+    ctx.strokeStyle = canvasColors().cursorLine;
     ctx.beginPath();
     ctx.moveTo(Math.round(cursorX) + 0.5, 0);
     ctx.lineTo(Math.round(cursorX) + 0.5, height);
@@ -232,7 +233,7 @@ function drawBoxLabels(ctx: CanvasRenderingContext2D, labels: Label[], stats: Fr
 function drawGrid(f: FrameInput): void {
   const { ctx, width, height, proj } = f;
   const ticks = computeTicks(proj.range.start, proj.range.end, width - LABEL_WIDTH);
-  ctx.fillStyle = "rgba(0,0,0,0.06)";
+  ctx.fillStyle = canvasColors().grid;
   for (const t of ticks.ticks) {
     const x = Math.round(proj.x(t.ns));
     if (x >= LABEL_WIDTH) ctx.fillRect(x, 0, 1, height);
@@ -241,7 +242,7 @@ function drawGrid(f: FrameInput): void {
 
 function drawSpanEdges(f: FrameInput): void {
   const { ctx, height, proj, width } = f;
-  ctx.fillStyle = "rgba(120,120,120,0.12)";
+  ctx.fillStyle = canvasColors().outsideSpan;
   const x0 = proj.x(0);
   if (x0 > LABEL_WIDTH) ctx.fillRect(LABEL_WIDTH, 0, x0 - LABEL_WIDTH, height);
   const x1 = proj.x(f.spanEnd);
@@ -250,6 +251,7 @@ function drawSpanEdges(f: FrameInput): void {
 
 function drawCounters(f: FrameInput): void {
   const { ctx, proj, scrollY, layout, height } = f;
+  const colors = canvasColors();
   const pxPerNs = proj.pxPerNs;
   const originX = proj.x0 - proj.range.start * pxPerNs;
   for (const [id, t] of layout.tracks) {
@@ -295,12 +297,12 @@ function drawCounters(f: FrameInput): void {
     }
     ctx.lineTo(Math.max(end, xs[xs.length - 1] + ws[ws.length - 1]), zero);
     ctx.closePath();
-    ctx.fillStyle = "rgba(46, 125, 50, 0.35)";
+    ctx.fillStyle = colors.counterFill;
     ctx.fill();
-    ctx.strokeStyle = "rgba(27, 94, 32, 0.9)";
+    ctx.strokeStyle = colors.counterLine;
     ctx.lineWidth = 1;
     ctx.stroke();
-    ctx.fillStyle = "#1b5e20";
+    ctx.fillStyle = colors.counterText;
     ctx.fillText(`max ${formatValue(hi)}`, LABEL_WIDTH + 4, top + 8);
   }
 }
@@ -315,6 +317,7 @@ function formatValue(v: number): string {
 
 function drawSelection(f: FrameInput, geo: RowGeometry): void {
   const { ctx, proj, width } = f;
+  const colors = canvasColors();
   for (const s of f.overlay.selected) {
     const top = s.track < geo.tops.length && !geo.collapsed[s.track] ? geo.tops[s.track] : NaN;
     if (top !== top) continue;
@@ -330,10 +333,10 @@ function drawSelection(f: FrameInput, geo: RowGeometry): void {
     x0 = Math.max(x0, LABEL_WIDTH - 2);
     x1 = Math.min(x1, width + 2);
     ctx.lineWidth = 2;
-    ctx.strokeStyle = "#111";
+    ctx.strokeStyle = colors.selectionOuter;
     ctx.strokeRect(x0 - 1, y - 1, x1 - x0 + 2, BOX_HEIGHT + 2);
     ctx.lineWidth = 1;
-    ctx.strokeStyle = "#fff";
+    ctx.strokeStyle = colors.selectionInner;
     ctx.strokeRect(x0 + 0.5, y + 0.5, x1 - x0 - 1, BOX_HEIGHT - 1);
   }
 }
@@ -356,8 +359,9 @@ function drawFlows(f: FrameInput, stats: FrameStats): void {
   const { ctx, proj, layout, scrollY, width } = f;
   const seen = new Set<string>();
   ctx.lineWidth = 1;
-  ctx.strokeStyle = "rgba(150, 60, 20, 0.75)";
-  ctx.fillStyle = "rgba(150, 60, 20, 0.9)";
+  const colors = canvasColors();
+  ctx.strokeStyle = colors.flow;
+  ctx.fillStyle = colors.flowHead;
   if (f.overlay.showFlows) {
     outer: for (const p of f.pieces) {
       const fl = p.tile.flows;
@@ -378,8 +382,8 @@ function drawFlows(f: FrameInput, stats: FrameStats): void {
     }
   }
   ctx.lineWidth = 2;
-  ctx.strokeStyle = "rgba(200, 30, 30, 0.95)";
-  ctx.fillStyle = "rgba(200, 30, 30, 0.95)";
+  ctx.strokeStyle = colors.pinnedFlow;
+  ctx.fillStyle = colors.pinnedFlow;
   for (const a of f.overlay.pinnedFlows) {
     const ys = layout.yOf(a.srcTrack, a.srcDepth);
     const yd = layout.yOf(a.dstTrack, a.dstDepth);
@@ -395,13 +399,36 @@ function drawMarks(f: FrameInput): void {
     const x0 = proj.x(m.start);
     const x1 = proj.x(m.end);
     ctx.fillStyle = m.color;
-    ctx.globalAlpha = 0.12;
-    ctx.fillRect(x0, 0, Math.max(1, x1 - x0), height);
-    ctx.globalAlpha = 0.9;
-    ctx.fillRect(Math.round(x0), 0, 1, height);
-    ctx.fillRect(Math.round(x1), 0, 1, height);
+    for (const [y, h] of m.tracks ? trackSpans(f.layout, m.tracks, f.scrollY) : [[0, height]]) {
+      ctx.globalAlpha = 0.12;
+      ctx.fillRect(x0, y, Math.max(1, x1 - x0), h);
+      ctx.globalAlpha = 0.9;
+      ctx.fillRect(Math.round(x0), y, 1, h);
+      ctx.fillRect(Math.round(x1), y, 1, h);
+    }
     ctx.globalAlpha = 1;
   }
+}
+
+/** [y, height] on screen of the rows of `tracks` (a folded section's header for its tracks),
+ * neighbours merged into one span. */
+function trackSpans(layout: Layout, tracks: number[], scrollY: number): [number, number][] {
+  const spans: [number, number][] = [];
+  for (const id of tracks) {
+    const t = layout.tracks.get(id);
+    if (!t) continue;
+    const top = t.section.collapsed ? t.section.top : t.isCounter ? t.top : t.top - TRACK_PAD;
+    const height = t.section.collapsed ? SECTION_HEIGHT : t.height;
+    spans.push([top - scrollY, height]);
+  }
+  spans.sort((a, b) => a[0] - b[0]);
+  const merged: [number, number][] = [];
+  for (const [y, h] of spans) {
+    const last = merged[merged.length - 1];
+    if (last && y <= last[0] + last[1] + 1) last[1] = Math.max(last[1], y + h - last[0]);
+    else merged.push([y, h]);
+  }
+  return merged;
 }
 
 const KIND_TAGS: Record<string, string> = {
@@ -415,6 +442,7 @@ const KIND_TAGS: Record<string, string> = {
 
 function drawLabels(f: FrameInput, bands: Band[]): void {
   const { ctx, height, scrollY, layout } = f;
+  const colors = canvasColors();
   ctx.save();
   ctx.beginPath();
   ctx.rect(0, 0, LABEL_WIDTH, height);
@@ -426,35 +454,40 @@ function drawLabels(f: FrameInput, bands: Band[]): void {
   for (const s of layout.sections) {
     const y = s.top - scrollY;
     if (s.bottom - scrollY < 0 || y > height) continue;
-    ctx.fillStyle = "#1f2937";
+    ctx.fillStyle = colors.sectionText;
     ctx.font = BOLD_FONT;
     const arrow = s.collapsed ? "▸" : "▾";
     const host = f.multiHost && s.hostName ? `${s.hostName} · ` : "";
     const title = `${arrow} ${host}${s.section.name}`;
     ctx.fillText(fitText(ctx, title, LABEL_WIDTH - 60), 6, y + SECTION_HEIGHT / 2);
     ctx.font = FONT;
-    ctx.fillStyle = "#6b7280";
+    ctx.fillStyle = colors.mutedText;
     const tag = `${s.section.kind.toUpperCase()} · ${s.tracks.length}`;
     ctx.fillText(tag, LABEL_WIDTH - 8 - textWidth(ctx, tag), y + SECTION_HEIGHT / 2);
     if (s.collapsed) continue;
     for (const t of s.tracks) {
       const top = (t.isCounter ? t.top : t.top - TRACK_PAD) - scrollY;
       if (top > height || top + t.height < 0) continue;
-      const mid = top + Math.min(t.height, ROW_HEIGHT + 2 * TRACK_PAD) / 2;
-      const tag = KIND_TAGS[t.track.kind] ?? t.track.kind;
+      // Sticky: the label stays in view while a deep track scrolls past the top.
+      const first = Math.min(t.height, ROW_HEIGHT + 2 * TRACK_PAD) / 2;
+      const mid = Math.max(top + first, Math.min(first, top + t.height - first));
+      const limited = t.rows <= t.track.max_depth ? ` · ${t.rows}/${t.track.max_depth + 1} rows` : "";
+      const tag = (KIND_TAGS[t.track.kind] ?? t.track.kind) + limited;
       const tagW = textWidth(ctx, tag);
-      ctx.fillStyle = "#111827";
-      ctx.fillText(fitText(ctx, t.track.name, LABEL_WIDTH - 34 - tagW), 18, mid);
-      ctx.fillStyle = "#9ca3af";
+      const name = s.section.id === PINNED_SECTION ? `${t.track.name} · ${t.home.name}` : t.track.name;
+      ctx.fillStyle = colors.trackText;
+      ctx.fillText(fitText(ctx, name, LABEL_WIDTH - 34 - tagW), 18, mid);
+      ctx.fillStyle = colors.mutedText;
       ctx.fillText(tag, LABEL_WIDTH - 8 - tagW, mid);
     }
   }
-  ctx.fillStyle = "#c9d1dc";
+  ctx.fillStyle = colors.border;
   ctx.fillRect(LABEL_WIDTH - 1, 0, 1, height);
   ctx.restore();
 }
 
-/** The time axis above the tracks: ticks in an adaptive unit, the cursor time and marked ranges. */
+/** The time axis above the tracks: ticks in an adaptive unit as offsets from the origin written at
+ * their left (axis.ts), the cursor's time in full and marked ranges. */
 export function drawAxis(
   ctx: CanvasRenderingContext2D,
   width: number,
@@ -463,8 +496,9 @@ export function drawAxis(
   marks: { start: number; end: number; color: string }[],
   cursorX: number | null,
 ): void {
+  const colors = canvasColors();
   ctx.clearRect(0, 0, width, height);
-  ctx.fillStyle = "#f3f5f8";
+  ctx.fillStyle = colors.axisBg;
   ctx.fillRect(0, 0, width, height);
   ctx.font = FONT;
   ctx.textBaseline = "middle";
@@ -473,7 +507,7 @@ export function drawAxis(
   ctx.beginPath();
   ctx.rect(LABEL_WIDTH, 0, width - LABEL_WIDTH, height);
   ctx.clip();
-  ctx.fillStyle = "#374151";
+  ctx.fillStyle = colors.axisText;
   for (const t of ticks.ticks) {
     const x = Math.round(proj.x(t.ns));
     ctx.fillRect(x, height - 8, 1, 8);
@@ -489,26 +523,28 @@ export function drawAxis(
     const label = formatDuration(m.end - m.start, DURATION_DIGITS);
     const w = textWidth(ctx, label) + 8;
     const cx = Math.min(Math.max((x0 + x1) / 2, LABEL_WIDTH + w / 2), width - w / 2);
-    ctx.fillStyle = "#ffffff";
+    ctx.fillStyle = colors.badgeBg;
     ctx.fillRect(cx - w / 2, height - 15, w, 13);
     ctx.strokeStyle = m.color;
     ctx.strokeRect(cx - w / 2 + 0.5, height - 14.5, w - 1, 12);
-    ctx.fillStyle = "#111827";
+    ctx.fillStyle = colors.badgeText;
     ctx.fillText(label, cx - w / 2 + 4, height - 8.5);
   }
   if (cursorX !== null && cursorX >= LABEL_WIDTH) {
     const label = formatTimestamp(proj.ns(cursorX), proj.nsPerPx, Math.max(Math.abs(proj.range.start), Math.abs(proj.range.end)));
     const w = textWidth(ctx, label) + 8;
     const x = Math.min(cursorX + 4, width - w);
-    ctx.fillStyle = "#1f2937";
+    ctx.fillStyle = colors.trackText;
     ctx.fillRect(x, 2, w, 13);
-    ctx.fillStyle = "#ffffff";
+    ctx.fillStyle = colors.rows[0];
     ctx.fillText(label, x + 4, 8.5);
   }
   ctx.restore();
-  ctx.fillStyle = "#6b7280";
-  ctx.fillText(`time from trace start`, 8, height / 2);
-  ctx.fillStyle = "#c9d1dc";
+  ctx.fillStyle = colors.mutedText;
+  // The labels count from this time (from the trace's start), written in full at their left.
+  const origin = originText(ticks);
+  ctx.fillText(origin, LABEL_WIDTH - 8 - textWidth(ctx, origin), height / 2);
+  ctx.fillStyle = colors.border;
   ctx.fillRect(0, height - 1, width, 1);
   ctx.fillRect(LABEL_WIDTH - 1, 0, 1, height);
 }

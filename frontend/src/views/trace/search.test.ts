@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { inPage, pageOffset, stepIndex } from "./search.ts";
+import { exactNamePattern, inPage, isEmptyQuery, literalQuery, pageOffset, parseQuery, stepIndex } from "./search.ts";
 
 describe("search stepping", () => {
   it("starts at the first match going forward and at the last going back", () => {
@@ -24,5 +24,22 @@ describe("search stepping", () => {
     expect(inPage(1000, 0, 1000)).toBe(false);
     expect(inPage(1000, 1000, 1000)).toBe(true);
     expect(inPage(308_849, 308_000, 850)).toBe(true);
+  });
+});
+
+describe("search queries", () => {
+  it("takes key:value words as argument filters and the rest as text", () => {
+    expect(parseQuery("  gemm stream:7 grid:*1024* ", false)).toEqual({ text: "gemm", regex: false, arg: "stream:7 grid:*1024*" });
+    expect(parseQuery("aten::mm", false)).toEqual({ text: "aten::mm", regex: false, arg: "" });
+    expect(parseQuery('"nccl:all_reduce" device:0', true)).toEqual({ text: "nccl:all_reduce", regex: true, arg: "device:0" });
+    expect(parseQuery("Memcpy HtoD", false).text).toBe("Memcpy HtoD");
+    expect(isEmptyQuery(parseQuery("   ", false))).toBe(true);
+    expect(literalQuery(" nccl:all_reduce ")).toEqual({ text: "nccl:all_reduce", regex: false, arg: "" });
+  });
+
+  it("escapes a name into an exact regular expression", () => {
+    const pattern = exactNamePattern("void at::f<float>(a.b) [x]*");
+    expect(new RegExp(pattern).test("void at::f<float>(a.b) [x]*")).toBe(true);
+    expect(new RegExp(pattern).test("void at::f<float>(a.b) [x]*2")).toBe(false);
   });
 });

@@ -7,7 +7,7 @@ import type { ViewContext } from "../view.ts";
 import { tileWidthNs } from "./levels.ts";
 import { LABEL_WIDTH } from "./render.ts";
 import type { EventHit } from "./scene.ts";
-import { pinnedFlowsOf, resolvePinnedFlows, SelectionManager } from "./selection.ts";
+import { matchesInSelection, pinnedFlowsOf, resolvePinnedFlows, SelectionManager } from "./selection.ts";
 import { Timeline } from "./timeline.ts";
 
 const trace = makeTrace(3, 4);
@@ -26,6 +26,12 @@ function setup() {
     summaryIds: async (_s: unknown, ids: number[]) => {
       requests.push(`summary ${ids.join(",")}`);
       return summarize(trace, ids.map((id) => trace.events[id]));
+    },
+    search: async (_s: unknown, pattern: string) => {
+      requests.push(`search ${pattern}`);
+      const named = trace.events.filter((e) => new RegExp(pattern).test(e.name));
+      const matches = named.map((e) => ({ id: e.id, name: e.name, track: e.track, depth: e.depth, start_ns: e.start, dur_ns: e.dur }));
+      return { query: pattern, total: matches.length, offset: 0, matches, truncated: false };
     },
     summaryRange: async (_s: unknown, start: number, end: number, tracks: number[]) => {
       requests.push(`range ${start}-${end} on ${tracks.join(",")}`);
@@ -94,7 +100,7 @@ describe("SelectionManager", () => {
     await sel.selectRange(1000, 3_001_000, [0, 1], 1000);
     expect(requests).toEqual(["range 1000-3001000 on 0,1"]);
     expect(sel.details.el.textContent).toContain("3 ms from 1 µs on 2 tracks");
-    expect(sel.coloredRanges()).toEqual([{ start: 1000, end: 3_001_000, color: "#1a73e8" }]);
+    expect(sel.coloredRanges()).toEqual([{ start: 1000, end: 3_001_000, color: "#1a73e8", tracks: [0, 1] }]);
   });
 
   it("marks the selection's span, keeps the last 8 marks, and zooms to the selection", async () => {
@@ -118,5 +124,38 @@ describe("SelectionManager", () => {
     await sel.selectByIds([kernel.id, launch.id], true);
     expect(requests).toEqual([`event ${kernel.id}`, `event ${launch.id}`, `summary ${kernel.id},${launch.id}`]);
     expect(tl.range.start).toBeLessThan(Math.min(kernel.start, launch.start));
+  });
+
+  it("picks a summary row: selects that name's events in the range and walks through them", async () => {
+    const { sel, tl, requests, revealed } = setup();
+    const [lo, hi] = [0, trace.meta.span_ns[1]];
+    await sel.selectRange(lo, hi, [kernel.track]);
+    const expected = trace.events.filter((e) => e.name === kernel.name && e.track === kernel.track).map((e) => e.id);
+    const row = sel.details.el.querySelector(`tr[data-name="${CSS.escape(kernel.name)}"]`) as HTMLElement;
+    row.click();
+    await settle();
+    expect(requests.at(-1)).toMatch(/^search \^/);
+    expect(sel.selectedBoxes().map((b) => b.id)).toEqual(expected);
+    expect(sel.details.el.querySelector("[data-testid=picked]")?.textContent).toContain(`1 / ${expected.length}`);
+    expect(sel.details.el.querySelector("tr.picked")?.getAttribute("data-name")).toBe(kernel.name);
+    sel.stepPicked(1);
+    const second = trace.events[expected[1 % expected.length]];
+    expect(tl.range.start).toBeLessThanOrEqual(second.start);
+    expect(tl.range.end).toBeGreaterThanOrEqual(second.start + second.dur);
+    expect(revealed.at(-1)).toEqual([second.track, second.depth]);
+    sel.clear();
+    expect(sel.selectedBoxes()).toEqual([]);
+  });
+});
+
+describe("matchesInSelection", () => {
+  const m = (id: number, track: number, start: number, dur: number) => ({ id, name: "k", track, depth: 1, start_ns: start, dur_ns: dur });
+  it("keeps matches on the range's tracks that overlap it, instants within it", () => {
+    const got = matchesInSelection([m(1, 0, 0, 10), m(2, 0, 10, 5), m(3, 1, 12, 1), m(4, 0, 20, 0), m(5, 0, 21, 0)], { kind: "range", start: 10, end: 20, tracks: [0] });
+    expect(got.map((b) => b.id)).toEqual([2, 4]);
+  });
+  it("keeps the selected events of a selection of events", () => {
+    const events = [{ id: 2, track: 0, depth: 0, startNs: 0, durNs: 1 }];
+    expect(matchesInSelection([m(1, 0, 0, 1), m(2, 0, 5, 1)], { kind: "events", events }).map((b) => b.depth)).toEqual([1]);
   });
 });

@@ -3,7 +3,8 @@
  * event drawn in bold, and the measured marks. Every request goes through one abort controller, so a
  * newer selection always wins over a slower answer to an older one. */
 
-import type { EventDetails } from "../../api/types.ts";
+import { newSearcherId } from "../../api/client.ts";
+import type { EventDetails, SearchMatch } from "../../api/types.ts";
 import { isAbort, messageOf } from "../../dom.ts";
 import { formatDuration } from "../../shared/units.ts";
 import type { ViewContext } from "../view.ts";
@@ -12,6 +13,8 @@ import { DetailsPanel } from "./details.ts";
 import type { HloAnswer } from "./hlo_graph.ts";
 import { type ColoredRange, MARK_COLOR, type Mark, MAX_MARKS, RANGE_COLOR } from "./measure.ts";
 import type { FlowArrow, SelectedBox } from "./render.ts";
+import { exactNamePattern } from "./search.ts";
+import type { Picked } from "./summary_table.ts";
 import type { EventHit, Piece } from "./scene.ts";
 import type { Timeline } from "./timeline.ts";
 import { fitRange, type Range } from "./viewport.ts";
@@ -30,6 +33,26 @@ export interface PinnedFlow extends FlowArrow {
 
 /** Deep links select at most this many events by id (each is fetched). */
 const MAX_LINKED_EVENTS = 200;
+/** Occurrences of a name picked in a summary that are fetched (the server's page limit). */
+export const MAX_PICKED = 10_000;
+
+/** The matches of a name search that lie in the selection: for a range, events on its tracks that
+ * overlap it (instants within it); for selected events, those events. */
+export function matchesInSelection(matches: SearchMatch[], s: Selection): SelectedBox[] {
+  const boxes: SelectedBox[] = [];
+  const ids = s.kind === "events" ? new Set(s.events.map((e) => e.id)) : null;
+  const tracks = s.kind === "range" ? new Set(s.tracks) : null;
+  for (const m of matches) {
+    if (ids && !ids.has(m.id)) continue;
+    if (s.kind === "range") {
+      if (!tracks?.has(m.track)) continue;
+      const inside = m.dur_ns > 0 ? m.start_ns < s.end && m.start_ns + m.dur_ns > s.start : m.start_ns >= s.start && m.start_ns <= s.end;
+      if (!inside) continue;
+    }
+    boxes.push({ id: m.id, track: m.track, depth: m.depth ?? 0, startNs: m.start_ns, durNs: m.dur_ns });
+  }
+  return boxes;
+}
 
 /** The arrows of an event's flows out and in; the other ends' rows are not known yet (row 0). */
 export function pinnedFlowsOf(d: EventDetails): PinnedFlow[] {
@@ -83,6 +106,11 @@ export class SelectionManager {
   pinnedFlows: PinnedFlow[] = [];
   readonly details: DetailsPanel;
   private detailsAbort: AbortController | null = null;
+  /** The name picked in the summary: its occurrences in the selection, drawn selected. */
+  private picked: { name: string; boxes: SelectedBox[]; index: number; more: boolean } | null = null;
+  private pickAbort: AbortController | null = null;
+  /** Picking searches under their own client id, so they do not cancel the search box's. */
+  private readonly pickSearcher = newSearcherId();
 
   constructor(
     private readonly ctx: ViewContext,
@@ -94,15 +122,58 @@ export class SelectionManager {
       jumpTo: (id) => void this.jumpTo(id, { select: true, zoom: true }),
       hlo: {
         load: (params, signal) => ctx.client.getJson<HloAnswer>("hlo", ctx.subject, params, signal),
-        findEvents: (query) => ctx.navigate("trace", { q: query }),
+        findEvents: (query) => ctx.navigate("trace", { find: query }),
       },
       mayHoldHlo: (host) => timeline.meta?.hosts[host]?.format === "xplane",
       panelGrew: () => this.revealSelectedSoon(),
+      pickName: (name) => void this.pickName(name),
+      stepPicked: (dir) => this.stepPicked(dir),
     });
   }
 
   selectedBoxes(): SelectedBox[] {
+    if (this.picked) return this.picked.boxes;
     return this.selection.kind === "events" ? this.selection.events : [];
+  }
+
+  /** Selects the occurrences of `name` in the selection (a row of its summary) and goes to the first. */
+  async pickName(name: string): Promise<void> {
+    const selection = this.selection;
+    if (selection.kind === "none") return;
+    this.pickAbort?.abort();
+    const abort = (this.pickAbort = new AbortController());
+    try {
+      const resp = await this.ctx.client.search(this.ctx.subject, exactNamePattern(name), MAX_PICKED, 0, abort.signal, this.pickSearcher, { regex: true });
+      if (abort.signal.aborted || this.selection !== selection) return;
+      this.picked = { name, boxes: matchesInSelection(resp.matches, selection), index: -1, more: resp.truncated };
+      this.stepPicked(1);
+    } catch (e) {
+      if (!isAbort(e)) this.details.error(messageOf(e));
+    }
+  }
+
+  /** Goes to the next (1) or previous (-1) occurrence of the picked name, keeping the zoom. */
+  stepPicked(dir: 1 | -1): void {
+    const p = this.picked;
+    if (!p) return;
+    if (p.boxes.length) {
+      p.index = (p.index + dir + p.boxes.length) % p.boxes.length;
+      const box = p.boxes[p.index];
+      this.timeline.showSpan(box.startNs, box.startNs + box.durNs);
+      this.view.revealTrack(box.track, box.depth);
+    }
+    this.details.showPicked(this.pickedState());
+    this.view.redraw();
+  }
+
+  private pickedState(): Picked | null {
+    const p = this.picked;
+    return p ? { name: p.name, index: p.index, total: p.boxes.length, more: p.more } : null;
+  }
+
+  private unpick(): void {
+    this.pickAbort?.abort();
+    this.picked = null;
   }
 
   /** The time span of the selection: the range, or from the first event's start to the last end. */
@@ -144,8 +215,9 @@ export class SelectionManager {
 
   /** The marks and the selected range, as drawn on the timeline. */
   coloredRanges(): ColoredRange[] {
-    const out = this.marks.map((m) => ({ start: m.start, end: m.end, color: MARK_COLOR }));
-    if (this.selection.kind === "range") out.push({ start: this.selection.start, end: this.selection.end, color: RANGE_COLOR });
+    const out: ColoredRange[] = this.marks.map((m) => ({ start: m.start, end: m.end, color: MARK_COLOR }));
+    const s = this.selection;
+    if (s.kind === "range") out.push({ start: s.start, end: s.end, color: RANGE_COLOR, tracks: s.tracks });
     return out;
   }
 
@@ -156,6 +228,7 @@ export class SelectionManager {
   }
 
   clear(): void {
+    this.unpick();
     this.selection = { kind: "none" };
     this.pinnedFlows = [];
     this.detailsAbort?.abort();
@@ -177,12 +250,14 @@ export class SelectionManager {
         this.clear();
         return;
       }
+      this.unpick();
       this.selection = { kind: "events", events: [boxOfHit(hit)] };
       this.view.redraw();
       void this.jumpTo(hit.id, { select: true, zoom: false });
       return;
     }
     if (!hit) return;
+    this.unpick();
     const current = this.selectedBoxes();
     const without = current.filter((e) => e.id !== hit.id);
     const events = without.length < current.length ? without : [...current, boxOfHit(hit)];
@@ -201,14 +276,10 @@ export class SelectionManager {
     try {
       const d = await this.ctx.client.event(this.ctx.subject, id, abort.signal);
       if (abort.signal.aborted) return;
-      if (opts.zoom) {
-        const range = this.timeline.range;
-        const pad = Math.max(d.dur_ns, 1000);
-        const inView = d.start_ns >= range.start && d.start_ns + d.dur_ns <= range.end;
-        const w = range.end - range.start;
-        if (!inView || w > 50 * pad || w < d.dur_ns) this.timeline.setRange(fitRange(d.start_ns, d.start_ns + d.dur_ns, this.timeline.limits, 1));
-      }
+      // Keeps the user's zoom: pans to the event, zooming out only when it is wider than the window.
+      if (opts.zoom) this.timeline.showSpan(d.start_ns, d.start_ns + d.dur_ns);
       if (opts.select) {
+        this.unpick();
         this.selection = { kind: "events", events: [boxOf(d)] };
         this.view.revealTrack(d.track, d.depth);
         this.details.showEvent(d);
@@ -230,6 +301,7 @@ export class SelectionManager {
     const abort = this.newDetailsAbort();
     try {
       const all = await Promise.all(ids.slice(0, MAX_LINKED_EVENTS).map((id) => this.ctx.client.event(this.ctx.subject, id, abort.signal)));
+      this.unpick();
       this.selection = { kind: "events", events: all.map(boxOf) };
       if (zoom) this.zoomToSelection();
       await this.showSelectionSummary();
@@ -241,6 +313,7 @@ export class SelectionManager {
   /** Selects a time range on tracks and shows their summary; `stepNs` is how exact the range's ends
    * are (a pixel when dragged), so its start is not shown with digits it does not have. */
   async selectRange(start: number, end: number, tracks: number[], stepNs = 1): Promise<void> {
+    this.unpick();
     this.selection = { kind: "range", start, end, tracks };
     this.pinnedFlows = [];
     this.view.redraw();
@@ -253,6 +326,7 @@ export class SelectionManager {
         "Range selection",
         `${formatDuration(end - start, DURATION_DIGITS)} from ${formatTimestamp(start, stepNs, start)} on ${tracks.length} track${tracks.length === 1 ? "" : "s"}`,
         resp,
+        end - start,
       );
     } catch (e) {
       if (!isAbort(e)) this.details.error(messageOf(e));
@@ -260,6 +334,7 @@ export class SelectionManager {
   }
 
   stop(): void {
+    this.unpick();
     this.detailsAbort?.abort();
     this.details.stop();
   }
@@ -284,7 +359,7 @@ export class SelectionManager {
       const resp = await this.ctx.client.summaryIds(this.ctx.subject, s.events.map((e) => e.id), abort.signal);
       if (abort.signal.aborted) return;
       const span = this.span();
-      this.details.showSummary(`${s.events.length} selected events`, span ? `spanning ${formatDuration(span.end - span.start, DURATION_DIGITS)}` : "", resp);
+      this.details.showSummary(`${s.events.length} selected events`, span ? `spanning ${formatDuration(span.end - span.start, DURATION_DIGITS)}` : "", resp, span ? span.end - span.start : 0);
     } catch (e) {
       if (!isAbort(e)) this.details.error(messageOf(e));
     }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { makeTrace } from "../../../test/mock/trace.ts";
 import type { Layout } from "./layout.ts";
 import { LABEL_WIDTH } from "./render.ts";
-import { Timeline } from "./timeline.ts";
+import { bringIntoView, Timeline } from "./timeline.ts";
 
 const meta = makeTrace(2, 3).meta;
 
@@ -73,5 +73,23 @@ describe("Timeline", () => {
   it("hits nothing before a frame was planned or over the labels", () => {
     const { tl } = opened();
     expect(tl.hitAt(LABEL_WIDTH + 10, 30)).toBeNull();
+  });
+});
+
+describe("bringIntoView", () => {
+  it("keeps a window that shows the target, pans at the same zoom to one it does not, widens only for a wider target", () => {
+    const r = { start: 1000, end: 2000 };
+    expect(bringIntoView(r, 1200, 1300)).toBe(r);
+    expect(bringIntoView(r, 5000, 5000)).toEqual({ start: 4500, end: 5500 });
+    expect(bringIntoView(r, 5000, 7000)).toEqual({ start: 4750, end: 7250 });
+  });
+
+  it("unhides and unfolds the track a jump lands on", () => {
+    const { tl } = opened([0]);
+    tl.setChoice({ ...tl.choice, hidden: new Set([0]) });
+    expect(tl.layout?.tracks.has(0)).toBe(false);
+    tl.expandSectionOf(0);
+    expect(tl.layout?.tracks.get(0)?.section.collapsed).toBe(false);
+    expect(tl.choice.hidden.has(0)).toBe(false);
   });
 });

@@ -1,12 +1,27 @@
 /** What the timeline shows, shared by the viewer's parts: the trace's metadata, its rows (which
- * sections are collapsed), the visible time window, the size of the drawing area and the tiles of
+ * sections are collapsed, which tracks are shown in what order: tracks.ts), the visible time window, the size of the drawing area and the tiles of
  * the last frame. Free of the DOM, so the geometry behind clicks and scrolling is unit-tested. */
 
 import type { TraceMeta } from "../../api/types.ts";
 import { Layout, ROW_HEIGHT, SECTION_HEIGHT } from "./layout.ts";
 import { LABEL_WIDTH } from "./render.ts";
 import { type EventHit, hitTest, type Plan } from "./scene.ts";
+import { emptyChoice, reveal, type TrackChoice } from "./tracks.ts";
 import { clampRange, type Limits, limitsFor, Projection, type Range } from "./viewport.ts";
+
+/** How much wider than a target a jump makes the window when it must zoom out to show it whole. */
+const ZOOM_OUT_MARGIN = 1.25;
+
+/** The window that shows [start, end] from `range`: `range` itself when the target is in view, else
+ * the same width centred on it (a pan), widened only when the target is wider than the window. */
+export function bringIntoView(range: Range, start: number, end: number): Range {
+  const width = range.end - range.start;
+  if (start >= range.start && end <= range.end) return range;
+  const need = end - start;
+  const w = need > width ? need * ZOOM_OUT_MARGIN : width;
+  const mid = (start + end) / 2;
+  return { start: mid - w / 2, end: mid + w / 2 };
+}
 
 export interface TimelineHooks {
   /** Something shown changed: draw a frame. */
@@ -23,6 +38,8 @@ export class Timeline {
    * and draws on the next frame; one-off moves go through `setRange`. */
   range: Range = { start: 0, end: 1 };
   readonly collapsed = new Set<number>();
+  /** The track panel's choice: filter, hidden, pinned, depth limits. */
+  choice: TrackChoice = emptyChoice();
   /** The tile pieces drawn by the last frame: what clicks and hovering hit. */
   plan: Plan | null = null;
   /** CSS pixels of the visible drawing area. */
@@ -42,7 +59,7 @@ export class Timeline {
 
   relayout(): void {
     if (!this.meta) return;
-    this.layout = new Layout(this.meta, this.collapsed);
+    this.layout = new Layout(this.meta, this.collapsed, this.choice);
     this.hooks.relayout(this.layout);
     this.hooks.redraw();
   }
@@ -53,12 +70,29 @@ export class Timeline {
     this.relayout();
   }
 
-  /** Unfolds the section holding `track`, if it is folded. */
-  expandSectionOf(track: number): void {
-    const t = this.layout?.tracks.get(track);
-    if (!t?.section.collapsed) return;
-    this.collapsed.delete(t.section.section.id);
+  setChoice(choice: TrackChoice): void {
+    this.choice = choice;
     this.relayout();
+  }
+
+  /** Makes `track` drawn (the choice hid it) and unfolds the section holding it. */
+  expandSectionOf(track: number): void {
+    const meta = this.meta;
+    const mt = meta?.tracks.find((t) => t.id === track);
+    if (!meta || !mt) return;
+    const shown = reveal(this.choice, mt, meta.sections.find((s) => s.id === mt.section));
+    const t = this.layout?.tracks.get(track);
+    if (shown === this.choice && !t?.section.collapsed) return;
+    this.choice = shown;
+    if (t?.section.collapsed) this.collapsed.delete(t.section.section.id);
+    this.relayout();
+    const now = this.layout?.tracks.get(track);
+    if (now?.section.collapsed) this.toggleSection(now.section.section.id);
+  }
+
+  /** Pans to show [start, end] at the current zoom, zooming out only as far as it needs. */
+  showSpan(start: number, end: number): void {
+    this.setRange(bringIntoView(this.range, start, end));
   }
 
   /** The scroll position that brings row `depth` of `track` into view from `scrollTop`, a third of
@@ -66,7 +100,7 @@ export class Timeline {
   scrollTopToShow(track: number, depth: number, scrollTop: number): number | null {
     const box = this.layout?.tracks.get(track);
     if (!box) return null;
-    const y = box.isCounter ? box.top : box.top + depth * ROW_HEIGHT;
+    const y = box.isCounter ? box.top : box.top + Math.min(depth, box.rows - 1) * ROW_HEIGHT;
     if (y < scrollTop + SECTION_HEIGHT || y + ROW_HEIGHT > scrollTop + this.height) return Math.max(0, y - this.height / 3);
     return null;
   }
@@ -109,6 +143,6 @@ export class Timeline {
     const t = this.layout?.tracks.get(track);
     if (!t) return `track ${track}`;
     const host = this.meta && this.meta.hosts.length > 1 && t.section.hostName ? `${t.section.hostName} · ` : "";
-    return `${host}${t.section.section.name} / ${t.track.name}`;
+    return `${host}${t.home.name} / ${t.track.name}`;
   }
 }

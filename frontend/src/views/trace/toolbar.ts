@@ -1,4 +1,4 @@
-/** The bar above the timeline: the mouse tools, the flows toggle, the search box, "Whole trace", the
+/** The bar above the timeline: the mouse tools, the flows and critical-path toggles, the search box, "Whole trace", the
  * help and "Export…" buttons and the status line (visible span, tile level, boxes drawn, tiles held and loading). */
 
 import { h } from "../../dom.ts";
@@ -12,6 +12,8 @@ export interface ToolbarActions {
   flowsChanged(): void;
   wholeTrace(): void;
   toggleHelp(): void;
+  /** The "Critical path" toggle changed; without it the bar has no such toggle. */
+  criticalPathChanged?(on: boolean): void;
   /** Opens the export dialog; without it the bar has no "Export…" button. */
   exportTrace?(): void;
 }
@@ -39,6 +41,8 @@ export class Toolbar {
   private readonly status = h("div", { class: "tv-status", "data-testid": "trace-status" });
   private readonly flowsToggle = h("input", { type: "checkbox", "data-testid": "flows-toggle" });
   private readonly toolButtons = new Map<Tool, HTMLButtonElement>();
+  private readonly criticalToggle = h("input", { type: "checkbox", "data-testid": "critical-path-toggle" });
+  private readonly criticalReadout = h("div", { class: "tv-status", "data-testid": "critical-path-readout" });
 
   /** `searchBox` sits between the tools and the buttons. */
   constructor(actions: ToolbarActions, searchBox: HTMLElement) {
@@ -56,6 +60,10 @@ export class Toolbar {
     }
     this.flowsToggle.addEventListener("change", () => actions.flowsChanged());
     const flows = h("label", { class: "tv-toggle", title: "Draw flow arrows (launch → kernel, send → recv…) of visible events" }, this.flowsToggle, " Flows");
+    const critical = actions.criticalPathChanged
+      ? h("label", { class: "tv-toggle", title: "Outline the critical path of the step in view and draw its dependencies" }, this.criticalToggle, " Critical path")
+      : null;
+    this.criticalToggle.addEventListener("change", () => actions.criticalPathChanged?.(this.criticalToggle.checked));
     const reset = h("button", { type: "button", class: "ps-button", title: "Show the whole trace (0)" }, "Whole trace");
     reset.addEventListener("click", () => actions.wholeTrace());
     const helpButton = h("button", { type: "button", class: "ps-button", title: "Keys and mouse (?)", "data-testid": "help-button" }, "?");
@@ -64,7 +72,26 @@ export class Toolbar {
       ? h("button", { type: "button", class: "ps-button", title: "Download the trace as Chrome trace JSON, redacted by default", "data-testid": "export-button" }, "Export…")
       : null;
     exportButton?.addEventListener("click", () => actions.exportTrace?.());
-    this.el = h("div", { class: "tv-toolbar" }, tools, flows, searchBox, reset, helpButton, exportButton, h("span", { class: "ps-spacer" }), this.status);
+    this.el = h(
+      "div",
+      { class: "tv-toolbar" },
+      tools,
+      flows,
+      critical,
+      searchBox,
+      reset,
+      helpButton,
+      exportButton,
+      h("span", { class: "ps-spacer" }),
+      this.criticalReadout,
+      this.status,
+    );
+  }
+
+  /** The critical path's one-line breakdown (null: hidden). */
+  showCriticalPath(text: string | null): void {
+    this.criticalReadout.textContent = text ?? "";
+    this.criticalReadout.hidden = text === null;
   }
 
   /** Whether flow arrows of all visible events are drawn. */

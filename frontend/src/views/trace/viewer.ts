@@ -7,9 +7,12 @@
  * `TileScheduler` and `FrameLoop` that decide when tiles are asked for and frames drawn. */
 
 import { ApiError, isStaleTile, newSearcherId } from "../../api/client.ts";
+import type { TraceCriticalPath } from "../../api/answers.gen.ts";
 import type { IngestProgress, TraceMeta } from "../../api/types.ts";
 import { h, isAbort, messageOf } from "../../dom.ts";
 import type { ViewContext } from "../view.ts";
+import { axisHoverText, computeTicks } from "./axis.ts";
+import { CriticalPathOverlay } from "./critical_path.ts";
 import { linkParams, readLink } from "./deep_link.ts";
 import { detailsSplitter } from "./details.ts";
 import { ExportDialog } from "./export_dialog.ts";
@@ -17,6 +20,7 @@ import { FrameLoop } from "./frame_loop.ts";
 import { helpOverlay } from "./help.ts";
 import { isOnScreen, KeyboardInput } from "./keyboard.ts";
 import type { Layout } from "./layout.ts";
+import { LinkedWalk, pickLinked, readFind, readLinkedIds } from "./linked_walk.ts";
 import { errorOverlay, loadingOverlay } from "./loading.ts";
 import { MeasureReadout } from "./measure.ts";
 import { MouseInput } from "./mouse.ts";
@@ -24,19 +28,25 @@ import { Notices } from "./notices.ts";
 import { PendingWatch } from "./pending.ts";
 import { drawAxis, drawFrame, LABEL_WIDTH } from "./render.ts";
 import { planPieces } from "./scene.ts";
-import { SearchPanel } from "./search_panel.ts";
+import { SEARCH_LIMIT, SearchPanel } from "./search_panel.ts";
 import { SelectionManager } from "./selection.ts";
 import { TileScheduler } from "./tile_scheduler.ts";
 import { TileCache, type TileId } from "./tilecache.ts";
 import { Timeline } from "./timeline.ts";
 import { Toolbar } from "./toolbar.ts";
+import { activityTracks, busySpan, choiceParams, readChoice, readFolded } from "./tracks.ts";
+import { TracksPanel } from "./tracks_panel.ts";
 import type { Tool } from "./tools.ts";
 import { HoverTooltip } from "./tooltip.ts";
-import { clampRange } from "./viewport.ts";
+import { clampRange, fitRange, type Range } from "./viewport.ts";
 
 const AXIS_HEIGHT = 30;
 /** The deep link follows the view this long after it stops changing. */
 const LINK_DELAY_MS = 200;
+/** A link that names no window opens on its first event this many times its duration wide (at least
+ * MIN_CONTEXT_NS), when the window held is far wider: the event must be seen, not a speck. */
+const CONTEXT_FACTOR = 20;
+const MIN_CONTEXT_NS = 10_000;
 
 /** Host sections with many threads start collapsed when the trace has accelerators, so the devices
  * are on screen at first sight (the header still shows the threads' activity; a click expands it). */
@@ -70,14 +80,20 @@ export class TraceViewer {
   private readonly mouse: MouseInput;
   private readonly keyboard: KeyboardInput;
   private readonly pending: PendingWatch;
+  private readonly criticalPath: CriticalPathOverlay;
+  private readonly tracksPanel: TracksPanel;
+  private readonly linked: LinkedWalk;
   private dpr = 1;
   private linkTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly resizeObserver: ResizeObserver;
+  private readonly themeObserver: MutationObserver;
   private destroyed = false;
   /** Names this viewer's searches to the server, which cancels the earlier one of a newer search. */
   private readonly searcher = newSearcherId();
   /** Whether trace/meta is being read again after a tile named a gone version. */
   private refreshing = false;
+  /** Whether the link applied last named the window to show. */
+  private linkNamedRange = false;
 
   constructor(private readonly ctx: ViewContext) {
     const redraw = () => this.frames.request();
@@ -85,6 +101,8 @@ export class TraceViewer {
       redraw,
       relayout: (layout) => {
         this.spacer.style.height = `${Math.max(0, layout.totalHeight - this.timeline.height)}px`;
+        // The first tracks top-down, for the browser tests.
+        this.canvas.dataset.trackOrder = layout.sections.flatMap((s) => s.tracks.slice(0, 20).map((t) => t.track.id)).slice(0, 20).join(",");
       },
     });
     this.frames = new FrameLoop({
@@ -101,19 +119,43 @@ export class TraceViewer {
     this.selection = new SelectionManager(ctx, this.timeline, { redraw, revealTrack: (track, depth) => this.revealTrack(track, depth) });
     this.tooltip = new HoverTooltip(this.timeline, () => this.el.getBoundingClientRect());
     this.search = new SearchPanel({
-      search: (query, limit, offset, signal) => ctx.client.search(ctx.subject, query, limit, offset, signal, this.searcher),
+      search: (query, limit, offset, signal) => ctx.client.search(ctx.subject, query.text, limit, offset, signal, this.searcher, query),
+      trackLabel: (t) => this.timeline.trackLabel(t),
       jumpTo: (id) => this.selection.jumpTo(id, { select: true, zoom: true }),
       leave: () => this.el.focus(),
     });
+    this.body.append(this.search.results.el);
+    this.criticalPath = new CriticalPathOverlay({
+      load: (atNs, signal) => ctx.client.getJson<TraceCriticalPath>("trace/critical_path", ctx.subject, { at: atNs }, signal),
+      redraw,
+      show: (text) => this.toolbar.showCriticalPath(text),
+    });
+    this.tracksPanel = new TracksPanel({
+      meta: () => this.timeline.meta,
+      choice: () => this.timeline.choice,
+      setChoice: (choice) => this.timeline.setChoice(choice),
+      folded: () => this.timeline.collapsed,
+      toggleSection: (id) => this.timeline.toggleSection(id),
+    });
+    this.linked = new LinkedWalk({
+      show: async (id, first) => {
+        await this.selection.jumpTo(id, { select: true, zoom: true });
+        const span = this.selection.span();
+        if (first && span && !this.linkNamedRange) this.zoomToContext(span);
+      },
+    });
+    const activity = h("button", { type: "button", class: "ps-button", title: "Zoom to where the device (or the selection's section) is busy (Z)", "data-testid": "zoom-activity" }, "Activity");
+    activity.addEventListener("click", () => this.zoomToActivity());
     this.toolbar = new Toolbar(
       {
         setTool: (tool) => this.setTool(tool),
         flowsChanged: redraw,
+        criticalPathChanged: (on) => this.criticalPath.setEnabled(on, this.timeline.range),
         wholeTrace: () => this.timeline.setRange(this.timeline.wholeRange()),
         toggleHelp: () => this.toggleHelp(),
         exportTrace: () => this.exportDialog.open(),
       },
-      this.search.el,
+      h("div", { style: "display: contents" }, this.tracksPanel.el, activity, this.search.el, this.linked.el),
     );
     this.mouse = new MouseInput(this.timeline, this.canvas, this.scroller, this.tooltip, {
       focus: () => this.el.focus({ preventScroll: true }),
@@ -140,6 +182,9 @@ export class TraceViewer {
       markSelection: () => this.selection.markSelection(),
       wholeTrace: () => this.timeline.setRange(this.timeline.wholeRange()),
       focusSearch: () => this.search.focus(),
+      searchStep: (dir) => void this.search.step(dir),
+      zoomToActivity: () => this.zoomToActivity(),
+      toggleTracks: () => this.tracksPanel.toggle(),
     });
     this.pending = new PendingWatch({
       poll: (signal) => ctx.client.traceMeta(ctx.subject, signal),
@@ -165,6 +210,16 @@ export class TraceViewer {
       this.help,
       this.exportDialog.el,
     );
+    // The axis' tooltip: the time under the pointer in full (its labels are offsets).
+    this.axis.addEventListener("mousemove", (e) => {
+      if (!this.timeline.meta) return;
+      const proj = this.timeline.projection();
+      const ticks = computeTicks(proj.range.start, proj.range.end, this.timeline.width - LABEL_WIDTH);
+      this.axis.title = e.offsetX >= LABEL_WIDTH ? axisHoverText(proj.ns(e.offsetX), ticks, proj.nsPerPx) : "Tick labels count from this time, from the trace's start";
+    });
+    // The canvases' colours follow the page's theme (theme.ts sets data-theme).
+    this.themeObserver = new MutationObserver(() => this.frames.request());
+    this.themeObserver.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
     this.resizeObserver = new ResizeObserver(() => this.resize());
     this.resizeObserver.observe(this.scroller);
   }
@@ -189,13 +244,20 @@ export class TraceViewer {
     if (!this.timeline.meta) return;
     const link = readLink(p);
     if (link.range) this.timeline.range = clampRange(link.range, this.timeline.limits);
+    this.applyTrackKeys(p);
+    this.linkNamedRange = !!link.range;
+    const linked = readLinkedIds(p);
+    const find = readFind(p);
     const r = link.rangeSelection;
     const newQuery = link.query !== null && link.query !== this.search.query;
-    if (link.eventIds.length) void this.selection.selectByIds(link.eventIds, !link.range);
+    if (linked.length) void this.linked.start(linked, link.eventIds[0]);
+    else if (find) void this.findLinked(find);
+    else if (link.eventIds.length) void this.selection.selectByIds(link.eventIds, !link.range);
     else if (r) void this.selection.selectRange(r.start, r.end, r.tracks ?? this.timeline.allTracks());
     else if (newQuery && link.query) void this.search.searchFor(link.query);
     else if (!initial) this.selection.clear();
-    if (newQuery && link.query && (link.eventIds.length || r)) this.search.fill(link.query);
+    if (!linked.length && !find) this.linked.stop();
+    if (newQuery && link.query && (link.eventIds.length || r || linked.length)) this.search.fill(link.query);
     this.frames.request();
     this.tiles.schedule(true);
   }
@@ -204,10 +266,56 @@ export class TraceViewer {
     this.resize();
   }
 
+  /** The track keys of a link (tracks.ts), when it names any: the choice and the folded sections. */
+  private applyTrackKeys(p: URLSearchParams): void {
+    const folded = readFolded(p);
+    if (!folded) return;
+    this.timeline.collapsed.clear();
+    for (const id of folded) this.timeline.collapsed.add(id);
+    this.timeline.setChoice(readChoice(p));
+    this.tracksPanel.refresh();
+  }
+
+  /** A `find` link: the events named so, the device's first (linked_walk.ts), walked "k of N". */
+  private async findLinked(name: string): Promise<void> {
+    const meta = this.timeline.meta;
+    if (!meta) return;
+    try {
+      const found = await this.ctx.client.search(this.ctx.subject, name, SEARCH_LIMIT, 0, this.ctx.signal);
+      const ids = pickLinked(found.matches, name, activityTracks(meta, null));
+      this.search.fill(name);
+      if (ids.length) await this.linked.start(ids);
+      else this.selection.details.error(`No event of the trace is named “${name}”.`);
+    } catch (e) {
+      if (!isAbort(e)) this.selection.details.error(messageOf(e));
+    }
+  }
+
+  /** Zooms in on `span` when the window is far wider than it (linked_walk's first step). */
+  private zoomToContext(span: Range): void {
+    const width = Math.max((span.end - span.start) * CONTEXT_FACTOR, MIN_CONTEXT_NS);
+    const r = this.timeline.range;
+    if (r.end - r.start <= 2 * width) return;
+    const mid = (span.start + span.end) / 2;
+    this.timeline.setRange({ start: mid - width / 2, end: mid + width / 2 });
+  }
+
+  /** Z: the window where the selection's section, else the device, is busy (from the whole-trace tile). */
+  private zoomToActivity(): void {
+    const meta = this.timeline.meta;
+    const tile = meta && this.cache.get(meta.tile.max_level, 0);
+    if (!meta || !tile) return;
+    const [first] = this.selection.selectedBoxes();
+    const section = first ? (meta.tracks.find((t) => t.id === first.track)?.section ?? null) : null;
+    const span = busySpan(tile, activityTracks(meta, section));
+    if (span) this.timeline.setRange(fitRange(span.start, span.end, this.timeline.limits, 0.02));
+  }
+
   destroy(): void {
     this.destroyed = true;
     this.frames.stop();
     this.resizeObserver.disconnect();
+    this.themeObserver.disconnect();
     this.keyboard.stop();
     this.tiles.stop();
     if (this.linkTimer) clearTimeout(this.linkTimer);
@@ -318,6 +426,7 @@ export class TraceViewer {
 
   private revealTrack(track: number, depth: number): void {
     this.timeline.expandSectionOf(track);
+    this.tracksPanel.refresh();
     const top = this.timeline.scrollTopToShow(track, depth, this.scroller.scrollTop);
     if (top !== null) this.scroller.scrollTop = top;
   }
@@ -360,6 +469,8 @@ export class TraceViewer {
         pinnedFlows: this.selection.pinnedFlows,
       },
     });
+    this.criticalPath.viewChanged(tl.range);
+    const critical = this.criticalPath.draw(ctx, proj, layout, scrollY, LABEL_WIDTH, tl.width);
     if (!plan.pieces.length) {
       ctx.fillStyle = "#6b7280";
       ctx.fillText("Loading tiles…", LABEL_WIDTH + 12, Math.min(tl.height / 2, layout.totalHeight / 2 + 12));
@@ -373,6 +484,8 @@ export class TraceViewer {
     d.level = String(plan.target.level);
     d.boxes = String(stats.boxes);
     d.flows = String(stats.flows);
+    d.criticalEvents = String(critical.events);
+    d.criticalArrows = String(critical.arrows);
     d.drawMs = ms.toFixed(2);
     this.updateStatus(stats.boxes);
     this.tiles.schedule(false);
@@ -386,6 +499,11 @@ export class TraceViewer {
 
   private writeLink(): void {
     if (this.linkTimer) clearTimeout(this.linkTimer);
-    this.linkTimer = setTimeout(() => this.ctx.setParams(linkParams(this.timeline.range, this.selection.selection, this.search.query)), LINK_DELAY_MS);
+    const tl = this.timeline;
+    const lk = this.linked.linked.length ? this.linked.linked.join(",") : undefined;
+    this.linkTimer = setTimeout(
+      () => this.ctx.setParams({ ...linkParams(tl.range, this.selection.selection, this.search.query), ...choiceParams(tl.choice, tl.collapsed), lk, find: undefined }),
+      LINK_DELAY_MS,
+    );
   }
 }

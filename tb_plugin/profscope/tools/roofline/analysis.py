@@ -22,7 +22,7 @@ from profscope.model.columns import Trace
 from profscope.tools.roofline import kineto, kineto_steps, parts, rows, xplane
 from profscope.tools.roofline import peaks as peaks_lib
 from profscope.tools.roofline.answers import RooflineAnswer, RooflineDevice, RooflinePeak, RooflineProgramRow
-from profscope.tools.roofline.model import LEVELS, DevicePeaks, OpCost
+from profscope.tools.roofline.model import LEVELS, MAX_EVENT_IDS, DevicePeaks, OpCost
 
 NOT_OBSERVED = "no device roofline: device activity not observed"
 NO_STEPS = (
@@ -166,7 +166,11 @@ def answer(
         known = ", ".join(str(s) for s in sorted(steps)) or "none"
         raise UnknownStep(f"{subject}: no step {options.step} (steps: {known})")
     program = _program_rows(ready, steps, options, device)
-    scope = [_costs(h, options, step=options.step) for h in ready]
+    scope = [
+        _timeline_ids(_costs(h, options, step=options.step), host_index)
+        for host_index, h in enumerate(hosts)
+        if isinstance(h, HostDevices)
+    ]
     costs = scope[0] if len(scope) == 1 else _merge(cost for part in scope for cost in part)
     scope_time = program[0].device_time_ns * 1e3
     if options.step is not None:
@@ -301,8 +305,18 @@ def _merge(costs: Any) -> list[OpCost]:
             in_program=old.in_program and cost.in_program,
             note=old.note or cost.note,
             roof=old.roof or cost.roof,
+            event_ids=(old.event_ids + cost.event_ids)[:MAX_EVENT_IDS],
         )
     return list(merged.values())
+
+
+def _timeline_ids(costs: list[OpCost], host_index: int) -> list[OpCost]:
+    """The costs with their events' ids on the (merged) timeline: host index · 2³² + index."""
+    base = host_index << 32
+    return [
+        dataclasses.replace(c, event_ids=tuple(base + e for e in c.event_ids)) if c.event_ids else c
+        for c in costs
+    ]
 
 
 def _add(a: float | None, b: float | None) -> float | None:

@@ -89,7 +89,8 @@ class RooflineProgramRow(Answer, kw_only=True):
 
 class RooflineOpRow(Answer, kw_only=True):
     """One op over all its executions. `search` is the text the Trace tab searches for to find its
-    events; `source` is "profile", "estimated from shapes", "HLO cost model (profscope)" or why the
+    events, `event_ids` (Kineto traces) the timeline's ids of the first 200 device activities its
+    time comes from, in time order, which the Trace tab selects; `source` is "profile", "estimated from shapes", "HLO cost model (profscope)" or why the
     costs were not observed."""
 
     rank: int
@@ -110,6 +111,7 @@ class RooflineOpRow(Answer, kw_only=True):
     source: str
     note: str | UnsetType = UNSET
     search: str
+    event_ids: list[int] | UnsetType = UNSET
     in_program: bool
     transfer: bool
 

@@ -62,7 +62,7 @@ from profscope.tools.roofline.kineto_formulas import (
     Unknown,
     roof_of,
 )
-from profscope.tools.roofline.model import COST_FROM_PROFILE, COST_FROM_SHAPES, OpCost
+from profscope.tools.roofline.model import COST_FROM_PROFILE, COST_FROM_SHAPES, MAX_EVENT_IDS, OpCost
 
 OP_CATEGORIES = frozenset({"cpu_op", "Operator"})
 DEVICE_CATEGORIES = frozenset({"kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset"})
@@ -179,6 +179,23 @@ class _Spans:
     row: np.ndarray
     start: np.ndarray
     end: np.ndarray
+    event: np.ndarray  # the activity's event index
+
+    def events(self, bucket: np.ndarray | None, rows: int, limit: int) -> dict[int, list[int]]:
+        """The first `limit` activity events (in time order) per (bucket, row) key, as `busy` keys them."""
+        if bucket is None:
+            key, at = self.row, np.arange(self.row.shape[0])
+        else:
+            of = bucket[self.occurrence]
+            at = np.flatnonzero(of >= 0)
+            at = at[np.argsort(of[at].astype(np.int64) * rows + self.row[at], kind="stable")]
+            key = of[at].astype(np.int64) * rows + self.row[at]
+        keys, first = np.unique(key, return_index=True)
+        ends = np.append(first[1:], key.shape[0])
+        return {
+            int(k): self.event[at[a : min(b, a + limit)]].tolist()
+            for k, a, b in zip(keys.tolist(), first.tolist(), ends.tolist())
+        }
 
     def busy(self, bucket: np.ndarray | None, rows: int, buckets: int) -> np.ndarray:
         """Busy time per (bucket, row) (index bucket·rows + row) of the occurrences' activities."""
@@ -207,7 +224,7 @@ class KinetoOps:
 
     @staticmethod
     def empty() -> KinetoOps:
-        none, spans = np.zeros(0, np.int64), _Spans(*(np.zeros(0, np.int64),) * 4)
+        none, spans = np.zeros(0, np.int64), _Spans(*(np.zeros(0, np.int64),) * 5)
         return KinetoOps(none, none, np.zeros(0), np.zeros(0), [], np.zeros(0, bool), spans, spans)
 
     def costs(self, bucket: np.ndarray | None = None, buckets: int = 1) -> list[list[OpCost]]:
@@ -222,6 +239,7 @@ class KinetoOps:
         flops = _sum_known(key, self.flops[inside], count)
         moved = _sum_known(key, self.bytes[inside], count)
         total, own = self.total.busy(bucket, rows, buckets), self.own.busy(bucket, rows, buckets)
+        events = self.total.events(bucket, rows, MAX_EVENT_IDS)
         out: list[list[OpCost]] = [[] for _ in range(buckets)]
         for k in np.flatnonzero(occurrences).tolist():
             b, gid = divmod(k, rows)
@@ -232,7 +250,7 @@ class KinetoOps:
             times = int(occurrences[k]), int(total[k]), int(own[k])
             out[b].append(OpCost(row.name, row.category, *times, f, levels, row.source, row.search,
                                  in_program=row.in_program, transfer=bool(self.transfer[gid]),
-                                 roof=row.roof))  # fmt: skip
+                                 roof=row.roof, event_ids=tuple(events.get(k, ()))))  # fmt: skip
         for part in out:
             part.sort(key=lambda c: (-c.total_time_ps, -c.self_time_ps, c.name))
         return out
@@ -622,14 +640,16 @@ def _spans(
     rank[np.argsort(start, kind="stable")] = np.arange(activity.shape[0])
     # (row, start rank) in one integer: sorting it orders spans by (row, start)
     order = np.argsort(group[launcher] * width + rank)
-    own = _Spans(occurrence[launcher[order]], group[launcher[order]], start[order], end[order])
+    own = _Spans(
+        occurrence[launcher[order]], group[launcher[order]], start[order], end[order], activity[order]
+    )
     origin, ancestor = _ancestors(nearest, launcher)
     credited = np.concatenate((launcher, ancestor))
     which = np.concatenate((np.arange(activity.shape[0]), origin))
     # the first of each (row, activity) only: a nested op of the same row adds its activities once
     _, once = np.unique(group[credited] * width + rank[which], return_index=True)
     credited, which = credited[once], which[once]
-    total = _Spans(occurrence[credited], group[credited], start[which], end[which])
+    total = _Spans(occurrence[credited], group[credited], start[which], end[which], activity[which])
     host = np.isin(trace.ev_name[activity], [i for i, s in enumerate(trace.strings) if HOST_COPY.search(s)])
     copy = np.isin(trace.ev_cat[activity], _string_ids(trace, COPY_CATEGORIES))
     copies = np.bincount(group[launcher], weights=host & copy, minlength=rows)

@@ -72,7 +72,7 @@ class OpCost:
     are observed but partial (e.g. bytes whose memory space the profile does not record);
     `program` names the program (XLA module id) the op belongs to, "" when none. `roof` names the
     peak its FLOPs run at (a precision of `DevicePeaks.flops`, e.g. "bf16", "fp32"; see
-    `DevicePeaks.compute_roof`); "" is the device's compute roof.
+    `DevicePeaks.compute_roof`); "" is the device's compute roof. `event_ids`: see the field.
     """
 
     name: str
@@ -91,6 +91,13 @@ class OpCost:
     note: str = ""
     program: str = ""
     roof: str = ""
+    event_ids: tuple[int, ...] = ()
+    """The first MAX_EVENT_IDS events its time comes from (device activities), in time order: indices
+    in the host's trace until `analysis.answer` makes them the timeline's ids."""
+
+
+MAX_EVENT_IDS = 200
+"""Event ids a row carries to the Trace tab at most."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -230,6 +230,8 @@ def op_rows(
             row.bytes_accessed = float(cost.bytes_accessed)
         if cost.note:
             row.note = cost.note
+        if cost.event_ids:
+            row.event_ids = list(cost.event_ids)
         rows.append(row)
     return rows
 

@@ -1,0 +1,1 @@
+var o=t=>e=>{var i=t[e];if(i)return i();throw new Error("Module not found in bundle: "+e)};var a=[{id:"compare",title:"Compare"},{id:"memory",title:"Memory"},{id:"overview",title:"Overview"},{id:"roofline",title:"Roofline"},{id:"trace",title:"Trace"},{id:"xla",title:"XLA"}];export{o as a,a as b};

@@ -1,1 +1,0 @@
-var o=t=>e=>{var i=t[e];if(i)return i();throw new Error("Module not found in bundle: "+e)};var d=[{id:"compare",title:"Compare"},{id:"overview",title:"Overview"},{id:"roofline",title:"Roofline"},{id:"trace",title:"Trace"},{id:"xla",title:"XLA"}];export{o as a,d as b};

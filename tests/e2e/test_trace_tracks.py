@@ -1,0 +1,141 @@
+"""The Trace tab's track panel end to end in headless Chromium, on the real H100 Kineto trace (Python
+stacks on, 40 rows deep on the host thread) served by a real `tensorboard`: the GPU tracks brought to
+the top in two clicks, a depth limit, the choice kept in the deep link and restored from it, the
+track labels staying in view while a deep track scrolls, and Z zooming to the device's activity.
+Expectations come from the server's own `trace/meta` and `trace/search`, or the pixels drawn.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+from tests.e2e.trace_fixtures import (
+    LABEL_WIDTH,
+    fragment,
+    get_json,
+    open_gpu_trace,
+    requires_bundle,
+    settled_link,
+    subject_query,
+    view_range,
+    wait_idle,
+)
+
+pytestmark = requires_bundle
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "docs" / "screenshots"
+
+# JS: dark (text) pixels of the label column between CSS y0 and y1 of the timeline canvas.
+_LABEL_INK_JS = """
+([x0, x1, y0, y1]) => {
+  const c = document.querySelector('[data-testid=trace-canvas]');
+  const dpr = c.width / c.getBoundingClientRect().width;
+  const d = c.getContext('2d').getImageData(Math.round(x0 * dpr), Math.round(y0 * dpr),
+    Math.round((x1 - x0) * dpr), Math.round((y1 - y0) * dpr)).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) if (d[i] < 90 && d[i + 1] < 90 && d[i + 2] < 90) n++;
+  return n;
+}
+"""
+
+
+# JS: leftmost and rightmost CSS x of coloured (event) pixels right of the labels between rows y0
+# and y1 of the timeline canvas, and the canvas width.
+_INK_SPAN_JS = """
+([left, y0, y1]) => {
+  const c = document.querySelector('[data-testid=trace-canvas]');
+  const dpr = c.width / c.getBoundingClientRect().width;
+  const x0 = Math.ceil(left * dpr), top = Math.round(y0 * dpr), h = Math.round((y1 - y0) * dpr);
+  const d = c.getContext('2d').getImageData(x0, top, c.width - x0, h).data;
+  const w = c.width - x0;
+  let lo = Infinity, hi = -Infinity;
+  for (let i = 0; i < d.length; i += 4) {
+    if (Math.max(d[i], d[i + 1], d[i + 2]) - Math.min(d[i], d[i + 1], d[i + 2]) > 60) {
+      const x = (i / 4) % w;
+      lo = Math.min(lo, x); hi = Math.max(hi, x);
+    }
+  }
+  return [left + lo / dpr, left + hi / dpr, c.width / dpr];
+}
+"""
+
+
+def _track_order(frame) -> list[int]:
+    return [int(t) for t in frame.get_attribute("[data-testid=trace-canvas]", "data-track-order").split(",")]
+
+
+def _meta(server, page) -> dict:
+    return get_json(server, f"trace/meta?{subject_query(fragment(page))}")
+
+
+def test_gpu_streams_come_first_in_two_clicks_and_the_link_keeps_them(
+    tensorboard_server, browser_page, open_profscope, page_errors
+) -> None:
+    browser_page.set_viewport_size({"width": 1280, "height": 800})
+    server, frame, _ = open_gpu_trace(tensorboard_server, browser_page, open_profscope)
+    meta = _meta(server, browser_page)
+    gpu_sections = {s["id"] for s in meta["sections"] if s["kind"] == "gpu"}
+    gpu_tracks = [t["id"] for t in meta["tracks"] if t["section"] in gpu_sections]
+    assert gpu_tracks and _track_order(frame)[0] not in gpu_tracks  # the host comes first in the trace
+    frame.click("[data-testid=tracks-button]")
+    frame.click("[data-testid=tracks-preset-device-first]")
+    frame.wait_for_function(
+        "ids => document.querySelector('[data-testid=trace-canvas]').dataset.trackOrder.startsWith(ids)",
+        arg=",".join(map(str, gpu_tracks)),
+    )
+    link = settled_link(browser_page, frame)
+    assert link["tp"] == ",".join(map(str, gpu_tracks))
+    browser_page.screenshot(path=str(SCREENSHOTS / "chromium_tracks.png"))
+    # A limit of 3 rows on the 40-row host thread, kept in the link too.
+    host = next(t for t in meta["tracks"] if t["max_depth"] >= 10)
+    frame.fill(f"[data-testid=tracks-depth-{host['id']}]", "3")
+    frame.press(f"[data-testid=tracks-depth-{host['id']}]", "Enter")
+    frame.wait_for_function("() => window.top.location.hash.includes('td=')")
+    assert settled_link(browser_page, frame)["td"] == f"{host['id']}:3"
+    # The same link in a fresh page opens on the same tracks.
+    fresh = browser_page.context.new_page()
+    try:
+        fresh.set_viewport_size({"width": 1280, "height": 800})
+        fresh.goto(browser_page.evaluate("location.href"))
+        again = fresh.wait_for_selector("iframe[src*='plugin_entry.html?name=profscope']").content_frame()
+        again.wait_for_selector("[data-testid=trace-canvas][data-track-order]", timeout=60_000)
+        wait_idle(again)
+        assert _track_order(again)[: len(gpu_tracks)] == gpu_tracks
+    finally:
+        fresh.close()
+    assert page_errors == []
+
+
+def test_labels_stay_in_view_on_a_deep_track_and_z_zooms_to_the_device(
+    tensorboard_server, browser_page, open_profscope, page_errors
+) -> None:
+    browser_page.set_viewport_size({"width": 1280, "height": 800})
+    server, frame, _ = open_gpu_trace(tensorboard_server, browser_page, open_profscope)
+    meta = _meta(server, browser_page)
+    # Scroll 300 px into the 40-row host thread (first section): its label still shows at the top.
+    frame.eval_on_selector(".tv-scroll", "s => { s.scrollTop = 300; }")
+    frame.wait_for_timeout(300)
+    ink = frame.evaluate(_LABEL_INK_JS, [18, LABEL_WIDTH - 80, 0, 24])
+    assert ink > 20, "no label at the top of a scrolled deep track"
+    frame.eval_on_selector(".tv-scroll", "s => { s.scrollTop = 0; }")
+    whole = view_range(settled_link(browser_page, frame))
+    # The GPU tracks to the top, then Z: the window is where they are busy, their boxes reaching
+    # (nearly) both of its ends.
+    frame.click("[data-testid=tracks-button]")
+    frame.click("[data-testid=tracks-preset-device-first]")
+    frame.click("[data-testid=tracks-button]")
+    frame.locator("[data-testid=trace-viewer]").focus()
+    browser_page.keyboard.press("z")
+    frame.wait_for_function(
+        "w => { const m = /start=([^&]+)&/.exec(window.top.location.hash), e = /end=([^&]+)/.exec(window.top.location.hash);"
+        " return m && e && Number(e[1]) - Number(m[1]) < w; }",
+        arg=0.9 * (whole[1] - whole[0]),
+    )
+    start, end = view_range(settled_link(browser_page, frame))
+    gpu_sections = {s["id"] for s in meta["sections"] if s["kind"] == "gpu"}
+    gpu_rows = sum((t["max_depth"] + 1) * 18 + 6 for t in meta["tracks"] if t["section"] in gpu_sections)
+    left, right, width = frame.evaluate(_INK_SPAN_JS, [LABEL_WIDTH, 24, 24 + gpu_rows])
+    assert left - LABEL_WIDTH < 0.05 * (width - LABEL_WIDTH), (left, right, width, start, end)
+    assert width - right < 0.05 * (width - LABEL_WIDTH), (left, right, width, start, end)
+    assert page_errors == []
