@@ -36,6 +36,7 @@ from typing import Any
 
 from profscope.engine import store, validate
 from profscope.engine.ingest import manager as ingest
+from profscope.errors import describe_error
 
 # Times a task that raised is run again (a worker lost mid-task is the scheduler's to rerun).
 RETRIES = 2
@@ -172,9 +173,9 @@ def result_of(future: Any, url: str) -> dict[str, Any]:
         code = ingest.EXIT_CACHE_UNUSABLE if e.cache_problem else 1
         return {"code": code, "error": {"message": e.message, "cache": e.cache_problem}}
     except distributed.KilledWorker as e:
-        message = f"ingest of {url} failed: every Dask worker that ran it died ({e})"
+        message = f"ingest of {ingest.file_name(url)} failed: every Dask worker that ran it died ({e})"
     except Exception as e:  # the cluster's failures reach the caller as a message naming the file
-        message = f"ingest of {url} failed on the Dask cluster: {type(e).__name__}: {e}"
+        message = f"ingest of {ingest.file_name(url)} failed on the Dask cluster: {type(e).__name__}: {e}"
     return {"code": 1, "error": {"message": message}}
 
 
@@ -208,7 +209,11 @@ def ingest_files(
                 spec["memory_bytes"] = int(memory_bytes)
             jobs.append((i, label, spec))
         except (OSError, ValueError) as e:
-            message = str(e) if isinstance(e, ValueError) else f"cannot stat {source.url}: {e}"
+            message = (
+                str(e)
+                if isinstance(e, ValueError)
+                else f"cannot stat {ingest.file_name(source.url)}: {describe_error(e)}"
+            )
             record(i, FileOutcome(label, source.url, 0.0, error={"message": message}))
     for i, label, spec in sorted(jobs, key=lambda job: -int(job[2]["size"])):
         pending[submit(client, spec, retries)] = (i, label, spec["url"])
