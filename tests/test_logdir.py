@@ -77,7 +77,9 @@ EXPECTED = {
         }
     },
     "xplane/mi300_jax_conv": {
-        "session1": {"tw003": ([("tw003.xplane.pb", "xplane")], ["overview", "trace", "roofline", "compare", "memory"])}
+        "session1": {
+            "tw003": ([("tw003.xplane.pb", "xplane")], ["overview", "trace", "roofline", "compare", "memory"])
+        }
     },
 }
 
@@ -242,7 +244,10 @@ def test_xla_logs_sniffed_inside_session_folder(tmp_path: pathlib.Path) -> None:
     assert tree(listing) == {
         "run1": {
             "2024_05_01_10_00_00": {
-                "host0": ([("host0.xplane.pb", "xplane")], ["overview", "trace", "roofline", "compare", "memory"]),
+                "host0": (
+                    [("host0.xplane.pb", "xplane")],
+                    ["overview", "trace", "roofline", "compare", "memory"],
+                ),
                 "xla": ([("metrics.log", "xla_metrics")], ["overview", "xla"]),
             }
         }
