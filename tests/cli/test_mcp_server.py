@@ -63,9 +63,21 @@ def session_calls(
     return asyncio.run(drive())
 
 
+def xla_op_event(tab: Client) -> int:
+    """The id of one XLA op run (`dot.*`) in the PyTorch/XLA job's XPlane, as the tab finds it."""
+    (run,) = [r for r in route(tab, "/runs")["runs"] if r["name"] == "xla_job"]
+    session = next(s for s in run["sessions"] if any("trace" in h["tools"] for h in s["hosts"]))
+    subject = {"run": "xla_job", "session": session["name"], "host": session["hosts"][0]["name"]}
+    while (
+        found := tab.get(f"{BASE}/trace/search", query_string={**subject, "q": "dot."})
+    ).status_code == 202:
+        pass
+    return next(m["id"] for m in found.get_json()["matches"] if m["name"].startswith("dot."))
+
+
 @pytest.fixture(scope="module")
 def served(
-    cli_logdir: pathlib.Path, cache_dir: pathlib.Path, tmp_path_factory: pytest.TempPathFactory
+    cli_logdir: pathlib.Path, cache_dir: pathlib.Path, tmp_path_factory: pytest.TempPathFactory, tab: Client
 ) -> tuple[set[str], list[tuple[bool, str]], pathlib.Path]:
     output = tmp_path_factory.mktemp("mcp_out")
     calls = [
@@ -77,6 +89,7 @@ def served(
         ("export_trace", {"run": "bert_h100", "path": "../escape.json.gz"}),
         ("export_trace", {"run": "bert_h100", "path": "traces/bert.json.gz"}),
         ("compare", {"base_run": "prefetched", "run": "input_bound", "max_slowdown_percent": 5}),
+        ("event_details", {"run": "xla_job", "event_id": xla_op_event(tab)}),
     ]
     listed, results = session_calls(cli_logdir, cache_dir, output, calls)
     return listed, results, output
@@ -174,3 +187,12 @@ def test_links_out_of_the_logdir_are_refused(tmp_path: pathlib.Path, cli_logdir:
     runs = json.loads(results[0][1])
     assert runs["runs"] == [] and any("outside" in e or "link" in e for e in runs["errors"])
     assert results[1][0]
+
+
+def test_event_details_carry_the_hlo_of_an_xla_op(served) -> None:
+    _, results, _ = served
+    error, text = results[8]
+    assert not error, text
+    found = json.loads(text)
+    assert found["event"]["name"].startswith("dot.")
+    assert found["hlo"]["kind"] == "op" and found["hlo"]["op"] == found["event"]["name"]

@@ -298,8 +298,11 @@ class Analyses:
     def event_details(
         self, run: str, event_id: int, session: str | None = None, hosts: str | None = None
     ) -> str:
-        """One event of the trace: name, category, start and duration, self time, args, flows."""
-        return _compact(self._call("/trace/event", "trace", run, session, hosts, id=str(event_id)))
+        """One event of the trace: name, category, start and duration, self time, args, flows, and
+        for an XLA op its HLO instruction with its operands and users (or why there is none)."""
+        details = self._call("/trace/event", "trace", run, session, hosts, id=str(event_id))
+        hlo = self._call("/hlo", "trace", run, session, hosts, event=str(event_id), radius="1")
+        return _compact({"event": details, "hlo": hlo})
 
     def export_trace(
         self,
