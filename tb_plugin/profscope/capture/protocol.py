@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from profscope.formats.common.wire import LEN, VARINT, WireError, iter_fields
+from profscope.formats.common.wire import LEN, VARINT, WireError, encode_varint, iter_fields
 
 SERVICE = "tensorflow.ProfilerService"
 # The gRPC path of `rpc Profile(ProfileRequest) returns (ProfileResponse)`.
@@ -23,28 +23,16 @@ OPTIONS_VERSION = 1
 XPLANE_TOOL = "xplane.pb"
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def _scalar(number: int, value: int | bool) -> bytes:
     """A varint field, left out at its default (0, false) as proto3 writes it."""
-    return _varint(number << 3 | VARINT) + _varint(int(value)) if value else b""
+    return encode_varint(number << 3 | VARINT) + encode_varint(int(value)) if value else b""
 
 
 def _bytes(number: int, value: bytes | str, *, always: bool = False) -> bytes:
     data = value.encode() if isinstance(value, str) else value
     if not data and not always:
         return b""
-    return _varint(number << 3 | LEN) + _varint(len(data)) + data
+    return encode_varint(number << 3 | LEN) + encode_varint(len(data)) + data
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,30 +18,25 @@ from hypothesis import strategies as st
 from profscope.formats.common import wire
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def _event(length: int, fill: int, mid: int = 5) -> bytes:
     """An event record: tag 0x22, its length, then as an XEvent starts (metadata id `mid`, offset,
     duration) and int64 stats as far as they fit, padded with `fill` bytes (0x22, 0x08 and 0x10
     among them: payloads hold bytes that look like a record's start, which the walk must not take
     for one). A length too short for that is all `fill`."""
-    body = b"\x08" + _varint(mid) + b"\x10" + _varint(1000 + length) + b"\x18" + _varint(7)
+    body = (
+        b"\x08"
+        + wire.encode_varint(mid)
+        + b"\x10"
+        + wire.encode_varint(1000 + length)
+        + b"\x18"
+        + wire.encode_varint(7)
+    )
     if len(body) > length:
-        return b"\x22" + _varint(length) + bytes([fill]) * length
+        return b"\x22" + wire.encode_varint(length) + bytes([fill]) * length
     stat = b"\x08\x03\x20" + bytes([fill & 0x7F])
     while length - len(body) >= 2 + len(stat):
-        body += b"\x22" + _varint(len(stat)) + stat
-    return b"\x22" + _varint(length) + body + bytes([fill]) * (length - len(body))
+        body += b"\x22" + wire.encode_varint(len(stat)) + stat
+    return b"\x22" + wire.encode_varint(length) + body + bytes([fill]) * (length - len(body))
 
 
 # A display name (field 11) whose bytes start as an event's would, but for the tag.
@@ -189,7 +184,7 @@ def test_a_three_byte_length_is_left_to_the_careful_loop() -> None:
     where a two-byte reading of its length would lead, each leading to the next and the last to
     the event after it. Read as two bytes, the length would chain through them."""
     length = (8 << 14) + 1000
-    header = b"\x22" + _varint(length)
+    header = b"\x22" + wire.encode_varint(length)
     assert header[3] == 0x08
     first, second = header[1], header[2]
     real_after = len(header) + length
@@ -198,9 +193,9 @@ def test_a_three_byte_length_is_left_to_the_careful_loop() -> None:
     at = 3 + ((first & 0x7F) | (second << 7))
     while at < real_after:
         step = min(16_000, real_after - at - 3)
-        fake = b"\x22" + _varint(step) + b"\x08\x05\x10\x01"
+        fake = b"\x22" + wire.encode_varint(step) + b"\x08\x05\x10\x01"
         payload[at - len(header) : at - len(header) + len(fake)] = fake
-        at += 1 + len(_varint(step)) + step
+        at += 1 + len(wire.encode_varint(step)) + step
     assert at == real_after
     events = [_event(40, 0)] * 300 + [header + bytes(payload)] + [_event(40, 0)] * 300
     data = b"".join(events) + _NAME_LIKE_AN_EVENT + b"\x48\x05"

@@ -25,6 +25,18 @@ class WireError(ValueError):
     """The bytes do not follow the protobuf wire format at some point (truncation, bad tag…)."""
 
 
+def encode_varint(value: int) -> bytes:
+    """The varint encoding of the non-negative `value` (what `read_varint` reads back)."""
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if not value:
+            out.append(byte)
+            return bytes(out)
+        out.append(byte | 0x80)
+
+
 def read_varint(data: bytes | memoryview, pos: int, end: int) -> tuple[int, int]:
     """(value, next position) of the varint at `pos`; raises WireError past `end` or after 10 bytes."""
     result = 0
