@@ -79,7 +79,7 @@ def test_an_address_outside_the_allow_list_is_refused(
     assert response.status_code == 403
     assert "10.1.2.3:9012 is not allowed" in response.get_data(as_text=True)
     # A gRPC target scheme or a path is not an address at all.
-    for address in ("unix:/tmp/socket", "dns:///localhost:9012", "localhost"):
+    for address in ("unix:/run/profiler.sock", "dns:///localhost:9012", "localhost"):
         response = post_capture(client, {"addresses": [address], "duration_ms": 100, "run": "r"})
         assert response.status_code == 400, address
     assert not (tmp_path / "r").exists()
