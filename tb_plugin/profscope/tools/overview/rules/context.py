@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -19,6 +19,8 @@ from profscope.units import format_count, format_duration
 if TYPE_CHECKING:
     from profscope.analysis.results import HostResult
     from profscope.model.columns import Trace
+
+T = TypeVar("T")
 
 LABEL_CATEGORIES = frozenset({"user_annotation", "gpu_user_annotation"})
 """Kineto categories of labels (`record_function` ranges): they mark time, no work runs in them."""
@@ -35,6 +37,15 @@ class Context:
     host_names: list[str]
     xla_logs: Callable[[], Any] | None = None
     ranks: OverviewRanks | None = None
+    _derived: dict[tuple[str, int], Any] = dataclasses.field(default_factory=dict, repr=False)
+
+    def derived(self, name: str, host: HostResult, compute: Callable[[HostResult], T]) -> T:
+        """What several rules read of one host (`name`: what `compute` gives), computed once per
+        answer: the input-bound and host-wait rules both read the phase a host waits in."""
+        key = (name, id(host))
+        if key not in self._derived:
+            self._derived[key] = compute(host)
+        return self._derived[key]
 
 
 def scope_link(host: HostResult, search: str | None = None) -> OverviewLink:

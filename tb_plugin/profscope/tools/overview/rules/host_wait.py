@@ -19,7 +19,7 @@ from profscope.tools.overview.rules.context import Context
 def check(ctx: Context) -> list[OverviewFinding]:
     out = []
     for host in ctx.hosts:
-        wait = waiting.find(host)
+        wait = ctx.derived("wait", host, waiting.find)
         if wait is None or wait.builds_input:
             continue
         hypothesis = (
