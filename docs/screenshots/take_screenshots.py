@@ -9,7 +9,8 @@ Chromium (Debian's `chromium` package, or `--chromium PATH`):
 
     python docs/screenshots/take_screenshots.py http://127.0.0.1:6123 [--out docs/screenshots]
 
-It writes overview.png (the H100 GPU run), trace.png (the same run's timeline with its GPU stream),
+It writes overview.png (the slow-input CPU run: phases and a finding), trace.png (the H100 GPU run's
+timeline with its GPU stream),
 roofline.png (the TPU v6e run), xla.png (pytorch_xla_cpu_recompile), compare.png (the slow-input
 CPU run against its prefetching twin) and memory.png (the CPU run recorded with its memory events).
 Each view is waited for until it has drawn (no spinner, no "ingesting" text) before the shot.
@@ -90,7 +91,8 @@ def shoot(page, path: pathlib.Path) -> None:  # type: ignore[no-untyped-def]
 
 
 def overview(page, base: str, all_runs: list[dict], out: pathlib.Path) -> None:  # type: ignore[no-untyped-def]
-    frame = open_tool(page, base, subject(all_runs, GPU_RUN), "overview")
+    # The slow-input CPU run: its labelled phases and the costed finding they raise.
+    frame = open_tool(page, base, subject(all_runs, SLOW_RUN), "overview")
     frame.wait_for_selector("[data-testid=ov-tables], [data-testid=ov-error]", timeout=LOAD_TIMEOUT_MS)
     fail_on_error(frame, "[data-testid=ov-error]")
     frame.wait_for_function(
