@@ -5,21 +5,26 @@ security checks, exactly as a browser would reach them), and a real S3 API serve
 from __future__ import annotations
 
 import argparse
+import importlib.abc
+import os
 import pathlib
 import shutil
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import fsspec
 import pytest
 from fsspec.implementations.memory import MemoryFileSystem
-from tensorboard.backend import application
-from tensorboard.plugins import base_plugin
-from werkzeug.test import Client
 
-from profscope.plugin import ProfscopePlugin
 from tests.support import REPO
+
+if TYPE_CHECKING:
+    from werkzeug.test import Client
+
+    from profscope.plugin import ProfscopePlugin
 
 LAYOUTS_LOGDIR = REPO / "tests" / "data" / "layouts" / "logdir"
 TRACE_LOGDIR = REPO / "tests" / "data" / "trace" / "logdir"
@@ -72,7 +77,7 @@ def copy_to_fs() -> Callable[[pathlib.Path, fsspec.AbstractFileSystem, str], Non
     return _copy_to_fs
 
 
-PluginFactory = Callable[..., tuple[ProfscopePlugin, Client]]
+PluginFactory = Callable[..., "tuple[ProfscopePlugin, Client]"]
 
 
 @pytest.fixture
@@ -83,6 +88,12 @@ def plugin_client(tmp_path: pathlib.Path) -> PluginFactory:
     def make(
         logdir: str | pathlib.Path, static_dir: str | pathlib.Path | None = None, **flags: object
     ) -> tuple[ProfscopePlugin, Client]:
+        from tensorboard.backend import application
+        from tensorboard.plugins import base_plugin
+        from werkzeug.test import Client
+
+        from profscope.plugin import ProfscopePlugin
+
         flags.setdefault("profscope_cache_dir", str(tmp_path / "cache"))
         context = base_plugin.TBContext(logdir=str(logdir), flags=argparse.Namespace(**flags))
         plugin = ProfscopePlugin(context, static_dir=static_dir)
@@ -223,3 +234,48 @@ def forced_args_helper(monkeypatch: pytest.MonkeyPatch) -> ArgsHelpers:
     monkeypatch.setattr(xplane, "_start_helper", start)
     monkeypatch.setattr(xplane_args_helper.ArgsHelper, "submit", submit)
     return seen
+
+
+STACK_MODULES = ("tensorboard", "google.protobuf")
+
+
+class _StackImportWatch(importlib.abc.MetaPathFinder):
+    """Notes the test that first imports TensorBoard or protobuf (or "collection"), finding nothing
+    itself, so the import proceeds as usual."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, str] = {}
+
+    def find_spec(self, fullname: str, path: object, target: object = None) -> None:
+        for name in STACK_MODULES:
+            if (fullname == name or fullname.startswith(name + ".")) and name not in self.first:
+                self.first[name] = os.environ.get("PYTEST_CURRENT_TEST", "collection or a fixture")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With PROFSCOPE_STACK_FREE=1 (tests/run_all.sh's run of the tests marked stack_independent),
+    watch for TensorBoard or protobuf being imported: the second pass leaves those tests out on the
+    promise that they never load either, and this makes the promise checked at run time."""
+    if os.environ.get("PROFSCOPE_STACK_FREE") != "1":
+        return
+    watch = _StackImportWatch()
+    for name in STACK_MODULES:
+        if name in sys.modules:
+            watch.first[name] = "before the tests started"
+    sys.meta_path.insert(0, watch)
+    config.stash[_WATCH_KEY] = watch
+
+
+_WATCH_KEY = pytest.StashKey[_StackImportWatch]()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    watch = session.config.stash.get(_WATCH_KEY, None)
+    if watch is None or not watch.first:
+        return
+    lines = [f"{name} was imported by {where}" for name, where in watch.first.items()]
+    session.config.get_terminal_writer().line(
+        "tests marked stack_independent must load neither TensorBoard nor protobuf:\n  " + "\n  ".join(lines),
+        red=True,
+    )
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -38,8 +38,11 @@ if [ -n "$untracked" ]; then
   exit 1
 fi
 
+step "Python tests marked stack_independent (checked at run time to load neither TensorBoard nor protobuf)"
+PROFSCOPE_STACK_FREE=1 .venv/bin/python -m pytest tests -m stack_independent
+
 step "Python tests on $(.venv/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")')"
-.venv/bin/python -m pytest tests
+.venv/bin/python -m pytest tests -m "not stack_independent"
 
 step "Python environment .venv-pb4 (constraints-protobuf4.txt)"
 [ -x .venv-pb4/bin/python ] || "$PYTHON" -m venv .venv-pb4
@@ -50,7 +53,9 @@ step "Python environment .venv-pb4 (constraints-protobuf4.txt)"
 # same on both stacks, and they are half of a pass's time (CI stays under 20 minutes). The shell test
 # stays here: it drives TensorBoard's own frontend, which differs between TensorBoard versions. So do
 # the tests marked stack_independent (the readers'): they load neither TensorBoard nor protobuf
-# (tests/test_stack_independent.py), so they would run the same code on the same libraries again.
+# (tests/test_stack_independent.py checks their imports; PROFSCOPE_STACK_FREE=1 above makes
+# tests/conftest.py fail the run if any of them loads either while running), so they would run the
+# same code on the same libraries again.
 VIEW_BROWSER_TESTS=(capture_dialog compare_view critical_path export_dialog firefox hlo_graph memory_view
   overview_view ranks_view roofline_view trace_interactions trace_looks trace_navigation trace_search_list
   trace_selection trace_tracks trace_view xla_view)

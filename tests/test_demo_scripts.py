@@ -20,6 +20,8 @@ import pytest
 
 from tests.support import REPO
 
+pytestmark = pytest.mark.stack_independent
+
 DEMO = REPO / "demo"
 LOGDIR = DEMO / "logdir"
 SESSION_DIR = re.compile(r"^\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}$")

@@ -14,6 +14,8 @@ import pytest
 
 import profscope
 
+pytestmark = pytest.mark.stack_independent
+
 PACKAGE_DIR = pathlib.Path(profscope.__file__).parent
 
 

@@ -14,6 +14,8 @@ import pytest
 
 from tests.support import REPO
 
+pytestmark = pytest.mark.stack_independent
+
 RUNTIME_DEPS = {"tensorboard", "protobuf", "numpy", "werkzeug", "fsspec", "msgspec"}
 
 

@@ -3,10 +3,11 @@
 The second pass of tests/run_all.sh runs the tests again on TensorBoard 2.20 with protobuf 4.25, to
 catch what differs between those stacks. A module that loads neither, nor makes any reader load them,
 runs the same code on the same libraries in both passes, so that pass leaves it out (`-m "not
-stack_independent"`): the readers' tests, which are a quarter of a pass. This test keeps the mark
-honest: it imports every marked module and every reader in a fresh interpreter and looks at what
-got loaded.
-"""
+stack_independent"`): the readers', the model's and the engine's tests, about half of a pass. Two
+checks keep the mark honest: this test imports every marked module and every reader in a fresh
+interpreter and looks at what got loaded; and tests/run_all.sh runs the marked tests in a pytest of
+their own with PROFSCOPE_STACK_FREE=1, where tests/conftest.py fails the run if any test, fixture or
+collection imports either while they run."""
 
 from __future__ import annotations
 

@@ -10,6 +10,8 @@ import pytest
 
 from profscope.units import NOT_OBSERVED, format_bytes, format_count, format_duration
 
+pytestmark = pytest.mark.stack_independent
+
 
 @pytest.mark.parametrize(
     ("ns", "text"),

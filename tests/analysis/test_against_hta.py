@@ -23,6 +23,8 @@ from profscope.analysis import device_idle
 from profscope.analysis import events as ev
 from tests.support import REPO
 
+pytestmark = pytest.mark.stack_independent
+
 _SPEC = importlib.util.spec_from_file_location("overview_vs_hta", REPO / "benchmarks" / "overview_vs_hta.py")
 assert _SPEC is not None and _SPEC.loader is not None
 compare = importlib.util.module_from_spec(_SPEC)

@@ -21,6 +21,8 @@ from profscope.capture.client import CaptureError, ProfileCall
 from profscope.capture.session import CaptureRequest, capture
 from tests.support import DATA_DIR
 
+pytestmark = pytest.mark.stack_independent
+
 XPLANE = (
     DATA_DIR
     / "multirank"

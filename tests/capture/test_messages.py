@@ -9,6 +9,8 @@ from profscope.capture import protocol
 from profscope.capture.addresses import AllowList, InFlight, parse_address
 from profscope.capture.client import CaptureError, ProfileCall, TracerOptions
 
+pytestmark = pytest.mark.stack_independent
+
 
 def test_the_request_is_encoded_with_the_protos_field_numbers() -> None:
     options = protocol.ProfileOptions(

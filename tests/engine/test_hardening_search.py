@@ -22,6 +22,8 @@ from profscope.engine.lod import index as lod
 from profscope.engine.timeline import HOST_SHIFT, HostTrace, Timeline
 from profscope.model.columns import Trace, TraceBuilder
 
+pytestmark = pytest.mark.stack_independent
+
 
 def trace_with_args(n: int, value: str = "e" * 20) -> Trace:
     b = TraceBuilder("t", "test")

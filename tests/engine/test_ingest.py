@@ -23,6 +23,8 @@ from profscope.errors import UnreadableProfile
 from profscope.model.columns import TraceBuilder
 from tests.support import DATA_DIR
 
+pytestmark = pytest.mark.stack_independent
+
 READERS = {
     "scripted": "tests.engine.test_ingest:scripted_read",
     "chrome_trace": ingest.READERS["chrome_trace"],

@@ -22,6 +22,8 @@ from profscope.formats.chrome import reader as chrome_json
 from profscope.model.columns import TraceBuilder
 from tests.support import DATA_DIR
 
+pytestmark = pytest.mark.stack_independent
+
 DATA = DATA_DIR / "trace" / "logdir"
 
 

@@ -11,6 +11,8 @@ import pytest
 from profscope.engine import store
 from profscope.model.columns import TraceBuilder
 
+pytestmark = pytest.mark.stack_independent
+
 
 def sample_trace():
     b = TraceBuilder("file:///logs/run/host.trace.json", "chrome_trace")

@@ -19,6 +19,8 @@ from profscope.engine.timeline import HostTrace, Timeline
 from profscope.model.columns import TraceBuilder
 from tests.support import DATA_DIR
 
+pytestmark = pytest.mark.stack_independent
+
 SPAN = 1 << 16
 
 

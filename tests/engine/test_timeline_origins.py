@@ -13,6 +13,8 @@ from profscope.engine.lod import index as lod
 from profscope.engine.timeline import HOST_SHIFT, MAX_SESSION_PS, HostTrace, Timeline
 from profscope.model.columns import TraceBuilder
 
+pytestmark = pytest.mark.stack_independent
+
 DAY_NS = 86_400 * 10**9
 INT64_MAX = 2**63 - 1
 

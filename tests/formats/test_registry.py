@@ -12,6 +12,8 @@ from profscope.formats.chrome import reader as chrome_json
 from profscope.formats.xla import metrics as xla_metrics
 from profscope.formats.xplane import reader as xplane
 
+pytestmark = pytest.mark.stack_independent
+
 
 def test_every_format_is_listed_once_with_a_label_and_a_reader() -> None:
     ids = [f.id for f in registry.FORMATS]

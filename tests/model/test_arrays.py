@@ -7,6 +7,8 @@ import pytest
 
 from profscope.model import arrays
 
+pytestmark = pytest.mark.stack_independent
+
 _RNG = np.random.default_rng(7)
 
 

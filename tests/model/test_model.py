@@ -11,6 +11,8 @@ from profscope.model import columns as model
 from profscope.model import layout
 from profscope.model.columns import TraceBuilder, layout_depths
 
+pytestmark = pytest.mark.stack_independent
+
 
 def one_track(starts, durs):
     b = TraceBuilder("t", "test")

@@ -14,6 +14,8 @@ import pytest
 from profscope.formats.chrome import async_keys as ak
 from profscope.formats.chrome import columns as cc
 
+pytestmark = pytest.mark.stack_independent
+
 
 def _chunk(scopes: list[int], ids: list[bytes], phases: list[int], names: list[int]) -> tuple[Any, ...]:
     f = {

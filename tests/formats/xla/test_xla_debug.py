@@ -8,6 +8,8 @@ from profscope.errors import UnreadableProfile
 from profscope.formats.xla import debug as xla_debug
 from tests.support import DATA_DIR
 
+pytestmark = pytest.mark.stack_independent
+
 RUN = DATA_DIR / "xla" / "pytorch_xla_cpu_recompile"
 
 

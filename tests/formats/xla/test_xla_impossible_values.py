@@ -12,6 +12,8 @@ from profscope.formats.xla import metrics as xla_metrics
 from profscope.formats.xla import text as xla_text
 from tests.support import DATA_DIR
 
+pytestmark = pytest.mark.stack_independent
+
 RUN = DATA_DIR / "xla" / "pytorch_xla_cpu_recompile"
 REPORT = (RUN / "xla_metrics_report.txt").read_text()
 DEBUG = (RUN / "pt_xla_debug.txt").read_text()

@@ -14,6 +14,8 @@ from profscope.errors import UnreadableProfile
 from profscope.formats.xla import metrics as xla_metrics
 from tests.support import DATA_DIR
 
+pytestmark = pytest.mark.stack_independent
+
 DATA = DATA_DIR / "xla"
 RUN = DATA / "pytorch_xla_cpu_recompile"
 

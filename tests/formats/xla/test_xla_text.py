@@ -14,6 +14,8 @@ from profscope.formats.xla import graphs as xla_graphs
 from profscope.formats.xla import metrics as xla_metrics
 from profscope.formats.xla.text import Frame, LineParser, number_steps
 
+pytestmark = pytest.mark.stack_independent
+
 
 @dataclasses.dataclass
 class Marks:

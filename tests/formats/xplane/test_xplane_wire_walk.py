@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from profscope.formats.common import wire
 
+pytestmark = pytest.mark.stack_independent
+
 
 def _event(length: int, fill: int, mid: int = 5) -> bytes:
     """An event record: tag 0x22, its length, then as an XEvent starts (metadata id `mid`, offset,
