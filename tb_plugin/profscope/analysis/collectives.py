@@ -106,6 +106,8 @@ class Call:
     seq: int | None = None
     group_size: int | None = None
     run_key: tuple[int, int, str] | None = None
+    event: int = -1  # the event the call starts with (its arrival)
+    end_event: int = -1  # the event whose end is the call's end (worker annotation, kernel, the call)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -236,18 +238,23 @@ def _torch_calls(events: HostEvents) -> list[Call]:
         kind = kind_of(str(comm.get("Collective name") or name))
         if kind == "other" and inner:
             kind = kind_of(trace.strings[trace.ev_name[inner[-1]]])
-        end = int(ends[worker_of[i]]) if i in worker_of else int(ends[i])
+        end_event = worker_of.get(i, i)
+        kernel_end, kernel = ends_of.get(i, (-1, -1))
+        if kernel_end > int(ends[end_event]):
+            end_event = kernel
         calls.append(
             Call(
                 kind=kind,
                 name=name,
                 group=str(comm.get("Process Group Name") or "default"),
                 start_ps=int(starts[i]),
-                end_ps=max(end, ends_of.get(i, end)),
+                end_ps=int(ends[end_event]),
                 track=int(trace.ev_track[i]),
                 bytes=message_bytes(records),
                 seq=_int(comm.get("seq")) if "Process Group Name" in comm else None,
                 group_size=_int(comm.get("Group size")),
+                event=i,
+                end_event=end_event,
             )
         )
     return calls
@@ -274,9 +281,9 @@ def _pair_workers(
     return pairs
 
 
-def _kernel_ends(events: HostEvents, top: dict[int, int]) -> dict[int, int]:
-    """Call → the last end of the NCCL/RCCL kernels launched inside it."""
-    out: dict[int, int] = {}
+def _kernel_ends(events: HostEvents, top: dict[int, int]) -> dict[int, tuple[int, int]]:
+    """Call → the last end of the NCCL/RCCL kernels launched inside it, and that kernel."""
+    out: dict[int, tuple[int, int]] = {}
     ends = events.end_ps
     comm = np.flatnonzero(events.role == ROLE_COMM)
     for k in comm[events.launch[comm] >= 0].tolist():
@@ -285,7 +292,7 @@ def _kernel_ends(events: HostEvents, top: dict[int, int]) -> dict[int, int]:
             up = int(events.parent[up])
         if up >= 0:
             call = top[up]
-            out[call] = max(out.get(call, 0), int(ends[k]))
+            out[call] = max(out.get(call, (0, -1)), (int(ends[k]), k))
     return out
 
 
@@ -307,10 +314,15 @@ def _xla_calls(events: HostEvents) -> list[Call]:
         start, end = int(trace.ev_start_ps[i]), int(ends[i])
         if key in merged:
             call = merged[key]
-            call.start_ps, call.end_ps = min(call.start_ps, start), max(call.end_ps, end)
+            if start < call.start_ps:
+                call.start_ps, call.event = start, i
+            if end > call.end_ps:
+                call.end_ps, call.end_event = end, i
             continue
         group = str(args.get("hlo_module") or "default")
-        merged[key] = Call(kind_of(name), name, group, start, end, int(trace.ev_track[i]), run_key=key)
+        merged[key] = Call(
+            kind_of(name), name, group, start, end, int(trace.ev_track[i]), run_key=key, event=i, end_event=i
+        )
     return list(merged.values())
 
 
@@ -330,6 +342,8 @@ def _kernel_calls(events: HostEvents) -> list[Call]:
             int(trace.ev_start_ps[k]),
             int(ends[k]),
             int(trace.ev_track[k]),
+            event=k,
+            end_event=k,
         )
         for k in comm.tolist()
     ]

@@ -6,7 +6,8 @@ here from its documentation and its published results), on one host:
 Nodes are points in time: the start and the end of every event taking part, that is the host
 threads' slices that are work (framework ops and runtime calls; Python frames, `record_function`
 labels and `ProfilerStep` spans are left out, as HTA leaves out everything but `cpu_op`,
-`cuda_runtime` and `cuda_driver`) starting inside the window, and the device events those runtime
+`cuda_runtime` and `cuda_driver`; in an XPlane, which has no categories, the step markers the
+caller names are left out) starting inside the window, and the device events those runtime
 calls launched.
 
 Edges, with their weight (time) or none (a dependency, weight 0):
@@ -125,17 +126,23 @@ class Graph:
         self.into[dst].append((src, kind, weight))
 
 
-def find(events: ev.HostEvents, start_ps: int, end_ps: int) -> CriticalPath:
+def find(
+    events: ev.HostEvents, start_ps: int, end_ps: int, markers: np.ndarray | None = None
+) -> CriticalPath:
     """The critical path of the host work starting in [start_ps, end_ps] and the device work it
-    launched (module docstring)."""
-    graph, members = build(events, start_ps, end_ps)
+    launched (module docstring); `markers`: the step markers, left out."""
+    graph, members = build(events, start_ps, end_ps, markers)
     return _longest(events, graph, (start_ps, end_ps), members)
 
 
-def build(events: ev.HostEvents, start_ps: int, end_ps: int) -> tuple[Graph, np.ndarray]:
-    """The window's graph and the events with nodes in it."""
+def build(
+    events: ev.HostEvents, start_ps: int, end_ps: int, markers: np.ndarray | None = None
+) -> tuple[Graph, np.ndarray]:
+    """The window's graph and the events with nodes in it (`markers`, the step markers, left out)."""
     trace = events.trace
     host = _host_work(events, start_ps, end_ps)
+    if markers is not None:
+        host = host[~np.isin(host, markers)]
     in_window = events.mask(host)
     device = events.of_roles(*ev.DEVICE_ROLES)
     device = device[(events.launch[device] >= 0) & in_window[np.maximum(events.launch[device], 0)]]

@@ -1,8 +1,8 @@
 // @vitest-environment happy-dom
 import { describe, expect, it } from "vitest";
-import type { OverviewLink, OverviewRanks } from "../../api/answers.gen.ts";
+import type { CriticalPathHost, OverviewLink, OverviewRanks, TraceCriticalPath } from "../../api/answers.gen.ts";
 import { csvText, sortRows } from "../../shared/table.ts";
-import { collectiveColumns, heatColour, MAX_RANK_COLUMNS, ranksSection, stragglerLine } from "./ranks.ts";
+import { collectiveColumns, criticalPathTable, heatColour, MAX_RANK_COLUMNS, pathStep, ranksSection, stragglerLine } from "./ranks.ts";
 import { gpuAnswer } from "./test_answers.ts";
 
 function ranksOf(): OverviewRanks {
@@ -61,5 +61,37 @@ describe("ranks section", () => {
     expect(el.querySelector("[data-testid=ov-collectives-empty]")?.textContent).toBe("No collective was matched across the ranks.");
     const many = Array.from({ length: MAX_RANK_COLUMNS + 1 }, (_, i) => `rank-${i}`);
     expect(collectiveColumns(many).some((c) => c.id.startsWith("wait_"))).toBe(false);
+  });
+
+  it("shows each rank's critical path of the step waited longest in, by cause, and the ranks it runs through", async () => {
+    const base = 2 ** 32;
+    const path = (host: string, ids: number[], causes: Record<string, number>): CriticalPathHost => ({
+      host,
+      step: 5,
+      start_ns: 0,
+      end_ns: 100_000_000,
+      events: ids.map((id) => ({ id, track: 1, depth: 0, start_ns: 0, dur_ns: 1 })),
+      edges: [],
+      total_ns: 90_000_000,
+      by_cause_ns: { cpu: 0, launch: 0, compute: 0, communication: 10_000_000, kernel_gap: 0, rank_wait: 0, data_loading: 0, idle: 10_000_000, ...causes },
+    });
+    const answer: TraceCriticalPath = {
+      hosts: [path("rank-0", [base + 3, 1], { rank_wait: 30_000_000, cpu: 50_000_000 }), path("rank-1", [base + 3, base + 4], { data_loading: 80_000_000 })],
+    };
+    expect(pathStep(ranksOf())?.step).toBe(5);
+    expect(pathStep({ ...ranksOf(), steps: ranksOf().steps.map((s) => ({ ...s, steady: false })) })).toBeUndefined();
+    const asked: number[] = [];
+    const el = ranksSection(gpuAnswer(), { openLink: () => {}, loadCriticalPath: async (step) => (asked.push(step), answer) }, "c.csv");
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(asked).toEqual([5]);
+    const table = el.querySelector("[data-testid=ov-rank-path]");
+    expect([...(table?.querySelectorAll("th") ?? [])].map((th) => th.textContent)).toEqual(["Rank", "Step time", "CPU", "Communication", "Waiting for another rank", "Data loading", "Idle", "Path through"]);
+    const rows = [...el.querySelectorAll("[data-testid=ov-rank-path-row]")].map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent));
+    expect(rows[0]).toEqual(["rank-0", "100 ms", "50 ms (50%)", "10 ms (10%)", "30 ms (30%)", "0 ns (0%)", "10 ms (10%)", "rank-1 → rank-0"]);
+    expect(rows[1][7]).toBe("rank-1");
+    const single = criticalPathTable({ hosts: [{ ...answer.hosts[0], by_cause_ns: { cpu: 90_000_000, idle: 10_000_000 } }, answer.hosts[1]] });
+    expect(single.querySelector("tbody tr td[title]")?.getAttribute("title")).toContain("no collective joins it");
+    expect(section().el.querySelector("[data-testid=ov-rank-path]")).toBeNull(); // no loader: not shown
   });
 });

@@ -1,19 +1,37 @@
 /** Several hosts (ranks) side by side: each rank's steady step time, device busy share and overlap;
  * then who waits for whom in the collectives (`OverviewRanks`, analysis/collectives.py): the
- * straggler line, a rank × step heatmap of each rank's wait, and the matched collectives in a sortable
- * table with a CSV download. Every step cell and collective row opens its time range in the merged
- * Trace view (all hosts). */
+ * straggler line, a rank × step heatmap of each rank's wait, the critical path of the steady step the
+ * others waited longest in (`trace/critical_path`, analysis/rank_path.py: each rank's step time by
+ * cause, waiting for another rank included, and the ranks its path runs through), and the matched
+ * collectives in a sortable table with a CSV download. Every step cell and collective row opens its
+ * time range in the merged Trace view (all hosts). */
 
-import type { OverviewAnswer, OverviewHost, OverviewLink, OverviewRankCollective, OverviewRanks, OverviewRankStep } from "../../api/answers.gen.ts";
+import type { OverviewAnswer, OverviewHost, OverviewLink, OverviewRankCollective, OverviewRanks, OverviewRankStep, TraceCriticalPath } from "../../api/answers.gen.ts";
 import { h } from "../../dom.ts";
 import { type Column, SortableTable } from "../../shared/table.ts";
-import { formatByteRate, formatBytes, formatCount, formatDuration } from "../../shared/units.ts";
+import { formatByteRate, formatBytes, formatCount, formatDuration, formatPercent } from "../../shared/units.ts";
 import { absent, type Cell, cellElement, count, duration, measured, percent, text } from "./cells.ts";
 import { overlapReason } from "./devices.ts";
 
 export interface RankEvents {
   openLink(link: OverviewLink): void;
+  /** The critical path of step `step` on every rank (`trace/critical_path`); absent: not shown. */
+  loadCriticalPath?(step: number): Promise<TraceCriticalPath>;
 }
+
+/** The causes of a critical path's breakdown, in the order the table lists them. */
+const PATH_CAUSES: readonly (readonly [string, string])[] = [
+  ["cpu", "CPU"],
+  ["launch", "Launch"],
+  ["compute", "Device compute"],
+  ["communication", "Communication"],
+  ["kernel_gap", "Kernel gaps"],
+  ["rank_wait", "Waiting for another rank"],
+  ["data_loading", "Data loading"],
+  ["idle", "Idle"],
+];
+/** Event ids of a merged timeline: host index × 2^32 + the event's index in its host. */
+const HOST_ID_BASE = 2 ** 32;
 
 /** Per-rank wait columns are listed up to this many ranks (the heatmap shows every rank). */
 export const MAX_RANK_COLUMNS = 8;
@@ -39,6 +57,54 @@ export function stragglerLine(ranks: OverviewRanks): string {
   const doing = mostCommon(mine.map((s) => s.doing).filter((d): d is string => Boolean(d)));
   const meanwhile = doing ? `; meanwhile it is in ${doing}` : "";
   return `${name} is the rank the others wait for most in ${mine.length} of ${steady.length} steady steps (their wait for it: ${formatDuration(waited)} per step${meanwhile}).`;
+}
+
+/** The steady step with collectives whose critical path the section shows: the one the others waited longest in. */
+export function pathStep(ranks: OverviewRanks): OverviewRankStep | undefined {
+  const steady = ranks.steps.filter((s) => s.steady && s.collectives > 0);
+  return [...steady].sort((a, b) => b.waited_for_ns - a.waited_for_ns)[0];
+}
+
+/** Rank × cause: each rank's step time along its critical path (a cause no rank has is left out),
+ * and the ranks its path runs through (from its events' ids). */
+export function criticalPathTable(answer: TraceCriticalPath): HTMLElement {
+  const causes = PATH_CAUSES.filter(([c]) => answer.hosts.some((host) => (host.by_cause_ns[c] ?? 0) > 0));
+  const head = h("tr", {}, h("th", {}, "Rank"), h("th", { class: "num" }, "Step time"), ...causes.map(([, label]) => h("th", { class: "num" }, label)), h("th", {}, "Path through"));
+  const rows = answer.hosts.map((host) => {
+    const window = host.end_ns - host.start_ns;
+    const through = [...new Set(host.events.map((e) => Math.floor(e.id / HOST_ID_BASE)))].map((i) => answer.hosts[i]?.host ?? `host ${i}`);
+    return h(
+      "tr",
+      { "data-testid": "ov-rank-path-row", "data-host": host.host },
+      h("td", {}, host.host),
+      cellElement(duration(window, ""), true),
+      ...causes.map(([c]) => {
+        const ns = host.by_cause_ns[c];
+        if (ns === undefined) return cellElement(absent(`not modelled on ${host.host}'s path (no collective joins it to the others)`), true);
+        return h("td", { class: "num", "data-cause": c }, `${formatDuration(ns)} (${formatPercent(window > 0 ? ns / window : 0, 2)})`);
+      }),
+      h("td", {}, through.join(" → ") || "no event"),
+    );
+  });
+  return h("table", { class: "ov-table ov-compact", "data-testid": "ov-rank-path" }, h("thead", {}, head), h("tbody", {}, ...rows));
+}
+
+/** The critical path of `pathStep` across the ranks, asked for when the section is drawn. */
+function criticalPathPart(ranks: OverviewRanks, events: RankEvents): HTMLElement[] {
+  const step = pathStep(ranks);
+  if (!events.loadCriticalPath || !step) return [];
+  const body = h("div", { class: "ov-table-scroll ov-fit", "data-testid": "ov-rank-path-body" }, h("p", { class: "ov-hint" }, "Computing the critical path…"));
+  events.loadCriticalPath(step.step).then(
+    (answer) => body.replaceChildren(criticalPathTable(answer)),
+    (error: unknown) => body.replaceChildren(h("p", { class: "ov-hint" }, `The critical path could not be computed: ${(error as Error).message}`)),
+  );
+  const open = h("button", { type: "button", class: "ov-link", "data-testid": "ov-open-trace", title: `Show step ${step.step} of every rank in the Trace tab (turn on "Critical path" there to see the path)` }, "events");
+  open.addEventListener("click", () => events.openLink(rangeLink(step)));
+  return [
+    h("h3", {}, `Critical path of step ${step.step}`, " ", open),
+    h("p", { class: "ov-hint" }, "The steady step the others waited longest in. Each rank's step time along its critical path, which crosses into the last arriver's chain at a collective: the time it sat in the collective meanwhile is waiting for another rank."),
+    body,
+  ];
 }
 
 function mostCommon(values: readonly string[]): string | undefined {
@@ -170,6 +236,7 @@ function waitsPart(ranks: OverviewRanks, events: RankEvents, fileName: string): 
     out.push(h("p", { class: "ov-hint" }, "Each rank's wait in the step's collectives (last arrival − its arrival); ◆ marks the rank the others waited for."));
     out.push(h("div", { class: "ov-table-scroll ov-fit" }, heatmap(ranks, events)));
   }
+  out.push(...criticalPathPart(ranks, events));
   out.push(collectivesTable(ranks, events, fileName));
   return out;
 }

@@ -5,7 +5,7 @@
  * progress. Every figure leads to its events in the Trace tab (links.ts). Hosts with PyTorch/XLA logs
  * only (no trace) get the findings their logs support, and nothing else. */
 
-import type { OverviewAnswer, OverviewHloRow, OverviewHost, OverviewKernelRow, OverviewLink, OverviewOpRow } from "../../api/answers.gen.ts";
+import type { OverviewAnswer, OverviewHloRow, OverviewHost, OverviewKernelRow, OverviewLink, OverviewOpRow, TraceCriticalPath } from "../../api/answers.gen.ts";
 import { ApiError } from "../../api/client.ts";
 import { clear, h, isAbort, messageOf } from "../../dom.ts";
 import { ingestProgress } from "../../shared/progress.ts";
@@ -190,7 +190,8 @@ export class OverviewView {
     const traced = new Set(answer.per_host.map((p) => p.host));
     this.body.append(findingsSection(answer.findings, multiHost, (host) => traced.has(host), events));
     if (!answer.per_host.length) return;
-    if (multiHost) this.body.append(ranksSection(answer, events, csvFileName("collectives", this.ctx.subject.run, this.ctx.subject.session)));
+    const rankEvents = { ...events, loadCriticalPath: (step: number) => this.ctx.client.getJson<TraceCriticalPath>("trace/critical_path", this.ctx.subject, { step }) };
+    if (multiHost) this.body.append(ranksSection(answer, rankEvents, csvFileName("collectives", this.ctx.subject.run, this.ctx.subject.session)));
     answer.per_host.forEach((host, i) => this.body.append(this.hostSection(host, answer, multiHost, i === 0)));
     this.body.append(this.tablesSection(answer));
   }

@@ -15,6 +15,7 @@ import msgspec
 from tensorboard import errors
 
 from profscope.analysis import critical_path as critical
+from profscope.analysis import rank_path
 from profscope.analysis import steps as host_steps
 from profscope.analysis.results import HostInput
 from profscope.context import HostContext
@@ -160,54 +161,101 @@ def summary(ctx: HostContext, params: Params) -> TraceSummary:
 def critical_path(ctx: HostContext, params: Params) -> TraceCriticalPath:
     """`trace/critical_path?step=N` or `?at=ns`: per host, the critical path of step N, or of the
     step holding (else nearest to) session time `at`, else of its first step; the whole trace when
-    the host has no steps (`analysis/critical_path.py`)."""
+    the host has no steps (`analysis/critical_path.py`). In a merged session the hosts holding that
+    step number are joined through the step's matched collectives, when it has any
+    (`analysis/rank_path.py`): each host's path may cross into another's section, and its breakdown
+    holds the wait for other ranks."""
     step, at_ns = params.optional_int("step"), params.float("at")
     timeline = ctx.timeline()
     key = (timeline.key, step, at_ns)
     return ctx.cache("critical_path", 64).get(
-        key,
-        lambda: TraceCriticalPath(
-            [_host_path(host, i, step, at_ns) for i, host in enumerate(ctx.host_inputs(timeline))]
-        ),
+        key, lambda: TraceCriticalPath(_paths(ctx.host_inputs(timeline), step, at_ns))
     )
 
 
-def _host_path(host: HostInput, host_index: int, step: int | None, at_ns: float | None) -> CriticalPathHost:
-    events = host.events
-    trace = events.trace
-    found = host_steps.find(events, None)
-    number, (start, end) = None, events.span_ps
-    if len(found):
-        if step is not None:
-            chosen = [int(k) for k in (found.numbers == step).nonzero()[0]]
-            if not chosen:
-                first, last = int(found.numbers[0]), int(found.numbers[-1])
-                raise errors.NotFoundError(f"{events.name}: no step {step} (its steps are {first}–{last})")
-            k = chosen[0]
-        elif at_ns is not None:
-            at = at_ns * 1000 - host.offset_ps
-            k = int(abs((found.start_ps + found.end_ps) / 2 - at).argmin())
-            inside = ((found.start_ps <= at) & (at < found.end_ps)).nonzero()[0]
-            k = int(inside[0]) if inside.shape[0] else k
-        else:
-            k = 0
-        number, start, end = int(found.numbers[k]), int(found.start_ps[k]), int(found.end_ps[k])
-    path = critical.find(events, start, end)
-    base, offset = host_index * 2**32, host.offset_ps
+def _paths(hosts: list[HostInput], step: int | None, at_ns: float | None) -> list[CriticalPathHost]:
+    found = [host_steps.find(host.events, None) for host in hosts]
+    own = [_step_index(host, steps, step, at_ns) for host, steps in zip(hosts, found)]
+    same = own
+    if len(hosts) > 1 and step is None:  # one step number for every rank: the first host's choice
+        number = next((int(s.numbers[k]) for s, k in zip(found, own) if k is not None), None)
+        same = [_step_index(host, steps, number, None, strict=False) for host, steps in zip(hosts, found)]
+    joined = [h for h, k in enumerate(same) if k is not None]
+    across = (
+        rank_path.find([rank_path.RankStep(hosts[h], found[h], same[h]) for h in joined])
+        if len(joined) > 1
+        else []
+    )
+    out = [
+        _host_path(host, i, found[i], own[i]) if i not in joined or not across else None
+        for i, host in enumerate(hosts)
+    ]
+    for path in across:  # hosts that no collective of the step joins keep their own paths
+        h = joined[path.host]
+        out[h] = _rank_host_path(hosts, joined, path, int(found[h].numbers[same[h]]))
+    return [p for p in out if p is not None]
 
-    def ns(ps: int) -> float:
-        return (ps + offset) / 1000
 
-    def point(event: int, at_end: bool) -> tuple[int, bool, int, int, float]:
-        """An edge's end as the timeline names it: global id, which end, track, depth, time."""
+def _step_index(
+    host: HostInput, found: host_steps.Steps, step: int | None, at_ns: float | None, strict: bool = True
+) -> int | None:
+    """The index of the asked step on `host` (docstring of `critical_path`); None without steps, or
+    when not `strict` and the host has no step `step`."""
+    if not len(found):
+        return None
+    if step is not None:
+        chosen = (found.numbers == step).nonzero()[0]
+        if not chosen.shape[0] and strict:
+            first, last = int(found.numbers[0]), int(found.numbers[-1])
+            raise errors.NotFoundError(f"{host.events.name}: no step {step} (its steps are {first}–{last})")
+        return int(chosen[0]) if chosen.shape[0] else None
+    if at_ns is not None:
+        at = at_ns * 1000 - host.offset_ps
+        inside = ((found.start_ps <= at) & (at < found.end_ps)).nonzero()[0]
+        return (
+            int(inside[0]) if inside.shape[0] else int(abs((found.start_ps + found.end_ps) / 2 - at).argmin())
+        )
+    return 0
+
+
+class _Points:
+    """Where the timeline draws the ends of an event of one host: global id, track, depth, ns."""
+
+    def __init__(self, host: HostInput, host_index: int) -> None:
+        self.trace, self.host = host.events.trace, host
+        self.base = host_index * 2**32
+
+    def ns(self, ps: int) -> float:
+        return (ps + self.host.offset_ps) / 1000
+
+    def point(self, event: int, at_end: bool) -> tuple[int, bool, int, int, float]:
+        trace = self.trace
         time = int(trace.ev_start_ps[event] + (trace.ev_dur_ps[event] if at_end else 0))
-        track = host.track_base + int(trace.ev_track[event])
-        return base + event, at_end, track, int(trace.ev_depth[event]), ns(time)
+        track = self.host.track_base + int(trace.ev_track[event])
+        return self.base + event, at_end, track, int(trace.ev_depth[event]), self.ns(time)
 
+    def event(self, event: int) -> CriticalPathEvent:
+        trace = self.trace
+        return CriticalPathEvent(
+            self.base + event,
+            self.host.track_base + int(trace.ev_track[event]),
+            int(trace.ev_depth[event]),
+            self.ns(int(trace.ev_start_ps[event])),
+            int(trace.ev_dur_ps[event]) / 1000,
+        )
+
+
+def _host_path(host: HostInput, host_index: int, found: host_steps.Steps, k: int | None) -> CriticalPathHost:
+    events = host.events
+    number, (start, end) = None, events.span_ps
+    if k is not None:
+        number, start, end = int(found.numbers[k]), int(found.start_ps[k]), int(found.end_ps[k])
+    path = critical.find(events, start, end, found.markers)
+    points = _Points(host, host_index)
     edges = [
         CriticalPathEdge(
-            *point(e.src_event, e.src_is_end),
-            *point(e.dst_event, e.dst_is_end),
+            *points.point(e.src_event, e.src_is_end),
+            *points.point(e.dst_event, e.dst_is_end),
             critical.EDGE_KINDS[e.kind],
             e.weight_ps / 1000,
         )
@@ -216,19 +264,36 @@ def _host_path(host: HostInput, host_index: int, step: int | None, at_ns: float 
     return CriticalPathHost(
         host=events.name,
         step=number,
-        start_ns=ns(start),
-        end_ns=ns(end),
-        events=[
-            CriticalPathEvent(
-                base + i,
-                host.track_base + int(trace.ev_track[i]),
-                int(trace.ev_depth[i]),
-                ns(int(trace.ev_start_ps[i])),
-                int(trace.ev_dur_ps[i]) / 1000,
-            )
-            for i in path.events.tolist()
-        ],
+        start_ns=points.ns(start),
+        end_ns=points.ns(end),
+        events=[points.event(i) for i in path.events.tolist()],
         edges=edges,
+        total_ns=path.total_ps / 1000,
+        by_cause_ns={cause: ps / 1000 for cause, ps in path.by_cause_ps.items()},
+    )
+
+
+def _rank_host_path(
+    hosts: list[HostInput], joined: list[int], path: rank_path.RankPath, number: int
+) -> CriticalPathHost:
+    """One rank's path across the joined ranks, its ends named as the merged timeline names them."""
+    points = {j: _Points(hosts[h], h) for j, h in enumerate(joined)}
+    mine = points[path.host]
+    return CriticalPathHost(
+        host=hosts[joined[path.host]].events.name,
+        step=number,
+        start_ns=mine.ns(path.window_ps[0]),
+        end_ns=mine.ns(path.window_ps[1]),
+        events=[points[j].event(i) for j, i in path.events],
+        edges=[
+            CriticalPathEdge(
+                *points[e.src_host].point(e.src_event, e.src_is_end),
+                *points[e.dst_host].point(e.dst_event, e.dst_is_end),
+                rank_path.EDGE_KINDS[e.kind],
+                e.weight_ps / 1000,
+            )
+            for e in path.edges
+        ],
         total_ns=path.total_ps / 1000,
         by_cause_ns={cause: ps / 1000 for cause, ps in path.by_cause_ps.items()},
     )
