@@ -12,17 +12,26 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
+import numpy as np
+
 T = TypeVar("T")
 
 
 class SingleFlightCache:
     """A small LRU whose values are computed once per key, under that key's lock only: a request
     computing one analysis never blocks requests for others, and concurrent requests for the same
-    key wait for the one computation instead of repeating it."""
+    key wait for the one computation instead of repeating it.
 
-    def __init__(self, size: int) -> None:
+    It holds at most `size` values and, given `weigh` (a value's bytes), at most `budget` bytes of
+    them, the newest value always kept: a count alone is wrong both ways for values whose size
+    follows the trace's (64 small ranks' events fit where 16 big ones would not)."""
+
+    def __init__(self, size: int, weigh: Callable[[Any], int] | None = None, budget: int = 0) -> None:
         self.size = size
+        self.weigh = weigh
+        self.budget = budget
         self.values: collections.OrderedDict[Hashable, Any] = collections.OrderedDict()
+        self.weights: dict[Hashable, int] = {}
         self.locks: dict[Hashable, threading.Lock] = {}
         self.lock = threading.Lock()
 
@@ -37,16 +46,25 @@ class SingleFlightCache:
                 if key in self.values:
                     return self.values[key]
             value = compute()
+            weight = self.weigh(value) if self.weigh is not None else 0
             with self.lock:
                 self.values[key] = value
+                self.weights[key] = weight
                 self.locks.pop(key, None)
-                while len(self.values) > self.size:
-                    self.values.popitem(last=False)
+                while len(self.values) > 1 and (
+                    len(self.values) > self.size or (self.weigh is not None and self._weight() > self.budget)
+                ):
+                    old, _ = self.values.popitem(last=False)
+                    self.weights.pop(old, None)
             return value
+
+    def _weight(self) -> int:
+        return sum(self.weights.values())
 
     def clear(self) -> None:
         with self.lock:
             self.values.clear()
+            self.weights.clear()
 
 
 class Caches:
@@ -59,12 +77,15 @@ class Caches:
         self._lock = threading.Lock()
         self._caches: dict[str, SingleFlightCache] = {}
 
-    def named(self, name: str, size: int) -> SingleFlightCache:
-        """The cache called `name`, made with `size` slots the first time it is asked for."""
+    def named(
+        self, name: str, size: int, weigh: Callable[[Any], int] | None = None, budget: int = 0
+    ) -> SingleFlightCache:
+        """The cache called `name`, made with `size` slots (and `weigh`, `budget`: see
+        `SingleFlightCache`) the first time it is asked for."""
         with self._lock:
             cache = self._caches.get(name)
             if cache is None:
-                cache = self._caches[name] = SingleFlightCache(size)
+                cache = self._caches[name] = SingleFlightCache(size, weigh, budget)
             return cache
 
     def clear(self) -> None:
@@ -73,3 +94,14 @@ class Caches:
             caches = list(self._caches.values())
         for cache in caches:
             cache.clear()
+
+
+def array_bytes(value: object) -> int:
+    """The bytes of the numpy arrays a value owns as attributes, a `weigh` for values made of
+    arrays: views and memory-mapped arrays are not counted (their pages belong to the array they
+    view, or to the page cache)."""
+    return sum(
+        item.nbytes
+        for item in vars(value).values()
+        if isinstance(item, np.ndarray) and not isinstance(item, np.memmap) and item.base is None
+    )

@@ -18,7 +18,7 @@ from profscope import xla_logs
 from profscope.analysis import events
 from profscope.analysis.events import HostEvents
 from profscope.analysis.results import HostInput
-from profscope.caches import Caches, SingleFlightCache
+from profscope.caches import Caches, SingleFlightCache, array_bytes
 from profscope.engine import service as trace_service
 from profscope.engine.timeline import HostTrace, Timeline
 from profscope.formats.hlo.proto import HloModules
@@ -29,7 +29,10 @@ from profscope.params import Params
 # first one finds the instructions it decoded.
 HLO_ENTRIES_CACHED = 8
 # Classified events of host traces, by cache entry: Overview, Compare and Roofline share them.
-HOST_EVENTS_CACHED = 16
+# Bounded by the bytes of their arrays (about 40 bytes an event), so a 64-rank session's small
+# hosts all stay while a few 3 M-event hosts take the whole budget.
+HOST_EVENTS_CACHED = 256
+HOST_EVENTS_BUDGET_BYTES = 768 << 20
 # Parsed PyTorch/XLA logs, by file (`xla_logs.parse_key`).
 XLA_FILES_CACHED = 32
 
@@ -102,9 +105,8 @@ class HostContext:
     def host_events(self, host: HostTrace) -> HostEvents:
         """One host's classified events (`analysis.events`), built once per trace (its cache
         fingerprint) for every tool that reads them."""
-        return self.cache("host_events", HOST_EVENTS_CACHED).get(
-            host.key, lambda: events.build(host.name, host.trace, host.index.self_ps)
-        )
+        cache = self.caches.named("host_events", HOST_EVENTS_CACHED, array_bytes, HOST_EVENTS_BUDGET_BYTES)
+        return cache.get(host.key, lambda: events.build(host.name, host.trace, host.index.self_ps))
 
     def host_inputs(self, timeline: Timeline) -> list[HostInput]:
         """Each host of `timeline` as the shared analysis takes it: its events, its offset on the
