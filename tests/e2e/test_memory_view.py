@@ -5,8 +5,10 @@ captures of tests/data/memory (the 16 MiB temporary in the backward of step 3, a
 1 MiB a step) and a real PyTorch trace recorded without `profile_memory` (tests/data/overview). The
 tests read the peak card, its step and op, the tables against the server's own answer, click the
 peak's triangle on the chart and follow it into the Trace tab (the range around the peak's op, the op
-selected), see the leak's never-freed blocks one per step, and see the plain trace say how to
-record memory. Screenshots go to test-output/e2e/<test>/.
+selected), see the leak's never-freed blocks one per step, see the plain trace say how to record
+memory, and read the compiler's view of the XLA programs of the JAX CPU XPlane of tests/data/memory
+(its peak, its buffers, another program picked in the selector), and the allocator curve of the
+TensorFlow CPU XPlane there. Screenshots go to test-output/e2e/<test>/.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ FILES = {
     "peak/worker0.peak.pt.trace.json.gz": DATA / "memory/peak_backward.pt.trace.json.gz",
     "leak/worker0.leak.pt.trace.json.gz": DATA / "memory/leak_per_step.pt.trace.json.gz",
     "plain/worker0.plain.pt.trace.json.gz": DATA / "overview/slow_input.pt.trace.json.gz",
+    "jax/plugins/profile/session/vm.xplane.pb": DATA / "memory/jax_cpu_train_step.xplane.pb",
+    "tf/plugins/profile/session/vm.xplane.pb": DATA / "memory/tf_keras_cpu_bfc.xplane.pb",
 }
 MiB = 1024 * 1024
 
@@ -136,4 +140,54 @@ def test_a_trace_without_memory_says_how_to_record_it(
         == "memory not observed: record with profile_memory=True"
     )
     assert frame.locator("[data-testid=mem-device]").count() == 0
+    assert page_errors == []
+
+
+def test_an_xla_program_shows_its_peak_heap_and_buffers(
+    tensorboard_server, browser_page, page_errors, screenshot, memory_logdir
+) -> None:  # type: ignore[no-untyped-def]
+    server = tensorboard_server(memory_logdir)
+    frame = open_memory(browser_page, server, "jax")
+    answer = get_json(server, f"memory?{subject(server, 'jax')}")
+    shown = answer["program"]
+    assert shown["name"] == "jit_train_step" and shown["peak_bytes"] == answer["programs"][0]["peak_bytes"]
+    frame.wait_for_selector("[data-testid=mem-program-chart-canvas][data-drawn]")
+    assert "allocator memory not observed" in frame.inner_text("[data-testid=mem-not-observed]")
+    assert "8.59 MiB" in frame.inner_text("[data-testid=mem-program-peak-bytes]")
+    assert "ynn_fusion.2" in frame.inner_text("[data-testid=mem-program-peak-bytes]")
+    rows = frame.locator("[data-testid=mem-program-live-table] tbody tr")
+    assert rows.count() == shown["live_at_peak_count"]
+    assert "f32[512,1024]{1,0}" in rows.first.inner_text() and "temporary" in rows.first.inner_text()
+    frame.eval_on_selector("[data-testid=mem-program]", "e => e.scrollIntoView()")
+    screenshot(browser_page, "program")
+
+    other = answer["programs"][1]  # the second largest peak: a jit__normal with a heap simulation
+    frame.select_option("[data-testid=mem-program-select]", "1")
+    frame.wait_for_selector(f"[data-testid=mem-program][data-program={other['name']}]", timeout=30_000)
+    frame.wait_for_selector("[data-testid=mem-program-chart-canvas][data-drawn]")
+    picked = get_json(server, f"memory?{subject(server, 'jax')}&program={other['program_id']}")["program"]
+    assert picked["peak_bytes"] == other["peak_bytes"] and picked["heap"]["events"] > 0
+    rows = frame.locator("[data-testid=mem-program-live-table] tbody tr")
+    assert rows.count() == picked["live_at_peak_count"]
+    screenshot(browser_page, "program_picked")
+
+    only_whole = next(p for p in answer["programs"] if p["name"] == "jit_dynamic_slice")
+    frame.select_option("[data-testid=mem-program-select]", str(answer["programs"].index(only_whole)))
+    frame.wait_for_selector("[data-testid=mem-program][data-program=jit_dynamic_slice]", timeout=30_000)
+    assert frame.locator("[data-testid=mem-program-chart]").count() == 0  # no heap simulation: no curve
+    assert "no heap simulation" in frame.inner_text("[data-testid=mem-program-temporary]")
+    assert page_errors == []
+
+
+def test_a_tensorflow_allocator_shows_its_curve_and_peak(
+    tensorboard_server, browser_page, page_errors, screenshot, memory_logdir
+) -> None:  # type: ignore[no-untyped-def]
+    server = tensorboard_server(memory_logdir)
+    frame = open_memory(browser_page, server, "tf")
+    frame.wait_for_selector("[data-testid=mem-chart-canvas][data-drawn]")
+    section = frame.locator("[data-testid=mem-device]")
+    assert section.get_attribute("data-device") == "bfc_cpu_allocator_for_gpu"
+    assert "866 KiB" in frame.inner_text("[data-testid=mem-peak-bytes]")
+    assert "_MklMatMul" in frame.inner_text("[data-testid=mem-peak-op]")
+    screenshot(browser_page, "tf_allocator")
     assert page_errors == []

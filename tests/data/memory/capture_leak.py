@@ -2,7 +2,7 @@
 
 Run with torch 2.13.0 (CPU wheel) in a venv of its own, never by the tests:
 
-    /tmp/torch-mem/bin/python tests/data/memory/capture_leak.py OUT_DIR
+    TORCH_VENV/bin/python tests/data/memory/capture_leak.py OUT_DIR
 
 A two-layer MLP trains for 6 steps under `torch.profiler.profile(profile_memory=True,
 record_shapes=True)`, steps 1–5 recorded (step 0 warms up). Each step appends `hidden.detach() * 1`

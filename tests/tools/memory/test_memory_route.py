@@ -1,6 +1,8 @@
-"""The `memory` route through the plugin: 202 while the trace is read, the answer once it is, and
+"""The `memory` route through the plugin: 202 while the trace is read, the answer once it is,
 "memory not observed" for a real trace recorded without `profile_memory=True` (the tab still applies
-to it)."""
+to it), and the compiler's view of the XLA programs of real XPlanes (`&program=`): the JAX CPU capture
+of tests/data/memory and the TF GPU XPlane, whose profile carries no HloProto; and the allocator of
+the TensorFlow CPU XPlane of tests/data/memory, read from its `MemoryAllocation` events."""
 
 from __future__ import annotations
 
@@ -22,6 +24,11 @@ RUNS = {
     "peak": DATA_DIR / "memory" / "peak_backward.pt.trace.json.gz",
     "plain": DATA_DIR / "overview" / "slow_input.pt.trace.json.gz",
 }
+XPLANES = {
+    "jax": DATA_DIR / "memory" / "jax_cpu_train_step.xplane.pb",
+    "tf": DATA_DIR / "xplane" / "gpu_8x_tf_training.xplane.pb",
+    "tfmem": DATA_DIR / "memory" / "tf_keras_cpu_bfc.xplane.pb",
+}
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +37,9 @@ def client(tmp_path_factory) -> Client:
     for run, source in RUNS.items():
         (root / "logdir" / run).mkdir(parents=True)
         shutil.copy(source, root / "logdir" / run / f"worker0.{source.name}")
+    for run, source in XPLANES.items():
+        (root / "logdir" / run / "plugins" / "profile" / "session").mkdir(parents=True)
+        shutil.copy(source, root / "logdir" / run / "plugins" / "profile" / "session" / "host.xplane.pb")
     context = base_plugin.TBContext(
         logdir=str(root / "logdir"), flags=argparse.Namespace(profscope_cache_dir=str(root / "cache"))
     )
@@ -44,10 +54,10 @@ def subject(client: Client, run: str) -> str:
     return f"run={run}&session={session['name']}&host={host['name']}"
 
 
-def memory(client: Client, run: str, timeout_s: float = 120) -> dict:
+def memory(client: Client, run: str, extra: str = "", timeout_s: float = 120) -> dict:
     deadline = time.monotonic() + timeout_s
     while True:
-        res = client.get(f"{BASE}/memory?{subject(client, run)}")
+        res = client.get(f"{BASE}/memory?{subject(client, run)}{extra}")
         if res.status_code != 202:
             assert res.status_code == 200, res.get_data(as_text=True)
             return res.get_json()
@@ -70,5 +80,51 @@ def test_a_memory_profile_answers_its_allocator(client: Client) -> None:
 
 def test_a_trace_without_memory_events_says_how_to_record_them(client: Client) -> None:
     answer = memory(client, "plain")
-    assert answer == {"observed": False, "reason": routes.NOT_OBSERVED, "devices": [], "warnings": []}
+    assert answer == {
+        "observed": False,
+        "reason": routes.NOT_OBSERVED,
+        "devices": [],
+        "warnings": [],
+        "programs": [],
+    }
     assert routes.NOT_OBSERVED == "memory not observed: record with profile_memory=True"
+
+
+def test_an_xplane_with_hlo_protos_shows_its_programs_largest_peak_first(client: Client) -> None:
+    answer = memory(client, "jax")
+    assert not answer["observed"] and answer["reason"] == routes.NOT_OBSERVED_XLA
+    programs = answer["programs"]
+    assert len(programs) == 15 and programs[0]["name"] == "jit_train_step"
+    assert [p["peak_bytes"] for p in programs] == sorted((p["peak_bytes"] for p in programs), reverse=True)
+    chosen = answer["program"]
+    assert (chosen["name"], chosen["program_id"]) == ("jit_train_step", programs[0]["program_id"])
+    assert (
+        chosen["peak_bytes"]
+        == programs[0]["peak_bytes"]
+        == sum(b["size_bytes"] for b in chosen["live_at_peak"])
+    )
+
+
+def test_the_program_parameter_picks_a_program_and_is_checked(client: Client) -> None:
+    programs = memory(client, "jax")["programs"]
+    other = next(p for p in programs if p["name"] == "jit_dynamic_slice")
+    answer = memory(client, "jax", f"&program={other['program_id']}")
+    assert answer["program"]["name"] == "jit_dynamic_slice"
+    assert answer["program"]["peak_bytes"] == other["peak_bytes"]
+    bad = client.get(f"{BASE}/memory?{subject(client, 'jax')}&program=-3")
+    assert bad.status_code == 400 and "program" in bad.get_data(as_text=True)
+    missing = client.get(f"{BASE}/memory?{subject(client, 'jax')}&program=999999")
+    assert missing.status_code == 404
+
+
+def test_an_xplane_without_hlo_protos_has_no_programs(client: Client) -> None:
+    answer = memory(client, "tf")
+    assert answer["programs"] == [] and "program" not in answer and "programs_reason" not in answer
+
+
+def test_a_tensorflow_xplane_with_allocator_events_answers_its_allocator(client: Client) -> None:
+    answer = memory(client, "tfmem")
+    assert answer["observed"] and "reason" not in answer
+    (device,) = answer["devices"]
+    assert device["label"] == "bfc_cpu_allocator_for_gpu" and device["peak"]["allocated_bytes"] == 886_528
+    assert answer["programs"] == []

@@ -8,12 +8,13 @@ import { h } from "../../dom.ts";
 import { drawChart, type DrawnChart } from "../../shared/charts.ts";
 import { formatBytes, formatDuration, NOT_OBSERVED } from "../../shared/units.ts";
 import type { MemoryDevice, MemorySeries } from "./api.ts";
+import { gridColor } from "../../shared/chart_theme.ts";
 
 export const ALLOCATED_COLOR = "#1a73e8";
 export const RESERVED_COLOR = "#9aa0a6";
 export const PEAK_COLOR = "#d93025";
 const STEP_COLOR = "#80868b";
-const GRID_COLOR = "#eef0f3";
+const GRID_COLOR = gridColor;
 /** How near the peak's triangle (canvas pixels) a click or hover counts as on it. */
 export const PEAK_HIT_PX = 12;
 /** Space a step label needs before the next one is written (pixels). */

@@ -67,7 +67,7 @@ export function peakAnswer(): MemoryAnswer {
           ],
           "events": 156
         },
-        "reserved_reason": "reserved not observed: every [memory] event reports 0 reserved bytes (the CPU allocator keeps no cache of its own)",
+        "reserved_reason": "reserved not observed: every allocator event reports 0 reserved bytes (a CPU allocator keeps no cache of its own)",
         "peak": {
           "allocated_bytes": 16815160,
           "time_ns": 18610843.0,
@@ -263,6 +263,300 @@ export function peakAnswer(): MemoryAnswer {
       }
     ],
     "step_source": "ProfilerStep#N markers (PyTorch profiler)",
-    "warnings": []
+    "warnings": [],
+    "programs": []
+  };
+}
+
+/** The memory answer of tests/data/memory/jax_cpu_train_step.xplane.pb (no allocator records; its
+ * XLA programs), as the route gives it with the programs list cut to its three largest: the compiler's
+ * view of `jit_train_step`, whose peak holds three 2 MiB activations. */
+export function programAnswer(): MemoryAnswer {
+  return {
+    "observed": false,
+    "reason": "allocator memory not observed: this profile has no allocator records; the compiler's plan of each XLA program is shown instead",
+    "devices": [],
+    "warnings": [],
+    "programs": [
+      {
+        "host": "host",
+        "host_index": 0,
+        "program_id": "13",
+        "name": "jit_train_step",
+        "peak_bytes": 9003108
+      },
+      {
+        "host": "host",
+        "host_index": 0,
+        "program_id": "4",
+        "name": "jit__normal",
+        "peak_bytes": 4194424
+      },
+      {
+        "host": "host",
+        "host_index": 0,
+        "program_id": "14",
+        "name": "jit__normal",
+        "peak_bytes": 2097272
+      }
+    ],
+    "program": {
+      "host": "host",
+      "host_index": 0,
+      "program_id": "13",
+      "name": "jit_train_step",
+      "memory_space": 0,
+      "memory_spaces": [
+        0
+      ],
+      "peak_bytes": 9003108,
+      "peak_position": 3,
+      "peak_instruction": "ynn_fusion.2",
+      "whole_program_bytes": 2711652,
+      "temporary_peak_bytes": 6291456,
+      "padding_bytes": 0,
+      "temporary_padding_bytes": 0,
+      "bytes_by_kind": {
+        "output": 1085504,
+        "parameter": 1626144,
+        "constant": 4,
+        "temporary": 6291456
+      },
+      "allocations": 19,
+      "allocation_bytes": 9003132,
+      "heap": {
+        "position": [
+          0,
+          1,
+          2,
+          3,
+          4,
+          5,
+          6,
+          7,
+          8
+        ],
+        "bytes": [
+          2711652,
+          4808804,
+          6905956,
+          9003108,
+          6905956,
+          4808804,
+          6905956,
+          4808804,
+          2711652
+        ],
+        "instruction": [
+          "",
+          "ynn_fusion.4",
+          "broadcast_maximum_fusion",
+          "ynn_fusion.2",
+          "broadcast_maximum_fusion",
+          "ynn_fusion.2",
+          "compare_select_fusion",
+          "ynn_fusion.4",
+          "compare_select_fusion"
+        ],
+        "events": 8
+      },
+      "live_at_peak": [
+        {
+          "buffer_id": 74,
+          "size_bytes": 2097152,
+          "unpadded_bytes": 2097152,
+          "kind": "temporary",
+          "instruction": "ynn_fusion.4",
+          "opcode": "fusion",
+          "shape": "f32[512,1024]{1,0}",
+          "dtype": "f32",
+          "op_name": "jit(train_step)/jvp()/dot_general",
+          "allocation": 18,
+          "offset_bytes": 0
+        },
+        {
+          "buffer_id": 75,
+          "size_bytes": 2097152,
+          "unpadded_bytes": 2097152,
+          "kind": "temporary",
+          "instruction": "broadcast_maximum_fusion",
+          "opcode": "fusion",
+          "shape": "f32[512,1024]{1,0}",
+          "dtype": "f32",
+          "op_name": "jit(train_step)/jvp()/jit(relu)/max",
+          "allocation": 18,
+          "offset_bytes": 2097152
+        },
+        {
+          "buffer_id": 80,
+          "size_bytes": 2097152,
+          "unpadded_bytes": 2097152,
+          "kind": "temporary",
+          "instruction": "ynn_fusion.2",
+          "opcode": "fusion",
+          "shape": "f32[512,1024]{1,0}",
+          "dtype": "f32",
+          "op_name": "jit(train_step)/transpose(jvp())/dot_general",
+          "allocation": 18,
+          "offset_bytes": 4194304
+        },
+        {
+          "buffer_id": 87,
+          "size_bytes": 1048576,
+          "unpadded_bytes": 1048576,
+          "kind": "output",
+          "instruction": "dot",
+          "opcode": "dot",
+          "shape": "f32[256,1024]{1,0}",
+          "dtype": "f32",
+          "op_name": "jit(train_step)/transpose(jvp())/transpose",
+          "allocation": 0,
+          "offset_bytes": 0
+        },
+        {
+          "buffer_id": 73,
+          "size_bytes": 1048576,
+          "unpadded_bytes": 1048576,
+          "kind": "parameter",
+          "instruction": "params__w1__.1",
+          "opcode": "parameter",
+          "shape": "f32[256,1024]{1,0}",
+          "dtype": "f32",
+          "op_name": "params['w1']",
+          "allocation": 1,
+          "offset_bytes": 0
+        },
+        {
+          "buffer_id": 72,
+          "size_bytes": 524288,
+          "unpadded_bytes": 524288,
+          "kind": "parameter",
+          "instruction": "x.1",
+          "opcode": "parameter",
+          "shape": "f32[512,256]{1,0}",
+          "dtype": "f32",
+          "op_name": "x",
+          "allocation": 2,
+          "offset_bytes": 0
+        },
+        {
+          "buffer_id": 89,
+          "size_bytes": 32768,
+          "unpadded_bytes": 32768,
+          "kind": "output",
+          "instruction": "dot.1",
+          "opcode": "dot",
+          "shape": "f32[1024,8]{1,0}",
+          "dtype": "f32",
+          "op_name": "jit(train_step)/transpose(jvp())/transpose",
+          "allocation": 3,
+          "offset_bytes": 0
+        },
+        {
+          "buffer_id": 76,
+          "size_bytes": 32768,
+          "unpadded_bytes": 32768,
+          "kind": "parameter",
+          "instruction": "params__w2__.1",
+          "opcode": "parameter",
+          "shape": "f32[1024,8]{1,0}",
+          "dtype": "f32",
+          "op_name": "params['w2']",
+          "allocation": 4,
+          "offset_bytes": 0
+        },
+        {
+          "buffer_id": 71,
+          "size_bytes": 16384,
+          "unpadded_bytes": 16384,
+          "kind": "parameter",
+          "instruction": "y.1",
+          "opcode": "parameter",
+          "shape": "f32[512,8]{1,0}",
+          "dtype": "f32",
+          "op_name": "y",
+          "allocation": 5,
+          "offset_bytes": 0
+        },
+        {
+          "buffer_id": 83,
+          "size_bytes": 4096,
+          "unpadded_bytes": 4096,
+          "kind": "output",
+          "instruction": "ynn_fusion.1",
+          "opcode": "fusion",
+          "shape": "f32[1024]{0}",
+          "dtype": "f32",
+          "op_name": "jit(train_step)/transpose(jvp())/reduce_sum",
+          "allocation": 6,
+          "offset_bytes": 0
+        },
+        {
+          "buffer_id": 70,
+          "size_bytes": 4096,
+          "unpadded_bytes": 4096,
+          "kind": "parameter",
+          "instruction": "params__b1__.1",
+          "opcode": "parameter",
+          "shape": "f32[1024]{0}",
+          "dtype": "f32",
+          "op_name": "params['b1']",
+          "allocation": 7,
+          "offset_bytes": 0
+        },
+        {
+          "buffer_id": 85,
+          "size_bytes": 32,
+          "unpadded_bytes": 32,
+          "kind": "output",
+          "instruction": "ynn_fusion",
+          "opcode": "fusion",
+          "shape": "f32[8]{0}",
+          "dtype": "f32",
+          "op_name": "jit(train_step)/transpose(jvp())/reduce_sum",
+          "allocation": 8,
+          "offset_bytes": 0
+        },
+        {
+          "buffer_id": 91,
+          "size_bytes": 32,
+          "unpadded_bytes": 32,
+          "kind": "output",
+          "instruction": "tuple.1",
+          "opcode": "tuple",
+          "shape": "(f32[1024]{0}, f32[8]{0}, f32[256,1024]{1,0}, f32[1024,8]{1,0})",
+          "dtype": "tuple",
+          "allocation": 9,
+          "offset_bytes": 0
+        },
+        {
+          "buffer_id": 78,
+          "size_bytes": 32,
+          "unpadded_bytes": 32,
+          "kind": "parameter",
+          "instruction": "params__b2__.1",
+          "opcode": "parameter",
+          "shape": "f32[8]{0}",
+          "dtype": "f32",
+          "op_name": "params['b2']",
+          "allocation": 10,
+          "offset_bytes": 0
+        },
+        {
+          "buffer_id": 82,
+          "size_bytes": 4,
+          "unpadded_bytes": 4,
+          "kind": "constant",
+          "instruction": "constant.16",
+          "opcode": "constant",
+          "shape": "f32[]",
+          "dtype": "f32",
+          "allocation": 11,
+          "offset_bytes": 0
+        }
+      ],
+      "live_at_peak_count": 15,
+      "live_at_peak_bytes": 9003108
+    }
   };
 }

@@ -33,7 +33,7 @@ const text = (id: string) => document.querySelector(`[data-testid=${id}]`)?.text
 
 describe("memory view", () => {
   it("says how to record memory when the profile has none, and nothing else", async () => {
-    const { view } = harness({ observed: false, reason: "memory not observed: record with profile_memory=True", devices: [], warnings: [] });
+    const { view } = harness({ observed: false, reason: "memory not observed: record with profile_memory=True", devices: [], warnings: [], programs: [] });
     await view.start();
     expect(text("mem-not-observed")).toBe("memory not observed: record with profile_memory=True");
     expect(document.querySelector("[data-testid=mem-device]")).toBeNull();

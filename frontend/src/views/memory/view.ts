@@ -1,7 +1,9 @@
 /** The Memory tab: for each allocator of the selected hosts its curves (allocated, reserved), the
  * steps, the peak with its step and op (a click opens the Trace tab around it), and the tables: steps,
  * blocks live at the peak, ops, the largest allocations with their frees, and the blocks never freed.
- * A profile recorded without `profile_memory=True` shows why there is nothing, and nothing else. */
+ * Then, for a profile whose XLA programs carry a buffer assignment, the compiler's view of the program
+ * picked in a selector (`program.ts`). A profile with neither shows why there is nothing, and nothing
+ * else. */
 
 import { clear, h, isAbort, messageOf } from "../../dom.ts";
 import type { DrawnChart } from "../../shared/charts.ts";
@@ -10,9 +12,10 @@ import { ensureStyle } from "../../shared/style.ts";
 import { csvFileName, type SortableTable, tableStyle } from "../../shared/table.ts";
 import { formatBytes, formatCount, formatDuration, NOT_OBSERVED } from "../../shared/units.ts";
 import type { ViewContext } from "../view.ts";
-import { MemoryApi, type MemoryAnswer, type MemoryDevice, peakTraceParams } from "./api.ts";
+import { MemoryApi, type MemoryAnswer, type MemoryDevice, peakTraceParams, type ProgramMemory, type ProgramSummary } from "./api.ts";
 import { ALLOCATED_COLOR, memoryChart, PEAK_COLOR, type Point, RESERVED_COLOR } from "./chart.ts";
 import css from "./memory.css";
+import { BUFFER_COLUMNS, heapChart, kindText, padText, programPeakText, programSelector } from "./program.ts";
 import { allocationColumns, LIVE_COLUMNS, memoryTable, OP_COLUMNS, STEP_COLUMNS } from "./tables.ts";
 
 /** "12 of 81 allocations (the largest)". */
@@ -49,6 +52,9 @@ export class MemoryView {
   private readonly api: MemoryApi;
   private charts: DrawnChart<"scatter", Point[], unknown>[] = [];
   private tables: { destroy(): void }[] = [];
+  private programSlot = h("div", { "data-testid": "mem-programs" });
+  private programParts: { destroy(): void }[] = [];
+  private picking: AbortController | null = null;
 
   constructor(private readonly ctx: ViewContext) {
     ensureStyle("mem-style", css + tableStyle("mem"));
@@ -76,6 +82,8 @@ export class MemoryView {
   destroy(): void {
     for (const chart of this.charts) chart.destroy();
     for (const table of this.tables) table.destroy();
+    for (const part of this.programParts) part.destroy();
+    this.picking?.abort();
   }
 
   render(answer: MemoryAnswer): void {
@@ -84,12 +92,66 @@ export class MemoryView {
     this.tables = [];
     clear(this.body);
     if (answer.warnings.length) this.body.append(h("ul", { class: "mem-warnings", "data-testid": "mem-warnings" }, ...answer.warnings.map((w) => h("li", {}, w))));
-    if (!answer.observed) {
-      this.body.append(h("div", { class: "mem-not-observed", "data-testid": "mem-not-observed" }, answer.reason ?? `memory ${NOT_OBSERVED}`));
-      return;
-    }
+    if (!answer.observed) this.body.append(h("div", { class: "mem-not-observed", "data-testid": "mem-not-observed" }, answer.reason ?? `memory ${NOT_OBSERVED}`));
     if (answer.step_source) this.body.append(h("p", { class: "mem-hint", "data-testid": "mem-step-source" }, `Steps: ${answer.step_source}`));
     for (const device of answer.devices) this.body.append(this.deviceSection(device));
+    if (answer.programs_reason) this.body.append(h("p", { class: "mem-hint", "data-testid": "mem-programs-reason" }, answer.programs_reason));
+    if (answer.program && answer.programs.length) {
+      this.programSlot = h("div", { "data-testid": "mem-programs" });
+      this.body.append(this.programSlot);
+      this.showProgram(answer.programs, answer.program);
+    }
+  }
+
+  /** Asks for another program's view and shows it in place of the current one. */
+  private async pick(programs: ProgramSummary[], chosen: ProgramSummary): Promise<void> {
+    this.picking?.abort();
+    const picking = (this.picking = new AbortController());
+    const signal = AbortSignal.any([picking.signal, this.ctx.signal]);
+    try {
+      const answer = await this.api.answer(this.ctx.subject, signal, { id: chosen.program_id, host: chosen.host_index });
+      if (answer.program) this.showProgram(programs, answer.program);
+    } catch (e) {
+      if (isAbort(e)) return;
+      this.programSlot.append(h("div", { class: "ps-error", role: "alert", "data-testid": "mem-program-error" }, `Could not read the program: ${messageOf(e)}`));
+    }
+  }
+
+  private showProgram(programs: ProgramSummary[], program: ProgramMemory): void {
+    for (const part of this.programParts) part.destroy();
+    this.programParts = [];
+    clear(this.programSlot);
+    this.programSlot.append(this.programSection(programs, program));
+  }
+
+  private programSection(programs: ProgramSummary[], program: ProgramMemory): HTMLElement {
+    const cards = h(
+      "div",
+      { class: "mem-cards", "data-testid": "mem-program-peak" },
+      card("Peak heap", formatBytes(program.peak_bytes), programPeakText(program), "mem-program-peak-bytes"),
+      card("Whole program", formatBytes(program.whole_program_bytes), "parameters, outputs and constants, held for the whole run", "mem-program-whole"),
+      card("Temporaries at peak", program.heap.events ? formatBytes(program.temporary_peak_bytes) : NOT_OBSERVED, program.heap_reason, "mem-program-temporary"),
+      card("Padding at peak", formatBytes(program.padding_bytes), padText(program), "mem-program-padding"),
+      card("By kind", kindText(program), `${formatCount(program.allocations)} allocations, ${formatBytes(program.allocation_bytes)}`, "mem-program-kinds"),
+    );
+    const chart = program.heap.events ? heapChart(program) : null; // no heap simulation: nothing over program order
+    if (chart) this.programParts.push(chart.chart);
+    const table = memoryTable<ProgramMemory["live_at_peak"][number]>("mem-program-live", "size", true);
+    this.programParts.push(table);
+    const { run, session } = this.ctx.subject;
+    const caption = `${listing(program.live_at_peak.length, program.live_at_peak_count, "buffers")} live at the peak: ${formatBytes(program.live_at_peak_bytes)}`;
+    table.setRows(BUFFER_COLUMNS, program.live_at_peak, caption, csvFileName("memory_program_buffers", run, session, program.name), "no buffer is live at the peak");
+    const spaces = program.memory_spaces.length > 1 ? h("p", { class: "mem-hint" }, `Memory space ${program.memory_space} (of ${program.memory_spaces.join(", ")}).`) : null;
+    return h(
+      "section",
+      { class: "mem-device mem-program", "data-testid": "mem-program", "data-program": program.name },
+      h("h2", {}, `XLA program ${program.name}: the compiler's buffer assignment`),
+      programSelector(programs, program, (p) => void this.pick(programs, p)),
+      spaces,
+      cards,
+      chart?.el ?? null,
+      table.section("Buffers live at the peak"),
+    );
   }
 
   private deviceSection(device: MemoryDevice): HTMLElement {

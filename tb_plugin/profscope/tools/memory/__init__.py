@@ -1,10 +1,12 @@
 """Memory: what the allocator held over the capture, its peak, and who allocated it (`memory` route).
 
 Applies to every host with a trace file; a trace recorded without `profile_memory=True` answers
-"memory not observed". `records` reads the Kineto `[memory]` events per device, `pairing` pairs
+"memory not observed". `records` reads the Kineto `[memory]` events per device, `xplane_records`
+TensorFlow's `MemoryAllocation` / `MemoryDeallocation` events per allocator, `pairing` pairs
 allocations with frees by address, `series` bounds the curves for the chart, `analysis` computes
 each device's figures (peak with its step and op, live blocks at the peak, never-freed blocks, ops),
-`routes` caches the answer. Definitions and formulas: docs/MEMORY.md.
+`program` the compiler's view of an XLA program (its buffer assignment), `routes` caches the answer.
+Definitions and formulas: docs/MEMORY.md.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ NO_OP = "(no enclosing host op)"
 # How much trace the peak's link shows around its op: the op's own duration on each side, at least this.
 MIN_TRACE_PAD_PS = 1_000_000
 RESERVED_ZERO = (
-    "reserved not observed: every [memory] event reports 0 reserved bytes (the CPU allocator keeps no "
+    "reserved not observed: every allocator event reports 0 reserved bytes (a CPU allocator keeps no "
     "cache of its own)"
 )
 RESERVED_MISSING = "reserved not observed: the [memory] events carry no Total Reserved"
@@ -220,43 +220,70 @@ def _steps(
 ) -> list[MemoryStep]:
     """Per step: the totals at its ends, its highest total, its allocations and what they leave."""
     time_ps, allocated = records.time_ps, records.allocated
+    count = len(steps)
+    if not count:
+        return []
+    with_before = np.concatenate(([before], allocated))
 
-    def value_at(t: int) -> int:
-        k = int(np.searchsorted(time_ps, t, side="right")) - 1
-        return before if k < 0 else int(allocated[k])
+    def values_at(times: np.ndarray) -> np.ndarray:
+        """allocated(t) of each time: the last event at or before it (`before` when none)."""
+        return with_before[np.searchsorted(time_ps, times, side="right")]
 
+    start, end = steps.start_ps.astype(np.int64), steps.end_ps.astype(np.int64)
+    carried = values_at(start - 1)
+    lo = np.searchsorted(time_ps, start, side="left")
+    hi = np.searchsorted(time_ps, end, side="left")
+    highest = carried.copy()
+    nonempty = np.flatnonzero(hi > lo)
+    if nonempty.shape[0]:
+        # the max of each step's events: reduceat over its range (ranges of distinct steps may overlap
+        # only when steps overlap, so each is reduced on its own bounds)
+        bounds = np.stack((lo[nonempty], hi[nonempty]), axis=1).ravel()
+        maxima = np.maximum.reduceat(np.concatenate((allocated, [0])), bounds)[::2]
+        highest[nonempty] = np.maximum(carried[nonempty], maxima)
     alloc_step = _step_at(steps, time_ps[pairs.alloc])
+    inside = alloc_step >= 0
     size = records.size[pairs.alloc]
-    rows = []
-    for k in range(len(steps)):
-        start, end = int(steps.start_ps[k]), int(steps.end_ps[k])
-        lo, hi = np.searchsorted(time_ps, [start, end], side="left").tolist()
-        carried = value_at(start - 1)
-        inside = allocated[lo:hi]
-        mine = alloc_step == k
-        rows.append(
-            MemoryStep(
-                name=steps.names[k],
-                number=int(steps.numbers[k]),
-                start_ns=clock.ns(start),
-                end_ns=clock.ns(end),
-                start_bytes=carried,
-                end_bytes=value_at(end - 1),
-                peak_bytes=max(carried, int(inside.max())) if inside.shape[0] else carried,
-                allocations=int(mine.sum()),
-                never_freed_bytes=int(size[mine & (pairs.free < 0)].sum()),
+    made = np.bincount(alloc_step[inside], minlength=count)
+    never = inside & (pairs.free < 0)
+    left = np.bincount(alloc_step[never], weights=size[never], minlength=count)
+    ends = values_at(end - 1)
+    names, numbers = steps.names, steps.numbers.tolist()
+    return [
+        MemoryStep(
+            name=names[k],
+            number=int(numbers[k]),
+            start_ns=clock.ns(s),
+            end_ns=clock.ns(e),
+            start_bytes=int(c),
+            end_bytes=int(v),
+            peak_bytes=int(m),
+            allocations=int(a),
+            never_freed_bytes=int(n),
+        )
+        for k, (s, e, c, v, m, a, n) in enumerate(
+            zip(
+                start.tolist(),
+                end.tolist(),
+                carried.tolist(),
+                ends.tolist(),
+                highest.tolist(),
+                made.tolist(),
+                left.tolist(),
             )
         )
-    return rows
+    ]
 
 
 def _live_groups(records: MemoryRecords, live: np.ndarray, names: _Names) -> list[MemoryLiveGroup]:
+    ops, where = np.unique(records.op[live], return_inverse=True)
+    op_bytes = np.bincount(where, weights=records.size[live], minlength=ops.shape[0])
+    op_count = np.bincount(where, minlength=ops.shape[0])
     groups: dict[tuple[str, str | None], list[int]] = defaultdict(lambda: [0, 0])
-    for position in live.tolist():
-        op = int(records.op[position])
+    for op, b, c in zip(ops.tolist(), op_bytes.tolist(), op_count.tolist()):
         group = groups[(names.name(op), names.shape(op))]
-        group[0] += int(records.size[position])
-        group[1] += 1
+        group[0] += int(b)
+        group[1] += int(c)
     rows = [
         MemoryLiveGroup(op=op, shape=shape if shape else msgspec.UNSET, bytes=b, count=c)
         for (op, shape), (b, c) in groups.items()
@@ -298,23 +325,38 @@ def _allocation_rows(
 def _op_rows(
     records: MemoryRecords, pairs: pairing.Pairs, live: np.ndarray, names: _Names
 ) -> list[MemoryOpRow]:
-    """One row per allocating op name."""
-    name_of = np.array([names.name(int(op)) for op in records.op[pairs.alloc].tolist()], dtype=object)
-    size = records.size[pairs.alloc]
+    """One row per allocating op name (ops of one name summed), by weighted counts over name codes."""
+    ops, where = np.unique(records.op[pairs.alloc], return_inverse=True)
+    labels = sorted({names.name(op) for op in ops.tolist()})
+    code_of = {label: i for i, label in enumerate(labels)}
+    code = np.array([code_of[names.name(op)] for op in ops.tolist()], dtype=np.int64)[where]
+    size = records.size[pairs.alloc].astype(np.float64)
     freed = pairs.free >= 0
-    rows = []
-    for name in sorted(set(name_of.tolist())):
-        mine = name_of == name
-        rows.append(
-            MemoryOpRow(
-                op=name,
-                allocated_bytes=int(size[mine].sum()),
-                allocations=int(mine.sum()),
-                freed=int((mine & freed).sum()),
-                peak_bytes=int(size[mine & live].sum()),
-                never_freed_bytes=int(size[mine & ~freed].sum()),
-            )
+    n = len(labels)
+
+    def total(mask: np.ndarray | None = None, weights: np.ndarray | None = None) -> list[int]:
+        chosen = code if mask is None else code[mask]
+        w = None if weights is None else (weights if mask is None else weights[mask])
+        return [int(v) for v in np.bincount(chosen, weights=w, minlength=n).tolist()]
+
+    rows = [
+        MemoryOpRow(
+            op=label,
+            allocated_bytes=allocated,
+            allocations=count,
+            freed=done,
+            peak_bytes=at_peak,
+            never_freed_bytes=never,
         )
+        for label, allocated, count, done, at_peak, never in zip(
+            labels,
+            total(None, size),
+            total(),
+            total(freed),
+            total(live, size),
+            total(~freed, size),
+        )
+    ]
     rows.sort(key=lambda r: (-r.allocated_bytes, r.op))
     return rows[:TABLE_ROWS]
 

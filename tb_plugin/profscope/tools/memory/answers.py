@@ -125,11 +125,87 @@ class MemoryDevice(Answer, kw_only=True):
     notes: list[str]
 
 
+class ProgramBuffer(Answer, kw_only=True):
+    """A buffer live at a program's peak: one logical buffer of the heap simulation, or a whole-program
+    allocation (parameter, output, constant) shown by the largest buffer assigned to it.
+    `size_bytes` is what it occupies (the allocation's size for a whole-program one); `unpadded_bytes`
+    what its shape needs without layout padding (elements × element bytes; 8 bytes per element of a
+    tuple)."""
+
+    buffer_id: int
+    size_bytes: int
+    unpadded_bytes: int
+    kind: str  # parameter, output, constant, temporary
+    instruction: str
+    opcode: str
+    shape: str
+    dtype: str
+    op_name: str | UnsetType = UNSET
+    allocation: int
+    offset_bytes: int
+
+
+class ProgramHeap(Answer, kw_only=True):
+    """Bytes in use after each heap-simulator event (`bytes[k]` after `position[k]` events, whole-program
+    allocations included), at most about 2,000 points (each run keeps its lowest and highest point);
+    `instruction[k]` is the instruction scheduled at that event. `events` counts the full trace."""
+
+    position: list[int]
+    bytes: list[int]
+    instruction: list[str]
+    events: int
+
+
+class ProgramSummary(Answer, kw_only=True):
+    """One XLA program of a host, for the selector. `program_id` is the unsigned decimal key of its
+    HloProto (a string: TPU ids pass 2**53); `peak_bytes` in memory space 0."""
+
+    host: str
+    host_index: int
+    program_id: str
+    name: str
+    peak_bytes: int
+
+
+class ProgramMemory(Answer, kw_only=True):
+    """The compiler's view of one program's memory in one memory space (docs/MEMORY.md).
+    `peak_bytes` = `whole_program_bytes` + `temporary_peak_bytes`, reached first after event
+    `peak_position` (0 when the heap simulation is empty); the live rows add up to it."""
+
+    host: str
+    host_index: int
+    program_id: str
+    name: str
+    memory_space: int
+    memory_spaces: list[int]
+    peak_bytes: int
+    peak_position: int
+    peak_instruction: str | UnsetType = UNSET
+    whole_program_bytes: int
+    temporary_peak_bytes: int
+    padding_bytes: int
+    temporary_padding_bytes: int
+    bytes_by_kind: dict[str, int]
+    allocations: int
+    allocation_bytes: int
+    heap: ProgramHeap
+    heap_reason: str | UnsetType = UNSET
+    live_at_peak: list[ProgramBuffer]
+    live_at_peak_count: int
+    live_at_peak_bytes: int
+
+
 class MemoryAnswer(Answer, kw_only=True):
-    """The `memory` route: each allocator the profile records, or why there is none (`reason`)."""
+    """The `memory` route: each allocator the profile records, or why there is none (`reason`); the
+    XLA programs whose HloProtos carry a buffer assignment (`programs`, largest peak first; why none
+    in `programs_reason` when the profile has HloProtos without one) and the selected one's
+    compiler view (`program`)."""
 
     observed: bool
     reason: str | UnsetType = UNSET
     devices: list[MemoryDevice]
     step_source: str | UnsetType = UNSET
     warnings: list[str]
+    programs: list[ProgramSummary]
+    program: ProgramMemory | UnsetType = UNSET
+    programs_reason: str | UnsetType = UNSET
