@@ -297,6 +297,13 @@ await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, requ
       title: await text("[data-testid=details-panel] h3"),
     };
     await page.screenshot({ path: join(outdir, "firefox_ctrl_click.png") });
+    // A summary row clicked: its events are picked, "1 / n" walks them.
+    await press("[data-testid=summary-table] tbody tr:first-child");
+    await frame.waitForFunction(() => /1 \//.test(document.querySelector("[data-testid=picked]")?.textContent ?? ""), { timeout: 15000 });
+    results.steps.ctrlClick.picked = {
+      name: await frame.$eval("[data-testid=summary-table] tr.picked", (tr) => tr.dataset.name),
+      text: await text("[data-testid=picked]"),
+    };
 
     // A / D pan: zoom in with W first so the window has room to move.
     await page.keyboard.press("Escape");

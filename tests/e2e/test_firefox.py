@@ -9,8 +9,10 @@ and a flow link jumping to the linked event, Ctrl+click summarizing two events, 
 only reports positions, links, texts and pixel counts; the expectations are computed here, from the
 drag and the server's own answers. A second run opens the Roofline tab of the TPU v6e XPlane, hovers a
 chart point, reads its tooltip, clicks it, follows its link to the op's TPU executions in the Trace
-tab and goes Back. Skips without Firefox, Node or `frontend/node_modules` (run `npm --prefix frontend
-ci`).
+tab and goes Back. A third (scripts/firefox-trace-looks.mjs) checks at 1280×800 the Tracks panel's
+"Device first" preset, the launch → kernel latency in the details, the bars on one line and the
+timeline's share of the height, and the dark theme following TensorBoard's toggle. Skips without
+Firefox, Node or `frontend/node_modules` (run `npm --prefix frontend ci`).
 """
 
 from __future__ import annotations
@@ -111,6 +113,9 @@ def test_trace_view_in_firefox(tensorboard_server, tmp_path) -> None:
     assert search["count"].startswith(f"1 / {answer['total']}"), search
     assert FLASH_KERNEL in search["name"]
     assert int(link_of(search["url"])["sel"]) == answer["matches"][0]["id"]
+    # The jump to the match keeps the zoom W set (the window pans, zooming out only for a wider target).
+    zoomed, found = view_range(link), view_range(link_of(search["url"]))
+    assert math.isclose(found[1] - found[0], zoomed[1] - zoomed[0], rel_tol=1e-6), (zoomed, found)
 
     assert "W / S" in steps["help"]["text"]
 
@@ -167,6 +172,9 @@ def test_trace_view_in_firefox(tensorboard_server, tmp_path) -> None:
     summary = get_json(server, f"trace/summary?{query}&ids={','.join(ids)}")
     assert dict(ctrl["rows"]) == {r["name"]: r["count"] for r in summary["rows"]}, ctrl
     assert ctrl["title"] == "2 selected events"
+    picked = ctrl["picked"]
+    count = next(r["count"] for r in summary["rows"] if r["name"] == picked["name"])
+    assert f"1 / {count}" in picked["text"], picked
 
     # A / D pan: the window moves both ways, its width stays.
     pan = {k: view_range(link_of(u)) for k, u in steps["pan"].items()}
@@ -210,6 +218,71 @@ def test_roofline_view_in_firefox(tensorboard_server, tmp_path) -> None:
     assert link["tool"] == "trace" and link["lk"] == ",".join(map(str, device)), link
     assert int(link["sel"]) == device[0] and steps["linked"] == f"1 of {len(device):,}", steps
     assert link_of(steps["backUrl"])["tool"] == "roofline", steps["backUrl"]
+    assert results["errors"] == [], results["errors"]
+
+
+def _luminance(css_or_rgb: str | list[int]) -> float:
+    r, g, b = (
+        [float(v) for v in re.findall(r"[\d.]+", css_or_rgb)[:3]]
+        if isinstance(css_or_rgb, str)
+        else css_or_rgb
+    )
+    return 0.299 * r + 0.587 * g + 0.114 * b
+
+
+def test_tracks_details_and_looks_in_firefox(tensorboard_server, tmp_path) -> None:
+    """Issue 42's panels and looks in Firefox at 1280×800 on the H100 trace: "Device first" brings
+    the GPU streams to the top and into the link, a kernel found by search shows its launch → kernel
+    latency, the axis' tooltip the time from the trace's start, the bars stay on one line and the timeline keeps 60 % of the height with the kernel
+    selected, and TensorBoard's dark-mode toggle turns the timeline, the details and the Overview dark."""
+    firefox = _firefox()
+    server = tensorboard_server(GPU_LOGDIR)
+    require_trace_routes(server)
+    out = REPO / "test-output" / "e2e" / "firefox_looks"
+    script = FRONTEND / "scripts" / "firefox-trace-looks.mjs"
+    out.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(
+        ["node", str(script), server.url, str(out), FLASH_KERNEL, firefox],
+        cwd=FRONTEND,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    results_path = out / "results.json"
+    assert results_path.exists(), f"firefox-trace-looks.mjs wrote no results:\n{proc.stdout}\n{proc.stderr}"
+    results = json.loads(results_path.read_text())
+    assert "failure" not in results, results["failure"]
+    steps = results["steps"]
+
+    tracks = steps["tracks"]
+    query = subject_query(link_of(tracks["url"]))
+    meta = get_json(server, f"trace/meta?{query}")
+    gpu_sections = {s["id"] for s in meta["sections"] if s["kind"] == "gpu"}
+    gpu_tracks = {t["id"] for t in meta["tracks"] if t["section"] in gpu_sections}
+    before = [int(t) for t in tracks["before"].split(",")]
+    after = [int(t) for t in tracks["after"].split(",")]
+    assert before[0] not in gpu_tracks and set(after[: len(gpu_tracks)]) == gpu_tracks, tracks
+    assert {int(t) for t in link_of(tracks["url"])["tp"].split(",")} == gpu_tracks, tracks["url"]
+
+    details = steps["details"]
+    kernel = get_json(server, f"trace/event?{query}&id={details['id']}")
+    launch = kernel["flows_in"][0]
+    label, value = details["latency"].split("\t")
+    assert label.startswith("Latency from"), details
+    expected = kernel["start_ns"] - launch["start_ns"]
+    assert abs(parse_duration_ns(value) - expected) <= max(1.0, 1e-3 * expected), (value, expected)
+    assert "from the trace start" in details["axisLabel"], details
+    sizes = details["sizes"]
+    for bar in ("bar", "toolbar"):
+        assert sizes[bar]["height"] < 45 and sizes[bar]["scroll"] <= sizes[bar]["width"], (bar, sizes)
+    assert details["viewport"] == 800 and sizes["timeline"]["height"] >= 0.6 * 800, sizes
+
+    dark = steps["dark"]
+    assert dark["theme"] == "dark"
+    assert _luminance(dark["canvas"]) < 70 and _luminance(dark["bar"]) < 70, dark
+    assert _luminance(dark["detailsText"]) > 180 and _luminance(dark["overviewText"]) > 180, dark
+    assert _luminance(dark["overviewCard"]) < 70, dark
     assert results["errors"] == [], results["errors"]
 
 

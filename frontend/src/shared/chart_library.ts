@@ -18,7 +18,6 @@ import {
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, LogarithmicScale, LineElement, PointElement, ScatterController, Tooltip);
 Chart.defaults.font.family = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
 Chart.defaults.font.size = 11;
-Chart.defaults.color = "#4b5563";
 // Charts show measurements: they appear at once, and redraw at once on filtering and resizing.
 Chart.defaults.animation = false;
 

@@ -79,8 +79,9 @@ export class Shell {
     );
     const reload = h(
       "button",
-      { class: "ps-button", type: "button", title: "Reload the list of runs", "data-testid": "reload-runs" },
-      "Reload runs",
+      // A symbol, not words: the bar stays one line at 1280 px with the pickers, Capture… and the tabs.
+      { class: "ps-button ps-icon-button", type: "button", title: "Reload the list of runs", "aria-label": "Reload runs", "data-testid": "reload-runs" },
+      "↻",
     );
     reload.addEventListener("click", () => void this.loadRuns());
     this.linkButton.addEventListener("click", () => void this.copyLink());

@@ -10,11 +10,12 @@ import type { CompareSide, CompareStep } from "../../api/answers.gen.ts";
 import { h } from "../../dom.ts";
 import { drawChart } from "../../shared/charts.ts";
 import { formatDuration } from "../../shared/units.ts";
+import { chartInk, gridColor } from "../../shared/chart_theme.ts";
 
 export const BASE_COLOR = "#5f6368";
 export const RUN_COLOR = "#1a73e8";
 export const WARMUP_COLOR = "#e37400";
-const GRID_COLOR = "#eef0f3";
+const GRID_COLOR = gridColor;
 const CUT_WHEN = 3;
 const CUT_AT = 1.5;
 /** Half the height of a row's spread and box, in units of the row spacing. */
@@ -129,7 +130,7 @@ export function stripConfig(base: CompareSide, run: CompareSide, labels: Record<
       datasets: [
         { label: "base", data: steady("base"), backgroundColor: BASE_COLOR, borderColor: BASE_COLOR, pointRadius: 4, pointHoverRadius: 6 },
         { label: "run", data: steady("run"), backgroundColor: RUN_COLOR, borderColor: RUN_COLOR, pointRadius: 4, pointHoverRadius: 6 },
-        { label: "warm-up", data: warmup, backgroundColor: "#ffffff", borderColor: WARMUP_COLOR, borderWidth: 1.5, pointRadius: 4, pointHoverRadius: 6 },
+        { label: "warm-up", data: warmup, backgroundColor: () => chartInk().surface, borderColor: WARMUP_COLOR, borderWidth: 1.5, pointRadius: 4, pointHoverRadius: 6 },
       ],
     },
     options: {

@@ -5,8 +5,9 @@
 import type { ChartConfiguration, ChartType, DefaultDataPoint, Plugin } from "chart.js";
 import { h } from "../../dom.ts";
 import { drawChart } from "../../shared/charts.ts";
+import { chartInk, gridColor } from "../../shared/chart_theme.ts";
 
-export const GRID_COLOR = "#eef0f3";
+export const GRID_COLOR = gridColor;
 
 export interface ChartFrame {
   el: HTMLElement;
@@ -28,7 +29,7 @@ export function chartFrame<T extends ChartType, D = DefaultDataPoint<T>, L = unk
 }
 
 /** Shades the slots of the bars at `indices` (e.g. the warm-up steps) behind the bars. */
-export function shadeSlots<T extends ChartType>(indices: readonly number[], color: string): Plugin<T> {
+export function shadeSlots<T extends ChartType>(indices: readonly number[], color: () => string): Plugin<T> {
   return {
     id: "ovShadeSlots",
     beforeDatasetsDraw(chart) {
@@ -38,7 +39,7 @@ export function shadeSlots<T extends ChartType>(indices: readonly number[], colo
       const slot = x.width / n;
       const { ctx, chartArea } = chart;
       ctx.save();
-      ctx.fillStyle = color;
+      ctx.fillStyle = color();
       for (const i of indices) ctx.fillRect(x.left + slot * i, chartArea.top, slot, chartArea.bottom - chartArea.top);
       ctx.restore();
     },
@@ -89,9 +90,9 @@ export function cutBarLabels<T extends ChartType>(walls: readonly number[], max:
         const text = `▲ ${label(i)}`;
         const cx = x.getPixelForValue(i);
         const width = ctx.measureText(text).width + 6;
-        ctx.fillStyle = "rgba(255, 255, 255, 0.9)";
+        ctx.fillStyle = chartInk().labelBg;
         ctx.fillRect(cx - width / 2, chartArea.top + 2, width, 15);
-        ctx.fillStyle = "#202124";
+        ctx.fillStyle = chartInk().ink;
         ctx.fillText(text, cx, chartArea.top + 4);
       });
       ctx.restore();

@@ -10,11 +10,12 @@ import { h } from "../../dom.ts";
 import { formatDuration, formatPercent, NOT_OBSERVED } from "../../shared/units.ts";
 import { formatRate } from "./cells.ts";
 import { type ChartFrame, CUT_NOTE, chartFrame, cutAxisMax, cutBarLabels, GRID_COLOR, legendItem, shadeSlots } from "./chart_frame.ts";
+import { chartInk } from "../../shared/chart_theme.ts";
 
 export const STEADY_COLOR = "#1a73e8";
 export const WARMUP_COLOR = "#f9ab00";
-const WARMUP_SHADE = "#fef7e0";
-const MEDIAN_COLOR = "#202124";
+// The median line in the text colour of the theme: the chart asks chartInk(), the legend the CSS variable.
+const MEDIAN_SWATCH = "var(--ps-chart-ink)";
 
 /** Colours of the route's categories (docs/OVERVIEW.md); others take the palette in turn. */
 const CATEGORY_COLORS: Record<string, string> = {
@@ -106,7 +107,7 @@ export function stepTimeConfig(rows: readonly OverviewStep[], median: number | u
           const { ctx, chartArea, scales } = chart;
           const y = scales.y.getPixelForValue(median);
           ctx.save();
-          ctx.strokeStyle = MEDIAN_COLOR;
+          ctx.strokeStyle = chartInk().ink;
           ctx.setLineDash([4, 3]);
           ctx.beginPath();
           ctx.moveTo(chartArea.left, y);
@@ -129,7 +130,7 @@ export function stepTimeChart(rows: readonly OverviewStep[], split: OverviewSpli
     { class: "ov-legend", "data-testid": "ov-step-legend" },
     legendItem(STEADY_COLOR, `steady state (${rows.length - warm} step${rows.length - warm === 1 ? "" : "s"})`),
     legendItem(WARMUP_COLOR, `warm-up (${warm} step${warm === 1 ? "" : "s"})`),
-    stats ? legendItem(MEDIAN_COLOR, `median of the steady steps (${formatDuration(stats.median_ns)})`, undefined, "ov-swatch-line") : null,
+    stats ? legendItem(MEDIAN_SWATCH, `median of the steady steps (${formatDuration(stats.median_ns)})`, undefined, "ov-swatch-line") : null,
   );
   const cut = cutAxisMax(rows.map((r) => r.wall_ns), rows.map(isWarmup)) === undefined ? null : h("p", { class: "ov-hint", "data-testid": "ov-cut-note" }, CUT_NOTE);
   const rule = split
@@ -226,7 +227,7 @@ export function breakdownConfig(data: BreakdownChartData, bars: readonly Breakdo
         x: {
           stacked: true,
           grid: { display: false },
-          ticks: { autoSkip: true, maxRotation: 0, autoSkipPadding: 8, color: (c) => (data.warmup.includes(c.index) ? "#b06000" : "#4b5563") },
+          ticks: { autoSkip: true, maxRotation: 0, autoSkipPadding: 8, color: (c) => (data.warmup.includes(c.index) ? chartInk().warn : chartInk().text) },
           title: { display: isStep, text: "step" },
         },
         y: { stacked: true, beginAtZero: true, max, grid: { color: GRID_COLOR }, ticks: { maxTicksLimit: 5, callback: (v) => formatDuration(Number(v)) }, title: { display: true, text: "wall time" } },
@@ -240,7 +241,7 @@ export function breakdownConfig(data: BreakdownChartData, bars: readonly Breakdo
         },
       },
     },
-    plugins: [shadeSlots<"bar">(data.warmup, WARMUP_SHADE), cutBarLabels<"bar">(walls, max, (i) => formatDuration(walls[i]))],
+    plugins: [shadeSlots<"bar">(data.warmup, () => chartInk().warmBand), cutBarLabels<"bar">(walls, max, (i) => formatDuration(walls[i]))],
   };
 }
 

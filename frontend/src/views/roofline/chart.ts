@@ -12,9 +12,12 @@ import { formatByteRate, formatFlopRate, formatPercent } from "../../shared/unit
 import type { RooflineOpRow } from "./api.ts";
 import { type Column, ESTIMATED, type FigureRow, figureColumns, formatIntensity, levelLabel, type RooflineContext } from "./cells.ts";
 import type { PlotPoint, RooflineModel } from "./geometry.ts";
+import { chartInk } from "../../shared/chart_theme.ts";
 
 const ROOF_COLORS = ["#1a73e8", "#e37400", "#188038", "#9334e6", "#d01884", "#12b5cb", "#5f6368"];
-const COMPUTE_COLOR = "#202124";
+/** The compute roof in the theme's text colour: on the canvas from chartInk(), in the legend the CSS variable. */
+const COMPUTE_COLOR = (): string => chartInk().ink;
+const COMPUTE_SWATCH = "var(--ps-chart-ink)";
 const OP_COLOR = "#1a73e8";
 /** Op colours by compute roof, in the order of the answer's roofs (most FLOPs first). */
 const PRECISION_COLORS = ["#1a73e8", "#b06000", "#137333", "#a142f4", "#e52592", "#007b83"];
@@ -225,7 +228,7 @@ export class RooflineChart {
     const ctx = this.ctx as RooflineContext;
     if (model.compute !== null) {
       const precision = ctx.device?.roof_precision;
-      this.legend.append(h("li", { "data-roof": precision ?? "" }, swatch(COMPUTE_COLOR, "line"), `Compute roof${precision && precision !== "peak" ? ` (${precision})` : ""}: ${formatFlopRate(model.compute)}`));
+      this.legend.append(h("li", { "data-roof": precision ?? "" }, swatch(COMPUTE_SWATCH, "line"), `Compute roof${precision && precision !== "peak" ? ` (${precision})` : ""}: ${formatFlopRate(model.compute)}`));
     }
     for (const roof of model.otherRoofs) {
       this.legend.append(h("li", { "data-roof": roof.precision }, swatch(roofColor(ctx, roof.precision), "dashed"), `${roof.precision} compute roof: ${formatFlopRate(roof.peak)}`));
@@ -262,11 +265,11 @@ export class RooflineChart {
         pointHitRadius: 4,
         pointBorderWidth: (c) => (isSelected(c) ? 3 : 1),
         pointBorderColor: (c) => (isSelected(c) ? SELECTED_COLOR : color),
-        pointBackgroundColor: (c) => (this.pointAt(c.datasetIndex, c.dataIndex)?.row.source === ESTIMATED ? "#ffffff" : `${color}b3`),
+        pointBackgroundColor: (c) => (this.pointAt(c.datasetIndex, c.dataIndex)?.row.source === ESTIMATED ? chartInk().surface : `${color}b3`),
         order: 0,
       };
     };
-    const line = (data: XYData[], color: string, dashed = false): ChartDataset<"scatter", XYData[]> => ({
+    const line = (data: XYData[], color: string | (() => string), dashed = false): ChartDataset<"scatter", XYData[]> => ({
       data,
       showLine: true,
       borderColor: color,
@@ -292,14 +295,14 @@ export class RooflineChart {
         pointHitRadius: 0,
         pointHoverRadius: 6,
         pointBackgroundColor: ridges.map((r) => ROOF_COLORS[model.roofs.indexOf(r) % ROOF_COLORS.length] as string),
-        pointBorderColor: "#ffffff",
+        pointBorderColor: () => chartInk().surface,
         order: 1,
       });
     }
     datasets.push(pointSet(model.program, PROGRAM_COLOR, "rectRot", 6));
     for (const [roof, ops] of opsByRoof(model.ops)) datasets.push(pointSet(ops, roofColor(ctx, roof), "circle", 4));
     const positions: Plugin<"scatter"> = { id: "rooflinePositions", afterRender: (chart) => this.recordPositions(chart as unknown as Chart) };
-    const gridColor = (c: { tick?: { value: number } }) => (c.tick && isDecade(c.tick.value) ? "#d5d9de" : "#f1f3f4");
+    const gridColor = (c: { tick?: { value: number } }) => (c.tick && isDecade(c.tick.value) ? chartInk().gridMajor : chartInk().grid);
     return {
       type: "scatter",
       data: { datasets },

@@ -42,7 +42,7 @@ export class Toolbar {
   private readonly flowsToggle = h("input", { type: "checkbox", "data-testid": "flows-toggle" });
   private readonly toolButtons = new Map<Tool, HTMLButtonElement>();
   private readonly criticalToggle = h("input", { type: "checkbox", "data-testid": "critical-path-toggle" });
-  private readonly criticalReadout = h("div", { class: "tv-status", "data-testid": "critical-path-readout" });
+  private readonly criticalReadout = h("div", { class: "tv-status", "data-testid": "critical-path-readout", hidden: true });
 
   /** `searchBox` sits between the tools and the buttons. */
   constructor(actions: ToolbarActions, searchBox: HTMLElement) {

@@ -13,8 +13,8 @@ const NO_PYTHON_LINES = "No line of Python frames in this trace (PyTorch records
 
 const CSS = `
 .tv-tracks { position: absolute; z-index: 6; top: 100%; left: 8px; width: 440px; max-height: 70vh; overflow: auto;
-  background: #fff; border: 1px solid #c9d1dc; border-radius: 6px; box-shadow: 0 6px 18px rgba(0,0,0,.15);
-  padding: 8px 10px; font-size: 12px; color: #1f2937; }
+  background: var(--ps-bg); border: 1px solid var(--ps-border); border-radius: 6px; box-shadow: 0 6px 18px var(--ps-shadow);
+  padding: 8px 10px; font-size: 12px; color: var(--ps-text); }
 .tv-tracks[hidden] { display: none; }
 .tv-tracks-row { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin-bottom: 6px; }
 .tv-tracks-filter { flex: 1; min-width: 120px; }
@@ -24,8 +24,8 @@ const CSS = `
 .tv-tracks-track .tv-tracks-name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .tv-tracks-track input[type=number] { width: 46px; }
 .tv-tracks-pin { padding: 0 5px; min-width: 52px; }
-.tv-tracks-pin.active { background: #dbeafe; border-color: #3b82f6; }
-.tv-tracks-note { color: #6b7280; margin-top: 6px; }
+.tv-tracks-pin.active { background: var(--ps-accent-bg); border-color: var(--ps-accent-border); color: var(--ps-accent); }
+.tv-tracks-note { color: var(--ps-text-muted); margin-top: 6px; }
 .tv-tracks-anchor { position: relative; }
 `;
 

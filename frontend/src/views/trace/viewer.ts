@@ -12,6 +12,7 @@ import type { IngestProgress, TraceMeta } from "../../api/types.ts";
 import { h, isAbort, messageOf } from "../../dom.ts";
 import type { ViewContext } from "../view.ts";
 import { axisHoverText, computeTicks } from "./axis.ts";
+import { canvasColors } from "./colors.ts";
 import { CriticalPathOverlay } from "./critical_path.ts";
 import { linkParams, readLink } from "./deep_link.ts";
 import { detailsSplitter } from "./details.ts";
@@ -472,7 +473,7 @@ export class TraceViewer {
     this.criticalPath.viewChanged(tl.range);
     const critical = this.criticalPath.draw(ctx, proj, layout, scrollY, LABEL_WIDTH, tl.width);
     if (!plan.pieces.length) {
-      ctx.fillStyle = "#6b7280";
+      ctx.fillStyle = canvasColors().mutedText;
       ctx.fillText("Loading tiles…", LABEL_WIDTH + 12, Math.min(tl.height / 2, layout.totalHeight / 2 + 12));
     }
     const actx = this.axis.getContext("2d") as CanvasRenderingContext2D;

@@ -7,12 +7,12 @@ import type { XlaUnit } from "./api.ts";
 import { h } from "../../dom.ts";
 import { drawChart } from "../../shared/charts.ts";
 import { formatValue } from "./format.ts";
+import { chartInk, gridColor } from "../../shared/chart_theme.ts";
 
 export const BAR_COLOR = "#8ab4f8";
 export const HOT_COLOR = "#d93025";
-const WARMUP_COLOR = "#f1f3f4";
 const LINE_COLOR = "#1a73e8";
-const GRID_COLOR = "#eef0f3";
+const GRID_COLOR = gridColor;
 
 export interface BarChartOptions {
   title: string;
@@ -56,7 +56,7 @@ function warmupShade(bars: number): Plugin<"bar"> {
       const x = scales.x;
       const width = (x.width / n) * bars;
       ctx.save();
-      ctx.fillStyle = WARMUP_COLOR;
+      ctx.fillStyle = chartInk().band;
       ctx.fillRect(x.left, chartArea.top, width, chartArea.bottom - chartArea.top);
       ctx.restore();
     },
