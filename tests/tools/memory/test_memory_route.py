@@ -28,6 +28,7 @@ XPLANES = {
     "jax": DATA_DIR / "memory" / "jax_cpu_train_step.xplane.pb",
     "tf": DATA_DIR / "xplane" / "gpu_8x_tf_training.xplane.pb",
     "tfmem": DATA_DIR / "memory" / "tf_keras_cpu_bfc.xplane.pb",
+    "tfplain": next((DATA_DIR / "jobs" / "tf_custom_loop").rglob("*.xplane.pb")),
 }
 
 
@@ -128,3 +129,11 @@ def test_a_tensorflow_xplane_with_allocator_events_answers_its_allocator(client:
     (device,) = answer["devices"]
     assert device["label"] == "bfc_cpu_allocator_for_gpu" and device["peak"]["allocated_bytes"] == 886_528
     assert answer["programs"] == []
+
+
+def test_an_xplane_without_memory_data_says_what_records_it(client: Client) -> None:
+    """TensorFlow's default CPU allocator writes no allocator events and the job compiled no XLA
+    program: the reason names what would record memory in an XPlane, not PyTorch's flag."""
+    answer = memory(client, "tfplain")
+    assert not answer["observed"] and answer["reason"] == routes.NOT_OBSERVED_XPLANE
+    assert answer["programs"] == [] and "TF_CPU_ALLOCATOR_USE_BFC=true" in answer["reason"]

@@ -21,6 +21,7 @@ from profscope.analysis import steps as host_steps
 from profscope.context import HostContext
 from profscope.engine.timeline import Timeline
 from profscope.formats.hlo.buffers import buffer_assignment
+from profscope.formats.registry import XPLANE
 from profscope.formats.xplane.hlo import signed_program_id
 from profscope.params import Params
 from profscope.tools import Handler
@@ -30,6 +31,12 @@ from profscope.units import format_count
 
 ANSWERS_CACHED = 32
 NOT_OBSERVED = "memory not observed: record with profile_memory=True"
+# What records allocator events in an XPlane: TensorFlow's BFC allocator (GPU, or the CPU with
+# TF_CPU_ALLOCATOR_USE_BFC=true; its default CPU allocator writes none, docs/MEMORY.md).
+NOT_OBSERVED_XPLANE = (
+    "memory not observed: this XPlane holds no allocator events (TensorFlow's BFC allocator writes "
+    "them: on GPU, or on CPU with TF_CPU_ALLOCATOR_USE_BFC=true) and no XLA program with a buffer assignment"
+)
 NOT_OBSERVED_XLA = (
     "allocator memory not observed: this profile has no allocator records; the compiler's plan of "
     "each XLA program is shown instead"
@@ -143,9 +150,9 @@ def _allocators(ctx: HostContext, timeline: Timeline) -> MemoryAnswer:
                 label = f"{host.name} · {device.label}" if several else device.label
                 devices.append(analysis.device(device, events, steps, clock, label))
         if not devices:
-            return MemoryAnswer(
-                observed=False, reason=NOT_OBSERVED, devices=[], warnings=warnings, programs=[]
-            )
+            xplanes = all(host.trace.format == XPLANE for host in timeline.hosts)
+            reason = NOT_OBSERVED_XPLANE if xplanes else NOT_OBSERVED
+            return MemoryAnswer(observed=False, reason=reason, devices=[], warnings=warnings, programs=[])
         return MemoryAnswer(
             observed=True,
             devices=devices,
