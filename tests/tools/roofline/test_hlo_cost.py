@@ -11,6 +11,7 @@ import pytest
 
 from profscope.formats.hlo.proto import HloModule
 from profscope.tools.roofline.hlo_cost import ELEMENTWISE, Cost, instruction_costs
+from profscope.tools.roofline.hlo_roofs import instruction_roofs
 from tests.formats.hlo.test_hlo_proto import (
     F32,
     S32,
@@ -399,3 +400,43 @@ def test_flash_attention_custom_calls_are_modelled_from_their_shapes() -> None:
         "fmha"
     ]
     assert unknown.flops is None and "__cudnn$fmhaSoftmax" in unknown.note
+
+
+def te_attention(target: str, attributes: str) -> HloModule:
+    """Transformer Engine's fused attention as JAX writes it, an XLA FFI call whose backend_config
+    is its attribute dictionary as XLA prints it (synthetic: no corpus XPlane has one): Q, K, V
+    bf16[2, 2048, 16, 128] (B, S, H, D), result (out, softmax stats f32, rng state u8 workspace)."""
+    qkv = shape(BF16, (2, 2048, 16, 128))
+    result = shape(0, tuple_of=(qkv, shape(F32, (2, 16, 2048, 1)), shape(U8, (64,))))
+    calls = [
+        instruction("q", "parameter", qkv, 1),
+        instruction("k", "parameter", qkv, 2, extra=field(9, 1)),
+        instruction("v", "parameter", qkv, 3, extra=field(9, 2)),
+        instruction("attn", "custom-call", result, 4, [1, 2, 3], extra=field(28, target.encode()) + field(43, attributes.encode())),
+    ]  # fmt: skip
+    return HloModule(hlo_proto([computation("main", 1, calls, 4)], entry=1))
+
+
+def test_transformer_engine_attention_is_modelled_from_its_attributes() -> None:
+    """Forward 4·B·H·Sq·Sk·D = 4·2·16·2048·2048·128 with B, H, Sq, Sk, D from the attributes;
+    mask_type 2 (NVTE causal) halves it, the backward is 2.5× the forward; a sliding window or a
+    missing attribute leaves it unknown."""
+    base = (
+        "{attn_heads = 16 : i64, bias_batch = 0 : i64, deterministic = false, dropout_probability = 0.000000e+00 : f64, "
+        "head_dim = 128 : i64, input_batch = 2 : i64, is_training = true, kv_max_seqlen = 2048 : i64, "
+        "mask_type = MASK : i64, num_gqa_groups = 4 : i64, q_max_seqlen = 2048 : i64, "
+        "scaling_factor = 0.0883883461 : f64, window_size_left = -1 : i64, window_size_right = -1 : i64}"
+    )
+    module = te_attention("te_fused_attn_forward_ffi", base.replace("MASK", "0"))
+    assert instruction_roofs(module)["attn"] == "bf16"  # tensor cores at its operands' type
+    forward = instruction_costs(module)["attn"]
+    assert forward.flops == 4 * 2 * 16 * 2048 * 2048 * 128 == 68_719_476_736
+    assert forward.note == "modelled: Transformer Engine fused attention 4·B·H·Sq·Sk·D"
+    # Q, K, V read, out and the f32 softmax stats written; not the u8 workspace
+    assert forward.bytes_accessed == 4 * (2 * 2048 * 16 * 128 * 2) + 2 * 16 * 2048 * 4
+    causal = instruction_costs(te_attention("te_fused_attn_backward_ffi", base.replace("MASK", "2")))["attn"]
+    assert causal.flops == 2.5 * 68_719_476_736 / 2
+    window = base.replace("MASK", "2").replace("window_size_left = -1", "window_size_left = 128")
+    assert instruction_costs(te_attention("te_fused_attn_forward_ffi", window))["attn"].flops is None
+    missing = base.replace("MASK", "0").replace("head_dim = 128 : i64, ", "")
+    assert instruction_costs(te_attention("te_fused_attn_forward_ffi", missing))["attn"].flops is None

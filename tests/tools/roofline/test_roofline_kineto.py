@@ -18,7 +18,7 @@ import pytest
 from profscope.formats.chrome import reader as chrome_json
 from profscope.model.columns import Trace
 from profscope.tools.roofline import kineto
-from profscope.tools.roofline.model import COST_FROM_PROFILE, COST_FROM_SHAPES, OpCost
+from profscope.tools.roofline.model import COST_FROM_PROFILE, COST_FROM_SHAPES, COST_MODELLED, OpCost
 from tests.support import DATA_DIR
 
 DATA = DATA_DIR / "kineto"
@@ -48,19 +48,19 @@ def _row(name: str, op: str) -> OpCost:
 
 def test_gemm_flops_and_bytes_by_hand() -> None:
     # bert_small: aten::addmm Input Dims [[512], [141, 512], [512, 512]], c10::BFloat16 (2 bytes),
-    # called 17 times: M = 141, K = 512, N = 512.
+    # called 17 times: M = 141, K = 512, N = 512; the GEMM 2·M·N·K and its bias-add epilogue M·N.
     qkv = _row(BERT, "aten::addmm(bf16[512], bf16[141, 512], bf16[512, 512])")
     assert qkv.occurrences == 17
-    assert qkv.flops == 17 * (2 * 141 * 512 * 512) == 1_256_718_336
+    assert qkv.flops == 17 * (2 * 141 * 512 * 512 + 141 * 512) == 1_257_945_600
     # bytes = (bias 512 + A 141·512 + B 512·512 + out 141·512) · 2 = 407_040 · 2 = 814_080 per call
     assert qkv.bytes_by_level == {"hbm": 17 * 814_080}
-    assert qkv.source == COST_FROM_SHAPES
-    # the vocabulary projection: [[30522], [141, 512], [512, 30522]] once: 2·141·512·30522
+    assert qkv.source == COST_MODELLED
+    # the vocabulary projection: [[30522], [141, 512], [512, 30522]] once: 2·141·512·30522 + 141·30522
     vocab = _row(BERT, "aten::addmm(bf16[30522], bf16[141, 512], bf16[512, 30522])")
-    assert vocab.flops == 2 * 141 * 512 * 30522 == 4_406_888_448
-    # resnet50 (fp32): aten::addmm [[1000], [32, 2048], [2048, 1000]] ×6 and the backward aten::mm
-    # [[32, 1000], [1000, 2048]] ×6: 2·32·1000·2048 = 131_072_000 each.
-    assert _row(RESNET, "aten::addmm(fp32[1000], fp32[32, 2048], fp32[2048, 1000])").flops == 6 * 131_072_000
+    assert vocab.flops == 2 * 141 * 512 * 30522 + 141 * 30522 == 4_411_192_050
+    # resnet50 (fp32): aten::addmm [[1000], [32, 2048], [2048, 1000]] ×6: 2·32·1000·2048 + 32·1000
+    # = 131_104_000; the backward aten::mm [[32, 1000], [1000, 2048]] ×6, no epilogue: 131_072_000.
+    assert _row(RESNET, "aten::addmm(fp32[1000], fp32[32, 2048], fp32[2048, 1000])").flops == 6 * 131_104_000
     grad_input = _row(RESNET, "aten::mm(fp32[32, 1000], fp32[1000, 2048])")
     assert grad_input.flops == 6 * 131_072_000
     # bytes = (A 32·1000 + B 1000·2048 + out 32·2048) · 4 = 2_145_536 · 4 = 8_582_144 per call, ×6
@@ -114,12 +114,15 @@ def test_nested_ops_count_once_at_the_innermost_formula_op() -> None:
     )
     sdpa = [c for c in _costs(BERT) if c.search == "aten::scaled_dot_product_attention"]
     assert [c.source for c in sdpa] == ["counted in nested aten::_flash_attention_forward"]
-    # conv2d → convolution → _convolution → cudnn_convolution: only the innermost counts (and here
-    # it cannot: stride and padding are not recorded in this 2021 trace)
+    # conv2d → convolution → _convolution → cudnn_convolution: only the innermost counts; this 2021
+    # trace records no stride or padding, so its output shape is its backward's grad_output:
+    # [32, 256, 14, 14] * [1024, 256, 1, 1] → grad_output [32, 1024, 14, 14] in
+    # cudnn_convolution_backward, 2·32·1024·14·14·256·1·1 FLOPs per call, 36 calls
     conv = [c for c in _costs(RESNET) if c.search == "aten::cudnn_convolution"]
-    assert conv and all(
-        c.flops is None and c.source == "padding not recorded (needs Concrete Inputs)" for c in conv
-    )
+    assert conv and all(c.flops is not None and c.source == COST_MODELLED for c in conv)
+    assert sum(c.occurrences for c in conv) == 318
+    one = _row(RESNET, "aten::cudnn_convolution(fp32[32, 256, 14, 14], fp32[1024, 256, 1, 1])")
+    assert one.flops == 36 * 2 * 32 * 1024 * 14 * 14 * 256 == 118_380_036_096
     assert {c.source for c in _costs(RESNET) if c.search == "aten::conv2d"} == {
         "counted in nested aten::cudnn_convolution"
     }
@@ -247,7 +250,7 @@ def test_every_corpus_trace_gives_consistent_rows(name: str) -> None:
     )
     assert sum(c.occurrences for c in costs) == ops
     for c in costs:
-        known = c.source in (COST_FROM_SHAPES, COST_FROM_PROFILE)
+        known = c.source in (COST_FROM_SHAPES, COST_MODELLED, COST_FROM_PROFILE)
         assert (c.flops is not None) == known, c
         assert c.flops is None or c.flops >= 0
         assert 0 <= c.self_time_ps <= c.total_time_ps
@@ -261,7 +264,7 @@ def test_which_corpus_traces_record_shapes() -> None:
     with_estimates = {
         name
         for name in (p.name for p in DATA.glob("*.json.gz"))
-        if any(c.source == COST_FROM_SHAPES for c in _costs(name))
+        if any(c.source in (COST_FROM_SHAPES, COST_MODELLED) for c in _costs(name))
     }
     assert with_estimates == {
         BERT,

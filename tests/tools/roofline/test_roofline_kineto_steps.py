@@ -21,7 +21,7 @@ import pytest
 
 from profscope.answers import UNSET
 from profscope.formats.chrome import reader as chrome_json
-from profscope.tools.roofline import analysis, kineto_steps
+from profscope.tools.roofline import analysis, step_windows
 from profscope.tools.roofline.answers import RooflineAnswer, RooflineProgramRow
 from tests.support import DATA_DIR
 from tests.support import overview as overview_support
@@ -102,10 +102,11 @@ def test_step_rows_of_a_resnet_trace_by_hand() -> None:
     for number, time_ps in hand.items():
         assert rows[str(number)].device_time_ns * 1e3 == time_ps
         assert rows[str(number)].devices == 1
-    # step 7's ops: the classifier GEMM once, 2·M·N·K = 2·32·1000·2048 (its shapes in the trace)
+    # step 7's ops: the classifier GEMM once, 2·M·N·K + M·N (bias) = 2·32·1000·2048 + 32·1000 (its
+    # shapes in the trace)
     step7 = _answer(RESNET, step=7)
     fc = [op for op in step7.ops if op.name == "aten::addmm(fp32[1000], fp32[32, 2048], fp32[2048, 1000])"]
-    assert [(op.occurrences, op.flops) for op in fc] == [(1, 2 * 32 * 1000 * 2048)]
+    assert [(op.occurrences, op.flops) for op in fc] == [(1, 2 * 32 * 1000 * 2048 + 32 * 1000)]
     assert step7.step == 7 and step7.program == answer.program
     # the step's program row sums its counted ops
     counted = sum(op.flops for op in step7.ops if op.in_program and op.flops is not UNSET)  # type: ignore[misc]
@@ -155,7 +156,7 @@ def test_a_step_without_device_activity_is_listed_but_not_averaged() -> None:
     assert list(rows) == ["Total", "Average step (1 complete)", "1", "2"]
     assert (rows["2"].device_time_ns, rows["2"].devices, rows["2"].flops) == (0.0, 0, UNSET)
     assert rows["Average step (1 complete)"].flops == rows["1"].flops
-    assert any(kineto_steps.NO_ACTIVITY in w and "step 2 (0 of 1)" in w for w in answer.warnings)
+    assert any(step_windows.NO_ACTIVITY in w and "step 2 (0 of 1)" in w for w in answer.warnings)
 
 
 def test_a_trace_without_step_markers_says_so() -> None:

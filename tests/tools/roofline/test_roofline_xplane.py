@@ -15,7 +15,7 @@ import pytest
 
 from profscope.formats.xplane import reader as xplane
 from profscope.model.columns import TraceBuilder
-from profscope.tools.roofline import analysis
+from profscope.tools.roofline import analysis, peaks
 from tests.support import DATA_DIR, REPO
 from tests.support.xplane_messages import varint
 
@@ -138,7 +138,10 @@ def test_tpu_program_row_matches_the_raw_stats_and_xprof(tpu_trace):
     assert total.figures.bound_by == "hbm"
     assert total.figures.roofline_efficiency == pytest.approx(XPROF_TPU["roofline_efficiency"], rel=0.01)
     assert total.figures.flop_utilization == pytest.approx(XPROF_TPU["compute_efficiency"], rel=0.01)
-    assert analysis.NO_STEPS in answer.warnings and len(answer.program) == 1
+    # no step marker: the Overview's steps, inferred from the 102 executions of the jitted program
+    assert answer.steps == list(range(1, 103)) and answer.step_source.startswith(
+        "inferred from 102 executions"
+    )
 
 
 def test_tpu_device_peaks_come_from_the_profile(tpu_trace):
@@ -195,7 +198,11 @@ def test_mi300_peaks_computed(mi300_trace):
     )
     assert fp16.source.startswith("from the profile, computed")
     assert device.bandwidth["shm_l1"].value == pytest.approx(XPROF_MI300["shm_gbs"] * 1e9)
-    assert device.roof_precision == "fp16"
+    # the convolution's FLOPs are bf16 (its operands' type): the roof drawn is bf16, which the
+    # datasheet gives the fp16 rate, so it is the profile's figure, XProf's peak
+    assert device.roof_precision == "bf16" and device.roofs == ["bf16"]
+    bf16 = device.flops["bf16"]
+    assert bf16.value == fp16.value and bf16.source.endswith(peaks.BF16_AT_FP16)
     # The collector's 2662.4 GB/s is half the MI300X datasheet; the parts table's figure is used.
     assert device.bandwidth["hbm"].source.startswith("from the parts table")
     assert device.bandwidth["hbm"].value == MI300_HBM_PEAK
@@ -474,7 +481,7 @@ def test_route_costs_gpu_ops_from_the_hloprotos_of_the_cache_entry(plugin_client
         ({"infeed": "2"}, "'infeed' must be 0 or 1"),
         ({"infeed": "yes"}, "'infeed' must be a non-negative integer"),
         ({"step": "-1"}, "'step' must be a non-negative integer"),
-        ({"step": "5"}, "no step 5 (steps: none)"),
+        ({"step": "103"}, "no step 103 (steps: 1, 2, 3,"),
     ],
 )
 def test_route_parameter_errors_are_400(plugin_client, logdir, params, message):

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { CompareAnswer } from "../../api/answers.gen.ts";
 import { ProfscopeClient } from "../../api/client.ts";
 import type { ViewContext } from "../view.ts";
+import { rooflineAnswer } from "../roofline/fixture.ts";
 import { demoAnswer, runsAnswer, shortAnswer } from "./test_answers.ts";
 import { CompareView, filterRows, opListing } from "./view.ts";
 
@@ -20,8 +21,9 @@ function json(body: unknown, status = 200): Response {
   return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
 }
 
-/** The view over a fetch answering runs, trace/meta (`ingesting` 202s first) and compare. */
-function harness(answer: (url: URL) => CompareAnswer | Response, link = "", ingesting = 0, hosts = ["worker0"]): Harness {
+/** The view over a fetch answering runs, trace/meta (`ingesting` 202s first), compare and, for the
+ * runs `roofline` lists, the Roofline fixture (others: 404). */
+function harness(answer: (url: URL) => CompareAnswer | Response, link = "", ingesting = 0, hosts = ["worker0"], roofline: string[] = []): Harness {
   const requests: URL[] = [];
   const polls = new Map<string, number>();
   const client = new ProfscopeClient(BASE, async (input) => {
@@ -38,6 +40,7 @@ function harness(answer: (url: URL) => CompareAnswer | Response, link = "", inge
       const body = answer(url);
       return body instanceof Response ? body : json(body);
     }
+    if (url.pathname.endsWith("/roofline") && roofline.includes(url.searchParams.get("run") ?? "")) return json(rooflineAnswer());
     return json({ message: "not found" }, 404);
   });
   const params: Harness["params"] = [];
@@ -191,6 +194,23 @@ describe("the comparison", () => {
     expect((q(h, "[data-testid=cmp-base-step-name]") as HTMLInputElement).value).toBe("iter");
     h.view.applyParams(new URLSearchParams(`${LINK}&base_step_name=iter`));
     expect(compares(h).length).toBe(2);
+  });
+});
+
+describe("roofline deltas", () => {
+  it("joins both runs' roofline answers under the op tables, or says why it cannot", async () => {
+    const both = harness(() => demoAnswer(), LINK, 0, ["worker0"], [RUN, TWIN]);
+    void both.view.start();
+    await until(() => q(both, "[data-testid=cmp-roofline]") !== null);
+    const rooflines = both.requests.filter((u) => u.pathname.endsWith("/roofline")).map((u) => u.searchParams.get("run"));
+    expect(new Set(rooflines)).toEqual(new Set([RUN, TWIN]));
+    // the fixture on both sides: its five ops, each once
+    expect(texts(both, "[data-testid=cmp-roofline-row] [data-column=name]")).toHaveLength(5);
+    expect(q(both, "[data-testid=cmp-roofline]")?.textContent).toContain("5 ops in both runs");
+    const one = harness(() => demoAnswer(), LINK, 0, ["worker0"], [RUN]);
+    void one.view.start();
+    await until(() => q(one, "[data-testid=cmp-roofline-absent]") !== null);
+    expect(q(one, "[data-testid=cmp-roofline-absent]")?.textContent).toMatch(/^Roofline deltas: not observed — the base's roofline: /);
   });
 });
 

@@ -1,10 +1,11 @@
 /** The Compare tab: the shell's run (one host) against a base picked over `/runs` (kept in the deep
  * link: api.ts). Top to bottom: the cautions, the step-time difference with its interval, every
  * step of both runs on a strip chart beside their figures, the breakdown deltas, the phase deltas, the op deltas
- * (host ops, device kernels, HLO ops: sortable, filterable by change, CSV), and the method's advice.
+ * (host ops, device kernels, HLO ops: sortable, filterable by change, CSV), the roofline deltas of the
+ * ops in both runs (roofline.ts: each side's Roofline answer), and the method's advice.
  * While the server reads either profile the view shows the progress of both. */
 
-import type { CompareAnswer, CompareCategory, CompareOpDelta, CompareOpTable } from "../../api/answers.gen.ts";
+import type { CompareAnswer, CompareCategory, CompareOpDelta, CompareOpTable, RooflineAnswer } from "../../api/answers.gen.ts";
 import type { IngestProgress, Subject } from "../../api/types.ts";
 import { clear, h, isAbort, messageOf } from "../../dom.ts";
 import { ingestProgress } from "../../shared/progress.ts";
@@ -18,6 +19,7 @@ import { BasePicker } from "./base_picker.ts";
 import { categoryColumns, type OpTableId, opColumns } from "./columns.ts";
 import css from "./compare.css";
 import { phasesSection } from "./phases.ts";
+import { type RooflineDelta, rooflineColumns, rooflineDeltas, rooflineListing } from "./roofline.ts";
 import { adviceSection, cautionsSection, shiftSection, sideLabel, statsTable } from "./sections.ts";
 import { type StripChart, stripChart } from "./strip_chart.ts";
 import { CompareTable, csvFileName } from "./table.ts";
@@ -94,6 +96,7 @@ export class CompareView {
   private readonly body = h("div", { class: "cmp-body" });
   private readonly breakdown = new CompareTable<CompareCategory>({ title: "Where the step time goes", testId: "cmp-breakdown", sort: { column: "", descending: false } });
   private readonly ops = TABLES.map((t) => new OpSection(t.id, t.title, t.what));
+  private readonly roofline = new CompareTable<RooflineDelta>({ title: "Roofline: FLOP rate and efficiency of the ops in both runs", testId: "cmp-roofline", sort: { column: "", descending: true } });
   private readonly options: LinkedOptions<CompareOptions>;
   private readonly loads: Loads;
   private chart: StripChart | null = null;
@@ -142,6 +145,7 @@ export class CompareView {
     this.chart?.destroy();
     this.chart = null;
     this.breakdown.destroy();
+    this.roofline.destroy();
     for (const op of this.ops) op.table.destroy();
   }
 
@@ -165,10 +169,12 @@ export class CompareView {
     await this.loads.run(
       async (signal) => {
         await this.waitForTraces(base, signal);
-        return fetchCompare(this.ctx.client, this.ctx.subject, base, this.options.value, signal);
+        const answer = await fetchCompare(this.ctx.client, this.ctx.subject, base, this.options.value, signal);
+        const sides = [runSubject(this.ctx.subject), baseSubject(base)].map((subject) => this.fetchRoofline(subject, signal));
+        return { answer, roofline: await Promise.all(sides) };
       },
-      (answer) => {
-        this.render(answer);
+      ({ answer, roofline }) => {
+        this.render(answer, roofline);
         this.status.textContent = "";
       },
       (e) => {
@@ -204,6 +210,16 @@ export class CompareView {
     );
   }
 
+  /** One side's roofline answer, or why there is none (the run has no Roofline tab, a 4xx). */
+  private async fetchRoofline(subject: Subject, signal: AbortSignal): Promise<RooflineAnswer | string> {
+    try {
+      return await this.ctx.client.getJson<RooflineAnswer>("roofline", subject, {}, signal);
+    } catch (e) {
+      if (isAbort(e)) throw e;
+      return messageOf(e);
+    }
+  }
+
   private clearResult(): void {
     this.chart?.destroy();
     this.chart = null;
@@ -215,7 +231,7 @@ export class CompareView {
     this.body.append(h("div", { class: "ps-error", role: "alert", "data-testid": "cmp-error" }, `Could not compare: ${message}`));
   }
 
-  private render(answer: CompareAnswer): void {
+  private render(answer: CompareAnswer, roofline: (RooflineAnswer | string)[]): void {
     this.clearResult();
     const { base, run } = answer;
     if (this.ctx.subject.hosts.length > 1) {
@@ -261,6 +277,18 @@ export class CompareView {
       section.set(data, answer.same_within, csvFileName(id, run.run, base.run));
       tables.append(section.table.el);
     });
-    this.body.append(tables, adviceSection(answer.advice));
+    this.body.append(tables, this.rooflineSection(roofline, run.run, base.run), adviceSection(answer.advice));
+  }
+
+  private rooflineSection(roofline: (RooflineAnswer | string)[], run: string, base: string): HTMLElement {
+    const [ours, theirs] = roofline;
+    if (typeof ours === "string" || typeof theirs === "string") {
+      const why = typeof ours === "string" ? `the run's roofline: ${ours}` : `the base's roofline: ${theirs}`;
+      return h("p", { class: "cmp-hint", "data-testid": "cmp-roofline-absent" }, `Roofline deltas: ${NOT_OBSERVED} — ${why}`);
+    }
+    const deltas = rooflineDeltas(ours, theirs);
+    const empty = deltas.reason ? `No device roofline on a side: ${deltas.reason}` : "No op of one name in both runs.";
+    this.roofline.setRows(rooflineColumns(), deltas.rows, rooflineListing(deltas), csvFileName("roofline", run, base), empty);
+    return this.roofline.el;
   }
 }

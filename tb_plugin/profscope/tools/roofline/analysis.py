@@ -1,5 +1,6 @@
 """The roofline answer of a timeline: device peaks, program rows (Total, Average step, each step)
-and op rows, for XPlane hosts (`xplane.py`) and Kineto hosts (`kineto.py`, steps `kineto_steps.py`).
+and op rows, for XPlane hosts (`xplane.py`, steps `xplane_steps.py`) and Kineto hosts (`kineto.py`,
+steps `kineto_steps.py`); both take their steps from the shared step analysis, the Overview's.
 
 Several hosts of one request are summed as XProf sums its devices: op costs per (program, op),
 device times and steps; the peaks are the first host's device (a warning names other devices).
@@ -19,10 +20,11 @@ from profscope.engine.lod import index as lod
 from profscope.formats import registry
 from profscope.formats.hlo.proto import HloModule
 from profscope.model.columns import Trace
-from profscope.tools.roofline import kineto, kineto_steps, parts, rows, xplane
+from profscope.tools.roofline import kineto, kineto_steps, parts, rows, xplane, xplane_steps
 from profscope.tools.roofline import peaks as peaks_lib
 from profscope.tools.roofline.answers import RooflineAnswer, RooflineDevice, RooflinePeak, RooflineProgramRow
 from profscope.tools.roofline.model import LEVELS, MAX_EVENT_IDS, DevicePeaks, OpCost
+from profscope.units import format_duration
 
 NOT_OBSERVED = "no device roofline: device activity not observed"
 NO_STEPS = (
@@ -57,19 +59,22 @@ class HostDevices:
     wall_time_ps: int | None
     activity: xplane.DeviceActivity | None = None
     costs: list[OpCost] | None = None
-    step_split: kineto_steps.KinetoSteps | None = None
+    step_split: kineto_steps.KinetoSteps | xplane_steps.XPlaneSteps | None = None
+    warnings: tuple[str, ...] = ()  # what the answer should say about this host's costs
 
     @property
     def steps(self) -> list[xplane.Step]:
-        if self.activity is not None:
-            return self.activity.steps
         return self.step_split.steps if self.step_split is not None else []
 
     @property
     def step_source(self) -> str:
-        if self.activity is not None:
-            return "the devices' Steps lines" if self.activity.steps else "no Steps line on the devices"
         return self.step_split.source if self.step_split is not None else "no step markers found"
+
+    @property
+    def step_of(self) -> np.ndarray:
+        """An XPlane host's step number per execution (-1: none)."""
+        assert isinstance(self.step_split, xplane_steps.XPlaneSteps)
+        return self.step_split.step_of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,7 +99,7 @@ def host_devices(
 ) -> HostDevices | str:
     """A host's device ops, or why the host has none (a sentence for the answer). `hlo_modules`
     (the host's programs, `HostContext.hlo_modules`) cost GPU ops whose kernels have no cost stats;
-    without them they are decoded from the trace's attachments. `events` gives a Kineto trace's
+    without them they are decoded from the trace's attachments. `events` gives the trace's
     classified events (the overview's, cached per host), whose steps split the ops; without it they
     are classified here."""
     if trace.format == registry.XPLANE:
@@ -114,6 +119,7 @@ def host_devices(
             device_time_ps=sum(activity.device_time_ps.values()),
             wall_time_ps=activity.wall_time_ps,
             activity=activity,
+            step_split=xplane_steps.split(_classified(name, trace, events), activity),
         )
     return _kineto_host(name, trace, events)
 
@@ -156,10 +162,10 @@ def answer(
         notes.append(
             f"hosts have different devices ({', '.join(sorted(others))}); peaks are those of {ready[0].name}"
         )
-    if all(h.activity is None for h in ready):
-        device = _with_main_roof(device, [c for h in ready for c in _costs(h, options, counted_only=True)])
+    device = _with_main_roof(device, [c for h in ready for c in _costs(h, options, counted_only=True)])
     device = peaks_lib.apply_override(device, override)
     notes += list(device.notes)
+    notes += [w for h in ready for w in h.warnings]
     notes += [w for h in ready if h.step_split is not None for w in h.step_split.warnings]
     steps = _merged_steps(ready)
     if options.step is not None and options.step not in steps:
@@ -209,8 +215,10 @@ def _program_rows(
     out = [rows.program_row("Total", counted, total_time, devices, device, max(walls) if walls else None)]
     complete = [n for n, step in sorted(steps.items()) if step.complete]
     per_step = {}
-    for number, step in sorted(steps.items()):
-        step_costs = [c for h in hosts for c in _costs(h, options, step=number, counted_only=True)]
+    numbers = sorted(steps)
+    by_host = [_step_costs(h, options, numbers) for h in hosts]
+    for k, (number, step) in enumerate(sorted(steps.items())):
+        step_costs = [c for costs in by_host for c in costs[k]]
         excluded = 0 if options.include_infeed else sum(_transfer_time(h, number) for h in hosts)
         per_step[number] = (step_costs, step.time_ps - excluded, step.devices, step.wall_time_ps)
     if complete:
@@ -239,13 +247,30 @@ def _costs(
     ex = activity.executions
     mask = np.ones(len(ex), dtype=bool)
     if step is not None:
-        mask &= activity.step_of == step
+        mask &= host.step_of == step
     if not options.include_infeed:
         transfer = np.array([op.transfer for op in activity.ops], dtype=bool)
         mask &= ~transfer[ex.op] if len(activity.ops) else mask
     if counted_only:
         mask &= ex.counted
     return xplane.op_costs(activity, mask, all_counted=counted_only)
+
+
+def _step_costs(host: HostDevices, options: Options, numbers: list[int]) -> list[list[OpCost]]:
+    """The counted op costs of each of the steps `numbers` on one host (an XPlane's in one pass
+    over its executions)."""
+    if host.activity is None:
+        return [_costs(host, options, step=n, counted_only=True) for n in numbers]
+    activity = host.activity
+    ex = activity.executions
+    index = np.searchsorted(numbers, host.step_of)
+    inside = (host.step_of >= 0) & (index < len(numbers))
+    inside[inside] = np.asarray(numbers, dtype=np.int64)[index[inside]] == host.step_of[inside]
+    mask = inside & ex.counted
+    if not options.include_infeed and len(activity.ops):
+        mask &= ~np.array([op.transfer for op in activity.ops], dtype=bool)[ex.op]
+    bucket = np.where(inside, index, 0)
+    return xplane.op_costs_per_bucket(activity, mask, bucket, len(numbers), all_counted=True)
 
 
 def _transfer_time(host: HostDevices, step: int | None) -> int:
@@ -258,7 +283,7 @@ def _transfer_time(host: HostDevices, step: int | None) -> int:
         return 0
     mask = transfer[ex.op] & ex.counted
     if step is not None:
-        mask &= activity.step_of == step
+        mask &= host.step_of == step
     return int(ex.time_ps[mask].sum())
 
 
@@ -333,8 +358,9 @@ def _add_levels(a: dict[str, float] | None, b: dict[str, float] | None) -> dict[
 
 
 def _with_main_roof(peaks: DevicePeaks, costs: list[OpCost]) -> DevicePeaks:
-    """A Kineto host's peaks with the compute roof at the roof of most of its FLOPs (a bf16 model's
-    is bf16, not the default fp16), when the device has that peak."""
+    """The peaks with the compute roof at the roof of most of the FLOPs of ops with a roof of their
+    own (a bf16 model's is bf16, not the default fp16), when the device has that peak; unchanged
+    when no op names one (TPU XPlanes)."""
     known = [r for r in rows.flops_per_roof([c for c in costs if c.roof], peaks) if r in peaks.flops]
     return dataclasses.replace(peaks, roof_precision=known[0]) if known else peaks
 
@@ -384,10 +410,14 @@ def _kineto_host(
         return f"{NOT_OBSERVED}: {name} has no GPU activity (kernels, memcpys, memsets)"
     properties = list(trace.metadata.get("deviceProperties") or [])
     part = parts.match_part(properties[0]) if properties else None
-    classified = (
-        events() if events is not None else overview_events.build(name, trace, lod.build(trace).self_ps)
-    )
+    classified = _classified(name, trace, events)
     ops = kineto.prepare(trace, classified.parent)
+    triton, triton_ps = kineto.triton_kernels(trace)
+    uncosted = (
+        f"{name}: {triton} Triton kernel{'s' if triton != 1 else ''} of torch.compile, "
+        f"{format_duration(triton_ps / 1e3)} busy, left uncosted: their FLOPs are not derivable from "
+        "the trace (the compiled region records its graph's inputs, not each kernel's operands)"
+    )
     return HostDevices(
         name=name,
         peaks=peaks_lib.with_default_roof(part.peaks()) if part is not None else None,
@@ -397,4 +427,12 @@ def _kineto_host(
         wall_time_ps=max(b for _, b in spans.values()) - min(a for a, _ in spans.values()),
         costs=ops.costs()[0],
         step_split=kineto_steps.split(classified, ops),
+        warnings=(uncosted,) if triton else (),
     )
+
+
+def _classified(
+    name: str, trace: Trace, events: Callable[[], overview_events.HostEvents] | None
+) -> overview_events.HostEvents:
+    """The host's classified events: the overview's when given, else classified here."""
+    return events() if events is not None else overview_events.build(name, trace, lod.build(trace).self_ps)

@@ -90,8 +90,10 @@ class RooflineProgramRow(Answer, kw_only=True):
 class RooflineOpRow(Answer, kw_only=True):
     """One op over all its executions. `search` is the text the Trace tab searches for to find its
     events, `event_ids` (Kineto traces) the timeline's ids of the first 200 device activities its
-    time comes from, in time order, which the Trace tab selects; `source` is "profile", "estimated from shapes", "HLO cost model (profscope)" or why the
-    costs were not observed."""
+    time comes from, in time order, which the Trace tab selects; `source` is "profile", "estimated
+    from shapes", "HLO cost model (profscope)", "modelled from shapes (profscope)" (a cost model of
+    profscope's own: fused attention, GEMM epilogues, norms, grouped GEMM) or why the costs were
+    not observed."""
 
     rank: int
     name: str
@@ -120,7 +122,8 @@ class RooflineAnswer(Answer, kw_only=True):
     """`roofline?run=&session=&host=[&infeed=0|1][&step=N]`. `observed` is false when the trace has
     no device activity (then `reason` says why and nothing else is drawn). `ops_total` counts all
     ops, of which the first `len(ops)` by self time are listed. `step_source` says where the steps
-    come from (an XPlane's Steps lines, ProfilerStep#N markers, …, or that none were found)."""
+    come from, as the Overview says it (the shared step analysis: an XPlane's Steps line,
+    ProfilerStep#N markers, steps inferred from a repeated program, …, or that none were found)."""
 
     subject: str
     observed: bool

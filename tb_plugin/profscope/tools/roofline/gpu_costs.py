@@ -7,7 +7,8 @@ HloProtos the XPlane carries (the trace's "hlo/<id>.pb" attachments, `HostContex
 once per program. The cost is that of one execution of the instruction, and the roofline charges it
 once per execution of the HLO op (consecutive kernels of one op), not once per kernel launch as
 XProf does (its quirk Q6). The bytes are HloCostAnalysis's `bytes_accessed` (operands read and
-results written), all of them HBM traffic on a GPU.
+results written), all of them HBM traffic on a GPU. Each instruction's compute roof (the unit and
+number format its FLOPs run in) comes from the same module (`hlo_roofs.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 from profscope.formats.hlo.proto import HloModule
 from profscope.formats.xplane.hlo import signed_program_id
 from profscope.tools.roofline.hlo_cost import Cost, instruction_costs
+from profscope.tools.roofline.hlo_roofs import instruction_roofs
 
 NO_HLO_PROTO = "no cost stats and no HloProto in this profile"
 NO_PROGRAM = "the kernels name no program (program_id stat)"
@@ -30,6 +32,20 @@ class ProgramCosts:
     def __init__(self, modules: Mapping[int, HloModule] | None) -> None:
         self._modules = modules or {}
         self._costs: dict[int, dict[str, Cost] | str] = {}
+        self._roofs: dict[int, dict[str, str]] = {}
+
+    def roof(self, program_id: int | str | None, hlo_op: str) -> str:
+        """The compute roof of `hlo_op` in the program (`hlo_roofs.py`); "" (the device's compute
+        roof) when the program's HloProto is not in the profile or cannot be decoded."""
+        if program_id is None or not str(program_id).isdigit():
+            return ""
+        program = signed_program_id(int(program_id))
+        if program not in self._roofs:
+            roofs: dict[str, str] = {}
+            if program in self._modules and not isinstance(self._program(program), str):
+                roofs = instruction_roofs(self._modules[program])
+            self._roofs[program] = roofs
+        return self._roofs[program].get(hlo_op, "")
 
     def of(self, program_id: int | str | None, hlo_op: str) -> Cost:
         """The cost of `hlo_op` in the program (the `program_id` stat of its kernels, unsigned as

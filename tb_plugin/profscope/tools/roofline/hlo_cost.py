@@ -64,8 +64,14 @@ in_i = operand i; default bytes B = Σ size(in_i) + size(out). Per opcode (XLA h
                        products for the forward's two)
   B·H·Sq·Sk from the backend_config's `intermediate_tensor_shape` (the score matrix), D = the
   query's (operand 0) `bmm1_dot_dimension_numbers` contracting dimension, else its last one; bytes =
-  the operands + every result array but the u8 scratch. Transcendentals (the softmax's exp) are
-  not counted. Any other target: FLOPs, transcendentals and bytes unknown (None).
+  the operands + every result array but the u8 scratch. Transformer Engine's fused attention
+  (`te_fused_attn_forward_ffi`, `te_fused_attn_backward_ffi`, XLA FFI calls whose backend_config
+  holds their attributes as XLA prints them, `{name = value : type, …}`) likewise, with
+  B = input_batch, H = attn_heads (the query's heads: GQA shares K/V heads, not the work),
+  Sq = q_max_seqlen, Sk = kv_max_seqlen, D = head_dim, causal for mask_type 2–5 (NVTE causal,
+  padding-causal and their bottom-right forms); a sliding window (window_size_left/right ≠ −1)
+  is not modelled (unknown). Transcendentals (the softmax's exp) are not counted. Any other
+  target: FLOPs, transcendentals and bytes unknown (None).
 - Every other known opcode (copy, broadcast, reshape, transpose, pad, concatenate, reverse, iota,
   collectives other than all-reduce, send/recv, copy-start/done, infeed/outfeed, …): FLOPs 0,
   bytes B. Opcodes not listed here: unknown.
@@ -87,6 +93,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Iterable
 
 import numpy as np
@@ -135,6 +142,12 @@ FMHA_CAUSAL = frozenset({"CAUSAL", "PADDING_CAUSAL"})
 FMHA_FORWARD_FLOPS = 4  # per B·H·Sq·Sk·D: two products of 2 FLOPs per multiply-add
 FMHA_BACKWARD_FACTOR = 2.5
 MODELLED = "modelled"
+TE_ATTENTION_TARGETS = frozenset({"te_fused_attn_forward_ffi", "te_fused_attn_backward_ffi"})
+TE_CAUSAL_MASKS = frozenset(
+    {2.0, 3.0, 4.0, 5.0}
+)  # NVTE_Mask_Type: causal, padding-causal, bottom-right forms
+# One `name = value` of an FFI call's printed attribute dictionary (numbers and booleans as 0/1 numbers).
+FFI_ATTRIBUTE = re.compile(r"(\w+)\s*=\s*(-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -312,6 +325,10 @@ def _custom_call(model: _Model, ins: HloInstruction, default_bytes: int) -> Cost
         modelled = _fused_attention(ins)
         if modelled is not None:
             return modelled
+    if target in TE_ATTENTION_TARGETS:
+        modelled = _te_fused_attention(ins)
+        if modelled is not None:
+            return modelled
     return Cost(None, None, None, f"custom call {target!r}: its cost is unknown to XLA's cost model")
 
 
@@ -336,6 +353,27 @@ def _fused_attention(ins: HloInstruction) -> Cost | None:
     read = sum(size(o.shape) for o in ins.operands)
     how = f"{'2.5 × ' if backward else ''}4·B·H·Sq·Sk·D{' ÷ 2 (causal)' if causal else ''}"
     return Cost(flops, float(read + written), None, f"{MODELLED}: flash attention {how} from its shapes")
+
+
+def _te_fused_attention(ins: HloInstruction) -> Cost | None:
+    """A Transformer Engine fused attention call modelled from its attributes (module docstring),
+    None when they do not give its shapes or it has a sliding window."""
+    attributes = {k: float(v) for k, v in FFI_ATTRIBUTE.findall(ins.backend_config or "")}
+    try:
+        batch, heads, head_dim = (attributes[k] for k in ("input_batch", "attn_heads", "head_dim"))
+        queries, keys = attributes["q_max_seqlen"], attributes["kv_max_seqlen"]
+    except KeyError:
+        return None
+    if any(attributes.get(k, -1) != -1 for k in ("window_size_left", "window_size_right")):
+        return None
+    causal = attributes.get("mask_type") in TE_CAUSAL_MASKS
+    backward = "backward" in ins.custom_call_target
+    flops = FMHA_FORWARD_FLOPS * batch * heads * queries * keys * head_dim
+    flops = flops / (2 if causal else 1) * (FMHA_BACKWARD_FACTOR if backward else 1)
+    written = sum(size(leaf) for leaf in ins.shape.leaves() if leaf.element_type != "u8")
+    read = sum(size(o.shape) for o in ins.operands)
+    how = f"{'2.5 × ' if backward else ''}4·B·H·Sq·Sk·D{' ÷ 2 (causal)' if causal else ''}"
+    return Cost(flops, float(read + written), None, f"{MODELLED}: Transformer Engine fused attention {how}")
 
 
 def _gemm_contracting(backend_config: str) -> tuple[int, ...] | None:

@@ -14,7 +14,8 @@ GPU activity (CPU-only) observes no device time: times are 0 and `device_time_ob
 FLOPs and bytes: a `flops` arg recorded with `with_flops=True` (some PyTorch versions write it; no
 corpus trace has one) gives source "profile" (bytes still from shapes); otherwise the formulas of
 `kineto_formulas.py` (each written in its docstring), from `Input Dims`, `Input type` and
-`Concrete Inputs`, give "estimated from shapes". A formula op without shapes: flops None, "no
+`Concrete Inputs`, give "estimated from shapes", or "modelled from shapes (profscope)" for the
+cost models of their own (GEMM epilogues, norms, grouped GEMM). A formula op without shapes: flops None, "no
 shapes recorded (record_shapes=True)"; a formula input not recorded (a convolution's stride in a
 trace without Concrete Inputs) is named; ops without formula: None, "no FLOP formula for this op".
 Never 0 for unknown.
@@ -48,6 +49,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from profscope.analysis import intervals
 from profscope.model import arrays
 from profscope.model.columns import Trace
 from profscope.tools.roofline.kineto_formulas import (
@@ -61,8 +63,15 @@ from profscope.tools.roofline.kineto_formulas import (
     Entry,
     Unknown,
     roof_of,
+    takes_output_shape,
 )
-from profscope.tools.roofline.model import COST_FROM_PROFILE, COST_FROM_SHAPES, MAX_EVENT_IDS, OpCost
+from profscope.tools.roofline.model import (
+    COST_FROM_PROFILE,
+    COST_FROM_SHAPES,
+    COST_MODELLED,
+    MAX_EVENT_IDS,
+    OpCost,
+)
 
 OP_CATEGORIES = frozenset({"cpu_op", "Operator"})
 DEVICE_CATEGORIES = frozenset({"kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset"})
@@ -71,6 +80,13 @@ HOST_COPY = re.compile(r"HtoD|DtoH|H2D|D2H|Host", re.IGNORECASE)
 NO_SHAPES = "no shapes recorded (record_shapes=True)"
 NO_FORMULA = "no FLOP formula for this op"
 NO_DEVICE_TIME = "no GPU activity in this trace: device time not observed"
+TRITON_PREFIX = "triton_"
+# Convolution backward ops: positions of (grad_output, input, weight) in their arguments.
+CONV_BACKWARD = {
+    "aten::cudnn_convolution_backward": (1, 0, 2),
+    "aten::miopen_convolution_backward": (1, 0, 2),
+    "aten::convolution_backward": (0, 1, 2),
+}
 
 
 class _Args(msgspec.Struct, gc=False):
@@ -104,6 +120,19 @@ def device_spans(trace: Trace) -> dict[int, tuple[int, int]]:
         for sid in arrays.unique(section).tolist()
         if sid in gpus
     }
+
+
+def triton_kernels(trace: Trace) -> tuple[int, int]:
+    """(count, busy ps: union of their [start, end)) of the Triton kernels torch.compile launched
+    (Inductor names them `triton_<kind>_fused_<ops>_<n>`). Their FLOPs are not derivable from the
+    trace: the op that launches them (CompiledFunction, a compiled region) records the compiled
+    graph's inputs, not each kernel's operands, so they stay uncosted and the answer counts them."""
+    names = np.array([s.startswith(TRITON_PREFIX) for s in trace.strings], dtype=bool)
+    activity = np.flatnonzero(np.isin(trace.ev_cat, _string_ids(trace, DEVICE_CATEGORIES)))
+    kernels = activity[names[trace.ev_name[activity]]] if names.shape[0] else activity[:0]
+    start, end = trace.ev_start_ps[kernels], trace.ev_start_ps[kernels] + trace.ev_dur_ps[kernels]
+    merged = intervals.merge(start, end)
+    return int(kernels.shape[0]), int((merged.end - merged.start).sum())
 
 
 def device_time_observed(trace: Trace) -> bool:
@@ -151,6 +180,7 @@ def prepare(trace: Trace, parent: np.ndarray | None = None) -> KinetoOps:
     rows = _Rows(trace, op_code, status)
     if not keep.all():
         args, has = list(compress(args, keep[has].tolist())), has[keep]
+    rows.conv_outputs = _conv_outputs(trace, detailed[has], args)
     rows.add_detailed(detailed, args, has, recorded, bits, under)
     rows.add_others(np.setdiff1d(ops, detailed, assume_unique=True), wraps)
     rows.name_covered(covering)
@@ -244,7 +274,7 @@ class KinetoOps:
         for k in np.flatnonzero(occurrences).tolist():
             b, gid = divmod(k, rows)
             row = self.rows[gid]
-            known = row.source in (COST_FROM_SHAPES, COST_FROM_PROFILE)
+            known = row.source in (COST_FROM_SHAPES, COST_MODELLED, COST_FROM_PROFILE)
             f = float(flops[k]) if known and not np.isnan(flops[k]) else None
             levels = {"hbm": float(moved[k])} if known and not np.isnan(moved[k]) else None
             times = int(occurrences[k]), int(total[k]), int(own[k])
@@ -440,6 +470,7 @@ class _Rows:
         self.group = np.full(trace.num_events, -1, dtype=np.int64)
         self.rows: list[_Row] = []
         self.detailed = np.zeros(0, dtype=np.int64)  # the events `flops` and `bytes` are of
+        self.conv_outputs: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
         self.flops, self.bytes = np.zeros(0), np.zeros(0)
 
     def add_detailed(
@@ -509,7 +540,7 @@ class _Rows:
             entry = ENTRIES[op_code] if op_code >= 0 else None
             flops = moved = None
             if status == COUNTED:
-                flops, moved, source = _estimate(entry, first_args, _PARTS[part_code])
+                flops, moved, source = _estimate(entry, first_args, _PARTS[part_code], self.conv_outputs)
                 source = COST_FROM_PROFILE if prof else source
             elif status == PART:
                 source = f"counted in {entry.part_of if entry else ''}"
@@ -575,8 +606,14 @@ def _sum_known(group: np.ndarray, values: np.ndarray, count: int) -> np.ndarray:
     return np.where(unknown, np.nan, np.bincount(group, weights=np.nan_to_num(values), minlength=count))
 
 
-def _estimate(entry: Entry | None, args: _Args, bits: tuple[bool, bool] | None) -> tuple[Any, Any, str]:
-    """(FLOPs, bytes, source) of one occurrence from its recorded shapes."""
+def _estimate(
+    entry: Entry | None,
+    args: _Args,
+    bits: tuple[bool, bool] | None,
+    outputs: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]],
+) -> tuple[Any, Any, str]:
+    """(FLOPs, bytes, source) of one occurrence from its recorded shapes; a forward convolution
+    without Concrete Inputs takes its output shape from `outputs` (`_conv_outputs`), modelled."""
     if entry is None or entry.formula is None:
         reason = f"a gradient part of {entry.part_of} recorded outside it" if entry else NO_FORMULA
         return None, None, reason
@@ -584,14 +621,46 @@ def _estimate(entry: Entry | None, args: _Args, bits: tuple[bool, bool] | None) 
         return None, None, NO_SHAPES
     try:
         concrete = msgspec.json.decode(args.concrete) if len(args.concrete) else None
-        flops, moved = entry.formula(
-            Call(msgspec.json.decode(args.dims), msgspec.json.decode(args.types), concrete, bits)
-        )
+        dims = msgspec.json.decode(args.dims)
+        output = None
+        if concrete is None and takes_output_shape(entry) and len(dims) > 1:
+            output = outputs.get(_shape_key(dims[0], dims[1]))
+        flops, moved = entry.formula(Call(dims, msgspec.json.decode(args.types), concrete, bits, output))
     except Unknown as e:
         return None, None, str(e)
     except (IndexError, TypeError, ValueError, ZeroDivisionError, msgspec.DecodeError) as e:
         return None, None, f"recorded shapes not understood ({type(e).__name__})"
-    return flops, moved, COST_FROM_SHAPES
+    return flops, moved, COST_MODELLED if entry.modelled or output is not None else COST_FROM_SHAPES
+
+
+def _shape_key(x: Any, w: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A convolution's (input shape, weight shape) as a key; ((), ()) for what is not two shapes."""
+    if not isinstance(x, list) or not isinstance(w, list):
+        return (), ()
+    return tuple(x), tuple(w)
+
+
+def _conv_outputs(
+    trace: Trace, events: np.ndarray, args: list[_Args]
+) -> dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]]:
+    """(input shape, weight shape) → the output shape of the convolutions of those operands: the
+    grad_output of their backward ops (`CONV_BACKWARD` positions), where only one is seen (two
+    convolutions of the same operand shapes but other strides leave it unknown)."""
+    where = {i: CONV_BACKWARD[text] for i, text in enumerate(trace.strings) if text in CONV_BACKWARD}
+    seen: dict[tuple[tuple[int, ...], tuple[int, ...]], set[tuple[int, ...]]] = {}
+    if not where:
+        return {}
+    for event, a in zip(events.tolist(), args):
+        at = where.get(int(trace.ev_name[event]))
+        if at is None or not len(a.dims):
+            continue
+        dims = msgspec.json.decode(a.dims)
+        if len(dims) <= max(at) or not isinstance(dims[at[0]], list) or not dims[at[0]]:
+            continue
+        key = _shape_key(dims[at[1]], dims[at[2]])
+        if key != ((), ()):
+            seen.setdefault(key, set()).add(tuple(dims[at[0]]))
+    return {key: next(iter(shapes)) for key, shapes in seen.items() if len(shapes) == 1}
 
 
 def _roof(entry: Entry | None, args: _Args) -> str:

@@ -6,31 +6,57 @@ distinct signature. A formula input that was not recorded raises `Unknown` namin
 
 Formulas, per occurrence (n = elements of the output unless said; s = bytes per element of each
 tensor's own dtype; bytes = Σ tensor inputs read + outputs written, each numel × s):
-- mm(A[M,K], B[K,N]), addmm(C, A, B), _addmm_activation, linear(X[…,K], W[N,K], b)
-  (M = numel(X)/K): FLOPs = 2·M·N·K (bias add not counted); bytes = A + B (+ C/b) + out[M,N].
-- bmm(A[b,M,K], B[b,K,N]), baddbmm(C, A, B): 2·b·M·N·K; bytes = A + B (+ C) + out[b,M,N].
+- mm(A[M,K], B[K,N]), bmm(A[b,M,K], B[b,K,N]): FLOPs = 2·b·M·N·K (b = 1 unbatched); bytes = A +
+  B + out[b,M,N].
+- GEMMs with an epilogue, as cuBLASLt fuses it (modelled): addmm(C, A, B) and baddbmm: 2·b·M·N·K +
+  b·M·N (the bias / C add); _addmm_activation(C, A, B, …, use_gelu): 2·M·N·K + 2·M·N (bias add,
+  then ReLU or GELU, one FLOP per element each); linear(X[…,K], W[N,K], b) (M = numel(X)/K):
+  2·M·N·K, + M·N with a bias; bytes = A + B + C/b + out.
+- grouped GEMM, MoE experts (_grouped_mm(A, B, offs, bias), modelled): the groups' GEMMs together,
+  by operand ranks (offs splits the summed dimension into the G groups): A[M,K]·B[G,K,N] (offs
+  splits M): 2·M·K·N, out [M,N]; A[G,M,K]·B[G,K,N]: 2·G·M·K·N, out [G,M,N]; A[G,M,K]·B[K,N]
+  (offs splits N): 2·M·K·N, out [M,N]; A[M,K]·B[K,N] (offs splits K): 2·M·K·N, out [G,M,N] with
+  G = numel(offs); bytes = A + B (+ bias) + out at A's element size.
 - matmul(A, B): broadcast batch b = Π broadcast(A[:-2], B[:-2]); 1-D operands as [1,K] / [K,1];
   2·b·M·N·K.
 - convolution (conv1d/2d/3d, convolution, _convolution, cudnn_/miopen_/mkldnn_convolution):
   out spatial o = ⌊(i + 2p − d·(k−1) − 1)/s⌋ + 1 (stride s, padding p, dilation d from Concrete
   Inputs; "same" → o = i); FLOPs = 2·numel(out)·Π W[1:] (W = [C_out, C_in/groups, k…]).
-  Transposed: FLOPs = 2·numel(input)·Π W[1:]. bytes = input + W + bias + out.
+  Transposed: FLOPs = 2·numel(input)·Π W[1:]. bytes = input + W + bias + out. Without Concrete
+  Inputs (no stride or padding) the output shape is the grad_output of the convolution backward
+  of the same input and weight shapes in the trace, where exactly one is seen (modelled: resnet's
+  2021 trace records its backward with shapes).
 - convolution backward (convolution_backward with output_mask; cudnn_/miopen_convolution_backward
   with output_mask or its nested _input/_weight parts): FLOPs = 2·numel(grad_out)·Π W[1:] for each
   of grad_input and grad_weight computed (+ numel(grad_out) for grad_bias); bytes = grad_out +
   (W + grad_input) + (input + grad_weight) + grad_bias, for the gradients computed.
 - attention (_scaled_dot_product_flash/efficient/cudnn_attention, scaled_dot_product_attention:
   Q[…,Lq,D], K[…,Lk,D], V[…,Lk,Dv], batch·heads = Π Q[:-2]; _flash/_efficient_attention_forward:
-  Q[B,Lq,H,D]): FLOPs = 2·B·H·Lq·Lk·(D + Dv) (QKᵀ and PV; causal masking not discounted, as
-  torch.utils.flop_counter counts it); bytes = Q + K + V + out[B,H,Lq,Dv]. Backward (the `_backward`
-  ops, with grad_out first): 2·B·H·Lq·Lk·(3·D + 2·Dv) (QKᵀ recomputed, dV, dP, dQ, dK); bytes =
-  grad_out + out + 2·(Q + K + V).
+  Q[B,Lq,H,D]): FLOPs = 2·B·H·Lq·Lk·(D + Dv) (QKᵀ and PV); bytes = Q + K + V + out[B,H,Lq,Dv].
+  Backward (the `_backward` ops, with grad_out first): 2·B·H·Lq·Lk·(3·D + 2·Dv) (QKᵀ recomputed,
+  dV, dP, dQ, dK); bytes = grad_out + out + 2·(Q + K + V). With a causal mask the kernels skip the
+  masked half of the Lq·Lk scores: FLOPs ÷ 2 (a causal flash-attention forward with D = Dv is
+  4·B·H·S²·D / 2); bytes unchanged. Causal is the op's `is_causal` argument (SDPA: position 5;
+  _scaled_dot_product_flash_attention(_for_cpu): 4; _efficient / _cudnn: 6; _flash_attention_forward:
+  8; the backwards: 11, the cuDNN one 14, the CPU one 7) or, for _efficient_attention_forward / _backward, a
+  non-zero `custom_mask_type` (9 / 14: 1 causal from the top left, 2 from the bottom right), read
+  from Concrete Inputs; the flash-attn package's flash_attn::_flash_attn_forward / _backward
+  (Q[B,Lq,H,D], `causal` at 5 / 11) likewise; where they are not recorded the mask is not known and the scores count in
+  full (as torch.utils.flop_counter counts them: an upper bound).
 - softmax / log_softmax (_softmax, _log_softmax): 5·n (max, subtract, exp, sum, divide/log);
   backward (_softmax_backward_data, _log_softmax_backward_data): 4·n; bytes = inputs + out.
-- layer norm (native_layer_norm): 6·n (mean 1, variance 3, normalise 2) + n per weight and bias
-  given; batch norm (batch_norm, native_batch_norm, cudnn_/miopen_batch_norm):
+- norms (modelled; bytes-bound, so FLOPs are a small constant per element n of the input, each
+  count stated): layer norm (native_layer_norm): 6·n (mean 1, variance 3, normalise 2) + n per
+  weight and bias given; RMS norm (rms_norm, _fused_rms_norm): 3·n (square 1, sum 1, scale 1) + n
+  with a weight; batch norm (batch_norm, native_batch_norm, cudnn_/miopen_batch_norm):
   training 6·n, inference 2·n, + n per weight and bias (the training flag comes from Concrete
   Inputs); bytes = input + weight + bias + running stats + out (saved mean/rstd not counted).
+  Backward (native_layer_norm_backward, native_batch_norm_backward, cudnn_/miopen_batch_norm_
+  backward): grad_input 10·n (x̂ 2, g·w 1, Σg·w 1, Σg·w·x̂ 2, combine 4), grad_weight 2·n
+  (Σ g·x̂), grad_bias 1·n (Σ g), for the gradients its output_mask asks (cuDNN/MIOpen: all
+  three; without Concrete Inputs: grad_input, and grad_weight / grad_bias where a weight is
+  given); bytes = grad_out + input + weight + saved stats read, grad_input + grad_weight +
+  grad_bias written.
 - elementwise (add, sub, mul, div, relu, gelu, silu, sigmoid, tanh, exp, log, sqrt, rsqrt, neg,
   abs, pow, clamp(_min), threshold/gelu/silu/sigmoid/tanh _backward, where, native_dropout, and
   in-place `_` forms): 1·n (addcmul/addcdiv/lerp 2·n; copy_/fill_/zero_ 0); out = the broadcast of
@@ -95,10 +121,16 @@ class Call:
     """One op's recorded arguments: shapes, dtypes and concrete values by position."""
 
     def __init__(
-        self, dims: list[Any], types: list[Any], concrete: list[Any] | None, parts: Any = None
+        self,
+        dims: list[Any],
+        types: list[Any],
+        concrete: list[Any] | None,
+        parts: Any = None,
+        output: tuple[int, ...] | None = None,
     ) -> None:
         self.dims, self.types, self.concrete = dims, types, concrete
         self.parts = parts  # (grad_input, grad_weight) computed by nested backward parts, when known
+        self.output = output  # the output shape the trace shows elsewhere (a convolution's backward)
 
     def tensor(self, i: int) -> Tensor | None:
         shape = self.dims[i] if i < len(self.types) and self.types[i] in DTYPES else None
@@ -144,10 +176,13 @@ class Entry:
     formula: Formula | None  # None: a part, estimated with its combined op
     also_covered_by: frozenset[str] = frozenset()  # besides its own family
     part_of: str = ""  # combined backward op whose gradient part this is
+    modelled: bool = False  # a profscope cost model (epilogues, norms, grouped GEMM): source "modelled"
 
 
 # -- formulas ----------------------------------------------------------------------------------
-def _gemm(a: int, b: int, extra: tuple[int, ...] = ()) -> Formula:
+def _gemm(a: int, b: int, extra: tuple[int, ...] = (), epilogue: int = 0) -> Formula:
+    """A (batched) GEMM; `epilogue`: FLOPs per output element fused after it (bias add, activation)."""
+
     def cost(call: Call) -> Cost:
         x, w = call.need(a, "first matrix"), call.need(b, "second matrix")
         if len(x.shape) != len(w.shape) or len(x.shape) not in (2, 3):
@@ -155,9 +190,31 @@ def _gemm(a: int, b: int, extra: tuple[int, ...] = ()) -> Formula:
         batch = x.shape[0] if len(x.shape) == 3 else 1
         m, k, n = x.shape[-2], x.shape[-1], w.shape[-1]
         added = sum(t.bytes for t in (call.tensor(i) for i in extra) if t is not None)
-        return 2.0 * batch * m * n * k, x.bytes + w.bytes + added + batch * m * n * x.size
+        flops = 2.0 * batch * m * n * k + epilogue * batch * m * n
+        return flops, x.bytes + w.bytes + added + batch * m * n * x.size
 
     return cost
+
+
+def _grouped_mm(call: Call) -> Cost:
+    """_grouped_mm(A, B, offs, bias): the groups' GEMMs by operand ranks (module docstring)."""
+    x, w = call.need(0, "first matrix"), call.need(1, "second matrix")
+    bias = call.tensor(3)
+    ranks = (len(x.shape), len(w.shape))
+    if ranks == (2, 3):
+        m, k, n, out = x.shape[0], x.shape[1], w.shape[2], x.shape[0] * w.shape[2]
+    elif ranks == (3, 3):
+        m, k, n = x.shape[0] * x.shape[1], x.shape[2], w.shape[2]
+        out = m * n
+    elif ranks == (3, 2):
+        m, k, n, out = x.shape[1], x.shape[2], w.shape[1], x.shape[1] * w.shape[1]
+    elif ranks == (2, 2):
+        offs = call.need(2, "offs")
+        m, k, n = x.shape[0], x.shape[1], w.shape[1]
+        out = offs.numel * m * n
+    else:
+        raise Unknown(f"operand ranks {ranks} are not a grouped GEMM")
+    return 2.0 * m * k * n, x.bytes + w.bytes + (bias.bytes if bias else 0.0) + out * x.size
 
 
 def _matmul(call: Call) -> Cost:
@@ -173,7 +230,8 @@ def _linear(call: Call) -> Cost:
     x, w, bias = call.need(0), call.need(1, "weight"), call.tensor(2)
     k, n = x.shape[-1], w.shape[0]
     m = x.numel // k if k else 0
-    return 2.0 * m * n * k, x.bytes + w.bytes + (bias.bytes if bias else 0.0) + m * n * x.size
+    flops = 2.0 * m * n * k + (m * n if bias else 0)
+    return flops, x.bytes + w.bytes + (bias.bytes if bias else 0.0) + m * n * x.size
 
 
 def _per_dim(call: Call, at: int, what: str, dims: int) -> list[int]:
@@ -199,29 +257,38 @@ class _Conv:
 
     def __call__(self, call: Call) -> Cost:
         x, w = call.need(0), call.need(1, "weight")
-        b, n = call.tensor(self.bias) if self.bias is not None else None, len(x.shape) - 2
+        b = call.tensor(self.bias) if self.bias is not None else None
         flipped = self.transposed == -1 or (
             self.transposed is not None and call.value(self.transposed, "transposed") is True
         )
-        pad = call.value(self.padding, "padding")
-        if pad == "same":
-            out = list(x.shape[2:])
+        if call.concrete is None and call.output is not None and not flipped:
+            out = list(call.output[2:])  # stride and padding not recorded: the backward's grad_output
         else:
-            pad = [0] * n if pad == "valid" else _per_dim(call, self.padding, "padding", n)
-            step = _per_dim(call, self.stride, "stride", n)
-            dil = _per_dim(call, self.dilation, "dilation", n)
-            grown = (
-                _per_dim(call, self.output_padding, "output_padding", n) if self.output_padding else [0] * n
-            )
-            sizes = zip(x.shape[2:], step, pad, dil, w.shape[2:], grown)
-            if flipped:
-                out = [(i - 1) * s - 2 * p + d * (k - 1) + e + 1 for i, s, p, d, k, e in sizes]
-            else:
-                out = [(i + 2 * p - d * (k - 1) - 1) // s + 1 for i, s, p, d, k, _ in sizes]
+            out = self._output(call, x.shape, w.shape, flipped)
         groups = int(call.value(self.groups, "groups")) if flipped and self.groups is not None else 1
         out_numel = x.shape[0] * (w.shape[1] * groups if flipped else w.shape[0]) * math.prod(out)
         flops = 2.0 * (x.numel if flipped else out_numel) * math.prod(w.shape[1:])
         return flops, x.bytes + w.bytes + (b.bytes if b else 0.0) + out_numel * x.size
+
+    def _output(self, call: Call, x: tuple[int, ...], w: tuple[int, ...], flipped: bool) -> list[int]:
+        """The output's spatial sizes from the recorded stride, padding and dilation."""
+        n = len(x) - 2
+        pad = call.value(self.padding, "padding")
+        if pad == "same":
+            return list(x[2:])
+        pad = [0] * n if pad == "valid" else _per_dim(call, self.padding, "padding", n)
+        step = _per_dim(call, self.stride, "stride", n)
+        dil = _per_dim(call, self.dilation, "dilation", n)
+        grown = _per_dim(call, self.output_padding, "output_padding", n) if self.output_padding else [0] * n
+        sizes = zip(x[2:], step, pad, dil, w[2:], grown)
+        if flipped:
+            return [(i - 1) * s - 2 * p + d * (k - 1) + e + 1 for i, s, p, d, k, e in sizes]
+        return [(i + 2 * p - d * (k - 1) - 1) // s + 1 for i, s, p, d, k, _ in sizes]
+
+
+def takes_output_shape(entry: Entry) -> bool:
+    """Whether the entry's formula uses `Call.output` (a forward convolution's)."""
+    return isinstance(entry.formula, _Conv)
 
 
 def _conv_backward(grad: int, inp: int, weight: int, mask: int, transposed: int | None = None) -> Formula:
@@ -243,7 +310,21 @@ def _conv_backward(grad: int, inp: int, weight: int, mask: int, transposed: int 
     return cost
 
 
-def _attention(q_at: int, layout_bhld: bool, backward: bool) -> Formula:
+def _attention(
+    q_at: int, layout_bhld: bool, backward: bool, causal_at: int, mask_type: bool = False
+) -> Formula:
+    """Fused attention (module docstring); `causal_at`: the position of `is_causal` (a bool), or of
+    `custom_mask_type` (an int, causal when not 0) with `mask_type`."""
+
+    def causal(call: Call) -> bool:
+        try:
+            flag = call.value(causal_at, "causal flag")
+        except Unknown:
+            return False
+        if mask_type:
+            return isinstance(flag, int) and not isinstance(flag, bool) and flag != 0
+        return flag is True
+
     def cost(call: Call) -> Cost:
         q, k, v = call.need(q_at, "query"), call.need(q_at + 1, "key"), call.need(q_at + 2, "value")
         if layout_bhld:
@@ -253,10 +334,11 @@ def _attention(q_at: int, layout_bhld: bool, backward: bool) -> Formula:
         else:
             raise Unknown("variable-length (nested) attention: sequence lengths not recorded")
         out_bytes = heads * lq * dv * q.size
+        masked = CAUSAL_SHARE if causal(call) else 1.0
         if not backward:
-            return 2.0 * heads * lq * lk * (d + dv), q.bytes + k.bytes + v.bytes + out_bytes
+            return 2.0 * heads * lq * lk * (d + dv) * masked, q.bytes + k.bytes + v.bytes + out_bytes
         grad = call.need(0, "grad_out")
-        flops = 2.0 * heads * lq * lk * (3 * d + 2 * dv)
+        flops = 2.0 * heads * lq * lk * (3 * d + 2 * dv) * masked
         return flops, grad.bytes + out_bytes + 2 * (q.bytes + k.bytes + v.bytes)
 
     return cost
@@ -270,16 +352,43 @@ def _softmax(per_element: int, inputs: int) -> Formula:
     return cost
 
 
-def _norm(affine_at: tuple[int, int], training_at: int | None, stats_at: tuple[int, ...] = ()) -> Formula:
-    """Layer norm (`training_at` None: statistics always computed) or batch norm."""
+def _norm(
+    affine_at: tuple[int, ...], training_at: int | None, stats_at: tuple[int, ...] = (), statistics: int = 6
+) -> Formula:
+    """Layer or RMS norm (`training_at` None: statistics always computed, `statistics` FLOPs per
+    element) or batch norm."""
 
     def cost(call: Call) -> Cost:
         x = call.need(0)
         affine = [t for t in (call.tensor(i) for i in affine_at) if t is not None]
         training = training_at is None or call.value(training_at, "training flag") is True
-        flops = (6 if training else 2) * x.numel + len(affine) * x.numel
+        flops = (statistics if training else 2) * x.numel + len(affine) * x.numel
         stats = sum(t.bytes for t in (call.tensor(i) for i in stats_at) if t is not None)
         return float(flops), 2 * x.bytes + sum(t.bytes for t in affine) + stats
+
+    return cost
+
+
+def _norm_backward(
+    grad: int, inp: int, weight: int, stats_at: tuple[int, ...], mask: int | None, affine_at: tuple[int, ...]
+) -> Formula:
+    """A norm's backward (module docstring): the gradients from `mask` (output_mask; None: all
+    three), else grad_input and the affine gradients whose parameters (`affine_at`) are given."""
+
+    def cost(call: Call) -> Cost:
+        g, x = call.need(grad, "grad_out"), call.need(inp)
+        w = call.tensor(weight)
+        try:
+            wanted = [True, True, True] if mask is None else call.value(mask, "output_mask")
+        except Unknown:
+            wanted = [True, *(call.tensor(i) is not None for i in affine_at)]
+        if not isinstance(wanted, list) or len(wanted) != 3:
+            raise Unknown(f"output_mask {wanted!r} not understood")
+        params = w.bytes if w is not None else 0.0
+        flops = (10 * bool(wanted[0]) + 2 * bool(wanted[1]) + bool(wanted[2])) * x.numel
+        stats = sum(t.bytes for t in (call.tensor(i) for i in stats_at) if t is not None)
+        written = x.bytes * bool(wanted[0]) + params * (bool(wanted[1]) + bool(wanted[2]))
+        return float(flops), g.bytes + x.bytes + params + stats + written
 
     return cost
 
@@ -342,23 +451,29 @@ REDUCTIONS = {
     "sum": 1, "mean": 1, "amax": 1, "amin": 1, "max": 1, "min": 1, "prod": 1, "norm": 2,
     "linalg_vector_norm": 2, "var": 3, "std": 3,
 }  # fmt: skip
-SDPA = (
-    "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
-    "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_flash_attention_for_cpu",
-    "scaled_dot_product_attention",
-)  # fmt: skip
+# SDPA ops: (position of is_causal in the forward, in the backward op `<name>_backward`).
+SDPA = {
+    "_scaled_dot_product_flash_attention": (4, 11), "_scaled_dot_product_efficient_attention": (6, 11),
+    "_scaled_dot_product_cudnn_attention": (6, 14), "_scaled_dot_product_flash_attention_for_cpu": (4, 7),
+    "scaled_dot_product_attention": (5, 11),
+}  # fmt: skip
+# The fused kernels: (forward is_causal / custom_mask_type position, backward's, whether it is a
+# custom_mask_type).
+FUSED_ATTENTION = {"_flash_attention": (8, 11, False), "_efficient_attention": (9, 14, True)}
+CAUSAL_SHARE = 0.5  # the scores a causal mask keeps
 
 
 def _table() -> dict[str, Entry]:
     miopen = _Conv(stride=4, padding=3, dilation=5)
     table = {
         "mm": Entry(MATMUL, _gemm(0, 1)),
-        "addmm": Entry(MATMUL, _gemm(1, 2, (0,))),
-        "_addmm_activation": Entry(MATMUL, _gemm(1, 2, (0,))),
+        "addmm": Entry(MATMUL, _gemm(1, 2, (0,), epilogue=1), modelled=True),
+        "_addmm_activation": Entry(MATMUL, _gemm(1, 2, (0,), epilogue=2), modelled=True),
         "bmm": Entry(MATMUL, _gemm(0, 1)),
-        "baddbmm": Entry(MATMUL, _gemm(1, 2, (0,))),
+        "baddbmm": Entry(MATMUL, _gemm(1, 2, (0,), epilogue=1), modelled=True),
         "matmul": Entry(MATMUL, _matmul),
-        "linear": Entry(MATMUL, _linear),
+        "linear": Entry(MATMUL, _linear, modelled=True),
+        "_grouped_mm": Entry(MATMUL, _grouped_mm, modelled=True),
         "convolution": Entry(CONV, _Conv(3, 4, 5, transposed=6, output_padding=7, groups=8)),
         "_convolution": Entry(CONV, _Conv(3, 4, 5, transposed=6, output_padding=7, groups=8)),
         "cudnn_convolution": Entry(CONV, _Conv(stride=3, padding=2, dilation=4, bias=None)),
@@ -369,8 +484,14 @@ def _table() -> dict[str, Entry]:
         "convolution_backward": Entry(CONV, _conv_backward(0, 1, 2, 10, transposed=7)),
         "cudnn_convolution_backward": Entry(CONV, _conv_backward(1, 0, 2, 10)),
         "miopen_convolution_backward": Entry(CONV, _conv_backward(1, 0, 2, 9)),
-        "layer_norm": Entry(NORM, _norm((2, 3), None)),
-        "native_layer_norm": Entry(NORM, _norm((2, 3), None)),
+        "layer_norm": Entry(NORM, _norm((2, 3), None), modelled=True),
+        "native_layer_norm": Entry(NORM, _norm((2, 3), None), modelled=True),
+        "rms_norm": Entry(NORM, _norm((2,), None, statistics=3), modelled=True),
+        "_fused_rms_norm": Entry(NORM, _norm((2,), None, statistics=3), modelled=True),
+        "native_layer_norm_backward": Entry(NORM, _norm_backward(0, 1, 5, (3, 4), 7, (5, 6)), modelled=True),
+        "native_batch_norm_backward": Entry(NORM, _norm_backward(0, 1, 2, (5, 6), 9, (2, 2)), modelled=True),
+        "cudnn_batch_norm_backward": Entry(NORM, _norm_backward(1, 0, 2, (5, 6), None, ()), modelled=True),
+        "miopen_batch_norm_backward": Entry(NORM, _norm_backward(1, 0, 2, (5, 6), None, ()), modelled=True),
         "native_dropout": Entry(ELEMENTWISE, _dropout),
     }
     for d in (1, 2, 3):
@@ -380,19 +501,19 @@ def _table() -> dict[str, Entry]:
         combined = f"aten::{backend}_convolution_backward"
         table[f"{combined[6:]}_{part}"] = Entry(CONV, None, part_of=combined)
     math_path = frozenset({MATMUL, SOFTMAX})  # SDPA's math path: bmm, softmax, …
-    for name in SDPA:
-        table[name] = Entry(ATTENTION, _attention(0, True, False), math_path)
-        table[f"{name}_backward"] = Entry(ATTENTION, _attention(1, True, True), math_path)
-    for name in ("_flash_attention", "_efficient_attention"):
-        table[f"{name}_forward"] = Entry(ATTENTION, _attention(0, False, False))
-        table[f"{name}_backward"] = Entry(ATTENTION, _attention(1, False, True))
+    for name, (forward, backward) in SDPA.items():
+        table[name] = Entry(ATTENTION, _attention(0, True, False, forward), math_path)
+        table[f"{name}_backward"] = Entry(ATTENTION, _attention(1, True, True, backward), math_path)
+    for name, (forward, backward, mask_type) in FUSED_ATTENTION.items():
+        table[f"{name}_forward"] = Entry(ATTENTION, _attention(0, False, False, forward, mask_type))
+        table[f"{name}_backward"] = Entry(ATTENTION, _attention(1, False, True, backward, mask_type))
     for name in ("softmax", "_softmax", "log_softmax", "_log_softmax"):
         table[name] = Entry(SOFTMAX, _softmax(5, 1))
     for name in ("_softmax_backward_data", "_log_softmax_backward_data"):
         table[name] = Entry(SOFTMAX, _softmax(4, 2))
     batch_norms = ("batch_norm", "_batch_norm_impl_index", "native_batch_norm")
     for name in (*batch_norms, "cudnn_batch_norm", "miopen_batch_norm"):
-        table[name] = Entry(NORM, _norm((1, 2), 5, (3, 4)))
+        table[name] = Entry(NORM, _norm((1, 2), 5, (3, 4)), modelled=True)
     for name, (arity, per_element) in ELEMENTWISE_OPS.items():
         table[name] = Entry(ELEMENTWISE, _elementwise(arity, per_element))
         table[f"{name}_"] = Entry(ELEMENTWISE, _elementwise(arity, per_element, in_place=True))
@@ -402,7 +523,11 @@ def _table() -> dict[str, Entry]:
         table[name] = Entry(ELEMENTWISE, _elementwise(arity, 0, in_place=True, writes_only=True))
     for name, per_element in REDUCTIONS.items():
         table[name] = Entry(REDUCTION, _reduction(per_element, 2 if "norm" in name else 1))
-    return {f"aten::{name}": entry for name, entry in table.items()}
+    library = {  # the flash-attn package's custom ops: q [B, L, H, D]; causal at 5 / 11
+        "flash_attn::_flash_attn_forward": Entry(ATTENTION, _attention(0, False, False, 5)),
+        "flash_attn::_flash_attn_backward": Entry(ATTENTION, _attention(1, False, True, 11)),
+    }
+    return {f"aten::{name}": entry for name, entry in table.items()} | library
 
 
 FORMULAS: dict[str, Entry] = _table()

@@ -18,7 +18,7 @@ so windows never overlap. wall time = end − start, the Overview's step time.
   Activity launched before the first step (the tail of the iteration before the capture's first
   marker), after the last one, or with no launch link belongs to no step: it is kept apart, in the
   Total only, and a warning counts it with its busy time (union of its [start, end)).
-- Device time, per GPU g, the steps in window order:
+- Device time, per GPU g, the steps in window order (`step_windows.tiled`):
       end_N(g)   = max(last end of step N's activity on g, end_{N-1}(g))   (a running maximum)
       start_N(g) = end of the previous step with activity on g; the first: its first activity's start
       time_N     = Σ_g (end_N(g) − start_N(g))    over the GPUs with activity in step N
@@ -28,7 +28,7 @@ so windows never overlap. wall time = end − start, the Overview's step time.
   Σ step times ≤ the Total's device time, and the step rows' FLOPs and bytes sum to the Total's
   less those of the ops outside every window.
 - devices = the GPUs with activity in the step; a step is complete when it has activity on every
-  GPU with activity in the capture (as an XPlane step is complete when every device has it). A
+  GPU with activity in some step (`step_windows.steps_of`, as for an XPlane's steps). A
   step without device activity (the step the last `prof.step()` opens just before the profiler
   stops) is listed, with no device time, and left out of the average step.
 - Windows of one number (a file stitched from several captures) are one step: their ops, device
@@ -42,17 +42,11 @@ import dataclasses
 import numpy as np
 
 from profscope.analysis import events as overview_events
-from profscope.analysis import intervals
 from profscope.analysis import steps as steps_lib
+from profscope.tools.roofline import step_windows
 from profscope.tools.roofline.kineto import KinetoOps
 from profscope.tools.roofline.model import OpCost
 from profscope.tools.roofline.xplane import Step
-from profscope.units import format_duration
-
-NO_ACTIVITY = (
-    "steps that launched no device activity on some GPU are listed but left out of the average step "
-    "(GPUs with activity in the step, of those with activity in the capture)"
-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,11 +62,10 @@ class KinetoSteps:
 
 @dataclasses.dataclass(frozen=True)
 class _DeviceTimes:
-    """Per window its device time (summed over GPUs), per (window, GPU) its activity count, the
+    """Per window its device time (summed over GPUs) and per (window, GPU) its activity count, the
     GPUs with activity in the capture, and the activity that belongs to no step."""
 
-    time_ps: np.ndarray
-    counts: np.ndarray
+    tiled: step_windows.Tiled
     gpus: int
     before_first: tuple[int, int]  # (activities, busy ps) launched before the first step
     after_last: tuple[int, int]  # … launched after the last step's window
@@ -88,33 +81,13 @@ def split(events: overview_events.HostEvents, ops: KinetoOps) -> KinetoSteps:
     start, end = found.start_ps, found.end_ps
     numbers, per_window = np.unique(found.numbers, return_inverse=True)
     per_window = per_window.ravel()
-    window = window_of(start, end, trace.ev_start_ps[ops.ops])
+    window = step_windows.window_of(start, end, trace.ev_start_ps[ops.ops])
     bucket = np.where(window >= 0, per_window[np.maximum(window, 0)], -1)
     costs = ops.costs(bucket, numbers.shape[0])
     device = _device_times(events, start, end)
-    step_time = np.bincount(per_window, weights=device.time_ps, minlength=numbers.shape[0])
-    wall = np.bincount(per_window, weights=found.wall_ps, minlength=numbers.shape[0])
-    covered = device.counts > 0  # (window, GPU): the step has activity there
-    on_every = covered.all(axis=1) & (device.gpus > 0)
-    complete = np.bincount(per_window, weights=~on_every, minlength=numbers.shape[0]) == 0
-    seen = np.zeros((numbers.shape[0], covered.shape[1]), bool)
-    np.logical_or.at(seen, per_window, covered)
-    in_time_order = np.argsort(np.unique(per_window, return_index=True)[1], kind="stable")
-    steps = [
-        Step(int(numbers[k]), int(step_time[k]), int(seen[k].sum()), bool(complete[k]), int(wall[k]))
-        for k in in_time_order.tolist()
-    ]
-    warnings = []
-    if numbers.shape[0] < start.shape[0]:
-        warnings.append(
-            f"{events.name}: {start.shape[0]} step windows carry {numbers.shape[0]} step numbers; the "
-            "windows of one number are summed as one step"
-        )
-    idle = [f"{s.number} ({s.devices} of {device.gpus})" for s in steps if not s.complete]
-    if idle:
-        warnings.append(f"{events.name}: {NO_ACTIVITY}: step{'s' if len(idle) > 1 else ''} {', '.join(idle)}")
+    steps, warnings = step_windows.steps_of(events.name, found, per_window, numbers, device.tiled)
     warnings += [
-        _apart(events.name, counted, why)
+        step_windows.apart(events.name, counted, ("device activity", "device activities"), why)
         for counted, why in (
             (device.before_first, "launched before the first step (the tail of the iteration before it)"),
             (device.after_last, "launched after the last step"),
@@ -126,27 +99,10 @@ def split(events: overview_events.HostEvents, ops: KinetoOps) -> KinetoSteps:
     return KinetoSteps(steps, by_number, found.source, warnings)
 
 
-def window_of(start: np.ndarray, end: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """Index of the window [start, end) containing each time of `at` (windows sorted and
-    disjoint), -1 for none."""
-    k = np.searchsorted(start, at, side="right") - 1
-    inside = (k >= 0) & (at < end[np.maximum(k, 0)])
-    return np.where(inside, k, -1)
-
-
-def _apart(host: str, counted: tuple[int, int], why: str) -> str:
-    activities, busy_ps = counted
-    return (
-        f"{host}: {activities} device activit{'ies' if activities != 1 else 'y'} {why}, "
-        f"{format_duration(busy_ps / 1e3)} busy, belong to no step: counted in the Total only"
-    )
-
-
 def _busy(trace, events: np.ndarray) -> tuple[int, int]:
     """(count, busy ps) of device events."""
     start = trace.ev_start_ps[events]
-    merged = intervals.merge(start, start + trace.ev_dur_ps[events])
-    return int(events.shape[0]), int((merged.end - merged.start).sum())
+    return step_windows.busy(start, start + trace.ev_dur_ps[events])
 
 
 def _device_times(events: overview_events.HostEvents, start: np.ndarray, end: np.ndarray) -> _DeviceTimes:
@@ -157,31 +113,16 @@ def _device_times(events: overview_events.HostEvents, start: np.ndarray, end: np
     sections, gpu = np.unique(section_of_track[trace.ev_track[device]], return_inverse=True)
     gpus = sections.shape[0]
     windows = start.shape[0]
-    counts = np.zeros((windows, max(gpus, 1)), dtype=np.int64)
-    time_ps = np.zeros(windows, dtype=np.int64)
     linked = events.launch[device] >= 0
     unlinked = _busy(trace, device[~linked])
     device, gpu = device[linked], gpu.ravel()[linked]
     launched_at = trace.ev_start_ps[events.launch[device]]
-    window = window_of(start, end, launched_at)
+    window = step_windows.window_of(start, end, launched_at)
     outside = window < 0
     before = outside & (launched_at < start[0])
     before_first, after_last = _busy(trace, device[before]), _busy(trace, device[outside & ~before])
     inside = ~outside
     device, gpu, window = device[inside], gpu[inside], window[inside]
-    np.add.at(counts, (window, gpu), 1)
     a_start = trace.ev_start_ps[device]
-    a_end = a_start + trace.ev_dur_ps[device]
-    for g in range(gpus):
-        mine = gpu == g
-        first = np.full(windows, np.iinfo(np.int64).max)
-        last = np.full(windows, np.iinfo(np.int64).min)
-        np.minimum.at(first, window[mine], a_start[mine])
-        np.maximum.at(last, window[mine], a_end[mine])
-        active = np.flatnonzero(counts[:, g] > 0)
-        if not active.shape[0]:
-            continue
-        ends = np.maximum.accumulate(last[active])
-        begins = np.concatenate(([first[active[0]]], ends[:-1]))
-        time_ps[active] += ends - begins
-    return _DeviceTimes(time_ps, counts, gpus, before_first, after_last, unlinked)
+    tiled = step_windows.tiled(window, gpu, a_start, a_start + trace.ev_dur_ps[device], windows, gpus)
+    return _DeviceTimes(tiled, gpus, before_first, after_last, unlinked)

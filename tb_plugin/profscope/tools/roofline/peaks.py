@@ -1,6 +1,7 @@
 """Device peaks of an XPlane's devices, and the user's overrides from `roofline.json`.
 
-TPU: the TensorCore plane's stats, as the profiler wrote them: `peak_teraflops_per_second`,
+TPU: the TensorCore plane's stats, as the profiler wrote them: `peak_teraflops_per_second` (one
+figure, named "peak": the profile names no precision, so every op is against it, `TPU_ONE_PEAK`),
 `peak_{hbm,cmem_rd,cmem_wr,vmem_rd,vmem_wr,sram_rd,sram_wr}_bw_gigabytes_per_second` (GB/s = 10⁹ B/s),
 `has_megacore`. A level whose peak is 0 does not exist on the chip and gets no roof.
 
@@ -14,7 +15,9 @@ AMD by architecture (gfx908/gfx90a: 1024, gfx942: 2048, gfx950: 4096; from `gpu_
 it is gfxNNN, else compute capability 9.4 → gfx942, 9.5 → gfx950). Shared memory / L1 (LDS) =
 cores × bytes per cycle × clock: Nvidia 32 banks × 8 B = 256 (64 before compute capability 3), AMD
 128 (gfx908/90a/942) or 256 (gfx950). Without a vendor stat nothing is computed: the figure is
-unknown, never guessed. The parts table (`parts.match_part`) completes them with datasheet figures (`with_parts_table`).
+unknown, never guessed. The parts table (`parts.match_part`) completes them with datasheet figures (`with_parts_table`);
+where the datasheet gives bf16 and fp16 one peak (every part it lists with both), the profile's fp16
+figure is the bf16 peak too, so a bf16 op's roof is the profile's figure, not the datasheet's.
 
 Overrides: `roofline.json` in the run's folder, read through the logdir's filesystem:
     {"name": "TPU v6e", "roof_precision": "bf16",
@@ -74,6 +77,13 @@ TPU_LEVEL_STATS = {
 # HBM3 datasheet figure of these parts.
 AMD_HALVED_HBM = frozenset({"gfx942", "gfx950"})
 HALVED_NOTE = "the profile's HBM bandwidth"
+# Why every TPU op is against one roof (no roof per dtype, `hlo_roofs.py`).
+TPU_ONE_PEAK = (
+    "the TPU profile gives one FLOP peak (peak_teraflops_per_second, the matrix units') and names no "
+    "precision; no other peak of the chip is known: every op is measured against it, vector work included"
+)
+# The source's addition when the profile's fp16 figure is also the bf16 peak.
+BF16_AT_FP16 = "bf16 at the fp16 rate, as the part's datasheet gives both"
 # The compute roof when the profile names no precision: dense 16-bit matrix math first, as XProf.
 ROOF_PRECISIONS = ("fp16", "bf16", "tf32", "fp32")
 _GFX = re.compile(r"^gfx[0-9a-f]+$")
@@ -90,6 +100,7 @@ def tpu_peaks(stats: dict[str, Any]) -> DevicePeaks:
     tflops = _number(stats.get("peak_teraflops_per_second"))
     if tflops:
         flops["peak"] = Peak(tflops * TERA, FLOP_UNIT, PEAK_FROM_PROFILE)
+        notes.append(TPU_ONE_PEAK)
     else:
         notes.append("the profile gives no peak FLOP rate: no compute roof")
     bandwidth = {}
@@ -160,6 +171,9 @@ def with_parts_table(peaks: DevicePeaks, stats: dict[str, Any]) -> DevicePeaks:
         return peaks
     table = part.peaks()
     flops = {**table.flops, **peaks.flops}
+    if _same_rate(table, "bf16", "fp16") and "fp16" in peaks.flops and "bf16" not in peaks.flops:
+        fp16 = peaks.flops["fp16"]
+        flops["bf16"] = dataclasses.replace(fp16, source=f"{fp16.source}; {BF16_AT_FP16}")
     bandwidth = {**table.bandwidth, **peaks.bandwidth}
     notes = [n for n in peaks.notes if not (table.flops and n.startswith("peak FLOP rate unknown"))]
     halved = [n for n in notes if n.startswith(HALVED_NOTE)]
@@ -175,6 +189,11 @@ def with_parts_table(peaks: DevicePeaks, stats: dict[str, Any]) -> DevicePeaks:
     return with_default_roof(
         DevicePeaks(table.name, flops, bandwidth, peaks.roof_precision, attributes, tuple(notes))
     )
+
+
+def _same_rate(table: DevicePeaks, a: str, b: str) -> bool:
+    """Whether the part's datasheet gives precisions `a` and `b` one peak."""
+    return a in table.flops and b in table.flops and table.flops[a].value == table.flops[b].value
 
 
 def with_default_roof(peaks: DevicePeaks) -> DevicePeaks:

@@ -24,13 +24,15 @@ op as several kernels); time = Σ kernel durations, self = time. Other kernels a
 execution each, named by the event. Costs come from the kernels' `flops` / `bytes_accessed` stats
 when the profile has them (the same value on every kernel of an execution counts once), else from
 the HLO cost model over the program's HloProto, once per execution (`gpu_costs`); a GPU's
-`bytes_accessed` is device-memory traffic, so it is the HBM level. MemcpyH2D/D2H are host↔device
+`bytes_accessed` is device-memory traffic, so it is the HBM level. An HLO op's compute roof comes
+from its instruction's element types (`hlo_roofs`); TPU ops keep the device's one figure (the
+profile's `peak_teraflops_per_second` names no precision, and no other peak of the chip is known). MemcpyH2D/D2H are host↔device
 transfers. Per-GPU time = last end − first start over the GPU's streams.
 
 Ops count in the program unless they are wrappers whose inner ops are listed themselves (while,
 call, conditional, megacore fusion) or an execution has ops nested inside it (only the innermost
-ops count). Steps come from each device's "Steps" line (boxes named by the step number): an
-execution belongs to the step whose box on its device contains its start.
+ops count). Each execution keeps its first event and its end on the timeline, by which
+`xplane_steps.py` gives it a step.
 """
 
 from __future__ import annotations
@@ -50,7 +52,6 @@ from profscope.tools.roofline.hlo_cost import MODELLED, Cost
 from profscope.tools.roofline.model import COST_FROM_HLO_MODEL, COST_FROM_PROFILE, COST_MODELLED, OpCost
 
 TPU_OPS_LINE = "XLA Ops"
-STEPS_LINE = "Steps"
 TPU_CORE = re.compile(r"^/device:TPU:\d+$")
 GPU_DEVICE = re.compile(r"^/device:GPU:\d+$")
 WRAPPER_CATEGORIES = frozenset({"call", "conditional", "while", "megacore fusion"})
@@ -99,6 +100,7 @@ class Op:
     transfer: bool
     missing_reason: str
     cost_source: str = COST_FROM_PROFILE
+    roof: str = ""  # the compute roof its FLOPs run at ("": the device's; `OpCost.roof`)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,7 +109,9 @@ class Executions:
 
     op: np.ndarray  # int64 index into DeviceActivity.ops
     section: np.ndarray  # int64 section id
+    event: np.ndarray  # int64 the execution's first event in the trace (its launch gives its step)
     start_ps: np.ndarray  # int64 timeline start (for steps)
+    end_ps: np.ndarray  # int64 timeline end of its last event (for step device times)
     time_ps: np.ndarray  # int64
     self_ps: np.ndarray  # int64
     flops: np.ndarray  # float64
@@ -124,7 +128,7 @@ class Executions:
 @dataclasses.dataclass(frozen=True)
 class Step:
     """A step seen on `devices` devices; `time_ps` sums its device time over them; `wall_time_ps`
-    is its window's length where the host's step analysis gives one (Kineto traces)."""
+    is its window's length in the host's step analysis (the Overview's step time)."""
 
     number: int
     time_ps: int
@@ -143,8 +147,6 @@ class DeviceActivity:
     ops: list[Op]
     executions: Executions
     device_time_ps: dict[int, int]  # section id → per-device time
-    steps: list[Step]
-    step_of: np.ndarray  # int64 step number per execution, -1 outside any step
     wall_time_ps: int  # first to last device op over all devices
 
 
@@ -181,7 +183,6 @@ def device_activity(
     if not spans:
         return None
     executions, ops = builder.finish()
-    steps, step_of = _steps(trace, list(spans), executions)
     planes = sum(1 for p in trace.metadata.get("planes", []) if pattern.match(p.get("name", "")))
     return DeviceActivity(
         kind=kind,
@@ -190,8 +191,6 @@ def device_activity(
         ops=ops,
         executions=executions,
         device_time_ps=spans,
-        steps=steps,
-        step_of=step_of,
         wall_time_ps=max(highs) - min(lows),
     )
 
@@ -199,12 +198,23 @@ def device_activity(
 def op_costs(activity: DeviceActivity, mask: np.ndarray, all_counted: bool = False) -> list[OpCost]:
     """The executions under `mask` summed per op. `all_counted` marks every resulting op as counted
     in the program (for program totals built from counted executions only)."""
+    whole = np.zeros(len(activity.executions), dtype=np.int64)
+    return op_costs_per_bucket(activity, mask, whole, 1, all_counted)[0]
+
+
+def op_costs_per_bucket(
+    activity: DeviceActivity, mask: np.ndarray, bucket: np.ndarray, buckets: int, all_counted: bool = False
+) -> list[list[OpCost]]:
+    """`op_costs` of each bucket (a step) in one pass: `bucket` gives each execution's (0 …
+    buckets − 1; the executions under `mask` must have one)."""
     ex = activity.executions
     rows = np.flatnonzero(mask)
+    out: list[list[OpCost]] = [[] for _ in range(buckets)]
     if not rows.shape[0]:
-        return []
-    ops, inverse = np.unique(ex.op[rows], return_inverse=True)
-    n = ops.shape[0]
+        return out
+    keys, inverse = np.unique(bucket[rows] * len(activity.ops) + ex.op[rows], return_inverse=True)
+    inverse = inverse.ravel()
+    n = keys.shape[0]
 
     def total(values: np.ndarray) -> np.ndarray:
         return np.bincount(inverse, weights=values[rows], minlength=n)
@@ -221,8 +231,8 @@ def op_costs(activity: DeviceActivity, mask: np.ndarray, all_counted: bool = Fal
     has_levels = known(ex.level_bytes[:, 0])
     space_missing = np.bincount(inverse, weights=ex.space_missing[rows], minlength=n) > 0
     counted = np.bincount(inverse, weights=~ex.counted[rows], minlength=n) == 0
-    out = []
-    for k, op_index in enumerate(ops.tolist()):
+    for k, key in enumerate(keys.tolist()):
+        in_bucket, op_index = divmod(key, len(activity.ops))
         op = activity.ops[op_index]
         by_level = None
         if has_levels[k]:
@@ -232,7 +242,7 @@ def op_costs(activity: DeviceActivity, mask: np.ndarray, all_counted: bool = Fal
                 if j == 0 or levels[k, j] > 0
             }
         observed = bool(has_flops[k] or has_levels[k] or has_bytes[k])
-        out.append(
+        out[in_bucket].append(
             OpCost(
                 name=op.name,
                 category=op.category,
@@ -249,6 +259,7 @@ def op_costs(activity: DeviceActivity, mask: np.ndarray, all_counted: bool = Fal
                 transfer=op.transfer,
                 note=SPACE_NOT_RECORDED if space_missing[k] else "",
                 program=op.program_id or "",
+                roof=op.roof,
             )
         )
     return out
@@ -262,7 +273,9 @@ class _Part:
     key_index: np.ndarray  # int64 per execution: its op in `op_info` (insertion order)
     op_info: dict[tuple, Op]
     section: int
+    event: np.ndarray
     start_ps: np.ndarray
+    end_ps: np.ndarray
     time_ps: np.ndarray
     self_ps: np.ndarray
     flops: np.ndarray
@@ -340,7 +353,9 @@ def _tpu_core(trace: Trace, sid: int) -> _Part | None:
         key_index=key_index,
         op_info=info,
         section=sid,
+        event=events,
         start_ps=ev_start,
+        end_ps=ev_end,
         time_ps=dur,
         self_ps=self_ps,
         flops=flops,
@@ -395,7 +410,8 @@ def _gpu_device(trace: Trace, sid: int, costs: ProgramCosts) -> _Part | None:
                 modeled[key] = cost = costs.of(s.program_id, s.hlo_op)
                 known = cost.flops is not None and cost.bytes_accessed is not None
                 reason = NO_COST_STATS if known else cost.note
-                info[key] = Op(s.hlo_op, category, program, s.hlo_op, transfer, reason)
+                roof = costs.roof(s.program_id, s.hlo_op)
+                info[key] = Op(s.hlo_op, category, program, s.hlo_op, transfer, reason, roof=roof)
         else:
             key = (None, names[i])
             if key not in info:
@@ -420,7 +436,9 @@ def _gpu_device(trace: Trace, sid: int, costs: ProgramCosts) -> _Part | None:
         key_index=key_index,
         op_info=info,
         section=sid,
+        event=events[first],
         start_ps=start[first],
+        end_ps=np.maximum.reduceat(end, first),
         time_ps=time_ps,
         self_ps=time_ps,
         flops=flops,
@@ -533,7 +551,9 @@ class _Builder:
             section=np.concatenate(
                 [np.full(p.key_index.shape[0], p.section, dtype=np.int64) for p in self.parts]
             ),
+            event=np.concatenate([p.event for p in self.parts]).astype(np.int64),
             start_ps=np.concatenate([p.start_ps for p in self.parts]).astype(np.int64),
+            end_ps=np.concatenate([p.end_ps for p in self.parts]).astype(np.int64),
             time_ps=np.concatenate([p.time_ps for p in self.parts]).astype(np.int64),
             self_ps=np.concatenate([p.self_ps for p in self.parts]).astype(np.int64),
             flops=np.concatenate([p.flops for p in self.parts]),
@@ -626,34 +646,3 @@ def _varints(data: bytes) -> list[tuple[int, int]]:
         value, pos = _varint(data, pos)
         out.append((tag >> 3, value))
     return out
-
-
-# -- steps ------------------------------------------------------------------------------------------
-def _steps(trace: Trace, sections: list[int], ex: Executions) -> tuple[list[Step], np.ndarray]:
-    """Steps from the devices' Steps lines, and the step number of each execution."""
-    step_of = np.full(len(ex), -1, dtype=np.int64)
-    times: dict[int, int] = {}
-    seen: dict[int, set[int]] = {}
-    with_steps = 0
-    for sid in sections:
-        tracks = [t.id for t in trace.tracks if t.section == sid and t.name == STEPS_LINE]
-        boxes = _events(trace, tracks)
-        numbers = [trace.strings[i] for i in trace.ev_name[boxes].tolist()]
-        keep = [k for k, name in enumerate(numbers) if name.isdigit()]
-        if not keep:
-            continue
-        with_steps += 1
-        boxes = boxes[keep]
-        number = np.array([int(numbers[k]) for k in keep], dtype=np.int64)
-        start, dur = trace.ev_start_ps[boxes], trace.ev_dur_ps[boxes]
-        order = np.argsort(start, kind="stable")
-        start, dur, number = start[order], dur[order], number[order]
-        for n, d in zip(number.tolist(), dur.tolist(), strict=True):
-            times[n] = times.get(n, 0) + d
-            seen.setdefault(n, set()).add(sid)
-        mine = np.flatnonzero(ex.section == sid)
-        at = np.searchsorted(start, ex.start_ps[mine], side="right") - 1
-        inside = (at >= 0) & (ex.start_ps[mine] < (start + dur)[np.maximum(at, 0)])
-        step_of[mine[inside]] = number[at[inside]]
-    steps = [Step(n, times[n], len(seen[n]), len(seen[n]) == with_steps) for n in sorted(times)]
-    return steps, step_of
