@@ -12,7 +12,9 @@ script waits until `trace/meta` answers 200 (ingest done, not timed), then times
 - warm: `--warm` more identical requests (the answer cache), median and max;
 - shapes: the first request with `group_by=shapes` (events reused, input shapes decoded).
 `--profile` prints the cProfile top 25 of a cold answer. Goals (issue point 9): cold ≤ 3 s after
-ingest, warm ≤ 100 ms. Timings on a shared machine are noisy; rerun before comparing.
+ingest, warm ≤ 100 ms. Timings on a shared machine are noisy; rerun before comparing. Each line also
+gives the cold request's CPU time (`cold_cpu_ms`, its thread's: the requests run in this thread),
+which other processes' load barely moves, and the 1-minute load average it ran under.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
+import os
 import pathlib
 import pstats
 import statistics
@@ -62,6 +65,13 @@ def timed_get(client: Client, route: str) -> tuple[float, int, bytes]:
     return time.perf_counter() - start, res.status_code, res.get_data()
 
 
+def cpu_timed_get(client: Client, route: str) -> tuple[float, float, int, bytes]:
+    """`timed_get` with the CPU time of this thread, which serves the request."""
+    cpu = time.thread_time()
+    wall_s, status, body = timed_get(client, route)
+    return wall_s, time.thread_time() - cpu, status, body
+
+
 def bench_file(
     client: Client, plugin: ProfscopePlugin, k: int, path: pathlib.Path, warm: int, profile: bool
 ) -> dict[str, object]:
@@ -74,10 +84,10 @@ def bench_file(
     if profile:
         profiler = cProfile.Profile()
         profiler.enable()
-    cold_s, status, body = timed_get(client, f"overview?{subject}")
+    cold_s, cold_cpu_s, status, body = cpu_timed_get(client, f"overview?{subject}")
     if profile:
         profiler.disable()
-        pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
     assert status == 200, status
     answer = json.loads(body)
     warm_s = [timed_get(client, f"overview?{subject}")[0] for _ in range(warm)]
@@ -88,6 +98,8 @@ def bench_file(
         "size_mb": round(path.stat().st_size / 1e6, 1),
         "ingest_s": round(ingest_s, 2),
         "cold_ms": round(cold_s * 1e3, 1),
+        "cold_cpu_ms": round(cold_cpu_s * 1e3, 1),
+        "load_1min": round(os.getloadavg()[0], 2),
         "warm_median_ms": round(statistics.median(warm_s) * 1e3, 2),
         "warm_max_ms": round(max(warm_s) * 1e3, 2),
         "shapes_first_ms": round(shapes_s * 1e3, 1),

@@ -29,7 +29,7 @@ from profscope.params import Params
 # first one finds the instructions it decoded.
 HLO_ENTRIES_CACHED = 8
 # Classified events of host traces, by cache entry: Overview, Compare and Roofline share them.
-# Bounded by the bytes of their arrays (about 40 bytes an event), so a 64-rank session's small
+# Bounded by the bytes of their arrays (about 50 bytes an event), so a 64-rank session's small
 # hosts all stay while a few 3 M-event hosts take the whole budget.
 HOST_EVENTS_CACHED = 256
 HOST_EVENTS_BUDGET_BYTES = 768 << 20

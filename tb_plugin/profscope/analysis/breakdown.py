@@ -203,10 +203,14 @@ def launched_device_ps(events: HostEvents, lo: np.ndarray, hi: np.ndarray) -> np
     if not linked.shape[0]:
         return None
     step = _step_of_launch(events, linked, lo, hi)
+    linked, step = linked[step >= 0], step[step >= 0]
+    order = arrays.stable_argsort(step)  # grouped by step once, each group in event order
+    linked, step = linked[order], step[order]
     start, end = events.trace.ev_start_ps[linked], events.end_ps[linked]
+    bounds = np.searchsorted(step, np.arange(lo.shape[0] + 1)).tolist()
     out = np.zeros(lo.shape[0], np.int64)
-    for k in arrays.unique(step[step >= 0]).tolist():
-        out[k] = intervals.merge(start[step == k], end[step == k]).total()
+    for k in range(lo.shape[0]):
+        out[k] = intervals.merge(start[bounds[k] : bounds[k + 1]], end[bounds[k] : bounds[k + 1]]).total()
     return out
 
 

@@ -31,9 +31,24 @@ KERNEL_WAIT_PS = 30 * 10**6  # 30 µs (module docstring)
 
 
 def in_windows(times: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Bool per time: inside one of the sorted, disjoint windows [lo, hi)."""
-    k = np.searchsorted(lo, times, side="right") - 1
-    return (k >= 0) & (times < hi[np.maximum(k, 0)])
+    """Bool per time: inside one of the sorted, disjoint windows [lo, hi).
+
+    Times mostly come in a few ascending runs (events in order, one run per track): then each
+    window is found in each run, [searchsorted(run, lo), searchsorted(run, hi)), and marked by a
+    +1 / -1 at its ends and a running sum, instead of searching every time among the windows."""
+    times = np.asarray(times)
+    n = times.shape[0]
+    breaks = (np.flatnonzero(times[1:] < times[:-1]) + 1).tolist()
+    if (len(breaks) + 1) * lo.shape[0] > n:
+        k = np.searchsorted(lo, times, side="right") - 1
+        return (k >= 0) & (times < hi[np.maximum(k, 0)])
+    bounds = [0, *breaks, n]
+    marks = np.zeros(n + 1, np.int32)
+    for first, end in zip(bounds, bounds[1:]):
+        run = times[first:end]
+        np.add.at(marks, first + np.searchsorted(run, lo, side="left"), 1)
+        np.add.at(marks, first + np.searchsorted(run, hi, side="left"), -1)
+    return np.cumsum(marks[:-1]) > 0
 
 
 def devices(events: HostEvents, lo: np.ndarray, hi: np.ndarray, track_base: int) -> list[OverviewDevice]:

@@ -49,6 +49,7 @@ ROLE_NONE, ROLE_OP, ROLE_RUNTIME, ROLE_INPUT, ROLE_COMPILE, ROLE_PYTHON = 0, 1, 
 ROLE_COMPUTE, ROLE_COMM, ROLE_H2D, ROLE_D2H, ROLE_D2D, ROLE_MEMSET = 10, 11, 12, 13, 14, 15
 HOST_ROLES = (ROLE_OP, ROLE_RUNTIME, ROLE_INPUT, ROLE_COMPILE)
 DEVICE_ROLES = (ROLE_COMPUTE, ROLE_COMM, ROLE_H2D, ROLE_D2H, ROLE_D2D, ROLE_MEMSET)
+DEVICE_ROLE_SET = frozenset(DEVICE_ROLES)
 DEVICE_ROLE_NAMES = {
     ROLE_COMPUTE: "kernel",
     ROLE_COMM: "collective",
@@ -101,17 +102,27 @@ class HostEvents:
     span_ps: tuple[int, int]  # first start, last end over host and device activity
     device_declared: str | None  # why device activity was expected (None: it was not)
     instants: DeviceInstants  # the device events of 0 µs that would have a device role
-
-    @property
-    def end_ps(self) -> np.ndarray:
-        return self.trace.ev_start_ps + self.trace.ev_dur_ps
+    end_ps: np.ndarray  # int64 start + duration of every event, computed once for every reader
+    # What `of_roles` answers from, built once (every stage asks for the device events and each
+    # category's events again: a scan of every event each time): the event ids grouped by role
+    # code, each group in event order, with the 129 offsets of the groups; the device roles' ids
+    # whole. Read-only, shared by every caller.
+    by_role: np.ndarray
+    role_offsets: np.ndarray
+    device_ids: np.ndarray
 
     def of_roles(self, *roles: int) -> np.ndarray:
-        """Indices of the events with one of `roles`, in event order."""
-        return np.flatnonzero(role_table(roles)[self.role])
+        """Indices of the events with one of `roles`, in event order (read-only when shared)."""
+        wanted = set(roles)
+        if wanted == DEVICE_ROLE_SET:
+            return self.device_ids
+        if len(wanted) == 1:
+            (code,) = wanted
+            return self.by_role[self.role_offsets[code] : self.role_offsets[code + 1]]
+        return np.flatnonzero(role_table(tuple(wanted))[self.role])
 
     def has_device(self) -> bool:
-        return bool(role_table(DEVICE_ROLES)[self.role].any())
+        return bool(self.device_ids.shape[0])
 
     def mask(self, indices: np.ndarray) -> np.ndarray:
         """A bool per event: in `indices`."""
@@ -201,30 +212,42 @@ def build(name: str, trace: Trace, self_ps: np.ndarray) -> HostEvents:
         "memcpy": string_table(strings, MEMCPY_NAMES.search),
         "memset": string_table(strings, MEMSET_NAMES.search),
     }
+    # Host roles, later rules winning: op, input (name), compile (name), Python frame, runtime (name
+    # or category); as a rank per string id, the higher of the name's and the category's taken.
+    name_rank = np.zeros(len(strings), np.int8)
+    name_rank[name_is["input"]] = 1
+    name_rank[name_is["compile"]] = 2
+    name_rank[name_is["python"]] = 3
+    name_rank[name_is["runtime"]] = 4
+    category_rank = np.zeros(len(strings), np.int8)
+    category_rank[cat_is["python"]] = 3
+    category_rank[cat_is["runtime"]] = 4
+    role_of_rank = np.array([ROLE_OP, ROLE_INPUT, ROLE_COMPILE, ROLE_PYTHON, ROLE_RUNTIME], np.int8)
     host = on_host & slices
-    role[host] = ROLE_OP
-    role[host & name_is["input"][names]] = ROLE_INPUT
-    role[host & name_is["compile"][names]] = ROLE_COMPILE
-    role[host & (cat_is["python"][cats] | name_is["python"][names])] = ROLE_PYTHON
-    role[host & (cat_is["runtime"][cats] | name_is["runtime"][names])] = ROLE_RUNTIME
+    role[host] = role_of_rank[np.maximum(name_rank[names], category_rank[cats])][host]
 
-    kineto_device = cat_is["kernel"][cats] | cat_is["memcpy"][cats] | cat_is["memset"][cats]
+    kineto_device = (cat_is["kernel"] | cat_is["memcpy"] | cat_is["memset"])[cats]
     categorized = bool(kineto_device[on_device & slices].any())
     # Classified at every duration; only slices get the role (0 µs ones: `instants`).
     device = on_device & kineto_device if categorized else on_device.copy()
-    if categorized:
-        is_memcpy = cat_is["memcpy"][cats]
-        is_memset = cat_is["memset"][cats]
-    else:
-        is_memcpy = name_is["memcpy"][names]
-        is_memset = name_is["memset"][names]
+    # Copies and memsets are told by category (Kineto) or else by name; later rules win: compute,
+    # collective (by name), then a copy (its direction by name), then a memset.
+    tables, ids = (cat_is, cats) if categorized else (name_is, names)
+    kind = np.zeros(len(strings), np.int8)
+    kind[tables["memcpy"]] = 1
+    kind[tables["memset"]] = 2
+    copy_role = np.full(len(strings), ROLE_D2D, np.int8)
+    copy_role[name_is["h2d"]] = ROLE_H2D
+    copy_role[name_is["d2h"]] = ROLE_D2H
+    kernel_role = np.where(name_is["collective"], ROLE_COMM, ROLE_COMPUTE).astype(np.int8)
+    at = np.flatnonzero(device)
+    device_names, device_kind = names[at], kind[ids[at]]
     device_role = np.zeros(n, dtype=np.int8)
-    device_role[device] = ROLE_COMPUTE
-    device_role[device & name_is["collective"][names]] = ROLE_COMM
-    device_role[device & is_memcpy] = ROLE_D2D
-    device_role[device & is_memcpy & name_is["h2d"][names]] = ROLE_H2D
-    device_role[device & is_memcpy & name_is["d2h"][names]] = ROLE_D2H
-    device_role[device & is_memset] = ROLE_MEMSET
+    device_role[at] = np.where(
+        device_kind == 2,
+        ROLE_MEMSET,
+        np.where(device_kind == 1, copy_role[device_names], kernel_role[device_names]),
+    )
     role[device & slices] = device_role[device & slices]
     instants = _instants(trace, on_host, np.flatnonzero(device & ~slices), device_role)
 
@@ -238,15 +261,10 @@ def build(name: str, trace: Trace, self_ps: np.ndarray) -> HostEvents:
         launched = src[role[src] != ROLE_NONE]
         role[launched] = ROLE_RUNTIME
 
-    parent = _parents(trace, on_host)
+    end = np.asarray(trace.ev_start_ps) + np.asarray(trace.ev_dur_ps)
+    parent = _parents(trace, on_host, end)
     active = np.flatnonzero(role != ROLE_NONE)
-    if active.shape[0]:
-        span = (
-            int(trace.ev_start_ps[active].min()),
-            int((trace.ev_start_ps + trace.ev_dur_ps)[active].max()),
-        )
-    else:
-        span = (0, 0)
+    span = (int(trace.ev_start_ps[active].min()), int(end[active].max())) if active.shape[0] else (0, 0)
     return HostEvents(
         name=name,
         trace=trace,
@@ -259,7 +277,22 @@ def build(name: str, trace: Trace, self_ps: np.ndarray) -> HostEvents:
         span_ps=span,
         device_declared=_device_declared(trace, role, device_track),
         instants=instants,
+        end_ps=end,
+        **_role_index(role),
     )
+
+
+def _role_index(role: np.ndarray) -> dict[str, np.ndarray]:
+    """`HostEvents`' lookups by role: the ids grouped by role (a radix sort of the codes) with the
+    groups' offsets, the device roles' ids; read-only."""
+    found = {
+        "by_role": arrays.stable_argsort(role),
+        "role_offsets": np.concatenate(([0], np.cumsum(np.bincount(role, minlength=128)))),
+        "device_ids": np.flatnonzero(role_table(DEVICE_ROLES)[role]),
+    }
+    for array in found.values():
+        array.setflags(write=False)
+    return found
 
 
 def _instants(
@@ -286,9 +319,13 @@ def _category_tables(strings: list[str]) -> dict[str, np.ndarray]:
     }
 
 
-def _parents(trace: Trace, on_host: np.ndarray) -> np.ndarray:
+def _parents(trace: Trace, on_host: np.ndarray, end: np.ndarray) -> np.ndarray:
     """The enclosing slice of every host-thread event (same track, one row up, containing its
-    start), -1 for top-level events and everything else."""
+    start), -1 for top-level events and everything else (`end`: every event's end).
+
+    The host events are grouped by (track, depth) once, each group in start order (a track's events
+    come in start order); a child's candidate is the last event of the group one row up starting
+    no later than it, which holds it when it ends after the child starts or starts with it."""
     n = trace.num_events
     parent = np.full(n, -1, dtype=np.int64)
     events = np.flatnonzero(on_host)
@@ -296,25 +333,22 @@ def _parents(trace: Trace, on_host: np.ndarray) -> np.ndarray:
         return parent
     track = trace.ev_track[events].astype(np.int64)
     depth = trace.ev_depth[events].astype(np.int64)
-    start = trace.ev_start_ps
-    end = start + trace.ev_dur_ps
     key = track * (int(depth.max()) + 2) + depth
-    order = np.argsort(key, kind="stable")  # events are in start order within a track already
+    order = arrays.stable_argsort(key)
     events, key = events[order], key[order]
+    start, stop = np.asarray(trace.ev_start_ps)[events], end[events]
     first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
-    bounds = np.concatenate((first, [events.shape[0]]))
-    groups = {int(key[f]): (int(f), int(e)) for f, e in zip(first, bounds[1:])}
+    bounds = np.concatenate((first, [events.shape[0]])).tolist()
+    groups = {k: (lo, hi) for k, lo, hi in zip(key[first].tolist(), bounds, bounds[1:])}
     for k, (lo, hi) in groups.items():
         above = groups.get(k - 1)
-        if above is None or trace.ev_depth[events[lo]] == 0:
+        if above is None or depth[order[lo]] == 0:
             continue
-        children = events[lo:hi]
-        parents = events[above[0] : above[1]]
-        which = np.searchsorted(start[parents], start[children], side="right") - 1
-        ok = which >= 0
-        candidate = parents[np.maximum(which, 0)]
-        ok &= (end[candidate] > start[children]) | (start[candidate] == start[children])
-        parent[children[ok]] = candidate[ok]
+        children = start[lo:hi]
+        which = np.searchsorted(start[above[0] : above[1]], children, side="right") - 1
+        candidate = above[0] + np.maximum(which, 0)
+        ok = (which >= 0) & ((stop[candidate] > children) | (start[candidate] == children))
+        parent[events[lo:hi][ok]] = events[candidate[ok]]
     return parent
 
 

@@ -160,7 +160,9 @@ def analyze_host(host: HostInput, options: Options) -> HostResult:
         answer.overlap = overlap
     found_phases = phases.find(events, found)
     if len(found):
-        answer.phases = phases.summary(found_phases, found, steady, scope, device_reason(events))
+        # The reason is read only without a device (then `devices.reason` holds it).
+        reason = "" if device_observed else devices.reason
+        answer.phases = phases.summary(found_phases, found, steady, scope, reason)
     return HostResult(
         events=events,
         offset_ps=host.offset_ps,

@@ -36,7 +36,8 @@ def merge(start: np.ndarray, end: np.ndarray) -> Intervals:
     start = np.asarray(start, dtype=np.int64)
     end = np.asarray(end, dtype=np.int64)
     keep = end > start
-    start, end = start[keep], end[keep]
+    if not keep.all():  # copied only when some interval is empty
+        start, end = start[keep], end[keep]
     if start.shape[0] == 0:
         return Intervals.empty()
     if not (start[1:] >= start[:-1]).all():  # events of one track come sorted: no sort needed
@@ -44,9 +45,13 @@ def merge(start: np.ndarray, end: np.ndarray) -> Intervals:
         start, end = start[order], end[order]
     reach = np.maximum.accumulate(end)
     # A new run starts where an interval begins after everything before it has ended.
-    begins = np.concatenate(([True], start[1:] > reach[:-1]))
+    begins = np.empty(start.shape[0], dtype=bool)
+    begins[0] = True
+    np.greater(start[1:], reach[:-1], out=begins[1:])
     first = np.flatnonzero(begins)
-    last = np.concatenate((first[1:], [start.shape[0]])) - 1
+    last = np.empty_like(first)
+    last[:-1] = first[1:] - 1
+    last[-1] = start.shape[0] - 1
     return Intervals(start[first], reach[last])
 
 

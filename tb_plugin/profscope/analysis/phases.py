@@ -127,22 +127,26 @@ def _marker_label(steps: Steps) -> str:
 
 def _direct_children(events: HostEvents, markers: np.ndarray) -> list[np.ndarray]:
     """Per marker: the slices on its track that start inside it (not around it) and lie in no other
-    such slice (Python frames left out), in start order."""
+    such slice (Python frames left out), in start order. A track's events, in start order, are
+    read once, not once per marker."""
     trace = events.trace
-    start, dur = trace.ev_start_ps, trace.ev_dur_ps
     tracks = trace.ev_track[markers]
-    by_track = {int(t): np.flatnonzero(trace.ev_track == t) for t in np.unique(tracks).tolist()}
+    by_track = {}
+    for track in np.unique(tracks).tolist():
+        lo, hi = np.searchsorted(trace.ev_track, [track, track + 1]).tolist()  # a track's events lie together
+        may_be_phase = (trace.ev_dur_ps[lo:hi] > 0) & (events.role[lo:hi] != ROLE_PYTHON)
+        start = np.asarray(trace.ev_start_ps)[lo:hi]
+        by_track[track] = (np.arange(lo, hi), start, events.end_ps[lo:hi], may_be_phase)
     out = []
     for marker, track in zip(markers.tolist(), tracks.tolist()):
-        on_track = by_track[int(track)]  # a track's events are in start order
-        lo, hi = start[marker], start[marker] + dur[marker]
-        k0, k1 = np.searchsorted(start[on_track], [lo, hi], side="left")
-        inside = on_track[k0:k1]
-        ends = start[inside] + dur[inside]
-        encloses = (start[inside] == lo) & (ends >= hi)  # the marker itself, or a slice around it
-        keep = ~encloses & (dur[inside] > 0) & (events.role[inside] != ROLE_PYTHON)
-        inside, ends = inside[keep], ends[keep]
-        order = np.lexsort((-ends, start[inside]))
+        on_track, start, end, may_be_phase = by_track[track]
+        lo, hi = int(events.trace.ev_start_ps[marker]), int(events.end_ps[marker])
+        k0, k1 = np.searchsorted(start, [lo, hi], side="left")
+        starts, ends = start[k0:k1], end[k0:k1]
+        encloses = (starts == lo) & (ends >= hi)  # the marker itself, or a slice around it
+        keep = ~encloses & may_be_phase[k0:k1]
+        inside, starts, ends = on_track[k0:k1][keep], starts[keep], ends[keep]
+        order = np.lexsort((-ends, starts))
         inside, ends = inside[order], ends[order]
         reach = np.maximum.accumulate(ends) if ends.shape[0] else ends
         out.append(inside[np.concatenate(([True], ends[1:] > reach[:-1]))] if ends.shape[0] else inside)

@@ -220,12 +220,13 @@ def _numbered_markers(events: HostEvents) -> list[_Candidate]:
 
 
 def _grouped_by_name(ev_name: np.ndarray, slices: np.ndarray) -> dict[int, np.ndarray]:
-    """The slices of each name id."""
+    """The slices of each name id, in event order (the first ones are those probed for a step arg)."""
     names = ev_name[slices]
-    order = np.argsort(names)
-    ids, first = np.unique(names[order], return_index=True)
-    groups = np.split(slices[order], first[1:])
-    return dict(zip(ids.tolist(), groups))
+    order = arrays.stable_argsort(names)
+    names, grouped = names[order], slices[order]
+    first = np.flatnonzero(np.concatenate(([True], names[1:] != names[:-1])))
+    bounds = np.concatenate((first, [names.shape[0]])).tolist()
+    return {name: grouped[lo:hi] for name, lo, hi in zip(names[first].tolist(), bounds, bounds[1:])}
 
 
 def _has_step_arg(trace, indices: np.ndarray) -> bool:

@@ -122,12 +122,12 @@ def _thread_work(host: HostResult, phase_ids: np.ndarray) -> np.ndarray:
     TraceMes; not Python frames, labels, the step markers (and what encloses them) nor the phases."""
     events = host.events
     trace = events.trace
-    track = trace.ev_track[host.steps.markers[0]]
-    chosen = np.flatnonzero(
-        (trace.ev_track == track)
-        & (trace.ev_dur_ps > 0)
-        & (events.role != ROLE_PYTHON)
-        & ~is_label(trace)[trace.ev_cat]
+    track = int(trace.ev_track[host.steps.markers[0]])
+    lo, hi = np.searchsorted(trace.ev_track, [track, track + 1])  # a track's events lie together
+    chosen = lo + np.flatnonzero(
+        (trace.ev_dur_ps[lo:hi] > 0)
+        & (events.role[lo:hi] != ROLE_PYTHON)
+        & ~is_label(trace)[trace.ev_cat[lo:hi]]
     )
     return chosen[~events.mask(np.concatenate((host.excluded, phase_ids)))[chosen]]
 
