@@ -7,17 +7,32 @@ tests read the peak card, its step and op, the tables against the server's own a
 peak's triangle on the chart and follow it into the Trace tab (the range around the peak's op, the op
 selected), see the leak's never-freed blocks one per step, see the plain trace say how to record
 memory, and read the compiler's view of the XLA programs of the JAX CPU XPlane of tests/data/memory
-(its peak, its buffers, another program picked in the selector), and the allocator curve of the
-TensorFlow CPU XPlane there. Screenshots go to test-output/e2e/<test>/.
+(its peak, its buffers, another program picked in the selector, the peak instruction's link into the
+Trace tab where its HLO graph opens), the memory spaces of the TPU v6e XPlane's program (picked in
+their selector, kept in the deep link and reopened from it), the allocator curve of the TensorFlow
+CPU XPlane there, and the GPU BFC allocators of the TensorFlow 8-GPU XPlane of tests/data/xplane
+(the op at the peak, the shapes and dtypes their events name). One tensorboard serves the module.
+Screenshots go to test-output/e2e/<test>/.
 """
 
 from __future__ import annotations
 
 import pathlib
 import shutil
+import subprocess
+import time
+from collections.abc import Iterator
 
 import pytest
 
+from tests.e2e.conftest import (
+    OUTPUT,
+    STARTUP_TIMEOUT_S,
+    TensorBoardServer,
+    _free_port,
+    _stop,
+    _tensorboard_command,
+)
 from tests.e2e.trace_fixtures import fragment, get_json, wait_idle
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -29,6 +44,8 @@ FILES = {
     "plain/worker0.plain.pt.trace.json.gz": DATA / "overview/slow_input.pt.trace.json.gz",
     "jax/plugins/profile/session/vm.xplane.pb": DATA / "memory/jax_cpu_train_step.xplane.pb",
     "tf/plugins/profile/session/vm.xplane.pb": DATA / "memory/tf_keras_cpu_bfc.xplane.pb",
+    "gpu/plugins/profile/session/worker.xplane.pb": DATA / "xplane/gpu_8x_tf_training.xplane.pb",
+    "tpu/plugins/profile/session/tpu.xplane.pb": DATA / "xplane/tpu_v6e_inference.xplane.pb",
 }
 MiB = 1024 * 1024
 
@@ -37,13 +54,38 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture
-def memory_logdir(tmp_path: pathlib.Path) -> pathlib.Path:
-    logdir = tmp_path / "logdir"
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoardServer]:
+    """One `tensorboard` on the module's logdir for all its tests (each run is read once)."""
+    root = tmp_path_factory.mktemp("memory")
+    logdir = root / "logdir"
     for dest, src in FILES.items():
         (logdir / dest).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src, logdir / dest)
-    return logdir
+    out = OUTPUT / "test_memory_view"
+    out.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    command = [*_tensorboard_command(), "--logdir", str(logdir), "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--profscope_cache_dir", str(root / "cache")]
+    with open(out / "tensorboard.log", "wb") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    started = TensorBoardServer(
+        f"http://127.0.0.1:{port}", port, str(logdir), process, out / "tensorboard.log"
+    )
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while process.poll() is None and time.monotonic() < deadline:
+            try:
+                if started.get("/data/plugins_listing", timeout=5)[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.25)
+        else:
+            pytest.fail(f"tensorboard did not start: {' '.join(command)}\n{started.log_tail()}")
+        yield started
+    finally:
+        _stop(started)
 
 
 def subject(server, run: str) -> str:  # type: ignore[no-untyped-def]
@@ -68,9 +110,8 @@ def open_memory(page, server, run: str):  # type: ignore[no-untyped-def]
 
 
 def test_peak_cards_tables_and_the_click_into_the_trace(
-    tensorboard_server, browser_page, page_errors, screenshot, memory_logdir
+    server, browser_page, page_errors, screenshot
 ) -> None:  # type: ignore[no-untyped-def]
-    server = tensorboard_server(memory_logdir)
     frame = open_memory(browser_page, server, "peak")
     answer = get_json(server, f"memory?{subject(server, 'peak')}")
     (device,) = answer["devices"]
@@ -110,10 +151,7 @@ def test_peak_cards_tables_and_the_click_into_the_trace(
     assert page_errors == []
 
 
-def test_the_leak_lists_one_block_a_step_never_freed(
-    tensorboard_server, browser_page, page_errors, screenshot, memory_logdir
-) -> None:  # type: ignore[no-untyped-def]
-    server = tensorboard_server(memory_logdir)
+def test_the_leak_lists_one_block_a_step_never_freed(server, browser_page, page_errors, screenshot) -> None:  # type: ignore[no-untyped-def]
     frame = open_memory(browser_page, server, "leak")
     frame.wait_for_selector("[data-testid=mem-chart-canvas][data-drawn]")
     screenshot(browser_page, "leak_chart")
@@ -130,10 +168,7 @@ def test_the_leak_lists_one_block_a_step_never_freed(
     assert page_errors == []
 
 
-def test_a_trace_without_memory_says_how_to_record_it(
-    tensorboard_server, browser_page, page_errors, memory_logdir
-) -> None:  # type: ignore[no-untyped-def]
-    server = tensorboard_server(memory_logdir)
+def test_a_trace_without_memory_says_how_to_record_it(server, browser_page, page_errors) -> None:  # type: ignore[no-untyped-def]
     frame = open_memory(browser_page, server, "plain")
     assert (
         frame.inner_text("[data-testid=mem-not-observed]")
@@ -144,9 +179,8 @@ def test_a_trace_without_memory_says_how_to_record_it(
 
 
 def test_an_xla_program_shows_its_peak_heap_and_buffers(
-    tensorboard_server, browser_page, page_errors, screenshot, memory_logdir
+    server, browser_page, page_errors, screenshot
 ) -> None:  # type: ignore[no-untyped-def]
-    server = tensorboard_server(memory_logdir)
     frame = open_memory(browser_page, server, "jax")
     answer = get_json(server, f"memory?{subject(server, 'jax')}")
     shown = answer["program"]
@@ -167,6 +201,11 @@ def test_an_xla_program_shows_its_peak_heap_and_buffers(
     frame.wait_for_selector("[data-testid=mem-program-chart-canvas][data-drawn]")
     picked = get_json(server, f"memory?{subject(server, 'jax')}&program={other['program_id']}")["program"]
     assert picked["peak_bytes"] == other["peak_bytes"] and picked["heap"]["events"] > 0
+    link = fragment(browser_page)  # the pick is kept in the deep link
+    assert (link["program"], link["program_host"]) == (
+        other["program_id"],
+        "0",
+    ) and "memory_space" not in link
     rows = frame.locator("[data-testid=mem-program-live-table] tbody tr")
     assert rows.count() == picked["live_at_peak_count"]
     screenshot(browser_page, "program_picked")
@@ -180,14 +219,99 @@ def test_an_xla_program_shows_its_peak_heap_and_buffers(
 
 
 def test_a_tensorflow_allocator_shows_its_curve_and_peak(
-    tensorboard_server, browser_page, page_errors, screenshot, memory_logdir
+    server, browser_page, page_errors, screenshot
 ) -> None:  # type: ignore[no-untyped-def]
-    server = tensorboard_server(memory_logdir)
     frame = open_memory(browser_page, server, "tf")
     frame.wait_for_selector("[data-testid=mem-chart-canvas][data-drawn]")
     section = frame.locator("[data-testid=mem-device]")
     assert section.get_attribute("data-device") == "bfc_cpu_allocator_for_gpu"
     assert "866 KiB" in frame.inner_text("[data-testid=mem-peak-bytes]")
-    assert "_MklMatMul" in frame.inner_text("[data-testid=mem-peak-op]")
+    op = frame.inner_text("[data-testid=mem-peak-op]")  # the event's tf_op, inside its op's TraceMe
+    assert "StatefulPartitionedCall/gradient_tape/sequential_1/dense_1_2/MatMul/MatMul" in op
+    assert "_MklMatMul › StatefulPartitionedCall" in op
     screenshot(browser_page, "tf_allocator")
+    assert page_errors == []
+
+
+def test_the_peak_instruction_opens_its_executions_and_hlo_graph_in_the_trace(
+    server, browser_page, page_errors, screenshot
+) -> None:  # type: ignore[no-untyped-def]
+    frame = open_memory(browser_page, server, "jax")
+    shown = get_json(server, f"memory?{subject(server, 'jax')}")["program"]
+    ids = shown["instruction_events"]["ynn_fusion.2"]
+    frame.wait_for_selector("[data-testid=mem-program-chart-canvas][data-drawn]")
+    links = frame.locator("[data-testid=mem-program-live-table] [data-testid=mem-instruction-link]")
+    assert sorted(links.nth(i).inner_text() for i in range(links.count())) == sorted(
+        shown["instruction_events"]
+    )
+    assert frame.inner_text("[data-testid=mem-program-peak-link]") == "ynn_fusion.2"
+    frame.click("[data-testid=mem-program-peak-link]")
+    frame.wait_for_selector("[data-testid=trace-canvas]", timeout=60_000)
+    link = fragment(browser_page)
+    assert link["tool"] == "trace" and link["lk"] == ",".join(map(str, ids)), link
+    frame.wait_for_function(
+        "() => (document.querySelector('[data-testid=hlo-title]')?.textContent ?? '').startsWith('%ynn_fusion.2 in jit_train_step')",
+        timeout=60_000,
+    )
+    wait_idle(frame)
+    screenshot(browser_page, "peak_instruction_in_trace")
+    assert page_errors == []
+
+
+def test_a_tpu_programs_memory_spaces_are_picked_and_kept_in_the_link(
+    server, browser_page, page_errors, screenshot
+) -> None:  # type: ignore[no-untyped-def]
+    frame = open_memory(browser_page, server, "tpu")
+    query = subject(server, "tpu")
+    shown = get_json(server, f"memory?{query}")["program"]
+    assert shown["name"] == "jit_f" and shown["memory_spaces"] == [0, 1, 2, 5]
+    frame.wait_for_selector("[data-testid=mem-program][data-memory-space='0']")
+    options = frame.eval_on_selector_all(
+        "[data-testid=mem-space-select] option", "os => os.map(o => o.value)"
+    )
+    assert options == ["0", "1", "2", "5"]
+    frame.select_option("[data-testid=mem-space-select]", "2")
+    frame.wait_for_selector("[data-testid=mem-program][data-memory-space='2']", timeout=30_000)
+    space = get_json(server, f"memory?{query}&program={shown['program_id']}&memory_space=2")["program"]
+    assert space["peak_bytes"] == 12 and space["peak_bytes"] != shown["peak_bytes"]
+    assert "12 B" in frame.inner_text("[data-testid=mem-program-peak-bytes]")
+    rows = frame.locator("[data-testid=mem-program-live-table] tbody tr")
+    assert rows.count() == space["live_at_peak_count"]
+    link = fragment(browser_page)
+    assert (link["program"], link["memory_space"]) == (shown["program_id"], "2"), link
+    frame.eval_on_selector("[data-testid=mem-program]", "e => e.scrollIntoView()")
+    screenshot(browser_page, "memory_space_2")
+
+    # The deep link reopens the same program and memory space.
+    browser_page.goto("about:blank")
+    params = "&".join(f"{k}={v}" for k, v in link.items())
+    browser_page.goto(f"{server.url}/#profscope&{params}")
+    iframe = browser_page.wait_for_selector(
+        "iframe[src*='plugin_entry.html?name=profscope']", state="attached"
+    )
+    reopened = iframe.content_frame()
+    reopened.wait_for_selector("[data-testid=mem-program][data-memory-space='2']", timeout=120_000)
+    assert reopened.eval_on_selector("[data-testid=mem-space-select]", "s => s.value") == "2"
+    assert page_errors == []
+
+
+def test_tensorflow_gpu_allocators_show_the_op_shape_and_dtype_their_events_name(
+    server, browser_page, page_errors, screenshot
+) -> None:  # type: ignore[no-untyped-def]
+    frame = open_memory(browser_page, server, "gpu")
+    answer = get_json(server, f"memory?{subject(server, 'gpu')}")
+    labels = [d["label"] for d in answer["devices"]]
+    assert labels == ["GPU_1_bfc", "GPU_4_bfc", "GPU_6_bfc", "gpu_host_bfc"]
+    sections = frame.locator("[data-testid=mem-device]")
+    assert [sections.nth(i).get_attribute("data-device") for i in range(sections.count())] == labels
+    gpu4 = frame.locator("[data-testid=mem-device][data-device=GPU_4_bfc]")
+    assert "gradient_tape/replica_4/Tile" in gpu4.locator("[data-testid=mem-peak-op]").inner_text()
+    headers = gpu4.locator("[data-testid=mem-allocations-table] thead th").all_inner_texts()
+    assert any(h.startswith("Dtype") for h in headers) and any(h.startswith("Region") for h in headers)
+    first = gpu4.locator("[data-testid=mem-live-table] tbody tr").first
+    assert first.locator("td[data-col=shape]").inner_text() == "[30522,1024]"
+    assert first.locator("td[data-col=dtype]").inner_text() == "half"
+    assert "word_embeddings/GatherV2/Cast" in first.locator("td[data-col=op]").inner_text()
+    gpu4.evaluate("e => e.scrollIntoView()")
+    screenshot(browser_page, "gpu_allocators")
     assert page_errors == []

@@ -883,7 +883,8 @@ export interface RedactedValue {
  * `roofline?run=&session=&host=[&infeed=0|1][&step=N]`. `observed` is false when the trace has
  * no device activity (then `reason` says why and nothing else is drawn). `ops_total` counts all
  * ops, of which the first `len(ops)` by self time are listed. `step_source` says where the steps
- * come from (an XPlane's Steps lines, ProfilerStep#N markers, …, or that none were found).
+ * come from, as the Overview says it (the shared step analysis: an XPlane's Steps line,
+ * ProfilerStep#N markers, steps inferred from a repeated program, …, or that none were found).
  */
 export interface RooflineAnswer {
   subject: string;
@@ -997,8 +998,10 @@ export interface RooflineFigures {
 /**
  * One op over all its executions. `search` is the text the Trace tab searches for to find its
  * events, `event_ids` (Kineto traces) the timeline's ids of the first 200 device activities its
- * time comes from, in time order, which the Trace tab selects; `source` is "profile", "estimated from shapes", "HLO cost model (profscope)" or why the
- * costs were not observed.
+ * time comes from, in time order, which the Trace tab selects; `source` is "profile", "estimated
+ * from shapes", "HLO cost model (profscope)", "modelled from shapes (profscope)" (a cost model of
+ * profscope's own: fused attention, GEMM epilogues, norms, grouped GEMM) or why the costs were
+ * not observed.
  */
 export interface RooflineOpRow {
   rank: number;
@@ -1603,7 +1606,10 @@ export interface ComparePhaseDelta {
   relative?: number;
 }
 /**
- * The `memory` route: each allocator the profile records, or why there is none (`reason`).
+ * The `memory` route: each allocator the profile records, or why there is none (`reason`); the
+ * XLA programs whose HloProtos carry a buffer assignment (`programs`, largest peak first; why none
+ * in `programs_reason` when the profile has HloProtos without one) and the selected one's
+ * compiler view (`program`).
  */
 export interface MemoryAnswer {
   observed: boolean;
@@ -1611,6 +1617,9 @@ export interface MemoryAnswer {
   devices: MemoryDevice[];
   step_source?: string;
   warnings: string[];
+  programs: ProgramSummary[];
+  program?: ProgramMemory;
+  programs_reason?: string;
 }
 /**
  * One allocator (a device of one host). `reserved` is absent when the profile does not report
@@ -1691,17 +1700,19 @@ export interface MemoryStep {
   never_freed_bytes: number;
 }
 /**
- * Blocks live at the peak, allocated by one op (and shape): their bytes and how many.
+ * Blocks live at the peak, allocated by one op (and shape and dtype): their bytes and how many.
  */
 export interface MemoryLiveGroup {
   op: string;
   shape?: string;
+  dtype?: string;
   bytes: number;
   count: number;
 }
 /**
  * One allocation and its free. `free_ns` and `lifetime_ns` are absent when the block was not
- * freed inside the capture; the ops are absent when no host op encloses the event.
+ * freed inside the capture; an op is absent when the event names none and no host op encloses it;
+ * `dtype` and `region` (the allocator's region type) only when the event gives them (XPlane).
  */
 export interface MemoryAllocation {
   addr: string;
@@ -1712,6 +1723,8 @@ export interface MemoryAllocation {
   alloc_op?: string;
   free_op?: string;
   shape?: string;
+  dtype?: string;
+  region?: string;
   step?: string;
 }
 /**
@@ -1726,4 +1739,82 @@ export interface MemoryOpRow {
   freed: number;
   peak_bytes: number;
   never_freed_bytes: number;
+}
+/**
+ * One XLA program of a host, for the selector. `program_id` is the unsigned decimal key of its
+ * HloProto (a string: TPU ids pass 2**53); `peak_bytes` in memory space 0.
+ */
+export interface ProgramSummary {
+  host: string;
+  host_index: number;
+  program_id: string;
+  name: string;
+  peak_bytes: number;
+}
+/**
+ * The compiler's view of one program's memory in one memory space (docs/MEMORY.md).
+ * `peak_bytes` = `whole_program_bytes` + `temporary_peak_bytes`, reached first after event
+ * `peak_position` (0 when the heap simulation is empty); the live rows add up to it.
+ * `instruction_events`: for the peak's and the live buffers' instructions, the timeline ids of the
+ * trace events that run them in this program (at most 200 each; none for an instruction no event
+ * runs), the Trace tab's way to the instruction's HLO graph.
+ */
+export interface ProgramMemory {
+  host: string;
+  host_index: number;
+  program_id: string;
+  name: string;
+  memory_space: number;
+  memory_spaces: number[];
+  peak_bytes: number;
+  peak_position: number;
+  peak_instruction?: string;
+  whole_program_bytes: number;
+  temporary_peak_bytes: number;
+  padding_bytes: number;
+  temporary_padding_bytes: number;
+  bytes_by_kind: {
+    [k: string]: number;
+  };
+  allocations: number;
+  allocation_bytes: number;
+  heap: ProgramHeap;
+  heap_reason?: string;
+  live_at_peak: ProgramBuffer[];
+  live_at_peak_count: number;
+  live_at_peak_bytes: number;
+  instruction_events?: {
+    [k: string]: number[];
+  };
+}
+/**
+ * Bytes in use after each heap-simulator event (`bytes[k]` after `position[k]` events, whole-program
+ * allocations included), at most about 2,000 points (each run keeps its lowest and highest point);
+ * `instruction[k]` is the instruction scheduled at that event. `events` counts the full trace.
+ */
+export interface ProgramHeap {
+  position: number[];
+  bytes: number[];
+  instruction: string[];
+  events: number;
+}
+/**
+ * A buffer live at a program's peak: one logical buffer of the heap simulation, or a whole-program
+ * allocation (parameter, output, constant) shown by the largest buffer assigned to it.
+ * `size_bytes` is what it occupies (the allocation's size for a whole-program one); `unpadded_bytes`
+ * what its shape needs without layout padding (elements × element bytes; 8 bytes per element of a
+ * tuple).
+ */
+export interface ProgramBuffer {
+  buffer_id: number;
+  size_bytes: number;
+  unpadded_bytes: number;
+  kind: string;
+  instruction: string;
+  opcode: string;
+  shape: string;
+  dtype: string;
+  op_name?: string;
+  allocation: number;
+  offset_bytes: number;
 }

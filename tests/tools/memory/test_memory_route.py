@@ -29,6 +29,7 @@ XPLANES = {
     "tf": DATA_DIR / "xplane" / "gpu_8x_tf_training.xplane.pb",
     "tfmem": DATA_DIR / "memory" / "tf_keras_cpu_bfc.xplane.pb",
     "tfplain": next((DATA_DIR / "jobs" / "tf_custom_loop").rglob("*.xplane.pb")),
+    "tpu": DATA_DIR / "xplane" / "tpu_v6e_inference.xplane.pb",
 }
 
 
@@ -137,3 +138,46 @@ def test_an_xplane_without_memory_data_says_what_records_it(client: Client) -> N
     answer = memory(client, "tfplain")
     assert not answer["observed"] and answer["reason"] == routes.NOT_OBSERVED_XPLANE
     assert answer["programs"] == [] and "TF_CPU_ALLOCATOR_USE_BFC=true" in answer["reason"]
+
+
+def test_a_programs_instructions_link_to_the_events_that_run_them(client: Client) -> None:
+    """The JAX train step ran 3 times: each of its fusions and dots that holds a buffer at the peak
+    has its 3 executions, each an event the HLO graph resolves to that instruction of that program;
+    parameters, constants and tuples run as no event."""
+    chosen = memory(client, "jax")["program"]
+    events = chosen["instruction_events"]
+    assert chosen["peak_instruction"] == "ynn_fusion.2" and len(events["ynn_fusion.2"]) == 3
+    live = {b["instruction"]: b["opcode"] for b in chosen["live_at_peak"]}
+    assert set(events) == {name for name, opcode in live.items() if opcode in ("fusion", "dot")}
+    for name, ids in events.items():
+        assert len(ids) == 3
+        for event_id in ids:
+            event = client.get(f"{BASE}/trace/event?{subject(client, 'jax')}&id={event_id}").get_json()
+            assert event["name"] == name and event["args"]["hlo_module"] == "jit_train_step"
+            op = client.get(f"{BASE}/hlo?{subject(client, 'jax')}&event={event_id}").get_json()
+            # JAX on CPU: the events name the module's own id (28), the HloProto is stored under 13
+            assert (op["op"], op["module"], op["program_id"]) == (
+                name,
+                "jit_train_step",
+                str(event["args"]["program_id"]),
+            )
+
+
+def test_the_memory_space_parameter_picks_a_space_of_the_program(client: Client) -> None:
+    """The TPU's jit_f plans buffers in memory spaces 0, 1, 2 and 5; each answers its own peak, made
+    of its own live buffers, and links its instructions to the TPU's XLA op events of jit_f."""
+    answer = memory(client, "tpu")
+    chosen = answer["program"]
+    assert chosen["name"] == "jit_f" and chosen["memory_spaces"] == [0, 1, 2, 5]
+    assert chosen["memory_space"] == 0 and chosen["peak_instruction"] == "broadcast_add_fusion.2"
+    peaks = {}
+    for space in chosen["memory_spaces"]:
+        view = memory(client, "tpu", f"&program={chosen['program_id']}&memory_space={space}")["program"]
+        assert view["memory_space"] == space and view["program_id"] == chosen["program_id"]
+        assert view["peak_bytes"] == sum(b["size_bytes"] for b in view["live_at_peak"])
+        peaks[space] = view["peak_bytes"]
+        for name, ids in view["instruction_events"].items():
+            event = client.get(f"{BASE}/trace/event?{subject(client, 'tpu')}&id={ids[0]}").get_json()
+            assert event["name"] == name and str(event["args"]["program_id"]) == chosen["program_id"]
+    assert peaks[0] == chosen["peak_bytes"] and len(set(peaks.values())) == 4
+    assert "broadcast_add_fusion.2" in chosen["instruction_events"]

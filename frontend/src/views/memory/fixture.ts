@@ -556,7 +556,16 @@ export function programAnswer(): MemoryAnswer {
         }
       ],
       "live_at_peak_count": 15,
-      "live_at_peak_bytes": 9003108
+      "live_at_peak_bytes": 9003108,
+      "instruction_events": {
+        "ynn_fusion.2": [448, 501, 865],
+        "ynn_fusion.1": [454, 507, 879],
+        "dot": [474, 523, 550],
+        "ynn_fusion.4": [632, 854, 889],
+        "broadcast_maximum_fusion": [635, 857, 892],
+        "ynn_fusion": [644, 868, 901],
+        "dot.1": [646, 870, 903]
+      }
     }
   };
 }

@@ -8,5 +8,5 @@ export function mount(container: HTMLElement, ctx: ViewContext): ViewInstance {
   const view = new MemoryView(ctx);
   container.append(view.el);
   void view.start();
-  return { unmount: () => view.destroy() };
+  return { update: (params) => view.update(params), unmount: () => view.destroy() };
 }

@@ -1,7 +1,10 @@
 /** The compiler's view of one XLA program (docs/MEMORY.md, "Compiler view"): a selector of the
- * programs whose HloProtos carry a buffer assignment, the peak and where in program order it happens,
- * the heap over program order (a step line: the bytes after each heap-simulator event, the peak as a
- * red triangle), and the buffers live at the peak with the instruction that defines each. */
+ * programs whose HloProtos carry a buffer assignment and one of its memory spaces, the peak and where
+ * in program order it happens, the heap over program order (a step line: the bytes after each
+ * heap-simulator event, the peak as a red triangle), and the buffers live at the peak with the
+ * instruction that defines each. An instruction that trace events run in this program links to them
+ * in the Trace tab, whose details panel draws the first one's HLO graph (the graph opens from an
+ * event: it has no link of its own). */
 
 import type { ChartConfiguration, TooltipItem } from "chart.js";
 import { h } from "../../dom.ts";
@@ -11,7 +14,7 @@ import type { Column } from "../../shared/table.ts";
 import { formatBytes, formatCount } from "../../shared/units.ts";
 import type { ProgramBuffer, ProgramMemory, ProgramSummary } from "./api.ts";
 import { byteStep, PEAK_COLOR, type Point } from "./chart.ts";
-import { bytesCell, countCell, textCell } from "./tables.ts";
+import { bytesCell, countCell, rowElement, textCell } from "./tables.ts";
 
 export const HEAP_COLOR = "#188038";
 
@@ -116,6 +119,52 @@ export function programSelector(programs: ProgramSummary[], shown: ProgramMemory
   });
   select.addEventListener("change", () => onPick(programs[Number(select.value)]));
   return h("label", { class: "mem-program-pick" }, "Program ", select);
+}
+
+/** The memory-space selector (only when the program has several): `onPick(space)` on a change. */
+export function memorySpaceSelector(program: ProgramMemory, onPick: (space: number) => void): HTMLElement | null {
+  if (program.memory_spaces.length < 2) return null;
+  const select = h("select", { "data-testid": "mem-space-select", "aria-label": "Memory space" }) as HTMLSelectElement;
+  for (const space of program.memory_spaces) select.append(h("option", { value: String(space) }, space === 0 ? "0 (device memory)" : String(space)));
+  select.value = String(program.memory_space);
+  select.addEventListener("change", () => onPick(Number(select.value)));
+  return h("label", { class: "mem-program-pick" }, "Memory space ", select);
+}
+
+/** The Trace tab's link keys to the events that run `instruction` in the shown program (the first
+ * selected, its HLO graph in the details panel), or null when no event of the trace runs it. */
+export function instructionLink(program: ProgramMemory, instruction: string | undefined): Record<string, string> | null {
+  const ids = instruction ? program.instruction_events?.[instruction] : undefined;
+  return ids?.length ? { lk: ids.join(",") } : null;
+}
+
+export const NO_INSTRUCTION_EVENT = "no event of the trace runs this instruction in this program (parameters, constants and tuples never do)";
+
+/** A button that opens the Trace tab on the events of `instruction`, or null without any. */
+export function instructionButton(program: ProgramMemory, instruction: string | undefined, open: (params: Record<string, string>) => void, testId: string): HTMLButtonElement | null {
+  const link = instructionLink(program, instruction);
+  if (!link || !instruction) return null;
+  const count = link.lk.split(",").length;
+  const button = h(
+    "button",
+    { type: "button", class: "mem-link", "data-testid": testId, title: `Show its ${formatCount(count)} ${count === 1 ? "execution" : "executions"} in the Trace tab, with its HLO graph` },
+    instruction,
+  ) as HTMLButtonElement;
+  button.addEventListener("click", () => open(link));
+  return button;
+}
+
+/** The live buffers' rows: each instruction a link to its events when it has any. */
+export function bufferRow(program: ProgramMemory, open: (params: Record<string, string>) => void) {
+  return (buffer: ProgramBuffer, columns: readonly Column<ProgramBuffer>[]): HTMLTableRowElement => {
+    const tr = rowElement(buffer, columns);
+    const cell = tr.querySelector<HTMLTableCellElement>("td[data-col=instruction]");
+    if (!cell) return tr;
+    const button = instructionButton(program, buffer.instruction, open, "mem-instruction-link");
+    if (button) cell.replaceChildren(button);
+    else cell.title = NO_INSTRUCTION_EVENT;
+    return tr;
+  };
 }
 
 export function padText(program: ProgramMemory): string {

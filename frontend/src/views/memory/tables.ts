@@ -46,15 +46,31 @@ export const STEP_COLUMNS: Column<MemoryStep>[] = [
   numeric("never", "Never freed", "bytes", "Bytes allocated in the step that the capture never frees", (s) => bytesCell(s.never_freed_bytes)),
 ];
 
-export const LIVE_COLUMNS: Column<MemoryLiveGroup>[] = [
-  text("op", "Allocating op", "The innermost host op enclosing the allocation", (g) => textCell(g.op)),
-  text("shape", "Shape", "The op's input shapes (record_shapes)", (g) => textCell(g.shape, "the op has no recorded shapes")),
-  numeric("bytes", "Bytes at peak", "bytes", "Bytes of its blocks live at the peak", (g) => bytesCell(g.bytes)),
-  numeric("count", "Blocks", "count", "How many of its blocks are live at the peak", (g) => countCell(g.count)),
-];
+const OP_HELP = "The op the allocator event names (TensorFlow's tf_op), else the innermost host op enclosing it";
+const SHAPE_HELP = "The tensor's shape the event names (TensorFlow), else the allocating op's input shapes (record_shapes)";
+const NO_SHAPE = "neither the event nor its op records a shape";
+const DTYPE_HELP = "The tensor's element type the event names (TensorFlow's data_type)";
+const NO_DTYPE = "the event names no element type (PyTorch's [memory] events never do)";
+
+/** The live groups' columns; `described`: the events name element types (TensorFlow's), so a dtype
+ * column says something (PyTorch's `[memory]` events never do: no column of "not observed"). */
+export function liveColumns(described: boolean): Column<MemoryLiveGroup>[] {
+  return [
+    text("op", "Allocating op", OP_HELP, (g) => textCell(g.op)),
+    text("shape", "Shape", SHAPE_HELP, (g) => textCell(g.shape, NO_SHAPE)),
+    ...(described ? [text<MemoryLiveGroup>("dtype", "Dtype", DTYPE_HELP, (g) => textCell(g.dtype, NO_DTYPE))] : []),
+    numeric("bytes", "Bytes at peak", "bytes", "Bytes of its blocks live at the peak", (g) => bytesCell(g.bytes)),
+    numeric("count", "Blocks", "count", "How many of its blocks are live at the peak", (g) => countCell(g.count)),
+  ];
+}
+
+/** Whether rows carry the allocator's own description of their blocks (dtype or region). */
+export function described(rows: readonly (MemoryAllocation | MemoryLiveGroup)[]): boolean {
+  return rows.some((r) => r.dtype !== undefined || ("region" in r && r.region !== undefined));
+}
 
 export const OP_COLUMNS: Column<MemoryOpRow>[] = [
-  text("op", "Op", "The innermost host op enclosing the allocations", (r) => textCell(r.op)),
+  text("op", "Op", OP_HELP, (r) => textCell(r.op)),
   numeric("allocated", "Allocated", "bytes", "Bytes of all its allocations", (r) => bytesCell(r.allocated_bytes)),
   numeric("allocations", "Allocations", "count", "How many allocations it made", (r) => countCell(r.allocations)),
   numeric("freed", "Freed", "count", "How many of them the capture frees", (r) => countCell(r.freed)),
@@ -62,7 +78,9 @@ export const OP_COLUMNS: Column<MemoryOpRow>[] = [
   numeric("never", "Never freed", "bytes", "Its bytes the capture never frees", (r) => bytesCell(r.never_freed_bytes)),
 ];
 
-export function allocationColumns(withFree: boolean): Column<MemoryAllocation>[] {
+/** The allocation tables' columns; `withFree`: the free's time, lifetime and op; `described`: the
+ * events name dtype and region (TensorFlow), else those columns are left out. */
+export function allocationColumns(withFree: boolean, described = false): Column<MemoryAllocation>[] {
   const columns: Column<MemoryAllocation>[] = [
     numeric("size", "Size", "bytes", "Bytes allocated", (a) => bytesCell(a.size_bytes)),
     numeric("alloc", "Allocated at", "ns", "Time of the allocation from the session start", (a) => timeCell(a.alloc_ns, "")),
@@ -74,11 +92,19 @@ export function allocationColumns(withFree: boolean): Column<MemoryAllocation>[]
     );
   }
   columns.push(
-    text("op", "Allocating op", "The innermost host op enclosing the allocation", (a) => textCell(a.alloc_op, "no host op encloses it")),
+    text("op", "Allocating op", OP_HELP, (a) => textCell(a.alloc_op, "the event names no op and no host op encloses it")),
   );
-  if (withFree) columns.push(text("free_op", "Freeing op", "The innermost host op enclosing the free", (a) => textCell(a.free_op, a.free_ns === undefined ? NOT_FREED : "no host op encloses it")));
+  if (withFree) columns.push(text("free_op", "Freeing op", "The op the free names (tf_op), else the innermost host op enclosing it", (a) => textCell(a.free_op, a.free_ns === undefined ? NOT_FREED : "the free names no op and no host op encloses it")));
   columns.push(
-    text("shape", "Shape", "The allocating op's input shapes (record_shapes)", (a) => textCell(a.shape, "the op has no recorded shapes")),
+    text("shape", "Shape", SHAPE_HELP, (a) => textCell(a.shape, NO_SHAPE)),
+  );
+  if (described) {
+    columns.push(
+      text("dtype", "Dtype", DTYPE_HELP, (a) => textCell(a.dtype, NO_DTYPE)),
+      text("region", "Region", "The allocator's region type the event names (TensorFlow's BFC: persist, dynamic, output, temp)", (a) => textCell(a.region, "the event names no region")),
+    );
+  }
+  columns.push(
     text("step", "Step", "The step the allocation is made in", (a) => textCell(a.step, "outside every step")),
     text("addr", "Address", "The block's address", (a) => textCell(a.addr)),
   );
@@ -98,7 +124,7 @@ export function rowElement<R>(row: R, columns: readonly Column<R>[]): HTMLTableR
   );
 }
 
-/** A sortable table of the tab, `testId` naming it for tests. */
-export function memoryTable<R>(testId: string, sort: string, descending: boolean): SortableTable<R> {
-  return new SortableTable<R>({ prefix: "mem", testId, csvTestId: `${testId}-csv`, sort: { column: sort, descending }, row: rowElement });
+/** A sortable table of the tab, `testId` naming it for tests; `row` draws a row (plain cells by default). */
+export function memoryTable<R>(testId: string, sort: string, descending: boolean, row: (row: R, columns: readonly Column<R>[]) => HTMLTableRowElement = rowElement): SortableTable<R> {
+  return new SortableTable<R>({ prefix: "mem", testId, csvTestId: `${testId}-csv`, sort: { column: sort, descending }, row });
 }

@@ -2,7 +2,8 @@
  * steps, the peak with its step and op (a click opens the Trace tab around it), and the tables: steps,
  * blocks live at the peak, ops, the largest allocations with their frees, and the blocks never freed.
  * Then, for a profile whose XLA programs carry a buffer assignment, the compiler's view of the program
- * picked in a selector (`program.ts`). A profile with neither shows why there is nothing, and nothing
+ * and memory space picked in the selectors (`program.ts`), kept in the deep link (`program`,
+ * `program_host`, `memory_space`). A profile with neither shows why there is nothing, and nothing
  * else. */
 
 import { clear, h, isAbort, messageOf } from "../../dom.ts";
@@ -12,11 +13,11 @@ import { ensureStyle } from "../../shared/style.ts";
 import { csvFileName, type SortableTable, tableStyle } from "../../shared/table.ts";
 import { formatBytes, formatCount, formatDuration, NOT_OBSERVED } from "../../shared/units.ts";
 import type { ViewContext } from "../view.ts";
-import { MemoryApi, type MemoryAnswer, type MemoryDevice, peakTraceParams, type ProgramMemory, type ProgramSummary } from "./api.ts";
+import { choiceParams, MemoryApi, type MemoryAnswer, type MemoryDevice, type ProgramChoice, peakTraceParams, type ProgramMemory, type ProgramSummary, readChoice } from "./api.ts";
 import { ALLOCATED_COLOR, memoryChart, PEAK_COLOR, type Point, RESERVED_COLOR } from "./chart.ts";
 import css from "./memory.css";
-import { BUFFER_COLUMNS, heapChart, kindText, padText, programPeakText, programSelector } from "./program.ts";
-import { allocationColumns, LIVE_COLUMNS, memoryTable, OP_COLUMNS, STEP_COLUMNS } from "./tables.ts";
+import { BUFFER_COLUMNS, bufferRow, heapChart, instructionButton, kindText, memorySpaceSelector, padText, programPeakText, programSelector } from "./program.ts";
+import { allocationColumns, described, liveColumns, memoryTable, OP_COLUMNS, STEP_COLUMNS } from "./tables.ts";
 
 /** "12 of 81 allocations (the largest)". */
 export function listing(shown: number, total: number, what: string): string {
@@ -55,6 +56,8 @@ export class MemoryView {
   private programSlot = h("div", { "data-testid": "mem-programs" });
   private programParts: { destroy(): void }[] = [];
   private picking: AbortController | null = null;
+  private programs: ProgramSummary[] = [];
+  private shown: ProgramMemory | null = null;
 
   constructor(private readonly ctx: ViewContext) {
     ensureStyle("mem-style", css + tableStyle("mem"));
@@ -71,12 +74,35 @@ export class MemoryView {
       await client.waitForTraceMeta(subject, (p) => waiting.progress(p), signal);
       clear(this.body);
       this.body.append(h("p", { class: "ps-loading" }, "Reading the allocator's events…"));
-      this.render(await this.api.answer(subject, signal));
+      this.render(await this.firstAnswer());
     } catch (e) {
       if (isAbort(e)) return;
       clear(this.body);
       this.body.append(h("div", { class: "ps-error", role: "alert", "data-testid": "mem-error" }, `Could not read the memory profile: ${messageOf(e)}`));
     }
+  }
+
+  /** The answer for the program the deep link names; when that program is gone (a link from another
+   * capture), the default one, the link's keys dropped. */
+  private async firstAnswer(): Promise<MemoryAnswer> {
+    const { subject, signal } = this.ctx;
+    const choice = readChoice(this.ctx.params);
+    if (!choice) return this.api.answer(subject, signal);
+    try {
+      return await this.api.answer(subject, signal, choice);
+    } catch (e) {
+      if (isAbort(e)) throw e;
+      this.ctx.setParams(choiceParams(null));
+      return this.api.answer(subject, signal);
+    }
+  }
+
+  /** The deep link changed under the open view: show the program and memory space it names. */
+  update(params: URLSearchParams): void {
+    const choice = readChoice(params);
+    if (!choice || !this.programs.length || !this.shown) return;
+    const same = choice.id === this.shown.program_id && choice.host === this.shown.host_index && (choice.memorySpace ?? 0) === this.shown.memory_space;
+    if (!same) void this.pick(choice);
   }
 
   destroy(): void {
@@ -96,35 +122,41 @@ export class MemoryView {
     if (answer.step_source) this.body.append(h("p", { class: "mem-hint", "data-testid": "mem-step-source" }, `Steps: ${answer.step_source}`));
     for (const device of answer.devices) this.body.append(this.deviceSection(device));
     if (answer.programs_reason) this.body.append(h("p", { class: "mem-hint", "data-testid": "mem-programs-reason" }, answer.programs_reason));
+    this.programs = answer.programs;
     if (answer.program && answer.programs.length) {
       this.programSlot = h("div", { "data-testid": "mem-programs" });
       this.body.append(this.programSlot);
-      this.showProgram(answer.programs, answer.program);
+      this.showProgram(answer.program);
     }
   }
 
-  /** Asks for another program's view and shows it in place of the current one. */
-  private async pick(programs: ProgramSummary[], chosen: ProgramSummary): Promise<void> {
+  /** Asks for another program's view (or memory space) and shows it in place of the current one; the
+   * choice goes into the deep link. */
+  private async pick(choice: ProgramChoice): Promise<void> {
     this.picking?.abort();
     const picking = (this.picking = new AbortController());
     const signal = AbortSignal.any([picking.signal, this.ctx.signal]);
+    this.ctx.setParams(choiceParams(choice));
     try {
-      const answer = await this.api.answer(this.ctx.subject, signal, { id: chosen.program_id, host: chosen.host_index });
-      if (answer.program) this.showProgram(programs, answer.program);
+      const answer = await this.api.answer(this.ctx.subject, signal, choice);
+      if (answer.program) this.showProgram(answer.program);
     } catch (e) {
       if (isAbort(e)) return;
       this.programSlot.append(h("div", { class: "ps-error", role: "alert", "data-testid": "mem-program-error" }, `Could not read the program: ${messageOf(e)}`));
     }
   }
 
-  private showProgram(programs: ProgramSummary[], program: ProgramMemory): void {
+  private showProgram(program: ProgramMemory): void {
     for (const part of this.programParts) part.destroy();
     this.programParts = [];
+    this.shown = program;
     clear(this.programSlot);
-    this.programSlot.append(this.programSection(programs, program));
+    this.programSlot.append(this.programSection(this.programs, program));
   }
 
   private programSection(programs: ProgramSummary[], program: ProgramMemory): HTMLElement {
+    const openTrace = (params: Record<string, string>) => this.ctx.navigate("trace", params);
+    const peakLink = instructionButton(program, program.peak_instruction, openTrace, "mem-program-peak-link");
     const cards = h(
       "div",
       { class: "mem-cards", "data-testid": "mem-program-peak" },
@@ -136,19 +168,28 @@ export class MemoryView {
     );
     const chart = program.heap.events ? heapChart(program) : null; // no heap simulation: nothing over program order
     if (chart) this.programParts.push(chart.chart);
-    const table = memoryTable<ProgramMemory["live_at_peak"][number]>("mem-program-live", "size", true);
+    const table = memoryTable<ProgramMemory["live_at_peak"][number]>("mem-program-live", "size", true, bufferRow(program, openTrace));
     this.programParts.push(table);
     const { run, session } = this.ctx.subject;
     const caption = `${listing(program.live_at_peak.length, program.live_at_peak_count, "buffers")} live at the peak: ${formatBytes(program.live_at_peak_bytes)}`;
     table.setRows(BUFFER_COLUMNS, program.live_at_peak, caption, csvFileName("memory_program_buffers", run, session, program.name), "no buffer is live at the peak");
-    const spaces = program.memory_spaces.length > 1 ? h("p", { class: "mem-hint" }, `Memory space ${program.memory_space} (of ${program.memory_spaces.join(", ")}).`) : null;
+    const here = { id: program.program_id, host: program.host_index };
+    const pickers = h(
+      "div",
+      { class: "mem-program-picks" },
+      programSelector(programs, program, (p) => void this.pick({ id: p.program_id, host: p.host_index })),
+      memorySpaceSelector(program, (space) => void this.pick({ ...here, memorySpace: space })),
+    );
+    const peakAt = peakLink
+      ? h("p", { class: "mem-hint", "data-testid": "mem-program-peak-at" }, "The peak's instruction ", peakLink, " in the Trace tab, with its HLO graph.")
+      : null;
     return h(
       "section",
-      { class: "mem-device mem-program", "data-testid": "mem-program", "data-program": program.name },
-      h("h2", {}, `XLA program ${program.name}: the compiler's buffer assignment`),
-      programSelector(programs, program, (p) => void this.pick(programs, p)),
-      spaces,
+      { class: "mem-device mem-program", "data-testid": "mem-program", "data-program": program.name, "data-memory-space": String(program.memory_space) },
+      h("h2", {}, `XLA program ${program.name}: the compiler's buffer assignment${program.memory_spaces.length > 1 ? ` in memory space ${program.memory_space}` : ""}`),
+      pickers,
       cards,
+      peakAt,
       chart?.el ?? null,
       table.section("Buffers live at the peak"),
     );
@@ -185,13 +226,13 @@ export class MemoryView {
     const steps = this.table("mem-steps", "step", false);
     steps.setRows(STEP_COLUMNS, device.steps, `${formatCount(device.steps.length)} steps`, name("steps"), `steps: ${NOT_OBSERVED}`);
     const live = this.table("mem-live", "bytes");
-    live.setRows(LIVE_COLUMNS, device.live_at_peak, liveText(device), name("live_at_peak"), "no block of the capture is live at the peak");
+    live.setRows(liveColumns(described(device.live_at_peak)), device.live_at_peak, liveText(device), name("live_at_peak"), "no block of the capture is live at the peak");
     const ops = this.table("mem-ops", "allocated");
     ops.setRows(OP_COLUMNS, device.ops, `${formatCount(device.ops.length)} ops`, name("ops"), null);
     const allocations = this.table("mem-allocations", "size");
-    allocations.setRows(allocationColumns(true), device.allocations, listing(device.allocations.length, device.allocations_count, "allocations"), name("allocations"), null);
+    allocations.setRows(allocationColumns(true, described(device.allocations)), device.allocations, listing(device.allocations.length, device.allocations_count, "allocations"), name("allocations"), null);
     const never = this.table("mem-never", "size");
-    never.setRows(allocationColumns(false), device.never_freed, `${listing(device.never_freed.length, device.never_freed_count, "blocks")} not freed in the capture`, name("never_freed"), "every allocation of the capture is freed in it");
+    never.setRows(allocationColumns(false, described(device.never_freed)), device.never_freed, `${listing(device.never_freed.length, device.never_freed_count, "blocks")} not freed in the capture`, name("never_freed"), "every allocation of the capture is freed in it");
     const orphans = device.freed_before_capture_count
       ? h("p", { class: "mem-hint" }, `${formatCount(device.freed_before_capture_count)} frees (${formatBytes(device.freed_before_capture_bytes)}) release blocks allocated before the capture.`)
       : null;

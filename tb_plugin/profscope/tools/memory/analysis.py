@@ -4,7 +4,8 @@ Definitions (docs/MEMORY.md has them with the reasons):
 - allocated(t), reserved(t): the `Total Allocated` / `Total Reserved` of the last `[memory]` event
   at or before t; before the first event, the first event's total minus its own bytes.
 - peak: the first event where allocated reaches its maximum over the capture; its step is the step
-  whose window holds its time, its op the innermost host op enclosing it (`records`).
+  whose window holds its time, its op the op the event names itself (an XPlane event's `tf_op`),
+  else the innermost host op enclosing it (`records`, `xplane_records`).
 - live at the peak: allocations at or before the peak event whose free comes after it or never;
   before_capture_bytes = peak allocated − their bytes (blocks allocated before the capture).
 - lifetime = free time − allocation time; an allocation without a free was never freed in the capture.
@@ -43,6 +44,10 @@ RESERVED_ZERO = (
     "cache of its own)"
 )
 RESERVED_MISSING = "reserved not observed: the [memory] events carry no Total Reserved"
+RESERVED_ZERO_XPLANE = (
+    "reserved not observed: every allocator event reports 0 bytes_reserved (the figure XProf shows as "
+    "stack reserved bytes)"
+)
 
 
 class _OpShapes(msgspec.Struct):
@@ -87,6 +92,17 @@ class _Names:
             chain.append(self.name(op))
             op = int(self.events.parent[op])
         return chain[::-1]
+
+    def op_of(self, records: MemoryRecords, record: int) -> str | None:
+        """A record's op: the event's own (`tf_op`), else the innermost host slice enclosing it."""
+        own = records.own.text(records.own.op, record) if records.own is not None else None
+        op = int(records.op[record])
+        return own if own is not None else (self.name(op) if op >= 0 else None)
+
+    def shape_of(self, records: MemoryRecords, record: int) -> str | None:
+        """A record's shape: the event's own, else its enclosing op's input shapes."""
+        own = records.own.text(records.own.shape, record) if records.own is not None else None
+        return own if own is not None else self.shape(int(records.op[record]))
 
     def shape(self, op: int) -> str | None:
         """The op's input shapes when `record_shapes` gave them: its non-empty `Input Dims`, else the
@@ -175,7 +191,7 @@ def _reserved(records: MemoryRecords, clock: HostClock) -> tuple[MemorySeries | 
     if (records.reserved < 0).any():
         return None, RESERVED_MISSING
     if not records.reserved.any():
-        return None, RESERVED_ZERO
+        return None, RESERVED_ZERO_XPLANE if records.allocator else RESERVED_ZERO
     return _series(records.time_ps, records.reserved, clock), None
 
 
@@ -206,13 +222,25 @@ def _peak(
         time_ns=clock.ns(time_ps),
         step=steps.names[step] if step >= 0 else msgspec.UNSET,
         step_number=int(steps.numbers[step]) if step >= 0 else msgspec.UNSET,
-        op=names.name(op) if op >= 0 else msgspec.UNSET,
-        op_path=names.path(op),
+        op=_or_unset(names.op_of(records, at)),
+        op_path=_op_path(records, at, names),
         memory_event_id=clock.event_id(records.event[at]),
         op_event_id=clock.event_id(op) if op >= 0 else msgspec.UNSET,
         trace_start_ns=max(0.0, clock.ns(lo - pad)),
         trace_end_ns=clock.ns(hi + pad),
     )
+
+
+def _or_unset(text: str | None) -> str | msgspec.UnsetType:
+    return text if text else msgspec.UNSET
+
+
+def _op_path(records: MemoryRecords, record: int, names: _Names) -> list[str]:
+    """The slices enclosing a record, outermost first, then the op it names itself when it names one
+    (a TensorFlow event's `tf_op` inside the op's TraceMe)."""
+    path = names.path(int(records.op[record]))
+    own = records.own.text(records.own.op, record) if records.own is not None else None
+    return path + [own] if own is not None and path[-1:] != [own] else path
 
 
 def _steps(
@@ -275,18 +303,36 @@ def _steps(
     ]
 
 
+def _group(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows with equal values in every column, numbered: the first row of each group and each row's
+    group. One column (Kineto's records, without texts of their own) is grouped by a plain sort."""
+    if len(columns) == 1:
+        _, first, where = np.unique(columns[0], return_index=True, return_inverse=True)
+    else:
+        _, first, where = np.unique(np.stack(columns, axis=1), axis=0, return_index=True, return_inverse=True)
+    return first, where.reshape(-1)
+
+
 def _live_groups(records: MemoryRecords, live: np.ndarray, names: _Names) -> list[MemoryLiveGroup]:
-    ops, where = np.unique(records.op[live], return_inverse=True)
-    op_bytes = np.bincount(where, weights=records.size[live], minlength=ops.shape[0])
-    op_count = np.bincount(where, minlength=ops.shape[0])
-    groups: dict[tuple[str, str | None], list[int]] = defaultdict(lambda: [0, 0])
-    for op, b, c in zip(ops.tolist(), op_bytes.tolist(), op_count.tolist()):
-        group = groups[(names.name(op), names.shape(op))]
+    """The live blocks grouped by (op, shape, dtype); records alike in what names them are counted
+    together first (one row per enclosing op and own texts), so the names are looked up once each."""
+    own = records.own
+    columns = [records.op[live]]
+    if own is not None:
+        columns += [own.op[live], own.shape[live], own.dtype[live]]
+    first, where = _group(columns)
+    key_bytes = np.bincount(where, weights=records.size[live], minlength=first.shape[0])
+    key_count = np.bincount(where, minlength=first.shape[0])
+    first = live[first]  # a record of each key, for its texts
+    groups: dict[tuple[str, str | None, str | None], list[int]] = defaultdict(lambda: [0, 0])
+    for record, b, c in zip(first.tolist(), key_bytes.tolist(), key_count.tolist()):
+        dtype = own.text(own.dtype, record) if own is not None else None
+        group = groups[(names.op_of(records, record) or NO_OP, names.shape_of(records, record), dtype)]
         group[0] += int(b)
         group[1] += int(c)
     rows = [
-        MemoryLiveGroup(op=op, shape=shape if shape else msgspec.UNSET, bytes=b, count=c)
-        for (op, shape), (b, c) in groups.items()
+        MemoryLiveGroup(op=op, shape=_or_unset(shape), dtype=_or_unset(dtype), bytes=b, count=c)
+        for (op, shape, dtype), (b, c) in groups.items()
     ]
     rows.sort(key=lambda r: (-r.bytes, r.op))
     return rows[:TABLE_ROWS]
@@ -302,10 +348,9 @@ def _allocation_rows(
     rows = []
     for k, i in zip(step.tolist(), chosen.tolist()):
         a, f = int(alloc[i]), int(free[i])
-        op = int(records.op[a])
-        shape = names.shape(op)
         t_alloc = int(records.time_ps[a])
         freed = f >= 0
+        own = records.own
         rows.append(
             MemoryAllocation(
                 addr=hex(int(records.addr[a])),
@@ -313,9 +358,11 @@ def _allocation_rows(
                 alloc_ns=clock.ns(t_alloc),
                 free_ns=clock.ns(records.time_ps[f]) if freed else msgspec.UNSET,
                 lifetime_ns=(int(records.time_ps[f]) - t_alloc) / 1000 if freed else msgspec.UNSET,
-                alloc_op=names.name(op) if op >= 0 else msgspec.UNSET,
-                free_op=names.name(int(records.op[f])) if freed and records.op[f] >= 0 else msgspec.UNSET,
-                shape=shape if shape else msgspec.UNSET,
+                alloc_op=_or_unset(names.op_of(records, a)),
+                free_op=_or_unset(names.op_of(records, f)) if freed else msgspec.UNSET,
+                shape=_or_unset(names.shape_of(records, a)),
+                dtype=_or_unset(own.text(own.dtype, a)) if own is not None else msgspec.UNSET,
+                region=_or_unset(own.text(own.region, a)) if own is not None else msgspec.UNSET,
                 step=steps.names[k] if k >= 0 else msgspec.UNSET,
             )
         )
@@ -326,10 +373,13 @@ def _op_rows(
     records: MemoryRecords, pairs: pairing.Pairs, live: np.ndarray, names: _Names
 ) -> list[MemoryOpRow]:
     """One row per allocating op name (ops of one name summed), by weighted counts over name codes."""
-    ops, where = np.unique(records.op[pairs.alloc], return_inverse=True)
-    labels = sorted({names.name(op) for op in ops.tolist()})
+    own = records.own
+    columns = [records.op[pairs.alloc]] + ([own.op[pairs.alloc]] if own is not None else [])
+    first, where = _group(columns)
+    key_names = [names.op_of(records, r) or NO_OP for r in pairs.alloc[first].tolist()]
+    labels = sorted(set(key_names))
     code_of = {label: i for i, label in enumerate(labels)}
-    code = np.array([code_of[names.name(op)] for op in ops.tolist()], dtype=np.int64)[where]
+    code = np.array([code_of[name] for name in key_names], dtype=np.int64)[where]
     size = records.size[pairs.alloc].astype(np.float64)
     freed = pairs.free >= 0
     n = len(labels)

@@ -38,7 +38,8 @@ class MemoryPeak(Answer, kw_only=True):
 
 class MemoryAllocation(Answer, kw_only=True):
     """One allocation and its free. `free_ns` and `lifetime_ns` are absent when the block was not
-    freed inside the capture; the ops are absent when no host op encloses the event."""
+    freed inside the capture; an op is absent when the event names none and no host op encloses it;
+    `dtype` and `region` (the allocator's region type) only when the event gives them (XPlane)."""
 
     addr: str
     size_bytes: int
@@ -48,14 +49,17 @@ class MemoryAllocation(Answer, kw_only=True):
     alloc_op: str | UnsetType = UNSET
     free_op: str | UnsetType = UNSET
     shape: str | UnsetType = UNSET
+    dtype: str | UnsetType = UNSET
+    region: str | UnsetType = UNSET
     step: str | UnsetType = UNSET
 
 
 class MemoryLiveGroup(Answer, kw_only=True):
-    """Blocks live at the peak, allocated by one op (and shape): their bytes and how many."""
+    """Blocks live at the peak, allocated by one op (and shape and dtype): their bytes and how many."""
 
     op: str
     shape: str | UnsetType = UNSET
+    dtype: str | UnsetType = UNSET
     bytes: int
     count: int
 
@@ -170,7 +174,10 @@ class ProgramSummary(Answer, kw_only=True):
 class ProgramMemory(Answer, kw_only=True):
     """The compiler's view of one program's memory in one memory space (docs/MEMORY.md).
     `peak_bytes` = `whole_program_bytes` + `temporary_peak_bytes`, reached first after event
-    `peak_position` (0 when the heap simulation is empty); the live rows add up to it."""
+    `peak_position` (0 when the heap simulation is empty); the live rows add up to it.
+    `instruction_events`: for the peak's and the live buffers' instructions, the timeline ids of the
+    trace events that run them in this program (at most 200 each; none for an instruction no event
+    runs), the Trace tab's way to the instruction's HLO graph."""
 
     host: str
     host_index: int
@@ -193,6 +200,7 @@ class ProgramMemory(Answer, kw_only=True):
     live_at_peak: list[ProgramBuffer]
     live_at_peak_count: int
     live_at_peak_bytes: int
+    instruction_events: dict[str, list[int]] = {}
 
 
 class MemoryAnswer(Answer, kw_only=True):

@@ -107,6 +107,25 @@ def _decode_all(trace: Trace, records: np.ndarray) -> tuple[list[_MemoryArgs], n
 
 
 @dataclasses.dataclass(frozen=True)
+class OwnStats:
+    """What each allocator event says of its block itself (XPlane stats; Kineto's `[memory]` events
+    say none of it): indices into `strings` per record, -1 where the event says nothing."""
+
+    strings: tuple[str, ...]
+    op: np.ndarray  # int64: the op the event names (`tf_op`)
+    shape: np.ndarray  # int64: the tensor's shape (`shape`, e.g. "[32,128]")
+    dtype: np.ndarray  # int64: the tensor's element type ("float")
+    region: np.ndarray  # int64: the allocator's region type ("persist", "dynamic", …)
+
+    def text(self, column: np.ndarray, record: int) -> str | None:
+        code = int(column[record])
+        return self.strings[code] if code >= 0 else None
+
+    def take(self, part: np.ndarray) -> OwnStats:
+        return OwnStats(self.strings, self.op[part], self.shape[part], self.dtype[part], self.region[part])
+
+
+@dataclasses.dataclass(frozen=True)
 class MemoryRecords:
     """The `[memory]` events of one device of one host, sorted in time order (arrays by record)."""
 
@@ -120,6 +139,7 @@ class MemoryRecords:
     reserved: np.ndarray  # int64 `Total Reserved` after the event
     op: np.ndarray  # int64 innermost enclosing host slice, -1 when none
     allocator: str = ""  # the allocator's own name (XPlane memory ids), empty for Kineto devices
+    own: OwnStats | None = None  # the events' own op, shape, dtype and region, when they give them
 
     def __len__(self) -> int:
         return int(self.event.shape[0])

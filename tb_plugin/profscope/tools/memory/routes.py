@@ -6,7 +6,8 @@ Per host trace (its cache fingerprint) the classified events come from `ctx.host
 with the other tools) and the steps from `analysis.steps`; the answer is kept in the plugin's
 single-flight cache `ctx.cache("memory", …)` by timeline. The programs come from
 `ctx.hlo_modules`: their list per host trace (`memory_programs`), one program's view per (trace,
-program, memory space) (`memory_program`). While a trace is ingested `ctx.timeline()` raises and
+program, memory space) (`memory_program`), with the events that run its instructions
+(`program_events`). While a trace is ingested `ctx.timeline()` raises and
 the plugin answers 202.
 """
 
@@ -25,7 +26,7 @@ from profscope.formats.registry import XPLANE
 from profscope.formats.xplane.hlo import signed_program_id
 from profscope.params import Params
 from profscope.tools import Handler
-from profscope.tools.memory import analysis, program, records, xplane_records
+from profscope.tools.memory import analysis, program, program_events, records, xplane_records
 from profscope.tools.memory.answers import MemoryAnswer, MemoryDevice, ProgramMemory, ProgramSummary
 from profscope.units import format_count
 
@@ -114,7 +115,13 @@ def _chosen(
         assignment = buffer_assignment(module.data)
         if assignment is None:
             raise errors.NotFoundError(f"{ctx.label}: XLA program {text} carries no buffer assignment")
-        return program.program_memory((host.name, host_index), key, module, assignment, color)
+        view = program.program_memory((host.name, host_index), key, module, assignment, color)
+        names = [b.instruction for b in view.live_at_peak]
+        if view.peak_instruction:
+            names.append(view.peak_instruction)
+        named_as = program_events.events_program_ids(modules, key)
+        found = program_events.instruction_events(ctx.host_events(host), named_as, names, host_index)
+        return msgspec.structs.replace(view, instruction_events=found)
 
     return ctx.cache("memory_program", ANSWERS_CACHED).get((host.key, key, color), build)
 
