@@ -4,15 +4,22 @@
     .venv/bin/python benchmarks/bench_xplane.py tests/data/xplane/mi300_jax_conv.xplane.pb --replicate 2000
     .venv/bin/python benchmarks/bench_xplane.py tests/data/xplane/mi300_jax_conv.xplane.pb \\
         --replicate 20000 --builder-mb 1024 --repeat 1          # about 2 GB, 73 M events
+    .venv/bin/python benchmarks/bench_xplane.py BIG_JAX.xplane.pb --builder-mb 1024
+                            # benchmarks/capture_jax_cpu.py, then make_big_jax_xplane.py
 
-Each repeat runs `xplane.read` in fresh child processes, twice: end to end (the TraceBuilder and
-its finalize included: what an ingest pays before the cache write) and with a counting sink in
-place of the builder, which keeps nothing, so its numbers are the reader's own work and memory.
+Each repeat runs `xplane.read` in fresh child processes, twice, then the floor (below): end to
+end (the TraceBuilder and its finalize included: what an ingest pays before the cache write) and
+with a counting sink in place of the builder, which keeps nothing, so its numbers are the
+reader's own work and memory.
 Reported per mode: wall and CPU time (on a shared machine CPU time is the steadier number; it
 includes the args helper process a big file gets, `xplane_args_helper`), events per second, and
 the child's peak RSS (ru_maxrss) with what the interpreter and imports held before the read, and
 the helper's; medians with min–max over the repeats, and the load average around the
 runs (say what else was running).
+
+The floor, measured in the same rounds: protobuf's own parser (upb, C) reading the same file into
+messages, which holds them all (179 MiB peak for the 17 MB JAX CPU capture; `--no-floor` skips
+it, as for a 1 GB file).
 
 `--replicate N` first writes a copy of the file whose every line holds its events N times over,
 each copy shifted past the previous one and its correlation ids made unique (so launches still
@@ -95,10 +102,40 @@ def _child(path: str, sink: bool, builder_mb: int, scratch: str) -> None:
     print(json.dumps({**record, "helper_rss": helper_kib / 1024}))
 
 
+def _floor_child(path: str) -> None:
+    """The floor: protobuf's own parse (upb, C) of the same bytes into messages, and a count of
+    the events it found, timed the same way as a read (the file read included)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    space = _space_class()()
+    with open(path, "rb") as f:
+        space.ParseFromString(f.read())
+    events = sum(len(line.events) for plane in space.planes for line in plane.lines)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"wall": wall, "cpu": cpu, "events": events, "rss": rss}))
+
+
 def _children_cpu() -> float:
     """User + system seconds of the child processes waited for (the args helper)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def _run_floor(path: str) -> dict[str, Any]:
+    command = [sys.executable, __file__, path, "--floor-child"]
+    out = subprocess.run(command, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _report_floor(runs: list[dict[str, Any]]) -> None:
+    events = runs[0]["events"]
+    wall = [r["wall"] for r in runs]
+    cpu = [r["cpu"] for r in runs]
+    print(f"floor: protobuf (upb) parse of the same file ({len(runs)} runs, median [min–max]):")
+    print(f"  events {events}  wall {_spread(wall, '.2f')} s   CPU {_spread(cpu, '.2f')} s")
+    print(f"  throughput {_spread([events / w / 1e6 for w in wall], '.2f')} M events/s wall, "
+          f"{_spread([events / c / 1e6 for c in cpu], '.2f')} M events/s CPU; "
+          f"peak RSS {_spread([r['rss'] for r in runs], '.0f')} MiB")  # fmt: skip
 
 
 def _run(path: str, sink: bool, builder_mb: int) -> dict[str, Any]:
@@ -164,32 +201,34 @@ def _line_copies(line: Any, copies: int, correlation: set[int], scratch: BinaryI
     holder.events.extend(events)
     span = max(e.offset_ps + e.duration_ps for e in events) - min(e.offset_ps for e in events) + 1000
     base = [e.offset_ps for e in holder.events]
+    numbers = ("uint64_value", "int64_value")
     stats = [
-        [(s, s.uint64_value) for s in e.stats if s.metadata_id in correlation and s.WhichOneof("value") == "uint64_value"]
+        [(s, kind, getattr(s, kind)) for s in e.stats if s.metadata_id in correlation and (kind := s.WhichOneof("value")) in numbers]
         for e in holder.events
     ]  # fmt: skip
     written = 0
     for copy in range(copies):
         for event, offset, ids in zip(holder.events, base, stats, strict=True):
             event.offset_ps = offset + copy * span
-            for stat, value in ids:
-                stat.uint64_value = value + (copy << 32)
+            for stat, kind, value in ids:
+                setattr(stat, kind, value + (copy << 32))
         data = holder.SerializeToString()
         scratch.write(data)
         written += len(data)
     return written
 
 
-def _replicate(path: str, copies: int, out: str) -> None:
+def _replicate(path: str, copies: int, out: str, id_stats: tuple[str, ...] = ("correlation_id",)) -> None:
     """Write `path` with each line's events repeated `copies` times, each copy shifted past the
-    previous one (and correlation ids made unique per copy, so launches still pair up)."""
+    previous one (and the integer stats named in `id_stats`, correlation ids by default, made
+    unique per copy, so launches still pair up)."""
     space = _space_class()()
     space.ParseFromString(Path(path).read_bytes())
     with tempfile.TemporaryFile() as scratch, open(out, "wb") as dst:
         planes: list[tuple[bytes, bytes, list[tuple[bytes, bytes, int, int]]]] = []
         at = 0
         for plane in space.planes:
-            correlation = {k for k, v in plane.stat_metadata.items() if v.name == "correlation_id"}
+            correlation = {k for k, v in plane.stat_metadata.items() if v.name in id_stats}
             lines = []
             for line in plane.lines:
                 size = _line_copies(line, copies, correlation, scratch)
@@ -231,12 +270,18 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the replicated file")
     parser.add_argument("--builder-mb", type=int, default=0, help="the builder's budget (0: unbounded)")
     parser.add_argument("--sink-only", action="store_true", help="measure the reader alone")
+    parser.add_argument("--end-to-end-only", action="store_true", help="measure with the builder only")
+    parser.add_argument("--no-floor", action="store_true", help="skip protobuf's parse (the floor)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--floor-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--sink", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--scratch", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         _child(args.path, args.sink, args.builder_mb, args.scratch)
+        return
+    if args.floor_child:
+        _floor_child(args.path)
         return
     path = args.path
     made = None
@@ -248,15 +293,20 @@ def main() -> None:
         print(f"replicated ×{args.replicate} in {time.perf_counter() - start:.0f} s")
     try:
         print(f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB); load average before: {os.getloadavg()}")
-        modes = [True] if args.sink_only else [False, True]
+        modes = [True] if args.sink_only else [False] if args.end_to_end_only else [False, True]
         runs: dict[bool, list[dict[str, Any]]] = {m: [] for m in modes}
+        floor: list[dict[str, Any]] = []
         for _ in range(args.repeat):
             for mode in modes:
                 runs[mode].append(_run(path, mode, args.builder_mb))
+            if not args.no_floor:
+                floor.append(_run_floor(path))
         for mode in modes:
             _report(
                 "reader alone (counting sink)" if mode else "end to end (TraceBuilder, finalize)", runs[mode]
             )
+        if floor:
+            _report_floor(floor)
         print(f"load average after: {os.getloadavg()}")
     finally:
         if made and not args.keep:

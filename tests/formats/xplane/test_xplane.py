@@ -465,6 +465,20 @@ def test_progress_reports_bytes_read() -> None:
     assert all(d <= t for d, t in calls)
 
 
+def test_progress_rises_while_the_lines_are_read() -> None:
+    """Progress is reported as the windows of events are read, not only at the end (what an
+    ingest's `trace/meta` shows as `bytes_done`)."""
+    calls: list[tuple[int, int]] = []
+    path = DATA / MI300
+    xplane.read(
+        str(path), fsspec.filesystem("file"), progress=lambda d, t: calls.append((d, t)), batch_bytes=1 << 12
+    )
+    size = path.stat().st_size
+    done = [d for d, _ in calls]
+    assert len({d for d in done if 0 < d < size}) >= 3, calls
+    assert done == sorted(done)
+
+
 def test_reads_through_any_fsspec_filesystem() -> None:
     fs = fsspec.filesystem("memory")
     fs.pipe("/profiles/mi300.xplane.pb", (DATA / MI300).read_bytes())

@@ -261,6 +261,33 @@ def test_repeated_stat_names_keep_every_value(tmp_path: Path) -> None:
     assert args == {"_src": "a.cc", "_src (2)": "b.cc", "_src (3)": "c.cc"}
 
 
+@pytest.mark.parametrize("far_id", [70_000, 1 << 40])
+def test_stat_metadata_ids_small_or_far_apart_name_the_same_stats(tmp_path: Path, far_id: int) -> None:
+    """Stat names are looked up by a table for small metadata ids and by search past it: a plane
+    whose ids run far beyond the table names its stats, refs and missing ids as any other."""
+    space = space_class()()
+    host = PlaneBuilder(space, "/host:CPU")
+    line = host.line("t")
+    event = host.event(line, "e", 0, 1, small=3)
+    for mid, name in ((far_id, "far"), (far_id + 1, "far target")):
+        host.plane.stat_metadata[mid].id = mid
+        host.plane.stat_metadata[mid].name = name
+    far, ref, lost, wild = (event.stats.add() for _ in range(4))
+    far.metadata_id, far.int64_value = far_id, -5
+    ref.metadata_id, ref.ref_value = host.stat_id("target"), far_id + 1
+    lost.metadata_id, lost.int64_value = far_id + 2, 8
+    wild.metadata_id, wild.ref_value = host.stat_id("wild"), (1 << 64) - 2
+    tr = load(space, tmp_path)
+    [(_, _, _, _, args)] = events_on(tr, "t")
+    assert args == {
+        "small": 3,
+        "far": -5,
+        "target": "far target",
+        f"stat#{far_id + 2}": 8,
+        "wild": f"?ref {(1 << 64) - 2}",
+    }
+
+
 def test_step_name_stat_names_the_event(tmp_path: Path) -> None:
     space = space_class()()
     tpu = PlaneBuilder(space, "/device:TPU:1")

@@ -176,12 +176,11 @@ def _keys(table: StatTable, rows: np.ndarray, owner: np.ndarray, first_row: np.n
     repeats = np.flatnonzero(rank > 0)
     if not repeats.shape[0]:
         return key
-    labels: dict[tuple[int, int], int] = {}
-    for r, k, n in zip(repeats.tolist(), key[repeats].tolist(), rank[repeats].tolist(), strict=True):
-        nid = labels.get((k, n))
-        if nid is None:
-            nid = labels[(k, n)] = table.name_id(f"{table.names[k]} ({n + 1})")
-        key[r] = nid
+    # Some producers repeat a name on every event (JAX's `_src`): label each (key, rank) once.
+    width = int(rank.max()) + 1
+    combos, inverse = np.unique(key[repeats] * width + rank[repeats], return_inverse=True)
+    labels = [table.name_id(f"{table.names[c // width]} ({c % width + 1})") for c in combos.tolist()]
+    key[repeats] = np.asarray(labels, dtype=np.int64)[inverse.ravel()]
     return key
 
 

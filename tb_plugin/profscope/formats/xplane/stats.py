@@ -15,6 +15,10 @@ import numpy as np
 
 from profscope.formats.xplane.decode import BYTES, DOUBLE, INT64, REF, STR, UINT64, EventBatch, text
 
+# Stat metadata ids below this are resolved through a table indexed by id (producers number them
+# from 1 up), others by binary search.
+_DENSE_KEYS = 1 << 16
+
 
 def bytes_text(raw: bytes) -> str:
     """Bytes stat value as text: the UTF-8 string when it is readable text, else hex digits."""
@@ -193,6 +197,11 @@ class StatTable:
 
 def _lookup(keys: np.ndarray, ids: np.ndarray, query: np.ndarray) -> np.ndarray:
     """ids[i] where keys[i] == query (keys sorted), -1 where the query is not a key."""
+    top = int(keys[-1])
+    if int(keys[0]) >= 0 and top < _DENSE_KEYS:  # the usual small ids: one table look-up each
+        table = np.full(top + 2, -1, dtype=np.int32)
+        table[keys] = ids
+        return table[np.where((query >= 0) & (query <= top), query, top + 1)]
     pos = np.searchsorted(keys, query)
     pos_c = np.minimum(pos, keys.shape[0] - 1)
     found = (pos < keys.shape[0]) & (keys[pos_c] == query)
