@@ -10,17 +10,16 @@
 // With "--fps" for the search term it runs the frames-per-second benchmark instead (results.steps.fps);
 // with "--roofline" it opens the Roofline tab of the selected run, hovers a chart point, reads its
 // tooltip, clicks it, follows its card's link into the Trace tab (the op's device executions, "1 of N")
-// and goes Back to the Roofline tab (results.steps.roofline).
+// and goes Back to the Roofline tab (results.steps.roofline). Runs named after the Firefox path: the
+// Roofline is that of the first; in the second, a search for the kernels that carry `kernel_details`
+// selects one and its fields are read from the details panel (results.steps.kernelDetails).
 import { join } from "node:path";
 import { runInFirefox, sleep } from "./firefox-session.mjs";
 
-const [url, outdir, term, firefox] = process.argv.slice(2);
+const [url, outdir, term, firefox, ...runs] = process.argv.slice(2);
 const LABEL_WIDTH = 260;
 
 await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, requests, press, rectOf }) => {
-  if (term === "--roofline") return roofline();
-  const tabOpened = Date.now();
-  await press("[data-testid=tab-trace]");
   // Drawn (with boxes, unless a zoomed-out dense view shows only density) and no tile loading.
   const idle = (timeout = 120000, boxes = true) =>
     frame.waitForFunction(
@@ -32,6 +31,9 @@ await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, requ
       { timeout },
       boxes,
     );
+  if (term === "--roofline") return roofline();
+  const tabOpened = Date.now();
+  await press("[data-testid=tab-trace]");
   if (term === "--fps") await frameRates();
   else await interactions();
 
@@ -393,7 +395,14 @@ await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, requ
   }
 
   // The Roofline tab: a chart point's tooltip, its highlighted row, its link into the Trace tab.
+  // Opens run `name` (its first session and host) by the link, as a pasted URL would.
+  async function openRun(name, tool = "") {
+    await page.evaluate(([n, t]) => { location.hash = `profscope&run=${encodeURIComponent(n)}${t ? `&tool=${t}` : ""}`; }, [name, tool]);
+    await frame.waitForFunction((n) => document.querySelector("[data-testid=run-select]").value === n, { timeout: 30000 }, name);
+  }
+
   async function roofline() {
+    if (runs[0]) await openRun(runs[0]);
     await press("[data-testid=tab-roofline]");
     await frame.waitForSelector("[data-testid=rf-chart] canvas[data-drawn]", { timeout: 120000 });
     await page.screenshot({ path: join(outdir, "firefox_roofline_opened.png") });
@@ -428,5 +437,22 @@ await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, requ
     await page.waitForFunction(() => location.hash.includes("tool=roofline"), { timeout: 15000 });
     await frame.waitForSelector("[data-testid=view-roofline]:not([hidden])", { timeout: 15000 });
     results.steps.roofline = { key: at.key, tooltip, selectedRank, pinned, url, linked, backUrl: await page.evaluate(() => location.href) };
+    if (runs[1]) await kernelDetails(runs[1]);
+  }
+
+  // A kernel of an XPlane whose `kernel_details` (grid, block, registers, …) the details panel shows as fields.
+  async function kernelDetails(run) {
+    await openRun(run, "trace");
+    await idle(120000, false);
+    await frame.evaluate(() => document.querySelector("[data-testid=search-input]").focus());
+    await page.keyboard.type("kernel_details:*grid:*");
+    await page.keyboard.press("Enter");
+    await frame.waitForSelector("[data-testid=kernel-field]", { timeout: 30000 });
+    results.steps.kernelDetails = {
+      id: await frame.$eval("[data-testid=details-id]", (e) => e.textContent),
+      fields: await frame.$$eval("[data-testid=kernel-field]", (rows) => rows.map((r) => r.innerText)),
+      url: await page.evaluate(() => location.href),
+    };
+    await page.screenshot({ path: join(outdir, "firefox_kernel_details.png") });
   }
 });

@@ -2,7 +2,9 @@
 // scripts/firefox-session.mjs), for tests/e2e/test_firefox.py: at 1280×800, the "Device first"
 // preset of the Tracks panel, a search match's launch → kernel latency, the axis' tooltip (its labels
 // are offsets from the view's start), the height the timeline keeps
-// with an event selected and the bars on one line, then TensorBoard's dark-mode toggle: the timeline,
+// with an event selected and the bars on one line; Enter and Esc in the search box handing the keys
+// back to the timeline (W zooms); a Roofline row's link to exactly its kernels and Back through the
+// Roofline tab to the Trace window left; then TensorBoard's dark-mode toggle: the timeline,
 // the details panel and the Overview tab dark. Writes <outdir>/results.json (orders, links, sizes,
 // colours); the Python test asks the server and asserts.
 //
@@ -64,6 +66,66 @@ await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, pres
   await page.mouse.move(axis.x + LABEL_WIDTH + 200, axis.y + 10);
   results.steps.details.axisLabel = await frame.$eval("[data-testid=trace-axis]", (e) => e.title);
   await page.screenshot({ path: join(outdir, "firefox_light.png") });
+
+  // Enter and Esc in the search box give the keys back to the timeline: the next W zooms (the box
+  // keeps the term, no "w" typed into it).
+  const settled = async () => {
+    await idle();
+    let last = await href();
+    for (let i = 0; i < 30; i++) {
+      await sleep(450);
+      const now = await href();
+      if (now === last) return now;
+      last = now;
+    }
+    return last;
+  };
+  const focused = () => frame.evaluate(() => document.activeElement?.dataset.testid ?? document.activeElement?.tagName);
+  const searchBox = () => frame.$eval("[data-testid=search-input]", (e) => e.value);
+  const canvas = await rectOf("[data-testid=trace-canvas]");
+  const keys = {};
+  for (const key of ["Enter", "Escape"]) {
+    await page.mouse.move(canvas.x + LABEL_WIDTH + 0.5 * (canvas.width - LABEL_WIDTH), canvas.y + 60);
+    const before = await settled();
+    await frame.evaluate(() => document.querySelector("[data-testid=search-input]").focus());
+    await page.keyboard.press(key);
+    const focus = await focused();
+    // Enter walks to the next match: W once the jump has landed (a pan, the width kept).
+    const sel = (u) => new URLSearchParams(new URL(u).hash.slice(1)).get("sel");
+    if (key === "Enter") await page.waitForFunction((was) => new URLSearchParams(location.hash.slice(1)).get("sel") !== was, { timeout: 30000 }, sel(before));
+    await settled();
+    await page.keyboard.press("w");
+    keys[key] = { before, focus, after: await settled(), box: await searchBox() };
+  }
+  results.steps.keys = keys;
+
+  // A Roofline row's link: exactly its kernels ("1 of N"); Back returns to the Roofline tab, then
+  // to the Trace window left by the tab switch.
+  const left = await settled();
+  await press("[data-testid=tab-roofline]");
+  await frame.waitForSelector("[data-testid=rf-op-row] [data-testid=rf-open-trace]", { timeout: 120000 });
+  const roofline = { left, tabUrl: await href() };
+  // An op row whose name carries its shapes: its base name is shared by rows of other shapes.
+  roofline.rank = await frame.evaluate(() => {
+    const row = Array.from(document.querySelectorAll("[data-testid=rf-op-row]")).find(
+      (tr) => tr.querySelector("[data-testid=rf-open-trace]") && tr.querySelector(".rf-name").textContent.includes("("),
+    );
+    row.querySelector("[data-testid=rf-open-trace]").click();
+    return row.dataset.rank;
+  });
+  await page.waitForFunction(() => location.hash.includes("tool=trace") && location.hash.includes("lk=") && location.hash.includes("sel="), { timeout: 60000 });
+  await frame.waitForSelector("[data-testid=linked-count]", { timeout: 60000 });
+  roofline.linked = await frame.$eval("[data-testid=linked-count]", (e) => e.textContent);
+  roofline.url = await href();
+  await page.evaluate(() => history.back());
+  await page.waitForFunction(() => location.hash.includes("tool=roofline"), { timeout: 15000 });
+  await frame.waitForSelector("[data-testid=view-roofline]:not([hidden])", { timeout: 15000 });
+  roofline.backUrl = await href();
+  await page.evaluate(() => history.back());
+  await page.waitForFunction(() => location.hash.includes("tool=trace"), { timeout: 15000 });
+  await frame.waitForSelector("[data-testid=view-trace]:not([hidden])", { timeout: 15000 });
+  roofline.backAgain = await settled();
+  results.steps.roofline = roofline;
 
   // TensorBoard's own dark-mode menu: the plugin follows, canvas and panels included.
   await page.click("app-header-dark-mode-toggle-component button");

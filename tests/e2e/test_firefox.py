@@ -9,9 +9,12 @@ and a flow link jumping to the linked event, Ctrl+click summarizing two events, 
 only reports positions, links, texts and pixel counts; the expectations are computed here, from the
 drag and the server's own answers. A second run opens the Roofline tab of the TPU v6e XPlane, hovers a
 chart point, reads its tooltip, clicks it, follows its link to the op's TPU executions in the Trace
-tab and goes Back. A third (scripts/firefox-trace-looks.mjs) checks at 1280×800 the Tracks panel's
-"Device first" preset, the launch → kernel latency in the details, the bars on one line and the
-timeline's share of the height, and the dark theme following TensorBoard's toggle. Skips without
+tab and goes Back, then shows an MI300 XPlane kernel's `kernel_details` as fields. A third
+(scripts/firefox-trace-looks.mjs) checks at 1280×800 the Tracks panel's "Device first" preset, the
+launch → kernel latency in the details, the bars on one line and the timeline's share of the
+height, Enter and Esc in the search box handing the keys back to the timeline, a Roofline row's link
+to exactly its GPU kernels and Back through the tab switch, and the dark theme following
+TensorBoard's toggle. Skips without
 Firefox, Node or `frontend/node_modules` (run `npm --prefix frontend ci`).
 """
 
@@ -63,13 +66,14 @@ def _firefox() -> str:
 
 
 def _run_script(
-    server, out: pathlib.Path, mode: str, firefox: str, home: pathlib.Path, timeout_s: float
+    server, out: pathlib.Path, mode: str, firefox: str, home: pathlib.Path, timeout_s: float, *runs: str
 ) -> dict:
-    """Run firefox-e2e.mjs (`mode`: the search term, or "--fps") against `server` and return the
-    results.json it wrote into `out`, failing the test if it wrote none or reports a failure."""
+    """Run firefox-e2e.mjs (`mode`: the search term, "--fps" or "--roofline", with the `runs` it
+    opens) against `server` and return the results.json it wrote into `out`, failing the test if it
+    wrote none or reports a failure."""
     out.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
-        ["node", str(SCRIPT), server.url, str(out), mode, firefox],
+        ["node", str(SCRIPT), server.url, str(out), mode, firefox, *runs],
         cwd=FRONTEND,
         capture_output=True,
         text=True,
@@ -189,14 +193,19 @@ def test_trace_view_in_firefox(tensorboard_server, tmp_path) -> None:
 def test_roofline_view_in_firefox(tensorboard_server, tmp_path) -> None:
     """The Roofline tab of the TPU v6e XPlane in Firefox: hovering a chart point shows that op's
     figures, clicking it highlights its table row, its card's link opens the Trace tab on the op's TPU
-    executions ("1 of N"), and Back returns to the Roofline tab."""
+    executions ("1 of N"), and Back returns to the Roofline tab. Then, in the MI300 JAX XPlane of the
+    same logdir, a kernel's `kernel_details` are fields of the details panel."""
     firefox = _firefox()
+    xplanes = REPO / "tests" / "data" / "xplane"
     session = tmp_path / "logdir" / "tpu_v6e" / "plugins" / "profile" / "session1"
     session.mkdir(parents=True)
-    shutil.copy(REPO / "tests" / "data" / "xplane" / "tpu_v6e_inference.xplane.pb", session / "tpu.xplane.pb")
+    shutil.copy(xplanes / "tpu_v6e_inference.xplane.pb", session / "tpu.xplane.pb")
+    mi300 = tmp_path / "logdir" / "mi300" / "plugins" / "profile" / "session"
+    mi300.mkdir(parents=True)
+    shutil.copy(xplanes / "mi300_jax_conv.xplane.pb", mi300 / "host.xplane.pb")
     server = tensorboard_server(tmp_path / "logdir")
     out = REPO / "test-output" / "e2e" / "firefox_roofline"
-    results = _run_script(server, out, "--roofline", firefox, tmp_path, timeout_s=300)
+    results = _run_script(server, out, "--roofline", firefox, tmp_path, 300, "tpu_v6e", "mi300")
     steps = results["steps"]["roofline"]
     answer = get_json(server, "roofline?run=tpu_v6e&session=session1&host=tpu")
     kind, rank = steps["key"].split(":")
@@ -218,6 +227,19 @@ def test_roofline_view_in_firefox(tensorboard_server, tmp_path) -> None:
     assert link["tool"] == "trace" and link["lk"] == ",".join(map(str, device)), link
     assert int(link["sel"]) == device[0] and steps["linked"] == f"1 of {len(device):,}", steps
     assert link_of(steps["backUrl"])["tool"] == "roofline", steps["backUrl"]
+
+    # The MI300 kernel's kernel_details, as the server wrote them, one field each.
+    kernel = results["steps"]["kernelDetails"]
+    query = subject_query(link_of(kernel["url"]))
+    assert query == "run=mi300&session=session&host=host", query
+    found = get_json(server, f"trace/search?{query}&arg=kernel_details:*grid:*&limit=1")
+    event = get_json(server, f"trace/event?{query}&id={found['matches'][0]['id']}")
+    assert kernel["id"] == str(event["id"]), kernel
+    fields = dict(row.split("\t") for row in kernel["fields"])
+    written = dict(item.split(":", 1) for item in event["args"]["kernel_details"].split())
+    assert fields["Grid"] == written["grid"].replace(",", " × "), (fields, written)
+    assert fields["Block"] == written["block"].replace(",", " × "), (fields, written)
+    assert fields["Occupancy"] == f"{written['occ_pct']} %", (fields, written)
     assert results["errors"] == [], results["errors"]
 
 
@@ -233,8 +255,11 @@ def _luminance(css_or_rgb: str | list[int]) -> float:
 def test_tracks_details_and_looks_in_firefox(tensorboard_server, tmp_path) -> None:
     """Issue 42's panels and looks in Firefox at 1280×800 on the H100 trace: "Device first" brings
     the GPU streams to the top and into the link, a kernel found by search shows its launch → kernel
-    latency, the axis' tooltip the time from the trace's start, the bars stay on one line and the timeline keeps 60 % of the height with the kernel
-    selected, and TensorBoard's dark-mode toggle turns the timeline, the details and the Overview dark."""
+    latency, the axis' tooltip the time from the trace's start, the bars stay on one line and the
+    timeline keeps 60 % of the height with the kernel selected; after Enter or Esc in the search box
+    W zooms; a Roofline row's link selects exactly its GPU kernels ("1 of N") and Back returns to the
+    Roofline tab, then to the Trace window left; TensorBoard's dark-mode toggle turns the timeline,
+    the details and the Overview dark."""
     firefox = _firefox()
     server = tensorboard_server(GPU_LOGDIR)
     require_trace_routes(server)
@@ -277,6 +302,30 @@ def test_tracks_details_and_looks_in_firefox(tensorboard_server, tmp_path) -> No
     for bar in ("bar", "toolbar"):
         assert sizes[bar]["height"] < 45 and sizes[bar]["scroll"] <= sizes[bar]["width"], (bar, sizes)
     assert details["viewport"] == 800 and sizes["timeline"]["height"] >= 0.6 * 800, sizes
+
+    # Enter and Esc in the search box hand the keys to the timeline: W zooms, the box keeps the term.
+    found = get_json(server, f"trace/search?{query}&q={FLASH_KERNEL}&limit=1000")["matches"]
+    assert link_of(steps["keys"]["Escape"]["before"])["sel"] == str(found[1]["id"]), steps["keys"]
+    for key, seen in steps["keys"].items():
+        before, after = view_range(link_of(seen["before"])), view_range(link_of(seen["after"]))
+        assert seen["focus"] == "trace-viewer" and seen["box"] == FLASH_KERNEL, (key, seen)
+        assert after[1] - after[0] < 0.9 * (before[1] - before[0]), (key, before, after)
+
+    # A Roofline row's link selects exactly its GPU kernels; Back returns through the Roofline tab
+    # to the Trace window the tab switch left.
+    roofline = steps["roofline"]
+    op = next(o for o in get_json(server, f"roofline?{query}")["ops"] if str(o["rank"]) == roofline["rank"])
+    ids = op["event_ids"]
+    link = link_of(roofline["url"])
+    assert link["lk"] == ",".join(map(str, ids)) and int(link["sel"]) == ids[0], (link, ids)
+    assert roofline["linked"] == f"1 of {len(ids)}", roofline
+    for event_id in ids[:5]:
+        event = get_json(server, f"trace/event?{query}&id={event_id}")
+        assert event["track"] in gpu_tracks and event["name"] != op["name"].split("(")[0], event
+    assert link_of(roofline["tabUrl"])["tool"] == "roofline", roofline  # the tab switch pushed an entry
+    assert link_of(roofline["backUrl"])["tool"] == "roofline", roofline
+    back = link_of(roofline["backAgain"])
+    assert back["tool"] == "trace" and view_range(back) == view_range(link_of(roofline["left"])), roofline
 
     dark = steps["dark"]
     assert dark["theme"] == "dark"

@@ -3,18 +3,24 @@ the dark theme following TensorBoard's own toggle (TensorBoard puts `dark-mode` 
 here in its DOM) and, outside TensorBoard, `prefers-color-scheme`, canvases and charts included, in
 every tab; at 1280×800 the shell bar and the trace toolbar on one line ("Linked k of N" showing too)
 and at least 60 % of the height for the timeline with an event selected; the details panel's height
-remembered. Screenshots: chromium_light.png, chromium_dark.png (Trace), chromium_overview_light.png,
-chromium_overview_dark.png, chromium_roofline_light.png, chromium_roofline_dark.png.
+remembered; the XLA tab (its graph diff and Graphviz drawing too), the HLO graph and the Capture
+dialog in the dark theme. Screenshots: chromium_light.png, chromium_dark.png (Trace),
+chromium_overview_light.png, chromium_overview_dark.png, chromium_roofline_light.png,
+chromium_roofline_dark.png, chromium_xla_dark.png, chromium_capture_dark.png.
 """
 
 from __future__ import annotations
 
+import pathlib
+import re
+import shutil
 import urllib.parse
 
 from tests.e2e.trace_fixtures import (
     FLASH_KERNEL,
     GPU_LOGDIR,
     LABEL_WIDTH,
+    REPO,
     click_an_event,
     fragment,
     get_json,
@@ -26,6 +32,11 @@ from tests.e2e.trace_fixtures import (
 )
 
 pytestmark = requires_bundle
+
+XLA_DATA = REPO / "tests" / "data" / "xla" / "pytorch_xla_cpu_recompile"
+XLA_LOGS = ("xla_metrics_report.txt", "xla_metrics_per_step.txt", "pt_xla_debug.txt", "xla_graphs.txt.0")
+TPU_XPLANE = REPO / "tests" / "data" / "xplane" / "tpu_v6e_inference.xplane.pb"
+HLO_FUSION = "broadcast_add_fusion.2"
 
 # JS: [r, g, b] of the timeline canvas' pixel at CSS (x, y).
 _PIXEL_JS = """
@@ -173,12 +184,12 @@ def test_layout_at_1280x800_and_the_remembered_panel_height(
     assert page_errors == []
 
 
-# JS: what of the shown view reads wrong in the dark theme: opaque light backgrounds (legend swatches
+# JS: what of the element `sel` (a tab's view, a panel, a dialog) reads wrong in the dark theme: opaque light backgrounds (legend swatches
 # and bars, which are series colours, left out), dark text, and on each drawn chart's canvas the
 # grey pixels (labels, lines) still in the light theme's colours ("black") and the light ones.
 _DARK_CHECK_JS = """
-tool => {
-  const view = document.querySelector(`[data-testid=view-${tool}]`);
+sel => {
+  const view = document.querySelector(sel);
   const lum = ([r, g, b]) => 0.299 * r + 0.587 * g + 0.114 * b;
   const rgb = (css) => (css.match(/[\\d.]+/g) || []).map(Number);
   const light = [], dark = [];
@@ -193,9 +204,9 @@ tool => {
   }
   const charts = Array.from(view.querySelectorAll('canvas[data-drawn]')).map((c) => {
     const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-    // The light theme's label and line colours (shared/chart_theme.ts), exactly: a dark theme's
-    // background-coloured fill (hollow points) is near the second.
-    const stale = [[75, 85, 99], [32, 33, 36]];
+    // The light theme's label, line and grid colours (shared/chart_theme.ts), exactly: a dark
+    // theme's background-coloured fill (hollow points) is near the second, its ink near the third.
+    const stale = [[75, 85, 99], [32, 33, 36], [238, 240, 243]];
     let black = 0, pale = 0;
     for (let i = 0; i < d.length; i += 4) {
       if (d[i + 3] < 100 || Math.max(d[i], d[i + 1], d[i + 2]) - Math.min(d[i], d[i + 1], d[i + 2]) > 16) continue;
@@ -232,7 +243,7 @@ def test_every_tab_follows_the_dark_theme(
         frame.wait_for_selector(_TABS[tool], timeout=120_000)
         screenshot(page, f"chromium_{tool}_light")
     # In the light theme the checks see what they look for in the dark one: they can fail.
-    light = frame.evaluate(_DARK_CHECK_JS, "roofline")
+    light = frame.evaluate(_DARK_CHECK_JS, "[data-testid=view-roofline]")
     assert light["light"] and any(c["black"] for c in light["charts"]), light
 
     _tensorboard_theme(page, "Dark")
@@ -241,12 +252,90 @@ def test_every_tab_follows_the_dark_theme(
         frame.click(f"[data-testid=tab-{tool}]")
         frame.wait_for_selector(drawn, timeout=120_000)
         page.wait_for_timeout(300)  # a chart drawn before the switch redraws on its next frame
-        seen = frame.evaluate(_DARK_CHECK_JS, tool)
+        seen = frame.evaluate(_DARK_CHECK_JS, f"[data-testid=view-{tool}]")
         assert seen["light"] == [] and seen["dark"] == [], (tool, seen)
         for chart in seen["charts"]:
             assert chart["black"] < 20 and chart["pale"] > 50, (tool, chart)
         if tool in ("overview", "roofline"):
             screenshot(page, f"chromium_{tool}_dark")
+    _tensorboard_theme(page, "Light")
+    frame.wait_for_function("() => document.documentElement.dataset.theme === 'light'")
+    assert page_errors == []
+
+
+def _assert_dark(frame, sel: str) -> None:
+    seen = frame.evaluate(_DARK_CHECK_JS, sel)
+    assert seen["light"] == [] and seen["dark"] == [], (sel, seen)
+    for chart in seen["charts"]:
+        assert chart["black"] < 20 and chart["pale"] > 50, (sel, chart)
+
+
+def test_xla_tab_hlo_graph_and_capture_dialog_follow_the_dark_theme(
+    tensorboard_server, browser_page, page_errors, open_profscope, screenshot, tmp_path: pathlib.Path
+) -> None:
+    """Dark by TensorBoard's toggle at 1280×800, on one server started with --profscope_capture: the
+    XLA tab of the PyTorch/XLA recompile logs (cards, findings, its Chart.js step charts redrawn), the
+    HLO graph of a TPU v6e op in the Trace tab's details (its Graphviz drawing inverted) and the
+    Capture dialog. Screenshots: chromium_xla_dark.png, chromium_capture_dark.png."""
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 800})
+    logdir = tmp_path / "logdir"
+    (logdir / "xla_recompile").mkdir(parents=True)
+    for name in XLA_LOGS:
+        shutil.copy(XLA_DATA / name, logdir / "xla_recompile" / name)
+    session = logdir / "tpu_v6e" / "plugins" / "profile" / "session"
+    session.mkdir(parents=True)
+    shutil.copy(TPU_XPLANE, session / "host.xplane.pb")
+    server = tensorboard_server(logdir, "--profscope_capture")
+    frame = open_profscope(page, server)
+    frame.wait_for_selector("[data-testid=run-select] option", state="attached", timeout=30_000)
+    _tensorboard_theme(page, "Dark")
+    frame.wait_for_function("() => document.documentElement.dataset.theme === 'dark'")
+
+    page.evaluate("() => { location.hash = 'profscope&run=xla_recompile&session=xla&host=xla&tool=xla'; }")
+    frame.wait_for_selector("[data-testid=finding-recompilation]", timeout=60_000)
+    frame.wait_for_selector("[data-testid=step-charts] canvas[data-drawn]", timeout=60_000)
+    page.wait_for_timeout(300)  # the charts settle (Chart.js animates nothing here, fonts may load)
+    _assert_dark(frame, "[data-testid=view-xla]")
+    screenshot(page, "chromium_xla_dark")
+    # The diff of two graphs (changed rows marked) and a graph drawn by Graphviz, inverted.
+    frame.click("[data-testid=finding-recompilation] [data-testid=open-diff]")
+    frame.wait_for_selector("[data-testid=diff-rows] tr.xv-changed", timeout=30_000)
+    _assert_dark(frame, "[data-testid=view-xla]")
+    frame.click("[data-testid=xla-tab-graphs]")
+    frame.click("[data-testid=graph-group] >> nth=2")
+    frame.wait_for_selector("[data-testid=graph-drawing] svg g.node", timeout=60_000)
+    _assert_dark(frame, "[data-testid=view-xla]")
+    drawing = frame.evaluate(
+        "() => getComputedStyle(document.querySelector('[data-testid=graph-drawing] svg')).filter"
+    )
+    assert drawing.startswith("invert("), drawing
+    screenshot(page, "chromium_xla_graph_dark")
+
+    page.evaluate("() => { location.hash = 'profscope&run=tpu_v6e&session=session&host=host&tool=trace'; }")
+    open_trace_tab(frame)
+    frame.fill("[data-testid=search-input]", f"%{HLO_FUSION} = ")
+    frame.press("[data-testid=search-input]", "Enter")
+    frame.wait_for_function(
+        "op => (document.querySelector('[data-testid=hlo-title]')?.textContent ?? '').startsWith('%' + op + ' ')",
+        arg=HLO_FUSION,
+        timeout=30_000,
+    )
+    frame.wait_for_selector("[data-testid=hlo-graph] svg g.node", timeout=30_000)
+    _assert_dark(frame, "[data-testid=hlo-section]")
+    # Graphviz draws black ink on transparent: the drawing is inverted over the section's dark background.
+    drawing = frame.evaluate(
+        "() => getComputedStyle(document.querySelector('[data-testid=hlo-graph] svg')).filter"
+    )
+    assert drawing.startswith("invert("), drawing
+    screenshot(page, "chromium_hlo_graph_dark")
+
+    frame.click("[data-testid=capture-button]")
+    frame.wait_for_selector("[data-testid=capture-form]:not([hidden])")
+    _assert_dark(frame, "[data-testid=capture-dialog]")
+    box = frame.evaluate("() => getComputedStyle(document.querySelector('.ps-capture-box')).backgroundColor")
+    assert _luminance([float(v) for v in re.findall(r"[\d.]+", box)[:3]]) < 70, box
+    screenshot(page, "chromium_capture_dark")
     _tensorboard_theme(page, "Light")
     frame.wait_for_function("() => document.documentElement.dataset.theme === 'light'")
     assert page_errors == []
