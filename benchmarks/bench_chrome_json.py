@@ -25,6 +25,10 @@ builder does with its buffers.
 copy of an earlier tree) alternately with this one, run for run, and prints the median and the
 spread (lowest–highest) of both: on a shared machine only such interleaved runs compare.
 `--sequential` turns off the second decoding process.
+
+Before each run the decode floor of the file is measured (`json_decode_floor.py`: msgspec's typed
+decode of the first `--floor-mb` MB of its events, args left raw, one core; plain JSON only), and
+the summary prints the MB/s beside it and twice it, with the load average.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ import os
 import statistics
 import subprocess
 import sys
+
+import json_decode_floor
 
 _CHILD = r"""
 import contextlib, json, os, resource, shutil, sys, tempfile, threading, time
@@ -259,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ingest-memory-mb", type=int, default=0, help="read under an ingest's budget")
     parser.add_argument("--baseline", metavar="DIR", help="also run the package in DIR, alternately")
     parser.add_argument("--timeline", action="store_true", help="print RSS over time per run")
+    parser.add_argument("--floor-mb", type=int, default=200, help="decode floor sample (0: none)")
     args = parser.parse_args(argv)
     for path in args.paths:
         size = os.path.getsize(path)
@@ -272,7 +279,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{path}: {label}, {mode}")
         variants = [("this tree", None)] + ([("baseline", args.baseline)] if args.baseline else [])
         results: dict[str, list[dict]] = {name: [] for name, _ in variants}
+        with_floor = args.floor_mb > 0 and not inflated
+        floors: list[json_decode_floor.Floor] = []
         for k in range(args.runs):
+            if with_floor:
+                floors.append(json_decode_floor.measure_in_child(path, args.floor_mb))
             for name, package_dir in variants if k % 2 == 0 else variants[::-1]:
                 r = run_once(path, args.sequential, args.reader_only, args.ingest_memory_mb, package_dir)
                 results[name].append(r)
@@ -281,6 +292,13 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"    RSS together (MB) over time: {timeline(r)}")
         for name, _ in variants:
             print(summary(name, results[name], size))
+        if floors:
+            walls = [f.wall_mb_s for f in floors]
+            print(
+                f"  decode floor (msgspec typed, args raw, one core) {json_decode_floor.spread(walls)} MB/s, "
+                f"2 x floor {json_decode_floor.spread([2 * w for w in walls])} MB/s; "
+                f"load average {json_decode_floor.load_average()}"
+            )
         best = min(results["this tree"], key=lambda r: r["seconds"])
         print(
             f"  best: {best['seconds']:.2f} s = {size / best['seconds'] / 1e6:.0f} MB/s, "

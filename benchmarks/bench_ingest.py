@@ -13,6 +13,12 @@ size over the whole time; CPU seconds (the child and the helper process it may s
 interpreter start before the job) are steadier than wall time on a shared machine. Faster than `bench_trace.py` (no TensorBoard, no views), so it suits
 comparing two versions of the ingest code; timings on a shared machine are noisy, so take the best
 and the median of several runs.
+
+For Chrome / Kineto JSON (plain, not gzip), each run is preceded by a measurement of the decode
+floor of the same file (`json_decode_floor.py`: msgspec's typed decode of the first `--floor-mb` MB
+of its events, args left raw, on one core), and the summary prints the end-to-end MB/s beside that
+floor and twice it (the two cores an ingest has), with the load average; `--floor-mb 0` leaves it
+out.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import tempfile
 import time
 from typing import Any, NamedTuple
 
+import json_decode_floor
 from profscope.engine.ingest import manager as ingest
 from profscope.formats import detect
 
@@ -152,14 +159,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("paths", nargs="+")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--floor-mb", type=int, default=200, help="decode floor sample (0: none)")
     args = parser.parse_args(argv)
     for path in args.paths:
         path = os.path.abspath(path)
         size = os.path.getsize(path)
         fmt = detect.XPLANE if path.endswith(".xplane.pb") else detect.CHROME_TRACE
         print(f"{path}: {size / 1e6:.1f} MB, {fmt}")
+        with_floor = fmt == detect.CHROME_TRACE and args.floor_mb > 0 and not _gzipped(path)
         runs = []
+        floors = []
         for k in range(args.runs):
+            if with_floor:
+                floors.append(json_decode_floor.measure_in_child(path, args.floor_mb))
             r = run_once(path, fmt)
             runs.append(r)
             parts = [f"read {r['read']:.2f} s"]
@@ -172,16 +184,43 @@ def main(argv: list[str] | None = None) -> int:
                 parts[0] += f" (finalize {r['finalize']:.2f})"
             parts.append(f"index {r['index']:.2f} s, cache write {r['index_and_write']:.2f} s overlapping it")
             parts.append(f"exit {r['exit']:.2f} s (job start {r['job_start']:.2f} s)")
+            floor = f" | floor {floors[-1].wall_mb_s:.0f} MB/s" if floors else ""
             print(
                 f"  run {k + 1}: {r['total']:.2f} s = {size / 1e6 / r['total']:.1f} MB/s | "
                 + ", ".join(parts)
-                + f" | CPU {r['cpu']:.1f} s (child and its helper) | cache {r['cache_mb']:.0f} MB"
+                + f" | CPU {r['cpu']:.1f} s (child and its helper) | cache {r['cache_mb']:.0f} MB{floor}"
+                + f" | load {json_decode_floor.load_average()}"
             )
-        totals = [r["total"] for r in runs]
-        print(
-            f"  best {min(totals):.2f} s = {size / 1e6 / min(totals):.1f} MB/s, "
-            f"median {statistics.median(totals):.2f} s = {size / 1e6 / statistics.median(totals):.1f} MB/s"
+        print(summary(size, runs, floors))
+    return 0
+
+
+def _gzipped(path: str) -> bool:
+    """Whether the file is gzip (the decode floor is measured on plain JSON only)."""
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def summary(size: int, runs: list[dict[str, float]], floors: list[json_decode_floor.Floor]) -> str:
+    """End to end MB/s (median, min-max), and beside it the decode floor measured in the same run."""
+    spread = json_decode_floor.spread
+    rates = [size / 1e6 / r["total"] for r in runs]
+    cpu_rates = [size / 1e6 / r["cpu"] for r in runs]
+    lines = [
+        f"  end to end {spread(rates, '{:.1f}')} MB/s (median, min-max of {len(runs)}), "
+        f"{spread(cpu_rates, '{:.1f}')} MB per CPU second (child and helper)"
+    ]
+    if floors:
+        walls = [f.wall_mb_s for f in floors]
+        ratio = statistics.median(rates) / statistics.median(walls)
+        lines.append(
+            f"  decode floor (msgspec typed, args raw, one core) {spread(walls)} MB/s, "
+            f"2 x floor {spread([2 * w for w in walls])} MB/s, {spread([f.cpu_mb_s for f in floors])} MB per "
+            f"CPU second; end to end = {ratio:.2f} x floor = {ratio / 2:.2f} of both cores' floor"
         )
+    lines.append(f"  load average now {json_decode_floor.load_average()}")
+    return "\n".join(lines)
+
     return 0
 
 

@@ -170,3 +170,53 @@ def test_small_tracks_laid_out_together_get_the_rows_of_one_at_a_time(
         patch.setattr(layout, "SMALL_TRACK_EVENTS", 0)
         one_at_a_time = layout.layout_depths(track, start, dur)
     np.testing.assert_array_equal(together, one_at_a_time)
+
+
+def _first_free_rows(start: np.ndarray, dur: np.ndarray) -> list[int]:
+    """Greedy interval partitioning by its definition: each slice takes the lowest row whose slices
+    have all ended by its start; an instant's row is the number of slices still open."""
+    row_end: list[int] = []  # end of the last slice of each row
+    rows = []
+    for s, d in zip(start.tolist(), dur.tolist()):
+        if d == 0:
+            rows.append(sum(end > s for end in row_end))
+            continue
+        free = [r for r, end in enumerate(row_end) if end <= s]
+        r = free[0] if free else len(row_end)
+        if r == len(row_end):
+            row_end.append(s + d)
+        else:
+            row_end[r] = s + d
+        rows.append(r)
+    return rows
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 300), st.integers(1, 50), st.sampled_from([0.0, 0.05, 0.5]))
+def test_greedy_rows_are_the_first_free_rows_piece_by_piece(
+    seed: int, n: int, piece: int, crossing: float
+) -> None:
+    """`_greedy_rows` (a stack while the open slices hold the lowest rows, heaps after) gives each slice the
+    lowest free row, whole or in pieces with its state carried over (as `spill.layout` calls it),
+    on nested tracks with a share of slices that end past their parent."""
+    rng = np.random.default_rng(seed)
+    start = np.sort(rng.integers(0, 400, n)).astype(np.int64)
+    dur = rng.integers(0, 40, n).astype(np.int64) * (rng.random(n) > 0.2)
+    nested = rng.random(n) > crossing  # most slices cut to end within the open slice before them
+    open_ends: list[int] = []
+    for i in range(n):
+        while open_ends and open_ends[-1] <= start[i]:
+            open_ends.pop()
+        if open_ends and nested[i]:
+            dur[i] = min(dur[i], open_ends[-1] - start[i])
+        if dur[i]:
+            open_ends.append(int(start[i] + dur[i]))
+    order = np.lexsort((-dur, start))
+    start, dur = start[order], dur[order]
+    expected = _first_free_rows(start, dur)
+    assert layout._greedy_rows(start, dur).tolist() == expected
+    state: list = [[], [], 0]
+    pieces = [
+        layout._greedy_rows(start[lo : lo + piece], dur[lo : lo + piece], state) for lo in range(0, n, piece)
+    ]
+    assert (np.concatenate(pieces).tolist() if pieces else []) == expected

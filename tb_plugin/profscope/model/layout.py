@@ -4,6 +4,7 @@ functions `TraceBuilder.finalize()` runs (and, piece by piece, `spill.finalize`)
 from __future__ import annotations
 
 import heapq
+import itertools
 from typing import Any
 
 import numpy as np
@@ -193,30 +194,79 @@ def _rows_valid(start: np.ndarray, dur: np.ndarray, rows: np.ndarray) -> bool:
     return not bool(np.any(same_row & (s[1:] < e[:-1])))
 
 
+# Past this many open slices the greedy rows stay on heaps (going back to a stack sorts them).
+_STACK_MAX_OPEN = 64
+_ROW_BITS = 0xFFFFFFFF
+
+
 def _greedy_rows(start: np.ndarray, dur: np.ndarray, state: list[Any] | None = None) -> np.ndarray:
     """First free row of each event in order; `state` ([free, busy, rows so far], updated) carries
-    the partitioning from one piece of a track to the next (`spill.layout`)."""
-    rows = np.zeros(start.shape[0], dtype=np.int32)
+    the partitioning from one piece of a track to the next (`spill.layout`).
+
+    A track whose nesting is not proper is mostly nested still, so the open slices are kept as a
+    stack of their ends by row, 0, 1, … (with the lowest end of each prefix) while they hold the
+    lowest rows: the first free row is then their count, and the slices that end by the next
+    start are on top. A slice ending after the one below it breaks no such stack, only one that
+    ends while a slice above it is still open does (a free row below an open one): then heaps of
+    free rows and of open slices (`end << 32 | row`, one int each) take over, until the open slices
+    hold the lowest rows again.
+    """
+    rows: list[int] = []
+    add = rows.append
     free: list[int]  # heap of row numbers whose last slice has ended
-    busy: list[tuple[int, int]]  # heap of (end, row)
+    busy: list[int]  # heap of end << 32 | row of the open slices
     free, busy, num_rows = ([], [], 0) if state is None else state
-    for i, (s, d) in enumerate(zip(start.tolist(), dur.tolist())):
-        while busy and busy[0][0] <= s:
-            _, r = heapq.heappop(busy)
-            heapq.heappush(free, r)
+    ends: list[int] | None = _stack_of(free, busy)  # ends of the open slices by row, or None: heaps
+    lowest: list[int] = list(itertools.accumulate(ends, min)) if ends is not None else []
+    push, pop = heapq.heappush, heapq.heappop
+    for s, d in zip(start.tolist(), dur.tolist()):
+        if ends is not None:
+            while ends and ends[-1] <= s:
+                ends.pop()
+                lowest.pop()
+            depth = len(ends)
+            if not lowest or lowest[-1] > s:
+                add(depth)
+                if d:
+                    e = s + d
+                    ends.append(e)
+                    lowest.append(e if not lowest or e < lowest[-1] else lowest[-1])
+                    if depth == num_rows:
+                        num_rows += 1
+                continue
+            busy = [end << 32 | row for row, end in enumerate(ends)]
+            heapq.heapify(busy)
+            free = list(range(depth, num_rows))
+            ends = None
+        released = s << 32 | _ROW_BITS  # above every open slice that ends at or before s
+        while busy and busy[0] <= released:
+            push(free, pop(busy) & _ROW_BITS)
         if d == 0:
-            rows[i] = len(busy)
+            add(len(busy))
             continue
         if free:
-            r = heapq.heappop(free)
+            r = pop(free)
         else:
             r = num_rows
             num_rows += 1
-        rows[i] = r
-        heapq.heappush(busy, (s + d, r))
+        add(r)
+        push(busy, (s + d) << 32 | r)
+        if (not free or free[0] >= len(busy)) and len(busy) <= _STACK_MAX_OPEN:
+            ends = _stack_of(free, busy)
+            lowest = list(itertools.accumulate(ends, min)) if ends is not None else []
     if state is not None:
-        state[2] = num_rows
-    return rows
+        if ends is not None:
+            busy = [end << 32 | row for row, end in enumerate(ends)]
+            free = list(range(len(ends), num_rows))
+        state[0], state[1], state[2] = free, busy, num_rows
+    return np.array(rows, dtype=np.int32)
+
+
+def _stack_of(free: list[int], busy: list[int]) -> list[int] | None:
+    """The ends of the open slices (`busy`) by row when they hold the lowest rows, else None."""
+    if free and free[0] < len(busy):
+        return None
+    return [key >> 32 for key in sorted(busy, key=lambda key: key & _ROW_BITS)]
 
 
 def _bind_flow_points(

@@ -43,6 +43,9 @@ def parse_us(raws: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     fixed = _parse_fixed_width(joined, n)
     if fixed is not None:
         return fixed
+    few = _parse_few_decimals(joined, n)
+    if few is not None:
+        return few
     us = np.zeros(n, np.int64)
     frac = np.zeros(n, np.int64)
     if len(joined) < n:  # every text is empty (n - 1 separators): no event has a time
@@ -150,6 +153,65 @@ def _parse_fixed_width(joined: bytes, n: int) -> tuple[np.ndarray, np.ndarray, n
         frac = fraction_block.astype(np.int64) @ _POW10[6 - decimals : 6][::-1]
     else:
         frac = np.zeros(n, np.int64)
+    return us, frac, np.ones(n, bool)
+
+
+# Bytes a batch of plain JSON numbers without an exponent is made of: digits, point, minus, separator.
+_PLAIN_NUMBER_BYTES = b"0123456789.- "
+# Texts of up to this many bytes hold at most 18 digits: exact in int64, and within `MAX_ABS_US`.
+_MAX_PLAIN_BYTES = 18
+
+
+def _parse_few_decimals(joined: bytes, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """`parse_us` of `n` texts joined by spaces when each is a plain number of at most 18 bytes
+    with 0 to 3 decimals (ns resolution); None otherwise.
+
+    Kineto traces written through Python's `json` (TraceLens, HTA) carry `ts` and `dur` with 0 to 3
+    decimals, which the paths above do not take. The form of every text is checked in bulk (only
+    digits, points, minus signs and separators; no empty text; a minus sign first, before a digit;
+    at most one point, between digits, with at most 3 after it); then one C-level parse of the
+    digits without points gives each value, and the few bytes after each point its decimals.
+    """
+    if n == 0 or joined[:1] == b" " or joined[-1:] == b" " or b"  " in joined:
+        return None  # an empty text (no time): the other paths say which
+    if joined.translate(None, _PLAIN_NUMBER_BYTES):
+        return None
+    a = np.frombuffer(joined, np.uint8)
+    ends = np.flatnonzero(a == 32)
+    if ends.shape[0] != n - 1:
+        return None
+    bounds = np.concatenate(([-1], ends, [a.shape[0]]))
+    if int((bounds[1:] - bounds[:-1]).max()) > _MAX_PLAIN_BYTES + 1:
+        return None
+    after = np.append(a, np.uint8(32))
+    minus = np.flatnonzero(a == 45)
+    if minus.shape[0] and (
+        ((minus > 0) & (a[minus - 1] != 32)).any() or ((after[minus + 1] - np.uint8(48)) > 9).any()
+    ):
+        return None  # a minus sign is only the first byte of a text, before a digit
+    points = np.flatnonzero(a == 46)
+    # One point per text at most, between digits; the first separator after the digit that
+    # follows it (one is appended for the last text) gives the decimals, 1 to 3, or there are more.
+    field = np.searchsorted(ends, points)
+    if points.shape[0] and (
+        points[0] == 0
+        or (field[1:] == field[:-1]).any()
+        or ((a[points - 1] - np.uint8(48)) > 9).any()
+        or ((after[points + 1] - np.uint8(48)) > 9).any()
+    ):
+        return None
+    decimals = np.zeros(points.shape[0], np.int64)
+    for k in (3, 2, 1):
+        decimals[after[np.minimum(points + k + 1, a.shape[0])] == 32] = k
+    if not decimals.all():
+        return None
+    values = np.fromstring(joined.replace(b".", b""), dtype=np.int64, sep=" ")
+    if values.shape[0] != n:
+        return None
+    scale = np.ones(n, np.int64)
+    scale[field] = _POW10[decimals]
+    us = values // scale
+    frac = (values - us * scale) * (PS_PER_US // scale)
     return us, frac, np.ones(n, bool)
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from profscope.formats.chrome import spill as chrome_spill
 from profscope.formats.chrome.blocks import BlockReader
 from profscope.formats.chrome.columns import ColumnCollector
-from profscope.formats.chrome.scan import EVENT_BOUNDARY, EventScanner
+from profscope.formats.chrome.scan import EVENT_BOUNDARY, EventScanner, gc_paused
 from profscope.formats.chrome.spill import SpillFile
 from profscope.formats.common import helper_process
 from profscope.formats.common.opening import PositionalFile
@@ -171,13 +171,14 @@ def run(inbox: Connection, outbox: Connection, spill_fd: int, source_fd: int) ->
         )
         reported = offset
         try:
-            for batch in scanner.batches():
-                collector.add(batch)
-                if collector.pending_bytes >= chunk_bytes:
-                    collector.flush(spill)
-                if scanner.offset - reported >= PROGRESS_EVERY_BYTES:
-                    reported = scanner.offset
-                    outbox.send(("progress", reported - offset))
+            with gc_paused():
+                for batch in scanner.batches():
+                    collector.add(batch)
+                    if collector.pending_bytes >= chunk_bytes:
+                        collector.flush(spill)
+                    if scanner.offset - reported >= PROGRESS_EVERY_BYTES:
+                        reported = scanner.offset
+                        outbox.send(("progress", reported - offset))
         finally:
             reader.close()
         collector.flush(spill)

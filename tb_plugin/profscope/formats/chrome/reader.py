@@ -47,7 +47,7 @@ from profscope.formats.chrome.events import SimpleEvents, add_counters
 from profscope.formats.chrome.flows import bind_flows, host_device_flows, new_links
 from profscope.formats.chrome.pairing import ASYNC, BEGIN_END, pair_halves
 from profscope.formats.chrome.parts import Parts
-from profscope.formats.chrome.scan import EventScanner, Truncated
+from profscope.formats.chrome.scan import EventScanner, Truncated, gc_paused
 from profscope.formats.chrome.spill import SpillFile, TooManyNames, TooManyTracks
 from profscope.formats.chrome.tracks import Layout
 from profscope.formats.common import opening
@@ -72,7 +72,8 @@ def read(
     damage = Damage()
     spills: list[SpillFile] = []
     try:
-        return _read(path, fs, total, damage, spills, progress)
+        with gc_paused():
+            return _read(path, fs, total, damage, spills, progress)
     finally:
         for spill in spills:
             spill.close()
