@@ -1,0 +1,5 @@
+import{d as o}from"./chunk-GLIS6GG7.js";import{a as r,c as i,f as g}from"./chunk-B3XSBJZ7.js";var p=`/* Ingest progress, shared by the views that wait for a trace (class prefix ps-progress). */
+.ps-progress { margin-top: 8px; }
+.ps-progress-track { width: 320px; max-width: 100%; height: 6px; background: var(--ps-border-soft); border-radius: 3px; overflow: hidden; }
+.ps-progress-bar { height: 100%; background: var(--ps-accent-border); }
+`;function l(s){return(s.bytes_total>0?`Reading the profile: ${(s.bytes_done/s.bytes_total*100).toFixed(0)}% (${o(s.bytes_done)} of ${o(s.bytes_total)})`:"Reading the profile…")+(s.stage?` · ${s.stage}`:"")}function v(s){g("ps-progress-style",p);let e=r("div",{class:"ps-progress","data-testid":"ingest-progress"}),n=t=>{i(e);let d=t.bytes_total>0?t.bytes_done/t.bytes_total:0,a=r("div",{class:"ps-progress-bar"});a.style.width=`${(d*100).toFixed(1)}%`,e.append(r("div",{class:"ps-progress-track"},a),r("div",{},l(t)))};return{el:r("div",{class:"ps-loading"},s,e),progress:n}}export{v as a};

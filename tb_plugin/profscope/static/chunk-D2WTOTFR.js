@@ -1,5 +1,0 @@
-import{d as o}from"./chunk-GLIS6GG7.js";import{a as e,c as i,f as g}from"./chunk-B3XSBJZ7.js";var n=`/* Ingest progress, shared by the views that wait for a trace (class prefix ps-progress). */
-.ps-progress { margin-top: 8px; }
-.ps-progress-track { width: 320px; max-width: 100%; height: 6px; background: #e5e7eb; border-radius: 3px; overflow: hidden; }
-.ps-progress-bar { height: 100%; background: #1a73e8; }
-`;function c(s){return(s.bytes_total>0?`Reading the profile: ${(s.bytes_done/s.bytes_total*100).toFixed(0)}% (${o(s.bytes_done)} of ${o(s.bytes_total)})`:"Reading the profile…")+(s.stage?` · ${s.stage}`:"")}function u(s){g("ps-progress-style",n);let r=e("div",{class:"ps-progress","data-testid":"ingest-progress"}),p=t=>{i(r);let d=t.bytes_total>0?t.bytes_done/t.bytes_total:0,a=e("div",{class:"ps-progress-bar"});a.style.width=`${(d*100).toFixed(1)}%`,r.append(e("div",{class:"ps-progress-track"},a),e("div",{},c(t)))};return{el:e("div",{class:"ps-loading"},s,r),progress:p}}export{u as a};
