@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -55,3 +56,15 @@ def test_marked_modules_and_every_reader_load_neither_tensorboard_nor_protobuf()
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]", f"{marked} with the readers {readers} load {done.stdout.strip()}"
+
+
+def test_run_all_finds_every_marked_module() -> None:
+    """tests/run_all.sh collects the marked modules by a line pattern (collecting every module would
+    import TensorBoard first); a mark written another way would leave its module out of that run."""
+    run_all = (TESTS / "run_all.sh").read_text(encoding="utf-8")
+    pattern = re.search(r"grep -rlE '([^']+)'", run_all)
+    assert pattern is not None, "run_all.sh no longer finds the marked modules with grep -rlE"
+    line = re.compile(pattern.group(1), re.MULTILINE)
+    marked = {p for p in TESTS.rglob("test_*.py") if _marked(p)}
+    found = {p for p in TESTS.rglob("test_*.py") if line.search(p.read_text(encoding="utf-8"))}
+    assert marked and found == marked, sorted(str(p) for p in marked ^ found)
