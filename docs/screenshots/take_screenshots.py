@@ -114,8 +114,8 @@ def trace(page, base: str, all_runs: list[dict], out: pathlib.Path) -> None:  # 
         timeout=LOAD_TIMEOUT_MS,
     )
     settle(page, frame)
-    # The host thread's Python stacks fill the view: collapse the first (CPU) section with a click on
-    # its header, so the GPU stream's kernels come up under it.
+    # The host's ops and their Python frames (a track of their own) fill the view: collapse the first (CPU)
+    # section with a click on its header, so the GPU stream's kernels come up under it.
     box = frame.locator("[data-testid=trace-canvas]").bounding_box()
     page.mouse.click(box["x"] + 40, box["y"] + 10)
     settle(page, frame)

@@ -117,8 +117,8 @@ def test_args_event_filled_in_memory_where_one_range_holds_every_index(name, fmt
 
 
 def test_a_track_laid_out_greedily_across_pieces(tmp_path, monkeypatch):
-    """bert_small has a track whose slices overlap without nesting: cut in pieces, it is laid out
-    again greedily, and still equals the in-memory rows."""
+    """A Lightning fit's op thread has slices that overlap without nesting: cut in pieces, it is
+    laid out again greedily, and still equals the in-memory rows."""
     relaid = []
     original = spill_finalize.SplitTrack.relayout
 
@@ -127,7 +127,7 @@ def test_a_track_laid_out_greedily_across_pieces(tmp_path, monkeypatch):
         return original(self, *args)
 
     monkeypatch.setattr(spill_finalize.SplitTrack, "relayout", relayout)
-    path = DATA / "kineto/bert_small.pt.trace.json.gz"
+    path = DATA / "jobs/lightning_fit/worker0.1796611997623767143.pt.trace.json.gz"
     spilled = read(path, "chrome_trace", spill_budget.IngestMemory(str(tmp_path), 1))
     assert relaid
     assert_same_trace(read(path, "chrome_trace"), spilled)

@@ -58,7 +58,7 @@ from profscope.model.columns import Section, Trace, Track
 from profscope.model.spill import budget as spill_budget
 
 # Bump whenever the layout of an entry or the meaning of a column changes: old entries are ignored.
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 
 META_FILE = "meta.json"
 STRINGS_FILE = "strings.json"

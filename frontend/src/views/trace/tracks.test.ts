@@ -22,12 +22,24 @@ const meta = makeTrace(2, 3).meta;
 const sectionOf = (id: number) => meta.sections.find((s) => s.id === meta.tracks[id].section);
 // The same with thread 101 as an XPlane's line of Python frames.
 const withPython = { ...meta, tracks: meta.tracks.map((t) => (t.id === 1 ? { ...t, name: "python3" } : t)) };
+// The same as a Kineto trace recorded with_stack: thread 100's Python frames on a track of their own
+// below it, and a thread of frames alone in the GPU's process (pid 0).
+const kineto = {
+  ...meta,
+  tracks: [
+    ...meta.tracks,
+    { ...meta.tracks[0], id: 4, name: `${meta.tracks[0].name} · Python` },
+    { ...meta.tracks[0], id: 5, section: meta.tracks[2].section, name: "thread 0 (python3) · Python" },
+  ],
+};
 const order = (l: Layout) => l.sections.map((s) => [s.section.name, s.tracks.map((t) => t.track.id)]);
 
 describe("track choice", () => {
   it("tells the kinds of tracks apart", () => {
     expect(meta.tracks.map((t) => trackKind(t, sectionOf(t.id)))).toEqual(["host", "host", "device", "device"]);
     expect(trackKind(withPython.tracks[1], sectionOf(1))).toBe("python");
+    const kinetoSection = (id: number) => kineto.sections.find((s) => s.id === kineto.tracks[id].section);
+    expect(kineto.tracks.map((t) => trackKind(t, kinetoSection(t.id)))).toEqual(["host", "host", "device", "device", "python", "python"]);
     const line = { ...meta.tracks[2], name: "XLA Ops", kind: "line" };
     expect(trackKind(line, sectionOf(2))).toBe("xla");
   });
@@ -42,6 +54,12 @@ describe("track choice", () => {
     const noPython = applyPreset(first, "hide-python", meta);
     expect(order(new Layout(withPython, new Set(), noPython))[1]).toEqual(["Host CPU", [0]]);
     expect(applyPreset(noPython, "all", meta)).toEqual(emptyChoice());
+    // A Kineto trace's Python tracks go, its op threads and streams stay; none of them is pinned.
+    expect(applyPreset(emptyChoice(), "device-first", kineto).pinned).toEqual([2, 3]);
+    expect(order(new Layout(kineto, new Set(), applyPreset(emptyChoice(), "hide-python", kineto)))).toEqual([
+      ["Host CPU", [0, 1]],
+      ["GPU 0", [2, 3]],
+    ]);
   });
 
   it("filters by name, hides and pins single tracks, and leaves out the sections left empty", () => {
@@ -101,6 +119,7 @@ describe("zoom to activity", () => {
 
   it("spans the device's events and summaries, or the selection's section's", () => {
     expect([...activityTracks(meta, null)]).toEqual([2]);
+    expect([...activityTracks(kineto, null)]).toEqual([2]); // not the Python frames in GPU 0's process
     expect(busySpan(tile, activityTracks(meta, null))).toEqual({ start: 1050, end: 1405 });
     expect(busySpan(tile, activityTracks(meta, 0))).toEqual({ start: 1000, end: 1900 });
     expect(busySpan(tile, new Set([9]))).toBeNull();

@@ -20,11 +20,15 @@ export const TRACK_KINDS: readonly { kind: TrackKind; label: string }[] = [
 const XLA_LINE = /^(XLA |Async XLA|Framework |Source code|Steps|TensorFlow )/;
 
 /** Lines of Python frames (an XPlane's "python3" thread, a Python tracer's line). A Kineto thread
- * is named after its process ("thread 7 (python3)") and holds the ops too: it is a host thread. */
+ * is named after its process ("thread 7 (python3)") and holds the ops: it is a host thread. */
 const PYTHON_LINE = /^python/i;
+/** The track the Chrome reader gives a Kineto thread's Python frames ("thread 7 (python3) · Python"),
+ * beside the thread's; a thread of frames alone may sit in a GPU's process (pid 0). */
+const KINETO_PYTHON = / · Python$/;
 
 export function trackKind(track: MetaTrack, section: MetaSection | undefined): TrackKind {
   if (XLA_LINE.test(track.name) || track.kind === "derived") return "xla";
+  if (track.kind === "thread" && KINETO_PYTHON.test(track.name)) return "python";
   if (isDeviceSection(section)) return "device";
   if (PYTHON_LINE.test(track.name)) return "python";
   if (section?.kind === "cpu" && track.kind === "thread") return "host";
@@ -148,10 +152,13 @@ export function readFolded(p: URLSearchParams): number[] | null {
 }
 
 /** The tracks "zoom to activity" looks at: those of `section` when given (the selection's), else the
- * device's (GPU / TPU sections), else every track. */
+ * device's (GPU / TPU sections, but the Python frames Kineto may put in a GPU's process), else every
+ * track. */
 export function activityTracks(meta: TraceMeta, section: number | null): Set<number> {
   const device = new Set(meta.sections.filter(isDeviceSection).map((s) => s.id));
-  const wanted = (t: MetaTrack) => (section !== null ? t.section === section : !device.size || device.has(t.section));
+  const sections = new Map(meta.sections.map((s) => [s.id, s]));
+  const onDevice = (t: MetaTrack) => device.has(t.section) && trackKind(t, sections.get(t.section)) !== "python";
+  const wanted = (t: MetaTrack) => (section !== null ? t.section === section : !device.size || onDevice(t));
   return new Set(meta.tracks.filter((t) => t.kind !== "counter" && wanted(t)).map((t) => t.id));
 }
 

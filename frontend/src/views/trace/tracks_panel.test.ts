@@ -6,11 +6,11 @@ import { TracksPanel } from "./tracks_panel.ts";
 
 const meta = makeTrace(2, 3).meta;
 
-function panel() {
+function panel(trace = meta) {
   let choice: TrackChoice = emptyChoice();
   const folded = new Set<number>();
   const p = new TracksPanel({
-    meta: () => meta,
+    meta: () => trace,
     choice: () => choice,
     setChoice: (c) => (choice = c),
     folded: () => folded,
@@ -30,8 +30,21 @@ describe("TracksPanel", () => {
     q("tracks-preset-device-first").click();
     expect(choice().pinned).toEqual([2, 3]);
     expect(q("tracks-pin-2").textContent).toBe("Pinned");
-    // No line of Python frames in this trace: that preset says why it is off.
+    // No track of Python frames in this trace: that preset says why it is off.
     expect((q("tracks-preset-hide-python") as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it("hides a Kineto thread's Python track with its preset", () => {
+    const python = { ...meta.tracks[0], id: 4, name: `${meta.tracks[0].name} · Python` };
+    const { q, choice } = panel({ ...meta, tracks: [...meta.tracks, python] });
+    q("tracks-button").click();
+    const preset = q<HTMLButtonElement>("tracks-preset-hide-python");
+    expect(preset.disabled).toBe(false);
+    preset.click();
+    expect(choice().hiddenKinds).toEqual(new Set(["python"]));
+    expect(q<HTMLInputElement>("tracks-show-4").checked).toBe(false);
+    expect(q<HTMLInputElement>("tracks-show-0").checked).toBe(true);
+    expect(q<HTMLInputElement>("tracks-kind-python").checked).toBe(false);
   });
 
   it("hides, pins, limits the depth of a track, filters, hides a kind and folds a section", () => {

@@ -9,7 +9,7 @@ import { applyPreset, isShown, PRESETS, setDepthLimit, toggleHidden, togglePin, 
 
 /** Tracks listed at most (a filter narrows the list); the others still follow the kinds and presets. */
 const MAX_LISTED = 400;
-const NO_PYTHON_LINES = "No line of Python frames in this trace (PyTorch records its Python frames in the op threads, above the ops)";
+const NO_PYTHON_LINES = "No track of Python frames in this trace (PyTorch records them with with_stack=True)";
 
 const CSS = `
 .tv-tracks { position: absolute; z-index: 6; top: 100%; left: 8px; width: 440px; max-height: 70vh; overflow: auto;

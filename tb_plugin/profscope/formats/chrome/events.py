@@ -154,12 +154,13 @@ class SimpleEvents:
             name = c.smap[e["name"]]
             # Every event kept (the usual case): views, not copies.
             kept: slice | np.ndarray = slice(None) if not dropped else np.flatnonzero(ok)
+            cat = c.smap[e["cat"][kept]]
             first = builder.add_events(
-                layout.track_of_key[keys[kept]],
+                layout.tracks_of(keys[kept], cat),
                 start[kept],
                 e["dur"][kept],
                 name[kept],
-                c.smap[e["cat"][kept]],
+                cat,
                 args_blob=select_args(args, e["alen"], ok) if dropped else args,
                 args_lengths=e["alen"][kept],
             )

@@ -9,6 +9,11 @@ million request spans are a few rows, not a million tracks of one slice each (Pe
 same-named async tracks likewise); ids with nested events keep a track each, so their nesting is
 never drawn under another id's slice. One counter track per series. `M` metadata events give
 names and sort indices; without them Kineto's own order holds (hosts by pid, then devices).
+
+A thread's Python frames (Kineto's `python_function` complete events, recorded `with_stack`) get a
+track of their own just below the thread's, "<thread> · Python": in the thread they would be 30
+levels of stack over the ops, which no track choice could then hide. A thread of Python frames
+alone is that track only, its name suffixed once (a trace we exported reads back the same).
 """
 
 from __future__ import annotations
@@ -39,6 +44,11 @@ GPU_CATEGORIES = frozenset(
     }
 )
 _STREAM_NAME = re.compile(r"^stream\s*(\d{1,9})(?!\d)", re.I)  # longer numbers name no stream
+# Kineto's category of Python frames, and what names their track after its thread's.
+PYTHON_CATEGORY = "python_function"
+PYTHON_SUFFIX = " · Python"
+# Spec group of a thread's Python track: past every other group, so it sorts just after its thread.
+_PYTHON_GROUP = 2**31
 _CATEGORY_LABELS = {
     "kernel": "kernels",
     "gpu_memcpy": "memcpy",
@@ -73,11 +83,32 @@ def _device_categories(ids: Parts) -> dict[int, set[str]]:
     return found
 
 
+def _python_keys(ids: Parts, python: int | None) -> tuple[set[int], set[int]]:
+    """Track keys with Python frames among their complete events and instants, and those of them
+    with nothing else there. With begin / end events in the trace no key counts as Python alone
+    (those rows are not in `device_pairs`): the thread then keeps a track of its own."""
+    if python is None:
+        return set(), set()
+    framed, other = [], []
+    for p, smap, kmap in zip(ids.parts, ids.smaps, ids.kmaps):
+        pairs = p.device_pairs
+        is_python = smap[pairs & 0xFFFFFFFF] == python
+        keys = kmap[pairs >> 32].astype(np.int64)
+        framed.append(keys[is_python])
+        other.append(keys[~is_python])
+    with_frames = arrays.unique(np.concatenate(framed))
+    if any(p.rows["be"] for p in ids.parts):
+        return set(with_frames.tolist()), set()
+    alone = with_frames[~np.isin(with_frames, np.concatenate(other))]
+    return set(with_frames.tolist()), set(alone.tolist())
+
+
 class Layout:
     """Sections per pid and tracks per key, named and sorted the way Kineto users expect.
 
     `track_of_key` maps the reader's track keys to builder tracks; `device_key` marks the keys
-    that are device streams (the device side of launch and annotation flows).
+    that are device streams (the device side of launch and annotation flows); `tracks_of` sends
+    a thread's Python frames to their own track.
     """
 
     def __init__(self, builder: TraceBuilder, ids: Parts, metadata: dict[str, Any]) -> None:
@@ -90,6 +121,8 @@ class Layout:
             if isinstance(dev, dict) and is_int(dev.get("id"))
         }
         pids_with_device_work = {keys[k][1] for k in device_cats if keys[k][0] == cc.THREAD}
+        self.python_category = builder.string_ids.get(PYTHON_CATEGORY)
+        with_frames, frames_alone = _python_keys(ids, self.python_category)
 
         sections: dict[Any, tuple[int, str, str]] = {}
         for key in keys:
@@ -116,7 +149,9 @@ class Layout:
 
         self.device_key = np.zeros(ids.num_keys, bool)
         self.track_of_key = np.zeros(ids.num_keys, np.int32)
-        # (section, sort index, name, key index, kind, async group or -1): in the order of the tracks
+        # The Python track of each key with Python frames (-1: none), its own track if it has no more.
+        self.python_track_of_key = np.full(ids.num_keys if with_frames else 0, -1, np.int32)
+        # (section, sort index, name, key index, kind, async group, -1 or _PYTHON_GROUP): in the order of the tracks
         # as tuples, which `sort` compares with no key made per track (the key index is unique).
         specs: list[tuple[int, int, str, int, str, int]] = []
         for k, key in enumerate(keys):
@@ -140,7 +175,10 @@ class Layout:
                 )
                 self.device_key[k] = section_kind[pid] in ("gpu", "tpu") and spec[1] == "stream"
                 label, tkind, sort = spec
-                specs.append((section, sort, label, k, tkind, -1))
+                if k not in frames_alone or tkind != "thread":
+                    specs.append((section, sort, label, k, tkind, -1))
+                if k in with_frames and tkind == "thread":
+                    specs.append((section, sort, label, k, tkind, _PYTHON_GROUP))
             elif kind == cc.PROCESS:
                 specs.append((section, -(2**31), "process events", k, "other", -1))
             else:
@@ -154,12 +192,28 @@ class Layout:
         # Ties in (section, sort index, name) keep key order, a shared track at its first key's place.
         specs.sort()
         for section, sort, name, k, tkind, group in specs:
+            if group == _PYTHON_GROUP:
+                named = name if name.endswith(PYTHON_SUFFIX) and k in frames_alone else name + PYTHON_SUFFIX
+                self.python_track_of_key[k] = track = builder.new_track(section, named, tkind, sort)
+                if k in frames_alone:
+                    self.track_of_key[k] = track
+                continue
             track = builder.new_track(section, name, tkind, sort)
             if group >= 0:
                 async_tracks.group_track[group] = track
             else:
                 self.track_of_key[k] = track
         async_tracks.place(self.track_of_key)
+
+    def tracks_of(self, keys: np.ndarray, categories: np.ndarray) -> np.ndarray:
+        """The builder track of each event with these track keys and category string ids: its
+        key's, or its thread's Python track for a Python frame."""
+        tracks = self.track_of_key[keys]
+        if self.python_track_of_key.shape[0]:
+            frames = np.flatnonzero(categories == self.python_category)
+            python = self.python_track_of_key[keys[frames]]
+            tracks[frames[python >= 0]] = python[python >= 0]
+        return tracks
 
     @staticmethod
     def _describe_section(
