@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import collections
 import gzip
-import importlib.util
 import json
 import re
 import shutil
@@ -26,7 +25,7 @@ from profscope.formats.chrome import reader as chrome_json
 from profscope.formats.chrome import scan as chrome_scan
 from profscope.formats.chrome import spill as chrome_spill
 from profscope.model.spill import budget as spill_budget
-from tests.support import DATA_DIR, REPO
+from tests.support import DATA_DIR
 
 pytestmark = pytest.mark.stack_independent
 
@@ -672,30 +671,6 @@ def test_reads_through_any_fsspec_filesystem() -> None:
     fs.pipe("/profiles/run1/bert.pt.trace.json.gz", (DATA / BERT).read_bytes())
     trace = chrome_json.read("/profiles/run1/bert.pt.trace.json.gz", fs)
     assert event_rows(trace) == expected_rows(source(BERT))
-
-
-def test_make_big_json_repeats_a_trace_along_time(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("make_big_json", REPO / "benchmarks" / "make_big_json.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    out = tmp_path / "big.json"
-    size, n, copies = module.make(str(out), str(DATA / BERT), min_bytes=1, min_events=5000)
-    doc = source(BERT)
-    by_phase = collections.Counter(e["ph"] for e in doc["traceEvents"])
-    per_copy = len(doc["traceEvents"]) - by_phase["M"]
-    assert copies == 2 and n == 2 * per_copy + by_phase["M"] and size == out.stat().st_size
-    big = read(out)
-    one = read(DATA / BERT)
-    assert big.num_events == 2 * one.num_events
-    assert len(flow_rows(big, "launch")) == 2 * len(flow_rows(one, "launch"))
-    # The second copy is the first shifted by a whole number of µs past its end, ns digits intact.
-    first, second = (
-        sorted(big.ev_start_ps.tolist())[: one.num_events],
-        sorted(big.ev_start_ps.tolist())[one.num_events :],
-    )
-    shift = second[0] - first[0]
-    assert shift % 1_000_000 == 0 and shift > one.time_span_ps()[1]
-    assert [s + shift for s in first] == second
 
 
 @pytest.mark.parametrize(
