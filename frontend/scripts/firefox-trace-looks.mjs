@@ -1,6 +1,6 @@
 // The Trace tab's track panel, details and looks in headless Firefox (browser setup:
 // scripts/firefox-session.mjs), for tests/e2e/test_firefox.py: at 1280×800, the "Device first"
-// preset of the Tracks panel, a search match's launch → kernel latency, the axis' tooltip (its labels
+// and "Hide Python stacks" presets of the Tracks panel, a search match's launch → kernel latency, the axis' tooltip (its labels
 // are offsets from the view's start), the height the timeline keeps
 // with an event selected and the bars on one line; Enter and Esc in the search box handing the keys
 // back to the timeline (W zooms); a Roofline row's link to exactly its kernels and Back through the
@@ -39,6 +39,19 @@ await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, pres
   await idle();
   await page.waitForFunction(() => location.href.includes("tp="), { timeout: 15000 });
   results.steps.tracks = { before: orderBefore, after: await order(), url: await href() };
+
+  // "Hide Python stacks": the tracks of the Kineto threads' Python frames leave the timeline and the
+  // link keeps the choice (tk=python); shown again for the steps below.
+  await press("[data-testid=tracks-button]");
+  await press("[data-testid=tracks-preset-hide-python]");
+  await press("[data-testid=tracks-button]");
+  await idle();
+  await page.waitForFunction(() => location.href.includes("tk=python"), { timeout: 15000 });
+  results.steps.hidePython = { after: await order(), url: await href() };
+  await press("[data-testid=tracks-button]");
+  await press("[data-testid=tracks-kind-python]");
+  await press("[data-testid=tracks-button]");
+  await idle();
 
   // A search match selected: its launch → kernel latency in the details.
   await frame.evaluate(() => document.querySelector("[data-testid=search-input]").focus());

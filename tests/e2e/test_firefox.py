@@ -254,7 +254,8 @@ def _luminance(css_or_rgb: str | list[int]) -> float:
 
 def test_tracks_details_and_looks_in_firefox(tensorboard_server, tmp_path) -> None:
     """Issue 42's panels and looks in Firefox at 1280×800 on the H100 trace: "Device first" brings
-    the GPU streams to the top and into the link, a kernel found by search shows its launch → kernel
+    the GPU streams to the top and into the link, "Hide Python stacks" hides the Python frames' tracks
+    (kept in the link too), a kernel found by search shows its launch → kernel
     latency, the axis' tooltip the time from the trace's start, the bars stay on one line and the
     timeline keeps 60 % of the height with the kernel selected; after Enter or Esc in the search box
     W zooms; a Roofline row's link selects exactly its GPU kernels ("1 of N") and Back returns to the
@@ -284,11 +285,19 @@ def test_tracks_details_and_looks_in_firefox(tensorboard_server, tmp_path) -> No
     query = subject_query(link_of(tracks["url"]))
     meta = get_json(server, f"trace/meta?{query}")
     gpu_sections = {s["id"] for s in meta["sections"] if s["kind"] == "gpu"}
-    gpu_tracks = {t["id"] for t in meta["tracks"] if t["section"] in gpu_sections}
+    # The Python frames' tracks (`· Python`) are not device work: "Device first" leaves them.
+    python = {t["id"] for t in meta["tracks"] if t["name"].endswith(" · Python")}
+    gpu_tracks = {t["id"] for t in meta["tracks"] if t["section"] in gpu_sections} - python
     before = [int(t) for t in tracks["before"].split(",")]
     after = [int(t) for t in tracks["after"].split(",")]
     assert before[0] not in gpu_tracks and set(after[: len(gpu_tracks)]) == gpu_tracks, tracks
     assert {int(t) for t in link_of(tracks["url"])["tp"].split(",")} == gpu_tracks, tracks["url"]
+
+    # "Hide Python stacks" takes the Python frames' tracks (the reader's `· Python` tracks) away.
+    hidden = steps["hidePython"]
+    shown = {int(t) for t in hidden["after"].split(",")}
+    assert python and not python & shown and gpu_tracks <= shown, hidden
+    assert link_of(hidden["url"])["tk"] == "python", hidden["url"]
 
     details = steps["details"]
     kernel = get_json(server, f"trace/event?{query}&id={details['id']}")
