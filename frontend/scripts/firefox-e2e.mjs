@@ -14,7 +14,7 @@
 // Roofline is that of the first; in the second, a search for the kernels that carry `kernel_details`
 // selects one and its fields are read from the details panel (results.steps.kernelDetails).
 import { join } from "node:path";
-import { runInFirefox, sleep } from "./firefox-session.mjs";
+import { runInFirefox, settledUrl, sleep } from "./firefox-session.mjs";
 
 const [url, outdir, term, firefox, ...runs] = process.argv.slice(2);
 const LABEL_WIDTH = 260;
@@ -153,17 +153,7 @@ await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, requ
 
     // ---- interactions: from the whole trace, nothing selected ----
     // The link follows the view 200 ms after each frame: wait until it stops changing.
-    const settled = async () => {
-      await idle();
-      let last = await href();
-      for (let i = 0; i < 30; i++) {
-        await sleep(450);
-        const now = await href();
-        if (now === last) return now;
-        last = now;
-      }
-      return last;
-    };
+    const settled = () => settledUrl(page, idle);
     const hold = async (key, ms) => {
       await page.keyboard.down(key);
       await sleep(ms);

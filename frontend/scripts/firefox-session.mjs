@@ -8,6 +8,20 @@ import puppeteer from "puppeteer-core";
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** The page's URL once the view's link stops changing: it follows the view 200 ms after each frame,
+ * so after `idle()` it is read every 450 ms until two reads agree (at most 30 times). */
+export async function settledUrl(page, idle) {
+  await idle();
+  let last = await page.evaluate(() => location.href);
+  for (let i = 0; i < 30; i++) {
+    await sleep(450);
+    const now = await page.evaluate(() => location.href);
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
+}
+
 const PLUGIN_FRAME = "iframe[src*='plugin_entry.html?name=profscope']";
 
 /** Opens `${url}/#profscope` in a fresh headless Firefox (1400×900) and runs `body(session)`, where

@@ -10,7 +10,7 @@
 //
 //   node scripts/firefox-trace-looks.mjs <tensorboard url> <outdir> <search term> [firefox path]
 import { join } from "node:path";
-import { runInFirefox, sleep } from "./firefox-session.mjs";
+import { runInFirefox, settledUrl, sleep } from "./firefox-session.mjs";
 
 const [url, outdir, term, firefox] = process.argv.slice(2);
 const LABEL_WIDTH = 260;
@@ -82,17 +82,7 @@ await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, pres
 
   // Enter and Esc in the search box give the keys back to the timeline: the next W zooms (the box
   // keeps the term, no "w" typed into it).
-  const settled = async () => {
-    await idle();
-    let last = await href();
-    for (let i = 0; i < 30; i++) {
-      await sleep(450);
-      const now = await href();
-      if (now === last) return now;
-      last = now;
-    }
-    return last;
-  };
+  const settled = () => settledUrl(page, idle);
   const focused = () => frame.evaluate(() => document.activeElement?.dataset.testid ?? document.activeElement?.tagName);
   const searchBox = () => frame.$eval("[data-testid=search-input]", (e) => e.value);
   const canvas = await rectOf("[data-testid=trace-canvas]");
