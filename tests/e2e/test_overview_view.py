@@ -8,7 +8,8 @@ without a trace (tests/data/layouts). The tests read the findings and follow one
 tab, see warm-up steps marked and the split rule and verdict stated, sort the op table and download
 what it shows, follow a kernel row to its events, name an annotation as the step and give a batch
 size through the inputs (kept in the deep link), see a CPU-only capture say "not observed" for every
-device figure, compare two ranks, and see the findings of logs without a trace. Expectations come
+device figure, compare two ranks, see the findings of logs without a trace, and follow the memory
+peak of a capture with memory events (tests/data/memory) to the Memory tab. Expectations come
 from the server's own answer. Screenshots go to test-output/e2e/<test>/ (docs/screenshots holds
 copies: chromium_overview*.png).
 """
@@ -37,6 +38,7 @@ RUNS = {
     "xla_logs": LAYOUTS.parent / "xla" / "pytorch_xla_cpu_recompile",
     "input_bound_zh": REPO / "tests" / "data" / "jobs" / "torch_input_bound_zh",
 }
+MEMORY_PEAK = REPO / "tests" / "data" / "memory" / "peak_backward.pt.trace.json.gz"
 
 pytestmark = pytest.mark.skipif(
     not BUNDLE.is_file(), reason="the frontend bundle is not built (npm --prefix frontend run build)"
@@ -48,6 +50,8 @@ def overview_logdir(tmp_path: pathlib.Path) -> pathlib.Path:
     logdir = tmp_path / "logdir"
     for run, source in RUNS.items():
         shutil.copytree(source, logdir / run)
+    (logdir / "memory_peak").mkdir()
+    shutil.copy(MEMORY_PEAK, logdir / "memory_peak" / "worker0.pt.trace.json.gz")
     return logdir
 
 
@@ -385,4 +389,28 @@ def test_logs_without_a_trace_show_their_findings_only(
         frame.query_selector("[data-testid=ov-finding-link], [data-testid=ov-host], [data-testid=ov-error]")
         is None
     )
+    assert page_errors == []
+
+
+def test_the_memory_peak_links_to_the_memory_tab(
+    tensorboard_server, browser_page, page_errors, overview_logdir
+) -> None:  # type: ignore[no-untyped-def]
+    """A capture with memory events says its peak in one line whose link opens the Memory tab of the
+    same run and host; one without memory events has no such line."""
+    server = tensorboard_server(overview_logdir)
+    query = subject(server, "memory_peak")
+    frame = open_overview(browser_page, server, query)
+    peak = overview_answer(server, query)["per_host"][0]["memory_peak"]
+    line = frame.inner_text("[data-testid=ov-memory-peak]")
+    assert (
+        line.startswith("Memory peak: 16")
+        and f"in {peak['step']} under {peak['op']} ({peak['device']})" in line
+    )
+    frame.click("[data-testid=ov-memory-link]")
+    frame.wait_for_selector("[data-testid=mem-device]", timeout=60_000)
+    link = fragment(browser_page)
+    assert link["tool"] == "memory" and link["run"] == "memory_peak", link
+    assert peak["step"] in frame.inner_text("[data-testid=mem-peak-step]")
+    frame = open_overview(browser_page, server, subject(server, "slow_input"))
+    assert frame.query_selector("[data-testid=ov-memory-peak]") is None
     assert page_errors == []

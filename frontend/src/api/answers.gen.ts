@@ -129,7 +129,8 @@ export interface OverviewCategory {
 /**
  * Everything per host (per rank in a multi-rank session): steps, whole-capture and
  * steady-state breakdowns, devices, overlap (when collectives were observed), the steps' phases
- * (when there are steps).
+ * (when there are steps), the allocator's peak (Overview only, when the trace has memory events:
+ * never a peak of 0).
  */
 export interface OverviewHost {
   host: string;
@@ -140,6 +141,7 @@ export interface OverviewHost {
   devices: OverviewDevices;
   overlap?: OverviewOverlap;
   phases?: OverviewPhases;
+  memory_peak?: OverviewMemoryPeak;
 }
 /**
  * The steps of one host: which markers were used (`source_kind`, `source` in words; `inferred`
@@ -372,6 +374,20 @@ export interface OverviewPhase {
   device_busy_fraction?: number;
   model_ops_fraction?: number;
   outside?: boolean;
+}
+/**
+ * The allocator's peak of one host (`analysis.memory.peak`): the highest `Total Allocated` of
+ * its Kineto `[memory]` events over its devices, the device (`"CPU"`, `"CUDA 0"`), the step whose
+ * window holds the first event reaching it (marker name and number; absent outside every step)
+ * and the innermost host op enclosing that event (absent when none does). The Memory tab shows
+ * that device's curve.
+ */
+export interface OverviewMemoryPeak {
+  allocated_bytes: number;
+  device: string;
+  step?: string;
+  step_number?: number;
+  op?: string;
 }
 /**
  * The ranks of a merged session compared through their collectives: per step (`steps`) and

@@ -263,10 +263,25 @@ class OverviewPhases(Answer, kw_only=True):
     device_reason: str | UnsetType = UNSET
 
 
+class OverviewMemoryPeak(Answer, kw_only=True):
+    """The allocator's peak of one host (`analysis.memory.peak`): the highest `Total Allocated` of
+    its Kineto `[memory]` events over its devices, the device (`"CPU"`, `"CUDA 0"`), the step whose
+    window holds the first event reaching it (marker name and number; absent outside every step)
+    and the innermost host op enclosing that event (absent when none does). The Memory tab shows
+    that device's curve."""
+
+    allocated_bytes: int
+    device: str
+    step: str | UnsetType = UNSET
+    step_number: int | UnsetType = UNSET
+    op: str | UnsetType = UNSET
+
+
 class OverviewHost(Answer, kw_only=True):
     """Everything per host (per rank in a multi-rank session): steps, whole-capture and
     steady-state breakdowns, devices, overlap (when collectives were observed), the steps' phases
-    (when there are steps)."""
+    (when there are steps), the allocator's peak (Overview only, when the trace has memory events:
+    never a peak of 0)."""
 
     host: str
     format: str
@@ -276,6 +291,7 @@ class OverviewHost(Answer, kw_only=True):
     devices: OverviewDevices
     overlap: OverviewOverlap | UnsetType = UNSET
     phases: OverviewPhases | UnsetType = UNSET
+    memory_peak: OverviewMemoryPeak | UnsetType = UNSET
 
 
 class OverviewOpRow(Answer, kw_only=True):

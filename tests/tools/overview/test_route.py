@@ -1,5 +1,6 @@
 """The `overview` route through TensorBoard's WSGI app: 202 while ingesting, then the answer (which
-decodes as `OverviewAnswer`); several hosts; a host of PyTorch/XLA logs only; parameter errors."""
+decodes as `OverviewAnswer`); several hosts; a host of PyTorch/XLA logs only; the allocator's peak,
+the Memory tab's; parameter errors."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import msgspec
 import pytest
 
 from profscope.tools.overview.answers import OverviewAnswer
+from tests.support import DATA_DIR
 from tests.support.overview import DEMO_LOGDIR, RANK0, RANK1, SLOW_INPUT
 
 BASE = "/data/plugin/profscope"
@@ -20,6 +22,10 @@ def logdir(tmp_path):
     root = tmp_path / "logdir"
     (root / "slow").mkdir(parents=True)
     shutil.copy(SLOW_INPUT, root / "slow" / "worker0.1796129356689315979.pt.trace.json.gz")
+    (root / "peak").mkdir()
+    shutil.copy(
+        DATA_DIR / "memory" / "peak_backward.pt.trace.json.gz", root / "peak" / "worker0.pt.trace.json.gz"
+    )
     (root / "ranks").mkdir()
     shutil.copy(RANK0, root / "ranks" / "rank-0.pt.trace.json.gz")
     shutil.copy(RANK1, root / "ranks" / "rank-1.pt.trace.json.gz")
@@ -84,6 +90,28 @@ def test_route_on_a_host_of_xla_logs_only(plugin_client, logdir):
     body = res.get_json()
     assert body["per_host"] == [] and any("no trace file" in w for w in body["warnings"])
     assert [f["kind"] for f in body["findings"]] == ["recompile"]
+
+
+def test_route_gives_the_memory_tab_s_peak(plugin_client, logdir):
+    """Per host the peak of the Memory tab's device (bytes, device, step, op); a trace recorded
+    without memory events has none, not a peak of 0."""
+    _, client = plugin_client(logdir)
+    params = subject(client, "peak")
+    res, _ = ready(client, **params)
+    (host,) = res.get_json()["per_host"]
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    (device,) = client.get(f"{BASE}/memory?{query}").get_json()["devices"]
+    peak = device["peak"]
+    assert host["memory_peak"] == {
+        "allocated_bytes": peak["allocated_bytes"],
+        "device": device["label"],
+        "step": peak["step"],
+        "step_number": peak["step_number"],
+        "op": peak["op"],
+    }
+    assert peak["step"] == "ProfilerStep#3" and peak["allocated_bytes"] > 16 << 20
+    plain, _ = ready(client, **subject(client, "slow"))
+    assert "memory_peak" not in plain.get_json()["per_host"][0]
 
 
 @pytest.mark.parametrize(

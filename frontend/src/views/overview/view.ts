@@ -2,8 +2,9 @@
  * steps, where their time goes, their phases and the device activity, then the host op, device kernel and HLO op
  * tables (the `overview` route, docs/OVERVIEW.md). Deep-link keys: `step_name`, `batch_size`,
  * `group_by` (api.ts); changing one refetches. While the server reads the profile the view shows its
- * progress. Every figure leads to its events in the Trace tab (links.ts). Hosts with PyTorch/XLA logs
- * only (no trace) get the findings their logs support, and nothing else. */
+ * progress. Every figure leads to its events in the Trace tab (links.ts), the allocator's peak to the
+ * Memory tab (memory_peak.ts). Hosts with PyTorch/XLA logs only (no trace) get the findings their
+ * logs support, and nothing else. */
 
 import type { OverviewAnswer, OverviewHloRow, OverviewHost, OverviewKernelRow, OverviewLink, OverviewOpRow, TraceCriticalPath } from "../../api/answers.gen.ts";
 import { ApiError } from "../../api/client.ts";
@@ -19,6 +20,7 @@ import type { ChartFrame } from "./chart_frame.ts";
 import { devicesSection } from "./devices.ts";
 import { findingsSection } from "./findings.ts";
 import { evidenceMatches, evidenceParams, rangeParams } from "./links.ts";
+import { memoryPeakLine } from "./memory_peak.ts";
 import { hloColumns, hostOpColumns, kernelColumns } from "./op_columns.ts";
 import css from "./overview.css";
 import { phasesSection } from "./phases_section.ts";
@@ -204,10 +206,11 @@ export class OverviewView {
     const steps = stepsSection(host, answer.categories, answer.batch_size, events);
     const phases = phasesSection(host, events);
     const devices = devicesSection(host);
+    const memory = memoryPeakLine(host, () => this.ctx.navigate("memory", {}));
     this.frames.push(...steps.frames, ...phases.frames, ...devices.frames);
     const title = `${multiHost ? host.host : "Steps and devices"} · ${host.format.replace(/_/g, " ")}`;
-    if (!multiHost) return h("section", { class: "ov-host", "data-testid": "ov-host", "data-host": host.host }, h("h2", {}, title), steps.el, phases.el, devices.el);
-    return h("details", { class: "ov-host", "data-testid": "ov-host", "data-host": host.host, open }, h("summary", {}, h("h2", {}, title)), steps.el, phases.el, devices.el);
+    if (!multiHost) return h("section", { class: "ov-host", "data-testid": "ov-host", "data-host": host.host }, h("h2", {}, title), memory, steps.el, phases.el, devices.el);
+    return h("details", { class: "ov-host", "data-testid": "ov-host", "data-host": host.host, open }, h("summary", {}, h("h2", {}, title)), memory, steps.el, phases.el, devices.el);
   }
 
   private tablesSection(answer: OverviewAnswer): HTMLElement {

@@ -21,6 +21,7 @@ import msgspec
 import numpy as np
 
 from profscope.analysis.events import HostEvents
+from profscope.analysis.memory import step_at
 from profscope.analysis.steps import Steps
 from profscope.tools.memory import pairing, series
 from profscope.tools.memory.answers import (
@@ -195,21 +196,12 @@ def _reserved(records: MemoryRecords, clock: HostClock) -> tuple[MemorySeries | 
     return _series(records.time_ps, records.reserved, clock), None
 
 
-def _step_at(steps: Steps, time_ps: np.ndarray) -> np.ndarray:
-    """The step (index into `steps`) whose window holds each time, -1 outside every step."""
-    if not len(steps):
-        return np.full(time_ps.shape[0], -1, dtype=np.int64)
-    k = np.searchsorted(steps.start_ps, time_ps, side="right") - 1
-    inside = (k >= 0) & (time_ps < steps.end_ps[np.maximum(k, 0)])
-    return np.where(inside, k, -1)
-
-
 def _peak(
     records: MemoryRecords, at: int, with_reserved: bool, names: _Names, steps: Steps, clock: HostClock
 ) -> MemoryPeak:
     op = int(records.op[at])
     time_ps = int(records.time_ps[at])
-    step = int(_step_at(steps, records.time_ps[at : at + 1])[0])
+    step = int(step_at(steps, records.time_ps[at : at + 1])[0])
     trace = names.events.trace
     if op >= 0:
         lo, hi = int(trace.ev_start_ps[op]), int(trace.ev_start_ps[op] + trace.ev_dur_ps[op])
@@ -269,7 +261,7 @@ def _steps(
         bounds = np.stack((lo[nonempty], hi[nonempty]), axis=1).ravel()
         maxima = np.maximum.reduceat(np.concatenate((allocated, [0])), bounds)[::2]
         highest[nonempty] = np.maximum(carried[nonempty], maxima)
-    alloc_step = _step_at(steps, time_ps[pairs.alloc])
+    alloc_step = step_at(steps, time_ps[pairs.alloc])
     inside = alloc_step >= 0
     size = records.size[pairs.alloc]
     made = np.bincount(alloc_step[inside], minlength=count)
@@ -344,7 +336,7 @@ def _allocation_rows(
     """The `TABLE_ROWS` largest allocations of `alloc` (ties: the earlier first)."""
     size = records.size[alloc]
     chosen = np.lexsort((alloc, -size))[:TABLE_ROWS]
-    step = _step_at(steps, records.time_ps[alloc[chosen]])
+    step = step_at(steps, records.time_ps[alloc[chosen]])
     rows = []
     for k, i in zip(step.tolist(), chosen.tolist()):
         a, f = int(alloc[i]), int(free[i])

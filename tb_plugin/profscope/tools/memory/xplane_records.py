@@ -26,7 +26,8 @@ import numpy as np
 
 from profscope.analysis import events as host_events
 from profscope.analysis.events import HostEvents
-from profscope.tools.memory.records import ABSENT, MemoryRecords, OwnStats, Skipped
+from profscope.analysis.memory import ABSENT
+from profscope.tools.memory.records import MemoryRecords, OwnStats, Skipped
 
 ALLOCATION, DEALLOCATION = "MemoryAllocation", "MemoryDeallocation"
 NO_DEVICE = -1  # XPlane allocators are named, not numbered by device type

@@ -1,12 +1,13 @@
-"""The overview answer of one or more hosts: each host's analysis (`analysis.host`), then the merged
-tables, the ranks compared through their collectives (`analysis.collectives`) and findings.
+"""The overview answer of one or more hosts: each host's analysis (`analysis.host`) with its
+allocator's peak (`analysis.memory`; added here, not in the host analysis Compare shares), then the
+merged tables, the ranks compared through their collectives (`analysis.collectives`) and findings.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from profscope.analysis import breakdown, collectives, findings
+from profscope.analysis import breakdown, collectives, findings, memory
 from profscope.analysis import steps as steps_lib
 from profscope.analysis.host import NO_TRACE, analyze_host, device_reason, tables
 from profscope.analysis.results import HostInput, Options
@@ -35,6 +36,10 @@ def answer(
     hosts (for the recompile rule) when there are any. With no trace (`hosts` empty: a host of XLA
     logs only) only the findings from the logs are given, `log_hosts` naming the hosts."""
     results = [analyze_host(h, options) for h in hosts]
+    for r in results:
+        memory_peak = memory.peak(r.events, r.steps)
+        if memory_peak is not None:
+            r.answer.memory_peak = memory_peak
     names = [r.events.name for r in results] or list(log_hosts)
     reasons = [None if r.events.has_device() else device_reason(r.events) for r in results]
     labels = sorted({label for r in results for label in r.layers.input_labels})
