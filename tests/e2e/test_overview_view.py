@@ -9,7 +9,8 @@ tab, see warm-up steps marked and the split rule and verdict stated, sort the op
 what it shows, follow a kernel row to its events, name an annotation as the step and give a batch
 size through the inputs (kept in the deep link), see a CPU-only capture say "not observed" for every
 device figure, compare two ranks, see the findings of logs without a trace, and follow the memory
-peak of a capture with memory events (tests/data/memory) to the Memory tab. Expectations come
+peak of a capture with memory events (tests/data/memory) to the Memory tab, and see the peak of the
+8-GPU TensorFlow XPlane's BFC allocators (tests/data/xplane). Expectations come
 from the server's own answer. Screenshots go to test-output/e2e/<test>/ (docs/screenshots holds
 copies: chromium_overview*.png).
 """
@@ -39,6 +40,7 @@ RUNS = {
     "input_bound_zh": REPO / "tests" / "data" / "jobs" / "torch_input_bound_zh",
 }
 MEMORY_PEAK = REPO / "tests" / "data" / "memory" / "peak_backward.pt.trace.json.gz"
+MEMORY_XPLANE = REPO / "tests" / "data" / "xplane" / "gpu_8x_tf_training.xplane.pb"
 
 pytestmark = pytest.mark.skipif(
     not BUNDLE.is_file(), reason="the frontend bundle is not built (npm --prefix frontend run build)"
@@ -52,6 +54,9 @@ def overview_logdir(tmp_path: pathlib.Path) -> pathlib.Path:
         shutil.copytree(source, logdir / run)
     (logdir / "memory_peak").mkdir()
     shutil.copy(MEMORY_PEAK, logdir / "memory_peak" / "worker0.pt.trace.json.gz")
+    session = logdir / "memory_xplane" / "plugins" / "profile" / "session"
+    session.mkdir(parents=True)
+    shutil.copy(MEMORY_XPLANE, session / "host.xplane.pb")
     return logdir
 
 
@@ -413,4 +418,23 @@ def test_the_memory_peak_links_to_the_memory_tab(
     assert peak["step"] in frame.inner_text("[data-testid=mem-peak-step]")
     frame = open_overview(browser_page, server, subject(server, "slow_input"))
     assert frame.query_selector("[data-testid=ov-memory-peak]") is None
+    assert page_errors == []
+
+
+def test_an_xplane_allocator_s_peak_is_shown_too(
+    tensorboard_server, browser_page, page_errors, screenshot, overview_logdir
+) -> None:  # type: ignore[no-untyped-def]
+    """TensorFlow's BFC allocators (MemoryAllocation events of an XPlane) give the same line: the
+    highest allocator's peak, its numbered step as "step N", its op the event's own tf_op."""
+    server = tensorboard_server(overview_logdir)
+    query = subject(server, "memory_xplane")
+    frame = open_overview(browser_page, server, query)
+    peak = overview_answer(server, query)["per_host"][0]["memory_peak"]
+    assert peak["device"] == "GPU_6_bfc" and peak["op"] == "gradient_tape/replica_6/Tile"
+    line = frame.inner_text("[data-testid=ov-memory-peak]")
+    assert line == f"Memory peak: 5.78 GiB in step {peak['step']} under {peak['op']} (GPU_6_bfc) → Memory tab"
+    screenshot(browser_page, "overview_xplane_memory_peak")
+    frame.click("[data-testid=ov-memory-link]")
+    frame.wait_for_selector("[data-testid=mem-device]", timeout=60_000)
+    assert fragment(browser_page)["tool"] == "memory"
     assert page_errors == []

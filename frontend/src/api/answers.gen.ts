@@ -376,10 +376,12 @@ export interface OverviewPhase {
   outside?: boolean;
 }
 /**
- * The allocator's peak of one host (`analysis.memory.peak`): the highest `Total Allocated` of
- * its Kineto `[memory]` events over its devices, the device (`"CPU"`, `"CUDA 0"`), the step whose
- * window holds the first event reaching it (marker name and number; absent outside every step)
- * and the innermost host op enclosing that event (absent when none does). The Memory tab shows
+ * The allocator's peak of one host (`analysis.memory.peak`, `analysis.memory_xplane.peak`): the
+ * highest `Total Allocated` of its Kineto `[memory]` events over its devices, or `bytes_allocated`
+ * of its XPlane allocator events over its allocators; the device (`"CPU"`, `"CUDA 0"`, or the
+ * allocator's name, `"GPU_0_bfc"`), the step whose window holds the first event reaching it (marker
+ * name and number; absent outside every step) and the op the event names itself (XPlane `tf_op`),
+ * else the innermost host op enclosing that event (absent when none does). The Memory tab shows
  * that device's curve.
  */
 export interface OverviewMemoryPeak {

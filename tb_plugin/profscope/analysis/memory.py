@@ -1,6 +1,8 @@
 """The allocator's records of one host trace as the Overview and the Memory tab both read them:
 Kineto `[memory]` instant events, decoded once per request and put in time order per device, and
-the allocator's peak the Overview shows (`peak`; the Memory tab builds its records on `find`).
+the allocator's peak the Overview shows (`peak`, its line built by `overview_peak`, which the
+XPlane allocators' peak of `analysis.memory_xplane` shares; the Memory tab builds its records on
+`find`).
 
 With `profile_memory=True` the PyTorch profiler writes one instant event named `[memory]` per
 allocation and per free, on the thread that made it, with args `Addr` (the block's address),
@@ -210,16 +212,31 @@ def peak(events: HostEvents, steps: Steps) -> OverviewMemoryPeak | None:
             best = at
     if best < 0:
         return None
-    trace = events.trace
-    event = found.event[best : best + 1]
-    op = int(host_events.enclosing_of_role(events, event, host_events.HOST_ROLES)[0])
-    step = int(step_at(steps, found.time_ps[best : best + 1])[0])
-    out = OverviewMemoryPeak(
+    return overview_peak(
+        events,
+        steps,
         allocated_bytes=int(found.allocated[best]),
         device=device_label(int(found.device_type[best]), int(found.device_id[best])),
+        event=int(found.event[best]),
+        own_op=None,
     )
+
+
+def overview_peak(
+    events: HostEvents, steps: Steps, allocated_bytes: int, device: str, event: int, own_op: str | None
+) -> OverviewMemoryPeak:
+    """The Overview's line of a peak reached at `event` (an allocator event of the host's trace): its
+    step in `steps` and its op, the op the event names itself (`own_op`: an XPlane event's `tf_op`),
+    else the innermost host op enclosing it."""
+    trace = events.trace
+    out = OverviewMemoryPeak(allocated_bytes=allocated_bytes, device=device)
+    step = int(step_at(steps, np.asarray(trace.ev_start_ps[event : event + 1], dtype=np.int64))[0])
     if step >= 0:
         out.step, out.step_number = steps.names[step], int(steps.numbers[step])
+    if own_op:
+        out.op = own_op
+        return out
+    op = int(host_events.enclosing_of_role(events, np.array([event]), host_events.HOST_ROLES)[0])
     name = trace.strings[trace.ev_name[op]] if op >= 0 else ""
     if name:
         out.op = name

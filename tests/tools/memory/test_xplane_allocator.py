@@ -18,6 +18,7 @@ import pathlib
 import msgspec
 import pytest
 
+from profscope.analysis import memory_xplane
 from profscope.analysis import steps as host_steps
 from profscope.tools.memory import analysis, xplane_records
 from profscope.tools.memory.answers import MemoryDevice
@@ -34,7 +35,7 @@ GPU_ALLOCATORS = ["GPU_1_bfc", "GPU_4_bfc", "GPU_6_bfc", "gpu_host_bfc"]
 def raw_events(path: pathlib.Path = TF) -> list[tuple[int, int, str, dict]]:
     """(time ps, event index, name, stats) of the allocator events, in time order."""
     trace = host_events(path).trace
-    names = {xplane_records.ALLOCATION, xplane_records.DEALLOCATION}
+    names = {memory_xplane.ALLOCATION, memory_xplane.DEALLOCATION}
     found = []
     for i in range(trace.num_events):
         name = trace.strings[trace.ev_name[i]]
@@ -90,7 +91,7 @@ def test_pairs_by_address_in_time_order_and_what_the_peak_holds() -> None:
     open_at: dict[int, int] = {}
     freed = orphans = 0
     for _, _, name, stats in raw_events():
-        if name == xplane_records.ALLOCATION:
+        if name == memory_xplane.ALLOCATION:
             open_at[stats["addr"]] = stats["allocation_bytes"]
         elif open_at.pop(stats["addr"], None) is not None:
             freed += 1
@@ -157,7 +158,7 @@ def test_gpu_rows_show_the_events_own_op_shape_dtype_and_region() -> None:
     raw = [
         e
         for e in raw_events(GPU)
-        if e[3]["allocator_name"] == "GPU_4_bfc" and e[2] == xplane_records.ALLOCATION
+        if e[3]["allocator_name"] == "GPU_4_bfc" and e[2] == memory_xplane.ALLOCATION
     ]
     by_event = {index: stats for _, index, _, stats in raw}
     d = gpu_allocators()[1]["GPU_4_bfc"]
@@ -170,7 +171,7 @@ def test_gpu_rows_show_the_events_own_op_shape_dtype_and_region() -> None:
     for row in d.allocations:
         stats = stats_of[(row.addr, round(row.alloc_ns * 1000))]
         assert row.alloc_op == stats["tf_op"] and row.shape == stats.get("shape", msgspec.UNSET)
-        assert row.dtype == xplane_records.dtype_name(stats["data_type"])
+        assert row.dtype == memory_xplane.dtype_name(stats["data_type"])
         assert row.region == stats.get("region_type", msgspec.UNSET)
     assert len(by_event) == d.allocations_count
     # the largest block live at GPU 4's peak: BERT-large's word embeddings cast to half
@@ -187,7 +188,7 @@ def test_gpu_rows_show_the_events_own_op_shape_dtype_and_region() -> None:
 
 
 def test_data_type_names_are_tensorflows() -> None:
-    assert [xplane_records.dtype_name(v) for v in (0, 1, 3, 10, 14, 19, 99)] == [
+    assert [memory_xplane.dtype_name(v) for v in (0, 1, 3, 10, 14, 19, 99)] == [
         "",
         "float",
         "int32",

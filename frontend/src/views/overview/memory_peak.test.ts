@@ -20,6 +20,12 @@ describe("memory peak line", () => {
     expect(memoryPeakLine(host, () => {})?.textContent).toBe("Memory peak: 512 B outside every step, in no host op (CPU) → Memory tab");
   });
 
+  it("names an XPlane allocator's peak, its numbered step as a step", () => {
+    const host = gpuAnswer().per_host[0];
+    host.memory_peak = { allocated_bytes: 6210111488, device: "GPU_6_bfc", step: "0", step_number: 0, op: "gradient_tape/replica_6/Tile" };
+    expect(memoryPeakLine(host, () => {})?.textContent).toBe("Memory peak: 5.78 GiB in step 0 under gradient_tape/replica_6/Tile (GPU_6_bfc) → Memory tab");
+  });
+
   it("shows nothing when the trace has no memory events", () => {
     expect(memoryPeakLine(gpuAnswer().per_host[0], () => {})).toBeNull();
   });

@@ -1,5 +1,7 @@
 """The overview answer of one or more hosts: each host's analysis (`analysis.host`) with its
-allocator's peak (`analysis.memory`; added here, not in the host analysis Compare shares), then the
+allocator's peak (`analysis.memory` for Kineto's `[memory]` events, `analysis.memory_xplane` for an
+XPlane's allocator events: the higher of the two, Kineto's on a tie; added here, not in the host
+analysis Compare shares), then the
 merged tables, the ranks compared through their collectives (`analysis.collectives`) and findings.
 """
 
@@ -7,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from profscope.analysis import breakdown, collectives, findings, memory
+from profscope.analysis import breakdown, collectives, findings, memory, memory_xplane
 from profscope.analysis import steps as steps_lib
 from profscope.analysis.host import NO_TRACE, analyze_host, device_reason, tables
 from profscope.analysis.results import HostInput, Options
@@ -37,9 +39,9 @@ def answer(
     logs only) only the findings from the logs are given, `log_hosts` naming the hosts."""
     results = [analyze_host(h, options) for h in hosts]
     for r in results:
-        memory_peak = memory.peak(r.events, r.steps)
-        if memory_peak is not None:
-            r.answer.memory_peak = memory_peak
+        peaks = [p for p in (memory.peak(r.events, r.steps), memory_xplane.peak(r.events, r.steps)) if p]
+        if peaks:
+            r.answer.memory_peak = max(peaks, key=lambda p: p.allocated_bytes)
     names = [r.events.name for r in results] or list(log_hosts)
     reasons = [None if r.events.has_device() else device_reason(r.events) for r in results]
     labels = sorted({label for r in results for label in r.layers.input_labels})

@@ -1,0 +1,217 @@
+"""The allocators' own records in an XPlane as the Overview and the Memory tab both read them:
+TensorFlow / XLA runtime `MemoryAllocation` and `MemoryDeallocation` events, decoded once per request
+and put in time order per allocator (`find`), and the allocators' peak the Overview shows (`peak`).
+
+TensorFlow's allocators (the BFC allocator of a GPU, and of the CPU with
+`TF_CPU_ALLOCATOR_USE_BFC=true`; the oneDNN CPU allocator for its few blocks) write one zero-length
+TraceMe per allocation and per free while the profiler runs, on the thread that made it, with stats
+`allocator_name` (the memory id), `bytes_allocated` (the allocator's bytes in use right after the
+event), `bytes_reserved`, `allocation_bytes` (the block's size), `requested_bytes`, `addr`,
+`tf_op`, `region_type`, `data_type`, `shape`, `peak_bytes_in_use`, `fragmentation`. Here:
+- each `allocator_name` is one allocator (device), labelled by that name;
+- size = +allocation_bytes for an allocation, −allocation_bytes for a free (the block's size, as
+  XProf's memory_profile counts it);
+- Total Allocated = bytes_allocated, Total Reserved = bytes_reserved (-1 when absent); an event
+  without `bytes_allocated` is left out (counted in `without_totals`);
+- events are ordered by time, then by their place in the trace;
+- each event's own op is its `tf_op` (the TensorFlow op's full name, as XProf's memory_profile names
+  it), its shape its `shape`, its dtype its `data_type` (TensorFlow's `DataType` enum, named as
+  TensorFlow prints it; 0, DT_INVALID, which frees carry, is no dtype) and its region its
+  `region_type`; an empty text is none. Where an event names no op, the op is the innermost host
+  slice enclosing it (the op's TraceMe), as for Kineto.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import msgspec
+import numpy as np
+
+from profscope.analysis import events as host_events
+from profscope.analysis import memory
+from profscope.analysis.answers import OverviewMemoryPeak
+from profscope.analysis.events import HostEvents
+from profscope.analysis.memory import ABSENT
+from profscope.analysis.steps import Steps
+from profscope.model.columns import Trace
+
+ALLOCATION, DEALLOCATION = "MemoryAllocation", "MemoryDeallocation"
+# tensorflow/core/framework/types.proto `DataType` values as TensorFlow's DataTypeString prints them.
+DATA_TYPES = (
+    "",
+    "float",
+    "double",
+    "int32",
+    "uint8",
+    "int16",
+    "int8",
+    "string",
+    "complex64",
+    "int64",
+    "bool",
+    "qint8",
+    "quint8",
+    "qint32",
+    "bfloat16",
+    "qint16",
+    "quint16",
+    "uint16",
+    "complex128",
+    "half",
+    "resource",
+    "variant",
+    "uint32",
+    "uint64",
+)
+
+
+class _XplaneArgs(msgspec.Struct, gc=False):
+    allocator_name: str = ""
+    bytes_allocated: int = ABSENT
+    bytes_reserved: int = ABSENT
+    allocation_bytes: int = 0
+    addr: int = 0
+    tf_op: str = ""
+    shape: str = ""
+    data_type: int = 0
+    region_type: str = ""
+
+
+_decode = msgspec.json.Decoder(_XplaneArgs).decode
+
+
+def dtype_name(value: int) -> str:
+    """TensorFlow's name of a `DataType` value ("" for DT_INVALID: no dtype)."""
+    if 0 <= value < len(DATA_TYPES):
+        return DATA_TYPES[value]
+    return f"DataType {value}"
+
+
+class _Strings:
+    """A string table: each distinct text once; "" is none (-1)."""
+
+    def __init__(self) -> None:
+        self.codes: dict[str, int] = {}
+
+    def code(self, text: str) -> int:
+        return self.codes.setdefault(text, len(self.codes)) if text else -1
+
+
+@dataclasses.dataclass(frozen=True)
+class AllocatorEvents:
+    """The kept allocator events of one host (readable, with `bytes_allocated`), in trace order:
+    their columns, the allocator of each (an index into `names`, sorted) and the texts each names
+    itself (indices into `strings`, -1 where the event says nothing)."""
+
+    names: list[str]
+    unreadable: int
+    without_totals: int
+    allocator: np.ndarray  # int64 index into names
+    event: np.ndarray  # int64 event index in the host's trace
+    time_ps: np.ndarray  # int64, host-local
+    addr: np.ndarray  # uint64
+    size: np.ndarray  # int64, signed: > 0 allocates, < 0 frees
+    allocated: np.ndarray  # int64 bytes_allocated after the event
+    reserved: np.ndarray  # int64 bytes_reserved after the event (-1 when absent)
+    strings: tuple[str, ...]
+    own_op: np.ndarray  # int64 code of `tf_op`
+    shape: np.ndarray  # int64 code of `shape`
+    dtype: np.ndarray  # int64 code of the `data_type`'s name
+    region: np.ndarray  # int64 code of `region_type`
+
+    def allocators(self) -> list[np.ndarray]:
+        """The kept events of each allocator of `names`, in time order (ties: trace order)."""
+        parts = []
+        for k in range(len(self.names)):
+            mine = np.flatnonzero(self.allocator == k)
+            parts.append(mine[np.lexsort((self.event[mine], self.time_ps[mine]))])
+        return parts
+
+    def text(self, column: np.ndarray, at: int) -> str | None:
+        code = int(column[at])
+        return self.strings[code] if code >= 0 else None
+
+
+def find(trace: Trace) -> AllocatorEvents | None:
+    """The host's allocator events, or None when the trace has none (then only the names were looked
+    up). When none is readable with its totals, `names` is empty and the skipped counts say why."""
+    ids = {name: trace.strings.index(name) for name in (ALLOCATION, DEALLOCATION) if name in trace.strings}
+    if not ids:
+        return None
+    indices = np.flatnonzero(np.isin(trace.ev_name, list(ids.values())))
+    sign = np.where(trace.ev_name[indices] == ids.get(DEALLOCATION, -1), -1, 1)
+    rows: list[tuple[str, int, int, int, int, int, int, int, int, int]] = []
+    strings = _Strings()
+    unreadable = without_totals = 0
+    for index, direction, raw in zip(indices.tolist(), sign.tolist(), host_events.args_of(trace, indices)):
+        try:
+            args = _decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            unreadable += 1
+            continue
+        if args.bytes_allocated == ABSENT:
+            without_totals += 1
+            continue
+        rows.append(
+            (
+                args.allocator_name,
+                index,
+                args.addr & 0xFFFFFFFFFFFFFFFF,
+                direction * args.allocation_bytes,
+                args.bytes_allocated,
+                args.bytes_reserved,
+                strings.code(args.tf_op),
+                strings.code(args.shape),
+                strings.code(dtype_name(args.data_type)),
+                strings.code(args.region_type),
+            )
+        )
+    names = sorted({r[0] for r in rows})
+    code_of = {name: k for k, name in enumerate(names)}
+    event = np.array([r[1] for r in rows], dtype=np.int64)
+    size, allocated, reserved, own_op, shape, dtype, region = (
+        np.array([r[k] for r in rows], dtype=np.int64) for k in range(3, 10)
+    )
+    return AllocatorEvents(
+        names=names,
+        unreadable=unreadable,
+        without_totals=without_totals,
+        allocator=np.array([code_of[r[0]] for r in rows], dtype=np.int64),
+        event=event,
+        time_ps=np.asarray(trace.ev_start_ps[event], dtype=np.int64),
+        addr=np.array([r[2] for r in rows], dtype=np.uint64),
+        size=size,
+        allocated=allocated,
+        reserved=reserved,
+        strings=tuple(strings.codes),
+        own_op=own_op,
+        shape=shape,
+        dtype=dtype,
+        region=region,
+    )
+
+
+def peak(events: HostEvents, steps: Steps) -> OverviewMemoryPeak | None:
+    """The highest `bytes_allocated` over the host's allocators: on its allocator, the first event that
+    reaches it (the Memory tab's peak of that allocator), its step in `steps` and its op (the event's
+    own `tf_op`, else the innermost host op enclosing it); None when the XPlane has no allocator event
+    with totals. Allocators tie to the first by name."""
+    found = find(events.trace)
+    if found is None:
+        return None
+    best = -1
+    for part in found.allocators():
+        at = int(part[np.argmax(found.allocated[part])])
+        if best < 0 or found.allocated[at] > found.allocated[best]:
+            best = at
+    if best < 0:
+        return None
+    return memory.overview_peak(
+        events,
+        steps,
+        allocated_bytes=int(found.allocated[best]),
+        device=found.names[int(found.allocator[best])],
+        event=int(found.event[best]),
+        own_op=found.text(found.own_op, best),
+    )
