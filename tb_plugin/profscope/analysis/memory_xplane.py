@@ -8,9 +8,13 @@ TraceMe per allocation and per free while the profiler runs, on the thread that 
 `allocator_name` (the memory id), `bytes_allocated` (the allocator's bytes in use right after the
 event), `bytes_reserved`, `allocation_bytes` (the block's size), `requested_bytes`, `addr`,
 `tf_op`, `region_type`, `data_type`, `shape`, `peak_bytes_in_use`, `fragmentation`. Here:
-- each `allocator_name` is one allocator (device), labelled by that name;
+- each `allocator_name` is one allocator (device), labelled by that name; events without one (XLA's
+  TPU runtime) name their device by number, `index_on_host` or `device_ordinal`: each number is one
+  allocator, labelled "device N" (XProf's memory id "N");
 - size = +allocation_bytes for an allocation, −allocation_bytes for a free (the block's size, as
-  XProf's memory_profile counts it);
+  XProf's memory_profile counts it); a free without `allocation_bytes` (the TPU runtime's) frees
+  the block of the latest allocation before it at its address, and takes that block's size (0, and
+  so neither allocation nor free, when there is none);
 - Total Allocated = bytes_allocated, Total Reserved = bytes_reserved (-1 when absent); an event
   without `bytes_allocated` is left out (counted in `without_totals`);
 - events are ordered by time, then by their place in the trace;
@@ -68,9 +72,11 @@ DATA_TYPES = (
 
 class _XplaneArgs(msgspec.Struct, gc=False):
     allocator_name: str = ""
+    index_on_host: int | None = None
+    device_ordinal: int | None = None
     bytes_allocated: int = ABSENT
     bytes_reserved: int = ABSENT
-    allocation_bytes: int = 0
+    allocation_bytes: int = ABSENT
     addr: int = 0
     tf_op: str = ""
     shape: str = ""
@@ -79,6 +85,14 @@ class _XplaneArgs(msgspec.Struct, gc=False):
 
 
 _decode = msgspec.json.Decoder(_XplaneArgs).decode
+
+
+def memory_id(args: _XplaneArgs) -> str:
+    """The allocator an event belongs to: its `allocator_name`, else the device it names by number."""
+    if args.allocator_name:
+        return args.allocator_name
+    number = args.index_on_host if args.index_on_host is not None else args.device_ordinal
+    return f"device {number}" if number is not None else ""
 
 
 def dtype_name(value: int) -> str:
@@ -144,6 +158,7 @@ def find(trace: Trace) -> AllocatorEvents | None:
     rows: list[tuple[str, int, int, int, int, int, int, int, int, int]] = []
     strings = _Strings()
     unreadable = without_totals = 0
+    unsized_frees: list[int] = []  # rows of frees that do not say their block's size
     for index, direction, raw in zip(indices.tolist(), sign.tolist(), host_events.args_of(trace, indices)):
         try:
             args = _decode(raw)
@@ -153,12 +168,14 @@ def find(trace: Trace) -> AllocatorEvents | None:
         if args.bytes_allocated == ABSENT:
             without_totals += 1
             continue
+        if direction < 0 and args.allocation_bytes == ABSENT:
+            unsized_frees.append(len(rows))
         rows.append(
             (
-                args.allocator_name,
+                memory_id(args),
                 index,
                 args.addr & 0xFFFFFFFFFFFFFFFF,
-                direction * args.allocation_bytes,
+                direction * max(args.allocation_bytes, 0),
                 args.bytes_allocated,
                 args.bytes_reserved,
                 strings.code(args.tf_op),
@@ -173,7 +190,7 @@ def find(trace: Trace) -> AllocatorEvents | None:
     size, allocated, reserved, own_op, shape, dtype, region = (
         np.array([r[k] for r in rows], dtype=np.int64) for k in range(3, 10)
     )
-    return AllocatorEvents(
+    found = AllocatorEvents(
         names=names,
         unreadable=unreadable,
         without_totals=without_totals,
@@ -190,6 +207,30 @@ def find(trace: Trace) -> AllocatorEvents | None:
         dtype=dtype,
         region=region,
     )
+    if unsized_frees:
+        _size_frees(found, np.array(unsized_frees, dtype=np.int64))
+    return found
+
+
+def _size_frees(found: AllocatorEvents, unsized: np.ndarray) -> None:
+    """Give each free that does not say its size (`unsized`, rows) the size of the block it frees:
+    the latest allocation before it at its address in its allocator; one with none stays 0 (in place)."""
+    is_unsized = np.zeros(found.size.shape[0], dtype=bool)
+    is_unsized[unsized] = True
+    size = found.size
+    for part in found.allocators():
+        if not is_unsized[part].any():
+            continue
+        open_size: dict[int, int] = {}
+        for row, addr, block, free in zip(
+            part.tolist(), found.addr[part].tolist(), size[part].tolist(), is_unsized[part].tolist()
+        ):
+            if block > 0:
+                open_size[addr] = block
+            elif free:
+                size[row] = -open_size.pop(addr, 0)
+            else:
+                open_size.pop(addr, None)
 
 
 def peak(events: HostEvents, steps: Steps) -> OverviewMemoryPeak | None:

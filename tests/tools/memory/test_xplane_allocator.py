@@ -197,3 +197,37 @@ def test_data_type_names_are_tensorflows() -> None:
         "half",
         "DataType 99",
     ]
+
+
+def test_tpu_allocators_are_named_by_device_and_frees_take_their_block_s_size() -> None:
+    """The TPU runtime's events (tests/data/xplane/tpu_v6e_inference.xplane.pb) name no allocator but
+    the device (`index_on_host`, XProf's memory id), and its frees carry no `allocation_bytes`: each
+    device is one allocator, and each free releases the block allocated before it at its address."""
+    tpu = DATA_DIR / "xplane" / "tpu_v6e_inference.xplane.pb"
+    raw = raw_events(tpu)
+    events = host_events(tpu)
+    found, skipped = xplane_records.read(events)
+    assert skipped == xplane_records.Skipped()
+    devices = sorted({stats["index_on_host"] for _, _, _, stats in raw})
+    assert [r.label for r in found] == [f"device {d}" for d in devices] == [f"device {d}" for d in range(4)]
+    steps = host_steps.find(events, None)
+    clock = analysis.HostClock("tpu", 0, 0)
+    for records, number in zip(found, devices):
+        mine = [e for e in raw if e[3]["index_on_host"] == number]
+        frees = [e for e in mine if e[2] == memory_xplane.DEALLOCATION]
+        assert all("allocation_bytes" not in stats for _, _, _, stats in frees)
+        open_size: dict[int, int] = {}
+        freed_sizes = []
+        for _, _, name, stats in mine:
+            if name == memory_xplane.ALLOCATION:
+                open_size[stats["addr"]] = stats["allocation_bytes"]
+            else:
+                freed_sizes.append(open_size.pop(stats["addr"]))
+        assert sorted(-records.size[records.size < 0]) == sorted(freed_sizes) and len(freed_sizes) == len(
+            frees
+        )
+        d = analysis.device(records, events, steps, clock, records.label)
+        assert d.never_freed_count == len(open_size) and d.freed_before_capture_count == 0
+        assert d.peak.allocated_bytes == max(stats["bytes_allocated"] for _, _, _, stats in mine)
+        # every event's change of bytes_allocated is its own block: nothing unexplained
+        assert d.notes == [] and d.live_at_peak_bytes == d.peak.allocated_bytes
