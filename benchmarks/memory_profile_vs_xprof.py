@@ -14,10 +14,27 @@ file. Per allocator (memory id) it checks, printing "ok" or both values:
   (its `timeOffsetPs`) minus the first snapshot's, against our peak time minus our first event's;
 - the op at the peak: that snapshot's `activityMetadata.tfOpName` against `peak.op` (both the event's
   own `tf_op`);
-- the events: XProf samples its timeline to at most 1,000 snapshots, so only "at least" is checked.
+- the events: XProf samples its timeline to at most 1,000 snapshots, so only "at least" is checked;
+- the summary card (`allocator_stats`, `tools/memory/allocator_stats.py`): memory capacity, free bytes
+  and fragmentation at the peak, stack (reserved) bytes at the peak and the peak of stack + heap
+  against XProf's `memoryCapacity` and `peakStats`; the lifetime peak against the highest
+  `peakBytesInUse` of XProf's timeline when it kept every event (XProf's own
+  `peakBytesUsageLifetime`, the last event in line order, is printed beside it: see the module
+  docstring of allocator_stats for why it can be lower); the highest fragmentation likewise;
+- the fragmentation curve: every snapshot of XProf's timeline (time, fragmentation) against the
+  fragmentation after our event at that time (any of them when several share the time), and, when
+  XProf kept every event, the values alone (XProf's times are offsets from the start of each event's
+  own thread line, so they disagree where an allocator's lines start at different times: the MI300
+  XPlane);
+- when the allocator reports reserved ("stack") bytes (the TPU XPlane), XProf's peak is stack + heap
+  and the Memory tab's the heap's: the figures at the peak are not compared, only the peak of
+  stack + heap.
+XProf names a TPU chip's allocator by its number ("0"); profscope "device 0".
 `--save DIR` writes XProf's answer, cut to what is compared (per allocator its `profileSummary`, the
-peak snapshot, the first snapshot's `timeOffsetPs` and how many snapshots the timeline has; XProf's
-objects as it gave them), to DIR/<file name without .xplane.pb>.memory_profile.json.
+peak snapshot, the first snapshot's `timeOffsetPs`, how many snapshots the timeline has, the highest
+`peakBytesInUse` and fragmentation over it, and its curve as [time offset ps from the first snapshot,
+fragmentation] pairs; XProf's objects as it gave them), to DIR/<file name without
+.xplane.pb>.memory_profile.json.
 Default file: tests/data/memory/tf_keras_cpu_bfc.xplane.pb.
 """
 
@@ -49,7 +66,8 @@ def xprof_side(path: str) -> dict[str, Any]:
         return json.loads(data)
 
 
-def profscope_side(path: pathlib.Path) -> dict[str, Any]:
+def profscope_side(path: pathlib.Path) -> dict[str, tuple[Any, Any]]:
+    """Per allocator label: (its `MemoryDevice`, its `MemoryRecords`)."""
     import fsspec
 
     from profscope.analysis import events, steps
@@ -62,7 +80,7 @@ def profscope_side(path: pathlib.Path) -> dict[str, Any]:
     found, _ = xplane_records.read(host)
     found_steps = steps.find(host, None)
     clock = analysis.HostClock(path.name, 0, 0)
-    return {d.label: analysis.device(d, host, found_steps, clock, d.label) for d in found}
+    return {d.label: (analysis.device(d, host, found_steps, clock, d.label), d) for d in found}
 
 
 def xprof_digest(answer: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -73,39 +91,116 @@ def xprof_digest(answer: dict[str, Any]) -> dict[str, dict[str, Any]]:
         peak = int(summary["peakStats"]["heapAllocatedBytes"])
         timeline = allocator["sampledTimelineSnapshots"]
         at = next(s for s in timeline if int(s["aggregationStats"]["heapAllocatedBytes"]) == peak)
+        first = int(timeline[0]["timeOffsetPs"])
         out[name] = {
             "profileSummary": summary,
             "peakSnapshot": at,
             "firstTimeOffsetPs": timeline[0]["timeOffsetPs"],
             "sampledSnapshots": len(timeline),
+            "timelinePeakBytesInUse": max(int(s["aggregationStats"]["peakBytesInUse"]) for s in timeline),
+            "timelinePeakFragmentation": max(s["aggregationStats"]["fragmentation"] for s in timeline),
+            "fragmentationCurve": [
+                [int(s["timeOffsetPs"]) - first, s["aggregationStats"]["fragmentation"]] for s in timeline
+            ],
         }
     return out
 
 
-def compare(name: str, xprof: dict[str, Any], mine: Any) -> int:
+def saved_text(digest: dict[str, dict[str, Any]]) -> str:
+    """The digest as indented JSON, each fragmentation curve on one line (thousands of pairs)."""
+    curves = {name: allocator["fragmentationCurve"] for name, allocator in digest.items()}
+    placeholder = {name: {**allocator, "fragmentationCurve": name} for name, allocator in digest.items()}
+    text = json.dumps(placeholder, sort_keys=True, indent=1)
+    for name, curve in curves.items():
+        compact = json.dumps(curve, separators=(",", ":"))
+        text = text.replace(
+            f'"fragmentationCurve": {json.dumps(name)}', f'"fragmentationCurve": {compact}', 1
+        )
+    return text + "\n"
+
+
+def our_name(xprof_name: str) -> str:
+    """XProf's memory id as profscope labels the allocator (a device number is "device N")."""
+    return f"device {xprof_name}" if xprof_name.isdigit() else xprof_name
+
+
+def curve_mismatches(xprof: dict[str, Any], records: Any) -> int:
+    """XProf's fragmentation snapshots without an event of ours at that time with that value."""
+    start = int(records.time_ps[0])
+    fragmentation = records.stats.fragmentation
+    at_time: dict[int, set[float]] = {}
+    for t, f in zip(records.time_ps.tolist(), fragmentation.tolist()):
+        at_time.setdefault(t - start, set()).add(f)
+    return sum(f not in at_time.get(t, ()) for t, f in xprof["fragmentationCurve"])
+
+
+def compare(name: str, xprof: dict[str, Any], mine: Any, records: Any) -> int:
     """Prints each figure of one allocator; how many differ."""
+    import msgspec  # the profscope side only
+
     at = xprof["peakSnapshot"]
+    summary, peak_stats = xprof["profileSummary"], xprof["profileSummary"]["peakStats"]
+    own = mine.allocator_stats
+    every_event = xprof["sampledSnapshots"] == mine.events
+    stack = mine.reserved_reason is msgspec.UNSET  # bytes_reserved observed: XProf's peak is stack + heap
     checks = {
-        "peak bytes": (
-            mine.peak.allocated_bytes,
-            int(xprof["profileSummary"]["peakStats"]["heapAllocatedBytes"]),
+        "memory capacity": (own.capacity_bytes, int(summary["memoryCapacity"])),
+        "peak of stack + heap": (own.peak_in_use_bytes, int(peak_stats["peakBytesInUse"])),
+        "fragmentation curve (time from the first event, value): XProf's snapshots we lack": (
+            curve_mismatches(xprof, records),
+            0,
         ),
-        "peak time from the first event (ps)": (
-            round((mine.peak.time_ns - mine.start_ns) * 1000),
-            int(at["timeOffsetPs"]) - int(xprof["firstTimeOffsetPs"]),
-        ),
-        "op at the peak": (mine.peak.op or None, at["activityMetadata"].get("tfOpName") or None),
     }
+    if not stack:  # the heap's peak is XProf's peak: the same event, the same figures there
+        checks |= {
+            "peak bytes": (mine.peak.allocated_bytes, int(peak_stats["heapAllocatedBytes"])),
+            "peak time from the first event (ps)": (
+                round((mine.peak.time_ns - mine.start_ns) * 1000),
+                int(at["timeOffsetPs"]) - int(xprof["firstTimeOffsetPs"]),
+            ),
+            "op at the peak": (mine.peak.op or None, at["activityMetadata"].get("tfOpName") or None),
+            "free at the peak": (own.free_at_peak_bytes, int(peak_stats["freeMemoryBytes"])),
+            "fragmentation at the peak": (own.fragmentation_at_peak, peak_stats["fragmentation"]),
+            "stack (reserved) at the peak": (0, int(peak_stats["stackReservedBytes"])),
+        }
+    if every_event:
+        values = sorted(f for _, f in xprof["fragmentationCurve"])
+        checks |= {
+            "fragmentation values (XProf's timeline: every event)": (
+                sorted(records.stats.fragmentation.tolist()) == values,
+                True,
+            ),
+            "lifetime peak (XProf's timeline: every event)": (
+                own.lifetime_peak_bytes,
+                xprof["timelinePeakBytesInUse"],
+            ),
+            "highest fragmentation (XProf's timeline: every event)": (
+                own.peak_fragmentation,
+                xprof["timelinePeakFragmentation"],
+            ),
+        }
     print(f" {name}:")
     failures = 0
     for label, (a, b) in checks.items():
         print(f"  {label}: {'ok' if a == b else f'profscope {a!r} · XProf {b!r}'}")
         failures += a != b
+    if stack:
+        print(
+            "  at the peak: not compared (bytes_reserved observed: XProf's peak is stack + heap, the Memory "
+            "tab's the heap's, two events)"
+        )
     snapshots = xprof["sampledSnapshots"]
     enough = mine.events >= snapshots
     print(
         f"  events: profscope {mine.events}, XProf's sampled timeline {snapshots}: {'ok' if enough else 'fewer'}"
     )
+    lifetime = int(summary["peakBytesUsageLifetime"])
+    same = (
+        "the same"
+        if lifetime == own.lifetime_peak_bytes
+        else "lower: its last event in line order, not in time"
+    )
+    print(f"  XProf's summary lifetime peak {lifetime} ({same}); ours {own.lifetime_peak_bytes}")
     return failures + (not enough)
 
 
@@ -125,13 +220,14 @@ def main() -> int:
     done = subprocess.run(run, capture_output=True, text=True, check=True)
     theirs = xprof_digest(json.loads(done.stdout.strip().splitlines()[-1]))
     if args.save:
-        text = json.dumps(theirs, sort_keys=True, indent=1) + "\n"
+        text = saved_text(theirs)
         (args.save / f"{args.file.name.removesuffix('.xplane.pb')}.memory_profile.json").write_text(text)
     ours = profscope_side(args.file)
     print(f"{args.file.name}: XProf allocators {sorted(theirs)}, profscope {sorted(ours)}")
-    failures = int(sorted(theirs) != sorted(ours))
-    for name in sorted(set(theirs) & set(ours)):
-        failures += compare(name, theirs[name], ours[name])
+    failures = int(sorted(map(our_name, theirs)) != sorted(ours))
+    for name in sorted(theirs):
+        if our_name(name) in ours:
+            failures += compare(name, theirs[name], *ours[our_name(name)])
     print("all figures agree" if not failures else f"{failures} figures differ")
     return 1 if failures else 0
 

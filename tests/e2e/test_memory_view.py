@@ -11,7 +11,8 @@ memory, and read the compiler's view of the XLA programs of the JAX CPU XPlane o
 Trace tab where its HLO graph opens), the memory spaces of the TPU v6e XPlane's program (picked in
 their selector, kept in the deep link and reopened from it), the allocator curve of the TensorFlow
 CPU XPlane there, and the GPU BFC allocators of the TensorFlow 8-GPU XPlane of tests/data/xplane
-(the op at the peak, the shapes and dtypes their events name). One tensorboard serves the module.
+(the op at the peak, the shapes and dtypes their events name, their capacity and fragmentation) and
+the TPU XPlane's four chips. One tensorboard serves the module.
 Screenshots go to test-output/e2e/<test>/.
 """
 
@@ -314,4 +315,33 @@ def test_tensorflow_gpu_allocators_show_the_op_shape_and_dtype_their_events_name
     assert "word_embeddings/GatherV2/Cast" in first.locator("td[data-col=op]").inner_text()
     gpu4.evaluate("e => e.scrollIntoView()")
     screenshot(browser_page, "gpu_allocators")
+    assert page_errors == []
+
+
+def test_a_gpu_allocator_shows_its_capacity_and_fragmentation(
+    server, browser_page, page_errors, screenshot
+) -> None:  # type: ignore[no-untyped-def]
+    """XProf's summary figures (capacity, free and fragmentation at the peak, highest fragmentation,
+    lifetime peak) as cards and the fragmentation curve under the byte curves; the TPU's chips, whose
+    runtime reserves a stack, add the peak of allocated + reserved."""
+    frame = open_memory(browser_page, server, "gpu")
+    answer = get_json(server, f"memory?{subject(server, 'gpu')}")
+    stats = next(d for d in answer["devices"] if d["label"] == "GPU_4_bfc")["allocator_stats"]
+    gpu4 = frame.locator("[data-testid=mem-device][data-device=GPU_4_bfc]")
+    assert "14.4 GiB" in gpu4.locator("[data-testid=mem-capacity]").inner_text()  # 15,477,102,400 B
+    assert "0.0283%" in gpu4.locator("[data-testid=mem-fragmentation-at-peak]").inner_text()
+    assert stats["peak_fragmentation"] == 0.0228278
+    assert "2.28%" in gpu4.locator("[data-testid=mem-peak-fragmentation]").inner_text()
+    assert "5.78 GiB" in gpu4.locator("[data-testid=mem-lifetime-peak]").inner_text()
+    assert gpu4.locator("[data-testid=mem-peak-in-use]").count() == 0  # nothing reserved: the same peak
+    frame.wait_for_selector(
+        "[data-testid=mem-device][data-device=GPU_4_bfc] [data-testid=mem-fragmentation-canvas][data-drawn]"
+    )
+    gpu4.evaluate("e => e.scrollIntoView()")
+    screenshot(browser_page, "gpu_allocator_fragmentation")
+    frame = open_memory(browser_page, server, "tpu")
+    chip = frame.locator("[data-testid=mem-device][data-device='device 0']")
+    assert "20 GiB" in chip.locator("[data-testid=mem-peak-in-use]").inner_text()  # 21,492,569,216 B
+    frame.wait_for_selector("[data-testid=mem-fragmentation-canvas][data-drawn]")
+    screenshot(browser_page, "tpu_allocator")
     assert page_errors == []

@@ -1641,7 +1641,8 @@ export interface MemoryAnswer {
 }
 /**
  * One allocator (a device of one host). `reserved` is absent when the profile does not report
- * it (`reserved_reason` says why). `live_at_peak_bytes` sums the blocks allocated in the capture
+ * it (`reserved_reason` says why); `allocator_stats` only for an XPlane allocator.
+ * `live_at_peak_bytes` sums the blocks allocated in the capture
  * and live at the peak; `before_capture_bytes` = peak allocated − that sum: bytes allocated before
  * the capture started and still held. Tables list at most `TABLE_ROWS` rows, largest first; the
  * `*_count` and `*_bytes` fields count them all.
@@ -1673,6 +1674,7 @@ export interface MemoryDevice {
   freed_before_capture_bytes: number;
   ops: MemoryOpRow[];
   notes: string[];
+  allocator_stats?: MemoryAllocatorStats;
 }
 /**
  * An allocator total over time, as a step function: `bytes[i]` holds from `time_ns[i]` until the
@@ -1757,6 +1759,38 @@ export interface MemoryOpRow {
   freed: number;
   peak_bytes: number;
   never_freed_bytes: number;
+}
+/**
+ * What an XPlane allocator says of itself with each event beyond its totals (TensorFlow's BFC
+ * allocator: `bytes_available`, `fragmentation`, `peak_bytes_in_use`; Kineto's `[memory]` events
+ * say none of it), as XProf's memory_profile summarises it (docs/MEMORY.md). At the peak: the
+ * figures of the peak event (`MemoryPeak`): `capacity_bytes` = allocated + reserved + free there,
+ * `free_at_peak_bytes` its free bytes, `fragmentation_at_peak` its fragmentation (a fraction: 1 −
+ * largest free chunk ÷ free bytes). `peak_fragmentation` is the highest over the capture, first
+ * reached at `peak_fragmentation_ns`; `lifetime_peak_bytes` the allocator's high-water mark since
+ * it was created (the highest `peak_bytes_in_use`; it may lie before the capture);
+ * `peak_in_use_bytes` the highest allocated + reserved (XProf's "stack + heap"), first reached at
+ * `peak_in_use_ns`. A figure no event reports is absent.
+ */
+export interface MemoryAllocatorStats {
+  capacity_bytes?: number;
+  free_at_peak_bytes?: number;
+  fragmentation_at_peak?: number;
+  peak_fragmentation?: number;
+  peak_fragmentation_ns?: number;
+  lifetime_peak_bytes?: number;
+  peak_in_use_bytes: number;
+  peak_in_use_ns: number;
+  fragmentation?: MemoryFractionSeries;
+}
+/**
+ * A fraction over time, as a step function like `MemorySeries` (`fraction[i]` holds from
+ * `time_ns[i]` until the next point), downsampled the same way (the maximum kept).
+ */
+export interface MemoryFractionSeries {
+  time_ns: number[];
+  fraction: number[];
+  events: number;
 }
 /**
  * One XLA program of a host, for the selector. `program_id` is the unsigned decimal key of its

@@ -22,12 +22,17 @@ event), `bytes_reserved`, `allocation_bytes` (the block's size), `requested_byte
   it), its shape its `shape`, its dtype its `data_type` (TensorFlow's `DataType` enum, named as
   TensorFlow prints it; 0, DT_INVALID, which frees carry, is no dtype) and its region its
   `region_type`; an empty text is none. Where an event names no op, the op is the innermost host
-  slice enclosing it (the op's TraceMe), as for Kineto.
+  slice enclosing it (the op's TraceMe), as for Kineto;
+- what the allocator says of itself after each event (`AllocatorStats`): `bytes_available` (its free
+  bytes: its limit minus what it holds), `fragmentation` (the BFC allocator's 1 − largest free chunk
+  ÷ free bytes, a fraction) and `peak_bytes_in_use` (its high-water mark since it was created, which
+  may lie before the capture).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import msgspec
 import numpy as np
@@ -76,6 +81,9 @@ class _XplaneArgs(msgspec.Struct, gc=False):
     device_ordinal: int | None = None
     bytes_allocated: int = ABSENT
     bytes_reserved: int = ABSENT
+    bytes_available: int = ABSENT
+    peak_bytes_in_use: int = ABSENT
+    fragmentation: float = math.nan
     allocation_bytes: int = ABSENT
     addr: int = 0
     tf_op: str = ""
@@ -113,6 +121,19 @@ class _Strings:
 
 
 @dataclasses.dataclass(frozen=True)
+class AllocatorStats:
+    """What the allocator says of itself after each event beyond its totals (per record): its free
+    bytes, its fragmentation and its high-water mark since it was created."""
+
+    available: np.ndarray  # int64 `bytes_available`, -1 when absent
+    fragmentation: np.ndarray  # float64 `fragmentation` (a fraction), NaN when absent
+    lifetime_peak: np.ndarray  # int64 `peak_bytes_in_use`, -1 when absent
+
+    def take(self, part: np.ndarray) -> AllocatorStats:
+        return AllocatorStats(self.available[part], self.fragmentation[part], self.lifetime_peak[part])
+
+
+@dataclasses.dataclass(frozen=True)
 class AllocatorEvents:
     """The kept allocator events of one host (readable, with `bytes_allocated`), in trace order:
     their columns, the allocator of each (an index into `names`, sorted) and the texts each names
@@ -133,6 +154,7 @@ class AllocatorEvents:
     shape: np.ndarray  # int64 code of `shape`
     dtype: np.ndarray  # int64 code of the `data_type`'s name
     region: np.ndarray  # int64 code of `region_type`
+    stats: AllocatorStats
 
     def allocators(self) -> list[np.ndarray]:
         """The kept events of each allocator of `names`, in time order (ties: trace order)."""
@@ -155,7 +177,7 @@ def find(trace: Trace) -> AllocatorEvents | None:
         return None
     indices = np.flatnonzero(np.isin(trace.ev_name, list(ids.values())))
     sign = np.where(trace.ev_name[indices] == ids.get(DEALLOCATION, -1), -1, 1)
-    rows: list[tuple[str, int, int, int, int, int, int, int, int, int]] = []
+    rows: list[tuple[str, int, int, int, int, int, int, int, int, int, int, int, float]] = []
     strings = _Strings()
     unreadable = without_totals = 0
     unsized_frees: list[int] = []  # rows of frees that do not say their block's size
@@ -182,14 +204,18 @@ def find(trace: Trace) -> AllocatorEvents | None:
                 strings.code(args.shape),
                 strings.code(dtype_name(args.data_type)),
                 strings.code(args.region_type),
+                args.bytes_available,
+                args.peak_bytes_in_use,
+                args.fragmentation,
             )
         )
     names = sorted({r[0] for r in rows})
     code_of = {name: k for k, name in enumerate(names)}
     event = np.array([r[1] for r in rows], dtype=np.int64)
-    size, allocated, reserved, own_op, shape, dtype, region = (
-        np.array([r[k] for r in rows], dtype=np.int64) for k in range(3, 10)
+    size, allocated, reserved, own_op, shape, dtype, region, available, lifetime_peak = (
+        np.array([r[k] for r in rows], dtype=np.int64) for k in range(3, 12)
     )
+    fragmentation = np.array([r[12] for r in rows], dtype=np.float64)
     found = AllocatorEvents(
         names=names,
         unreadable=unreadable,
@@ -206,6 +232,7 @@ def find(trace: Trace) -> AllocatorEvents | None:
         shape=shape,
         dtype=dtype,
         region=region,
+        stats=AllocatorStats(available, fragmentation, lifetime_peak),
     )
     if unsized_frees:
         _size_frees(found, np.array(unsized_frees, dtype=np.int64))

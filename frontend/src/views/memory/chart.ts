@@ -17,6 +17,8 @@ const STEP_COLOR = "#80868b";
 const GRID_COLOR = gridColor;
 /** How near the peak's triangle (canvas pixels) a click or hover counts as on it. */
 export const PEAK_HIT_PX = 12;
+/** The y axis's width (pixels), the same on every chart of a device so their time axes line up. */
+export const Y_AXIS_PX = 72;
 /** Space a step label needs before the next one is written (pixels). */
 const STEP_LABEL_PX = 44;
 
@@ -153,7 +155,15 @@ export function memoryChartConfig(device: MemoryDevice, openPeak: () => void, ma
       },
       scales: {
         x: { type: "linear", min: span.min, max: span.max, grid: { color: GRID_COLOR }, ticks: { maxTicksLimit: 8, callback: (v) => formatDuration(Number(v)) }, title: { display: true, text: "time from the session start" } },
-        y: { beginAtZero: true, grid: { color: GRID_COLOR }, ticks: { stepSize: byteStep(top), callback: (v) => formatBytes(Number(v)) }, title: { display: true, text: "bytes" } },
+        y: {
+          beginAtZero: true,
+          grid: { color: GRID_COLOR },
+          ticks: { stepSize: byteStep(top), callback: (v) => formatBytes(Number(v)) },
+          title: { display: true, text: "bytes" },
+          afterFit: (axis) => {
+            axis.width = Y_AXIS_PX;
+          },
+        },
       },
       plugins: {
         tooltip: {

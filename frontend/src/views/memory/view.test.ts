@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ProfscopeClient } from "../../api/client.ts";
 import type { ViewContext } from "../view.ts";
 import { type MemoryAnswer, peakTraceParams } from "./api.ts";
+import { allocatorAnswer } from "./allocator_fixture.ts";
 import { peakAnswer } from "./fixture.ts";
 import { liveText, listing, MemoryView } from "./view.ts";
 
@@ -51,6 +52,20 @@ describe("memory view", () => {
     expect(first?.textContent).toContain("aten::empty[4194304]16 MiB1");
     expect(document.querySelector("[data-testid=mem-never-table] tbody tr")?.textContent).toContain("ProfilerStep#5");
     view.destroy();
+  });
+
+  it("shows an XPlane allocator's own figures and its fragmentation curve, a Kineto device none", async () => {
+    const { view } = harness(allocatorAnswer());
+    await view.start();
+    expect(text("mem-capacity")).toContain("144 GiB");
+    expect(text("mem-fragmentation-at-peak")).toContain("41.9%");
+    expect(document.querySelector("[data-testid=mem-fragmentation-chart] canvas")).not.toBeNull();
+    view.destroy();
+    const kineto = harness(peakAnswer());
+    await kineto.view.start();
+    expect(document.querySelector("[data-testid=mem-allocator]")).toBeNull();
+    expect(document.querySelector("[data-testid=mem-fragmentation-chart]")).toBeNull();
+    kineto.view.destroy();
   });
 
   it("opens the Trace tab around the peak with its op selected", async () => {

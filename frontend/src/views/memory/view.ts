@@ -1,6 +1,7 @@
 /** The Memory tab: for each allocator of the selected hosts its curves (allocated, reserved), the
  * steps, the peak with its step and op (a click opens the Trace tab around it), and the tables: steps,
- * blocks live at the peak, ops, the largest allocations with their frees, and the blocks never freed.
+ * blocks live at the peak, ops, the largest allocations with their frees, and the blocks never freed;
+ * for an XPlane allocator also its own figures and fragmentation curve (`allocator.ts`).
  * Then, for a profile whose XLA programs carry a buffer assignment, the compiler's view of the program
  * and memory space picked in the selectors (`program.ts`), kept in the deep link (`program`,
  * `program_host`, `memory_space`). A profile with neither shows why there is nothing, and nothing
@@ -13,6 +14,7 @@ import { ensureStyle } from "../../shared/style.ts";
 import { csvFileName, type SortableTable, tableStyle } from "../../shared/table.ts";
 import { formatBytes, formatCount, formatDuration, NOT_OBSERVED } from "../../shared/units.ts";
 import type { ViewContext } from "../view.ts";
+import { allocatorCards, FRAGMENTATION_COLOR, fragmentationChart } from "./allocator.ts";
 import { choiceParams, MemoryApi, type MemoryAnswer, type MemoryDevice, type ProgramChoice, peakTraceParams, type ProgramMemory, type ProgramSummary, readChoice } from "./api.ts";
 import { ALLOCATED_COLOR, memoryChart, PEAK_COLOR, type Point, RESERVED_COLOR } from "./chart.ts";
 import css from "./memory.css";
@@ -210,8 +212,12 @@ export class MemoryView {
       reserved,
       card("Never freed", formatBytes(device.never_freed_bytes), `${formatCount(device.never_freed_count)} of ${formatCount(device.allocations_count)} allocations`, "mem-never-freed"),
     );
+    const own = allocatorCards(device);
+    const ownCards = own.length ? h("div", { class: "mem-cards", "data-testid": "mem-allocator" }, ...own.map((c) => card(c.title, c.value, c.detail, c.testId))) : null;
     const chart = memoryChart(device, open);
     this.charts.push(chart.chart);
+    const fragmentation = fragmentationChart(device);
+    if (fragmentation) this.charts.push(fragmentation.chart);
     const legend = h(
       "ul",
       { class: "mem-legend", "data-testid": "mem-legend" },
@@ -241,9 +247,12 @@ export class MemoryView {
       { class: "mem-device", "data-testid": "mem-device", "data-device": device.label },
       h("h2", {}, `${device.label}: ${formatCount(device.events)} allocator events over ${formatDuration(device.end_ns - device.start_ns)}`),
       cards,
+      ownCards,
       link,
       chart.el,
       legend,
+      fragmentation?.el ?? null,
+      fragmentation ? h("ul", { class: "mem-legend" }, legendItem(FRAGMENTATION_COLOR, "fragmentation (1 − largest free chunk ÷ free bytes), after each allocator event")) : null,
       notes,
       steps.section("Steps"),
       live.section("Live at the peak"),

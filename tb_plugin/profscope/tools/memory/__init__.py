@@ -5,6 +5,7 @@ Applies to every host with a trace file; a trace recorded without `profile_memor
 TensorFlow's `MemoryAllocation` / `MemoryDeallocation` events per allocator, `pairing` pairs
 allocations with frees by address, `series` bounds the curves for the chart, `analysis` computes
 each device's figures (peak with its step and op, live blocks at the peak, never-freed blocks, ops),
+`allocator_stats` an XPlane allocator's own figures (capacity, fragmentation, lifetime peak),
 `program` the compiler's view of an XLA program (its buffer assignment), `program_events` the trace
 events that run its instructions (the links to their HLO graph), `routes` caches the answer.
 Definitions and formulas: docs/MEMORY.md.

@@ -10,6 +10,8 @@ Definitions (docs/MEMORY.md has them with the reasons):
   before_capture_bytes = peak allocated − their bytes (blocks allocated before the capture).
 - lifetime = free time − allocation time; an allocation without a free was never freed in the capture.
 - an op's peak_bytes: its blocks live at the peak; the rows sum to live_at_peak_bytes.
+- an XPlane allocator's own figures (capacity, free and fragmentation at the peak, the fragmentation
+  curve, its lifetime peak): `allocator_stats`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import numpy as np
 from profscope.analysis.events import HostEvents
 from profscope.analysis.memory import step_at
 from profscope.analysis.steps import Steps
-from profscope.tools.memory import pairing, series
+from profscope.tools.memory import allocator_stats, pairing, series
 from profscope.tools.memory.answers import (
     MemoryAllocation,
     MemoryDevice,
@@ -149,6 +151,7 @@ def device(
     never = pairs.free < 0
     orphan_bytes = int(-records.size[pairs.freed_before_capture].sum())
     reserved, reserved_reason = _reserved(records, clock)
+    own_stats = allocator_stats.summary(records, peak_at, clock.ns)
     return MemoryDevice(
         host=clock.name,
         label=label,
@@ -176,6 +179,7 @@ def device(
         freed_before_capture_bytes=orphan_bytes,
         ops=_op_rows(records, pairs, live, names),
         notes=_notes(records, pairs),
+        allocator_stats=own_stats if own_stats is not None else msgspec.UNSET,
     )
 
 

@@ -20,6 +20,38 @@ class MemorySeries(Answer, kw_only=True):
     events: int
 
 
+class MemoryFractionSeries(Answer, kw_only=True):
+    """A fraction over time, as a step function like `MemorySeries` (`fraction[i]` holds from
+    `time_ns[i]` until the next point), downsampled the same way (the maximum kept)."""
+
+    time_ns: list[float]
+    fraction: list[float]
+    events: int
+
+
+class MemoryAllocatorStats(Answer, kw_only=True):
+    """What an XPlane allocator says of itself with each event beyond its totals (TensorFlow's BFC
+    allocator: `bytes_available`, `fragmentation`, `peak_bytes_in_use`; Kineto's `[memory]` events
+    say none of it), as XProf's memory_profile summarises it (docs/MEMORY.md). At the peak: the
+    figures of the peak event (`MemoryPeak`): `capacity_bytes` = allocated + reserved + free there,
+    `free_at_peak_bytes` its free bytes, `fragmentation_at_peak` its fragmentation (a fraction: 1 −
+    largest free chunk ÷ free bytes). `peak_fragmentation` is the highest over the capture, first
+    reached at `peak_fragmentation_ns`; `lifetime_peak_bytes` the allocator's high-water mark since
+    it was created (the highest `peak_bytes_in_use`; it may lie before the capture);
+    `peak_in_use_bytes` the highest allocated + reserved (XProf's "stack + heap"), first reached at
+    `peak_in_use_ns`. A figure no event reports is absent."""
+
+    capacity_bytes: int | UnsetType = UNSET
+    free_at_peak_bytes: int | UnsetType = UNSET
+    fragmentation_at_peak: float | UnsetType = UNSET
+    peak_fragmentation: float | UnsetType = UNSET
+    peak_fragmentation_ns: float | UnsetType = UNSET
+    lifetime_peak_bytes: int | UnsetType = UNSET
+    peak_in_use_bytes: int
+    peak_in_use_ns: float
+    fragmentation: MemoryFractionSeries | UnsetType = UNSET
+
+
 class MemoryPeak(Answer, kw_only=True):
     """The first event at which `Total Allocated` reaches its maximum over the capture."""
 
@@ -96,7 +128,8 @@ class MemoryStep(Answer, kw_only=True):
 
 class MemoryDevice(Answer, kw_only=True):
     """One allocator (a device of one host). `reserved` is absent when the profile does not report
-    it (`reserved_reason` says why). `live_at_peak_bytes` sums the blocks allocated in the capture
+    it (`reserved_reason` says why); `allocator_stats` only for an XPlane allocator.
+    `live_at_peak_bytes` sums the blocks allocated in the capture
     and live at the peak; `before_capture_bytes` = peak allocated − that sum: bytes allocated before
     the capture started and still held. Tables list at most `TABLE_ROWS` rows, largest first; the
     `*_count` and `*_bytes` fields count them all."""
@@ -127,6 +160,7 @@ class MemoryDevice(Answer, kw_only=True):
     freed_before_capture_bytes: int
     ops: list[MemoryOpRow]
     notes: list[str]
+    allocator_stats: MemoryAllocatorStats | UnsetType = UNSET
 
 
 class ProgramBuffer(Answer, kw_only=True):

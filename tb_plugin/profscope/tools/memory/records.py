@@ -17,6 +17,7 @@ from profscope.analysis import events as host_events
 from profscope.analysis import memory
 from profscope.analysis.events import HostEvents
 from profscope.analysis.memory import MemoryArgs
+from profscope.analysis.memory_xplane import AllocatorStats
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +54,7 @@ class MemoryRecords:
     op: np.ndarray  # int64 innermost enclosing host slice, -1 when none
     allocator: str = ""  # the allocator's own name (XPlane memory ids), empty for Kineto devices
     own: OwnStats | None = None  # the events' own op, shape, dtype and region, when they give them
+    stats: AllocatorStats | None = None  # what the allocator says of itself (XPlane), per record
 
     def __len__(self) -> int:
         return int(self.event.shape[0])

@@ -42,6 +42,7 @@ def read(events: HostEvents) -> tuple[list[MemoryRecords], Skipped]:
                 op=op[part],
                 allocator=name,
                 own=own.take(part),
+                stats=found.stats.take(part),
             )
         )
     return devices, skipped
