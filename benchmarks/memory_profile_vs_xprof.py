@@ -7,7 +7,7 @@ Usage:
 
 `--xprof-python` defaults to $XPROF_PYTHON; the script runs itself under it with `--xprof-side` (XProf's
 `xspace_to_tool_data(…, "memory_profile", {})` on a copy of the file in a temporary logdir). profscope's
-side runs here: the XPlane reader, `tools.memory.xplane_records` and `tools.memory.analysis` on the same
+side runs here: the XPlane reader, `analysis.memory_xplane_records` and `tools.memory.analysis` on the same
 file. Per allocator (memory id) it checks, printing "ok" or both values:
 - peak bytes in use: XProf `profileSummary.peakStats.heapAllocatedBytes` against `peak.allocated_bytes`;
 - when, from the allocator's first event: the first of XProf's `sampledTimelineSnapshots` at the peak
@@ -71,9 +71,10 @@ def profscope_side(path: pathlib.Path) -> dict[str, tuple[Any, Any]]:
     import fsspec
 
     from profscope.analysis import events, steps
+    from profscope.analysis import memory_xplane_records as xplane_records
     from profscope.engine.lod import index as lod
     from profscope.formats.xplane import reader
-    from profscope.tools.memory import analysis, xplane_records
+    from profscope.tools.memory import analysis
 
     trace = reader.read(str(path), fsspec.filesystem("file"))
     host = events.build(path.name, trace, lod.build(trace).self_ps)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 
 from profscope.analysis import memory_xplane
+from profscope.analysis import memory_xplane_records as xplane_records
 from profscope.analysis import steps as host_steps
-from profscope.tools.memory import analysis, xplane_records
+from profscope.tools.memory import analysis
 from tests.support import DATA_DIR
 from tests.support.overview import GPU_TF, SLOW_INPUT, TF_CPU, host_events, overview
 from tests.tools.memory.test_xplane_allocator import raw_events

@@ -13,8 +13,10 @@ import json
 import msgspec
 import pytest
 
+from profscope.analysis import memory_records as records
+from profscope.analysis import memory_xplane_records as xplane_records
 from profscope.analysis import steps as host_steps
-from profscope.tools.memory import analysis, records, xplane_records
+from profscope.tools.memory import analysis
 from profscope.tools.memory.answers import MemoryDevice
 from tests.support import DATA_DIR
 from tests.support.overview import host_events

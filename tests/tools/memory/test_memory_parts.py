@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from profscope.tools.memory import pairing, series
-from profscope.tools.memory.records import MemoryRecords
+from profscope.analysis import memory_pairing as pairing
+from profscope.analysis.memory_records import MemoryRecords
+from profscope.tools.memory import series
 
 
 def test_downsampling_keeps_the_peak_first_and_last_within_the_bound() -> None:

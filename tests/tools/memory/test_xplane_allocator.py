@@ -19,8 +19,9 @@ import msgspec
 import pytest
 
 from profscope.analysis import memory_xplane
+from profscope.analysis import memory_xplane_records as xplane_records
 from profscope.analysis import steps as host_steps
-from profscope.tools.memory import analysis, xplane_records
+from profscope.tools.memory import analysis
 from profscope.tools.memory.answers import MemoryDevice
 from tests.support import DATA_DIR
 from tests.support.overview import host_events

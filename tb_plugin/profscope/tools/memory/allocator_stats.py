@@ -34,9 +34,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from profscope.analysis.memory_records import MemoryRecords
 from profscope.tools.memory import series
 from profscope.tools.memory.answers import MemoryAllocatorStats, MemoryFractionSeries
-from profscope.tools.memory.records import MemoryRecords
 
 
 def summary(

@@ -5,7 +5,7 @@ Definitions (docs/MEMORY.md has them with the reasons):
   at or before t; before the first event, the first event's total minus its own bytes.
 - peak: the first event where allocated reaches its maximum over the capture; its step is the step
   whose window holds its time, its op the op the event names itself (an XPlane event's `tf_op`),
-  else the innermost host op enclosing it (`records`, `xplane_records`).
+  else the innermost host op enclosing it (`analysis.memory_records`, `analysis.memory_xplane_records`).
 - live at the peak: allocations at or before the peak event whose free comes after it or never;
   before_capture_bytes = peak allocated − their bytes (blocks allocated before the capture).
 - lifetime = free time − allocation time; an allocation without a free was never freed in the capture.
@@ -22,10 +22,12 @@ from collections import defaultdict
 import msgspec
 import numpy as np
 
+from profscope.analysis import memory_pairing
 from profscope.analysis.events import HostEvents
 from profscope.analysis.memory import step_at
+from profscope.analysis.memory_records import MemoryRecords
 from profscope.analysis.steps import Steps
-from profscope.tools.memory import allocator_stats, pairing, series
+from profscope.tools.memory import allocator_stats, series
 from profscope.tools.memory.answers import (
     MemoryAllocation,
     MemoryDevice,
@@ -35,7 +37,6 @@ from profscope.tools.memory.answers import (
     MemorySeries,
     MemoryStep,
 )
-from profscope.tools.memory.records import MemoryRecords
 from profscope.units import format_bytes, format_count
 
 TABLE_ROWS = 200
@@ -140,7 +141,7 @@ def device(
 ) -> MemoryDevice:
     """The Memory tab's figures for one allocator (module docstring)."""
     names = _Names(events)
-    pairs = pairing.pair(records)
+    pairs = memory_pairing.pair(records)
     time_ps = records.time_ps
     allocated = records.allocated
     before = int(allocated[0] - records.size[0])
@@ -240,7 +241,7 @@ def _op_path(records: MemoryRecords, record: int, names: _Names) -> list[str]:
 
 
 def _steps(
-    records: MemoryRecords, pairs: pairing.Pairs, before: int, steps: Steps, clock: HostClock
+    records: MemoryRecords, pairs: memory_pairing.Pairs, before: int, steps: Steps, clock: HostClock
 ) -> list[MemoryStep]:
     """Per step: the totals at its ends, its highest total, its allocations and what they leave."""
     time_ps, allocated = records.time_ps, records.allocated
@@ -366,7 +367,7 @@ def _allocation_rows(
 
 
 def _op_rows(
-    records: MemoryRecords, pairs: pairing.Pairs, live: np.ndarray, names: _Names
+    records: MemoryRecords, pairs: memory_pairing.Pairs, live: np.ndarray, names: _Names
 ) -> list[MemoryOpRow]:
     """One row per allocating op name (ops of one name summed), by weighted counts over name codes."""
     own = records.own
@@ -407,7 +408,7 @@ def _op_rows(
     return rows[:TABLE_ROWS]
 
 
-def _notes(records: MemoryRecords, pairs: pairing.Pairs) -> list[str]:
+def _notes(records: MemoryRecords, pairs: memory_pairing.Pairs) -> list[str]:
     """What the records say about themselves that a reader of the figures should know."""
     notes = []
     drift = int((np.diff(records.allocated) != records.size[1:]).sum())

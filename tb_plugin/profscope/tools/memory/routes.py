@@ -18,6 +18,7 @@ import functools
 import msgspec
 from tensorboard import errors
 
+from profscope.analysis import memory_records, memory_xplane_records
 from profscope.analysis import steps as host_steps
 from profscope.context import HostContext
 from profscope.engine.timeline import Timeline
@@ -26,7 +27,7 @@ from profscope.formats.registry import XPLANE
 from profscope.formats.xplane.hlo import signed_program_id
 from profscope.params import Params
 from profscope.tools import Handler
-from profscope.tools.memory import analysis, program, program_events, records, xplane_records
+from profscope.tools.memory import analysis, program, program_events
 from profscope.tools.memory.answers import MemoryAnswer, MemoryDevice, ProgramMemory, ProgramSummary
 from profscope.units import format_count
 
@@ -136,10 +137,10 @@ def _allocators(ctx: HostContext, timeline: Timeline) -> MemoryAnswer:
         several = len(timeline.hosts) > 1
         for i, (host, offset) in enumerate(zip(timeline.hosts, timeline.offsets_ps)):
             events = ctx.host_events(host)
-            found, skipped = records.read(events)
-            from_xplane, skipped_xplane = xplane_records.read(events)
+            found, skipped = memory_records.read(events)
+            from_xplane, skipped_xplane = memory_xplane_records.read(events)
             found += from_xplane
-            skipped = records.Skipped(
+            skipped = memory_records.Skipped(
                 skipped.unreadable + skipped_xplane.unreadable,
                 skipped.without_totals + skipped_xplane.without_totals,
             )

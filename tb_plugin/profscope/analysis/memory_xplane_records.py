@@ -1,5 +1,6 @@
 """The allocators' own records in an XPlane, TensorFlow / XLA runtime `MemoryAllocation` and
-`MemoryDeallocation` events, as `MemoryRecords` (the same analysis as Kineto's `[memory]` events).
+`MemoryDeallocation` events, as `MemoryRecords` (the same analysis as Kineto's `[memory]` events; the
+Memory tab and the Compare tab's memory rows both read them).
 
 `analysis.memory_xplane` decodes the events (what the Overview's peak reads too; its docstring says
 how each stat is read); here each allocator's records get their ops: the op the event names itself
@@ -12,7 +13,7 @@ from __future__ import annotations
 from profscope.analysis import events as host_events
 from profscope.analysis import memory_xplane
 from profscope.analysis.events import HostEvents
-from profscope.tools.memory.records import MemoryRecords, OwnStats, Skipped
+from profscope.analysis.memory_records import MemoryRecords, OwnStats, Skipped
 
 NO_DEVICE = -1  # XPlane allocators are named, not numbered by device type
 

@@ -1,4 +1,5 @@
-"""The allocator's own records of one host trace: Kineto `[memory]` instant events, in time order.
+"""The allocator's own records of one host trace: Kineto `[memory]` instant events, in time order,
+as the Memory tab and the Compare tab's memory rows (`analysis.memory_peaks`) both read them.
 
 `analysis.memory` decodes the events (their args, which are kept, their time order per device: what
 the Overview's peak reads too); here each device's records get their addresses, sizes, reserved

@@ -17,7 +17,7 @@ import dataclasses
 
 import numpy as np
 
-from profscope.tools.memory.records import MemoryRecords
+from profscope.analysis.memory_records import MemoryRecords
 
 
 @dataclasses.dataclass(frozen=True)
