@@ -6,7 +6,8 @@ The logdir holds the demo's CPU-only training loop whose input is read on the tr
 twin as the base with the pickers, and reads the step-time difference with its interval, both
 runs' steps on the strip chart, the figures side by side, the breakdown deltas, the ops that
 changed (the single-process DataLoader added, the prefetch threads' `batch_read` removed), the CSV
-and the advice; then reopens the deep link, which keeps the base. Expectations come from the
+and the advice; then reopens the deep link, which keeps the base; and two captures with memory events
+(tests/data/memory) show each allocator's peak side by side. Expectations come from the
 server's own answer. The screenshot goes to test-output/e2e/<test>/compare.png
 (docs/screenshots/chromium_compare.png is a copy).
 """
@@ -172,4 +173,33 @@ def test_compare_the_slow_run_with_its_fixed_twin(
     wait_compared(frame)
     assert frame.eval_on_selector("[data-testid=cmp-base-run]", "s => s.value") == FIXED
     assert signed_ms(shift["shift_ns"]) in frame.inner_text("[data-testid=cmp-shift-value]")
+    assert page_errors == []
+
+
+def test_memory_peaks_side_by_side(
+    tensorboard_server, browser_page, page_errors, screenshot, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """Two real PyTorch captures with memory events (tests/data/memory: the 16 MiB temporary of step
+    3 as the base, the leak of 1 MiB a step as the run): the CPU allocator's peak on both sides with
+    its delta, and the ops holding each peak, as the server's answer gives them."""
+    logdir = tmp_path / "logdir"
+    for run, name in (("peak", "peak_backward"), ("leak", "leak_per_step")):
+        (logdir / run).mkdir(parents=True)
+        shutil.copy(
+            REPO / "tests" / "data" / "memory" / f"{name}.pt.trace.json.gz",
+            logdir / run / "w.pt.trace.json.gz",
+        )
+    server = tensorboard_server(logdir)
+    query = urllib.parse.urlencode({**side(server, "leak"), **side(server, "peak", "base_")})
+    frame = open_compare(browser_page, server, query)
+    wait_compared(frame)
+    (row,) = get_json(server, f"compare?{query}")["memory"]
+    cells = texts(frame, "[data-testid=cmp-memory-table] tbody tr[data-device=CPU] > *")
+    assert cells[:5] == ["CPU", "16 MiB", "8.04 MiB", "−8 MiB", "−49.9%"] and row["delta_bytes"] == -8_385_556
+    base_ops = texts(frame, "[data-testid=cmp-memory-ops] [data-side=base] li .cmp-memory-op")
+    assert base_ops == [o["op"] for o in row["base_ops"]] and base_ops[0] == "aten::empty"
+    peak = frame.inner_text("[data-testid=cmp-memory-ops] [data-side=run] .cmp-memory-peak")
+    assert peak == f"Run: 8.04 MiB at its peak ({row['run_step']}, in {row['run_op']})"
+    frame.eval_on_selector("[data-testid=cmp-memory]", "e => e.scrollIntoView()")
+    screenshot(browser_page, "compare_memory")
     assert page_errors == []

@@ -1451,8 +1451,9 @@ export interface XlaDiffSide {
  * The `compare` route: the run and its base side by side, the step-time difference with its
  * spread (`shift`, or `shift_reason` when a side has no steady steps), the breakdown categories'
  * per-step medians and deltas over `breakdown_scope`, op deltas (host ops, device kernels, HLO
- * ops), the phase deltas (`phases`, when a side's steps have phases), the cautions, and the method's
- * closing `advice`.
+ * ops), the phase deltas (`phases`, when a side's steps have phases), each allocator's peak on both
+ * sides (`memory`, the run's devices first, then the base's own; `memory_reason` when neither side
+ * has allocator events), the cautions, and the method's closing `advice`.
  */
 export interface CompareAnswer {
   run: CompareSide;
@@ -1467,6 +1468,8 @@ export interface CompareAnswer {
   hlo_ops: CompareOpTable;
   cautions: CompareCaution[];
   phases?: ComparePhases;
+  memory?: CompareMemoryDevice[];
+  memory_reason?: string;
   advice: string;
 }
 /**
@@ -1622,6 +1625,39 @@ export interface ComparePhaseDelta {
   run_share?: number;
   delta_ns?: number;
   relative?: number;
+}
+/**
+ * One allocator (device) of either side, matched by name ("CPU", "CUDA 0", "GPU_0_bfc"): each
+ * side's peak allocated bytes, its highest reserved bytes (absent where not observed), the step
+ * and op at its peak, and the ops holding the most at its peak (`memory_peaks.TOP_OPS` at most);
+ * `delta_bytes` = run − base and `relative` = that ÷ base, only when both sides have the device
+ * (and, for reserved, both observe it). A side without the device leaves its figures out.
+ */
+export interface CompareMemoryDevice {
+  device: string;
+  base_peak_bytes?: number;
+  run_peak_bytes?: number;
+  delta_bytes?: number;
+  relative?: number;
+  base_reserved_bytes?: number;
+  run_reserved_bytes?: number;
+  reserved_delta_bytes?: number;
+  base_step?: string;
+  run_step?: string;
+  base_op?: string;
+  run_op?: string;
+  base_before_capture_bytes?: number;
+  run_before_capture_bytes?: number;
+  base_ops?: CompareMemoryOp[];
+  run_ops?: CompareMemoryOp[];
+}
+/**
+ * An op's blocks live at a side's peak: their bytes and how many.
+ */
+export interface CompareMemoryOp {
+  op: string;
+  bytes: number;
+  count: number;
 }
 /**
  * The `memory` route: each allocator the profile records, or why there is none (`reason`); the

@@ -1,7 +1,8 @@
 /** The Compare tab: the shell's run (one host) against a base picked over `/runs` (kept in the deep
  * link: api.ts). Top to bottom: the cautions, the step-time difference with its interval, every
  * step of both runs on a strip chart beside their figures, the breakdown deltas, the phase deltas, the op deltas
- * (host ops, device kernels, HLO ops: sortable, filterable by change, CSV), the roofline deltas of the
+ * (host ops, device kernels, HLO ops: sortable, filterable by change, CSV), each allocator's memory
+ * peak on both sides (memory.ts), the roofline deltas of the
  * ops in both runs (roofline.ts: each side's Roofline answer), and the method's advice.
  * While the server reads either profile the view shows the progress of both. */
 
@@ -18,6 +19,7 @@ import { type BaseChoice, baseCandidates, baseSubject, type CompareOptions, fetc
 import { BasePicker } from "./base_picker.ts";
 import { categoryColumns, type OpTableId, opColumns } from "./columns.ts";
 import css from "./compare.css";
+import { memorySection } from "./memory.ts";
 import { phasesSection } from "./phases.ts";
 import { type RooflineDelta, rooflineColumns, rooflineDeltas, rooflineListing } from "./roofline.ts";
 import { adviceSection, cautionsSection, shiftSection, sideLabel, statsTable } from "./sections.ts";
@@ -277,7 +279,7 @@ export class CompareView {
       section.set(data, answer.same_within, csvFileName(id, run.run, base.run));
       tables.append(section.table.el);
     });
-    this.body.append(tables, this.rooflineSection(roofline, run.run, base.run), adviceSection(answer.advice));
+    this.body.append(tables, memorySection(answer), this.rooflineSection(roofline, run.run, base.run), adviceSection(answer.advice));
   }
 
   private rooflineSection(roofline: (RooflineAnswer | string)[], run: string, base: string): HTMLElement {

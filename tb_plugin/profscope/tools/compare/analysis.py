@@ -1,6 +1,7 @@
 """The comparison of a run with its base: both sides analysed as the overview analyses one host
 (`sides`), the steady step-time difference with its spread (`shift`), the breakdown and op deltas
-(`deltas`), the phase deltas (`phase_deltas`), the cautions (`cautions`) and the method's closing advice.
+(`deltas`), the phase deltas (`phase_deltas`), each allocator's peak on both sides (`memory_deltas`),
+the cautions (`cautions`) and the method's closing advice.
 
 The difference is never one number: the Hodges–Lehmann shift comes with its distribution-free
 interval, or with the words saying why the steps allow none.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from profscope.tools.compare import cautions, deltas
+from profscope.tools.compare import cautions, deltas, memory_deltas
 from profscope.tools.compare import shift as shift_lib
 from profscope.tools.compare.answers import CompareAnswer, CompareShift
 from profscope.tools.compare.phase_deltas import phase_deltas
@@ -131,4 +132,7 @@ def answer(base: Side, run: Side) -> CompareAnswer:
     phases = phase_deltas(base, run)
     if phases is not None:
         out.phases = phases
+    out.memory = memory_deltas.memory_rows(base.memory, run.memory)
+    if not out.memory:
+        out.memory_reason = memory_deltas.NOT_OBSERVED
     return out

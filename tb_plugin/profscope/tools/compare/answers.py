@@ -172,12 +172,46 @@ class CompareCaution(Answer):
     text: str
 
 
+class CompareMemoryOp(Answer):
+    """An op's blocks live at a side's peak: their bytes and how many."""
+
+    op: str
+    bytes: int
+    count: int
+
+
+class CompareMemoryDevice(Answer, kw_only=True):
+    """One allocator (device) of either side, matched by name ("CPU", "CUDA 0", "GPU_0_bfc"): each
+    side's peak allocated bytes, its highest reserved bytes (absent where not observed), the step
+    and op at its peak, and the ops holding the most at its peak (`memory_peaks.TOP_OPS` at most);
+    `delta_bytes` = run − base and `relative` = that ÷ base, only when both sides have the device
+    (and, for reserved, both observe it). A side without the device leaves its figures out."""
+
+    device: str
+    base_peak_bytes: int | UnsetType = UNSET
+    run_peak_bytes: int | UnsetType = UNSET
+    delta_bytes: int | UnsetType = UNSET
+    relative: float | UnsetType = UNSET
+    base_reserved_bytes: int | UnsetType = UNSET
+    run_reserved_bytes: int | UnsetType = UNSET
+    reserved_delta_bytes: int | UnsetType = UNSET
+    base_step: str | UnsetType = UNSET
+    run_step: str | UnsetType = UNSET
+    base_op: str | UnsetType = UNSET
+    run_op: str | UnsetType = UNSET
+    base_before_capture_bytes: int | UnsetType = UNSET
+    run_before_capture_bytes: int | UnsetType = UNSET
+    base_ops: list[CompareMemoryOp] = []
+    run_ops: list[CompareMemoryOp] = []
+
+
 class CompareAnswer(Answer, kw_only=True):
     """The `compare` route: the run and its base side by side, the step-time difference with its
     spread (`shift`, or `shift_reason` when a side has no steady steps), the breakdown categories'
     per-step medians and deltas over `breakdown_scope`, op deltas (host ops, device kernels, HLO
-    ops), the phase deltas (`phases`, when a side's steps have phases), the cautions, and the method's
-    closing `advice`."""
+    ops), the phase deltas (`phases`, when a side's steps have phases), each allocator's peak on both
+    sides (`memory`, the run's devices first, then the base's own; `memory_reason` when neither side
+    has allocator events), the cautions, and the method's closing `advice`."""
 
     run: CompareSide
     base: CompareSide
@@ -191,4 +225,6 @@ class CompareAnswer(Answer, kw_only=True):
     hlo_ops: CompareOpTable
     cautions: list[CompareCaution]
     phases: ComparePhases | UnsetType = UNSET
+    memory: list[CompareMemoryDevice] = []
+    memory_reason: str | UnsetType = UNSET
     advice: str

@@ -1,6 +1,6 @@
 """One side of a comparison: the shared analysis (`profscope.analysis`) of one host (steps, warm-up split,
-breakdown, devices, op tables), cached per (trace, step marker), and what the comparison reads
-from it. Nothing here measures anything the overview does not."""
+breakdown, devices, op tables, each allocator's peak: `analysis.memory_peaks`), cached per (trace,
+step marker), and what the comparison reads from it. Nothing here measures anything the overview does not."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import re
 
 import numpy as np
 
-from profscope.analysis import breakdown
+from profscope.analysis import breakdown, memory_peaks
 from profscope.analysis import host as host_analysis
 from profscope.analysis.answers import OverviewCategory, OverviewTables
+from profscope.analysis.memory_peaks import DevicePeak
 from profscope.analysis.results import HostResult, Options
 from profscope.context import HostContext
 from profscope.engine.timeline import Timeline
@@ -25,13 +26,14 @@ _ORDINAL = re.compile(r"[\s:#]*\d+$")
 
 @dataclasses.dataclass(frozen=True)
 class Side:
-    """One analysed side: the overview's host result, its tables and categories, and the answer's
-    `CompareSide`."""
+    """One analysed side: the overview's host result, its tables and categories, the answer's
+    `CompareSide`, and each allocator's peak (none without allocator events)."""
 
     result: HostResult
     tables: OverviewTables
     categories: list[OverviewCategory]
     answer: CompareSide
+    memory: list[DevicePeak]
 
     @property
     def windows(self) -> int:
@@ -96,4 +98,5 @@ def _build(ctx: HostContext, timeline: Timeline, step_name: str | None) -> Side:
         answer.stats = steps.stats
     if reason is not None:
         answer.device_reason = reason
-    return Side(result=result, tables=tables, categories=categories, answer=answer)
+    memory = memory_peaks.device_peaks(result.events, result.steps)
+    return Side(result=result, tables=tables, categories=categories, answer=answer, memory=memory)

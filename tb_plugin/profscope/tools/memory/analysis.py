@@ -25,6 +25,7 @@ import numpy as np
 from profscope.analysis import memory_pairing
 from profscope.analysis.events import HostEvents
 from profscope.analysis.memory import step_at
+from profscope.analysis.memory_peaks import NO_OP
 from profscope.analysis.memory_records import MemoryRecords
 from profscope.analysis.steps import Steps
 from profscope.tools.memory import allocator_stats, series
@@ -40,7 +41,6 @@ from profscope.tools.memory.answers import (
 from profscope.units import format_bytes, format_count
 
 TABLE_ROWS = 200
-NO_OP = "(no enclosing host op)"
 # How much trace the peak's link shows around its op: the op's own duration on each side, at least this.
 MIN_TRACE_PAD_PS = 1_000_000
 RESERVED_ZERO = (
