@@ -235,22 +235,22 @@ def find(trace: Trace) -> AllocatorEvents | None:
         stats=AllocatorStats(available, fragmentation, lifetime_peak),
     )
     if unsized_frees:
-        _size_frees(found, np.array(unsized_frees, dtype=np.int64))
+        found = dataclasses.replace(found, size=_sized_frees(found, np.array(unsized_frees, dtype=np.int64)))
     return found
 
 
-def _size_frees(found: AllocatorEvents, unsized: np.ndarray) -> None:
-    """Give each free that does not say its size (`unsized`, rows) the size of the block it frees:
-    the latest allocation before it at its address in its allocator; one with none stays 0 (in place)."""
+def _sized_frees(found: AllocatorEvents, unsized: np.ndarray) -> np.ndarray:
+    """The sizes with each free that does not say its size (`unsized`, rows) given the size of the
+    block it frees: the latest allocation before it at its address in its allocator (0 when none)."""
     is_unsized = np.zeros(found.size.shape[0], dtype=bool)
     is_unsized[unsized] = True
-    size = found.size
+    size = found.size.copy()
     for part in found.allocators():
         if not is_unsized[part].any():
             continue
         open_size: dict[int, int] = {}
         for row, addr, block, free in zip(
-            part.tolist(), found.addr[part].tolist(), size[part].tolist(), is_unsized[part].tolist()
+            part.tolist(), found.addr[part].tolist(), found.size[part].tolist(), is_unsized[part].tolist()
         ):
             if block > 0:
                 open_size[addr] = block
@@ -258,6 +258,7 @@ def _size_frees(found: AllocatorEvents, unsized: np.ndarray) -> None:
                 size[row] = -open_size.pop(addr, 0)
             else:
                 open_size.pop(addr, None)
+    return size
 
 
 def peak(events: HostEvents, steps: Steps) -> OverviewMemoryPeak | None:
