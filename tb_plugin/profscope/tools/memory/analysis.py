@@ -25,7 +25,7 @@ import numpy as np
 from profscope.analysis import memory_pairing
 from profscope.analysis.events import HostEvents
 from profscope.analysis.memory import step_at
-from profscope.analysis.memory_peaks import NO_OP
+from profscope.analysis.memory_peaks import NO_OP, op_name
 from profscope.analysis.memory_records import MemoryRecords
 from profscope.analysis.steps import Steps
 from profscope.tools.memory import allocator_stats, series
@@ -99,9 +99,7 @@ class _Names:
 
     def op_of(self, records: MemoryRecords, record: int) -> str | None:
         """A record's op: the event's own (`tf_op`), else the innermost host slice enclosing it."""
-        own = records.own.text(records.own.op, record) if records.own is not None else None
-        op = int(records.op[record])
-        return own if own is not None else (self.name(op) if op >= 0 else None)
+        return op_name(self.events, records, record)
 
     def shape_of(self, records: MemoryRecords, record: int) -> str | None:
         """A record's shape: the event's own, else its enclosing op's input shapes."""
