@@ -1,4 +1,4 @@
-import{a as et,b as xt,c as Ee}from"../chunk-EACNBFJA.js";import{a as _e}from"../chunk-26XRD5CI.js";import{a as Ae}from"../chunk-PD2SR5JD.js";import{b as Ce,c as T,d as st,e as x,i as Re}from"../chunk-GLIS6GG7.js";import{a as l,b as ae,c as R,d as _,e as C,f as nt}from"../chunk-B3XSBJZ7.js";import"../chunk-D27MZLAW.js";var Ne=`/* Trace view additions to the shared tv- rules in src/styles.css. */
+import{a as et,b as xt,c as Ee}from"../chunk-EACNBFJA.js";import{a as _e}from"../chunk-26XRD5CI.js";import{a as Ae}from"../chunk-F3NWN6IU.js";import{b as Ce,c as T,d as st,e as x,i as Re}from"../chunk-GLIS6GG7.js";import{a as l,b as ae,c as R,d as _,e as C,f as nt}from"../chunk-B3XSBJZ7.js";import"../chunk-D27MZLAW.js";var Ne=`/* Trace view additions to the shared tv- rules in src/styles.css. */
 .tv-measure {
   position: absolute; left: 0; top: 0; z-index: 2; box-sizing: border-box; width: 259px; height: 29px;
   padding: 1px 8px; background: var(--tv-measure-bg); border-right: 2px solid #e8710a; font-size: 11px; line-height: 13px;
