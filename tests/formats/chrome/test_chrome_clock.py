@@ -143,3 +143,26 @@ def test_an_odd_text_among_pointed_texts_gives_what_decimal_arithmetic_gives(
             assert not valid
             continue
         assert valid and u * 1_000_000 + f == exact
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 10**18 - 1), min_size=1, max_size=40),
+    st.sampled_from([None, b"", b"-1", b"1e3", b"1000000000000000000", b"99999999999999999999", b"007"]),
+    st.integers(0, 10**6),
+)
+def test_integer_texts_are_parsed_exactly_in_bulk(values: list[int], odd: bytes | None, where: int) -> None:
+    """Integer µs (`145`, `1695849230300906`) take the bulk path for integers; an empty text, a sign,
+    an exponent or a value from 10**18 on leaves it (leading zeros do not), with the same outcome."""
+    texts = [str(v).encode() for v in values]
+    if odd is not None:
+        texts[where % len(texts)] = odd
+    bulk = chrome_clock._parse_integers(b" ".join(texts), len(texts))
+    assert (bulk is not None) == all(t.isdigit() and int(t) < 10**18 for t in texts)
+    us, frac, ok = chrome_clock.parse_us([msgspec.Raw(t) for t in texts])
+    for t, u, f, valid in zip(texts, us.tolist(), frac.tolist(), ok.tolist()):
+        exact = _exact_ps(t)
+        if exact is None or abs(exact // 1_000_000) > chrome_clock.MAX_ABS_US:
+            assert not valid
+            continue
+        assert valid and u * 1_000_000 + f == exact
