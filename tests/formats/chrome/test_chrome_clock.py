@@ -148,12 +148,15 @@ def test_an_odd_text_among_pointed_texts_gives_what_decimal_arithmetic_gives(
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(st.integers(0, 10**18 - 1), min_size=1, max_size=40),
-    st.sampled_from([None, b"", b"-1", b"1e3", b"1000000000000000000", b"99999999999999999999", b"007"]),
+    st.sampled_from(
+        [None, b"", b" ", b"1 2", b"-1", b"1e3", b"1000000000000000000", b"99999999999999999999", b"007"]
+    ),
     st.integers(0, 10**6),
 )
 def test_integer_texts_are_parsed_exactly_in_bulk(values: list[int], odd: bytes | None, where: int) -> None:
-    """Integer µs (`145`, `1695849230300906`) take the bulk path for integers; an empty text, a sign,
-    an exponent or a value from 10**18 on leaves it (leading zeros do not), with the same outcome."""
+    """Integer µs (`145`, `1695849230300906`) take the bulk path for integers; an empty text, a
+    space inside a text, a sign, an exponent or a value from 10**18 on leaves it (leading zeros do
+    not), with the same outcome."""
     texts = [str(v).encode() for v in values]
     if odd is not None:
         texts[where % len(texts)] = odd

@@ -174,11 +174,12 @@ def _parse_integers(joined: bytes, n: int) -> tuple[np.ndarray, np.ndarray, np.n
     """`parse_us` of `n` texts joined by spaces when each is digits only, below 10**18; None
     otherwise.
 
-    Kineto's integer µs (`"dur": 145`, widths varying): the bytes are digits and separators
-    only (one C-level look), one parse gives every value, and as many values as texts means no
-    text was empty (an empty text leaves two separators side by side, which numpy reads as one)."""
-    if n == 0 or joined.translate(None, _DIGITS_AND_SEPARATOR):
-        return None
+    Kineto's integer µs (`"dur": 145`, widths varying): the bytes are digits and the n - 1
+    separators only (C-level looks), one parse gives every value, and as many values as texts
+    means no text was empty (an empty text leaves two separators side by side, which numpy reads
+    as one; an empty input reads as one 0, so the count alone would not do)."""
+    if n == 0 or joined.translate(None, _DIGITS_AND_SEPARATOR) or joined.count(b" ") != n - 1:
+        return None  # another byte, or a space inside a text
     values = np.fromstring(joined, dtype=np.int64, sep=" ")
     if values.shape[0] != n or int(values.max()) >= _PLAIN_INTEGER_LIMIT:
         return None
