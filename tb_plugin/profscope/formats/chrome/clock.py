@@ -34,8 +34,10 @@ def parse_us(raws: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     numpy parses the digit strings in one call; the decimal count per field then splits whole µs
     and fraction. Texts with one number of decimals (a batch of Kineto `ts` or `dur`) are checked
     in bulk (`_parse_same_decimals`), others field by field; texts of one width besides (a batch
-    of `ts`) are read as a matrix of digits, with no parse at all (`_parse_fixed_width`). Texts
-    the field-by-field path rejects (exponents, quoted numbers, ≥ 9e18 as digits) go through
+    of `ts`) are read as a matrix of digits, with no parse at all (`_parse_fixed_width`); texts that
+    each hold one point (floats as Python writes them) are parsed with the point as a separator
+    (`_parse_pointed`), texts of digits alone in one call too (`_parse_integers`). Texts the
+    field-by-field path rejects (exponents, quoted numbers, ≥ 9e18 as digits) go through
     `Decimal`; what is still not a finite number is returned as invalid.
     """
     n = len(raws)
@@ -43,6 +45,12 @@ def parse_us(raws: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     fixed = _parse_fixed_width(joined, n)
     if fixed is not None:
         return fixed
+    whole = _parse_integers(joined, n)
+    if whole is not None:
+        return whole
+    pointed = _parse_pointed(joined, n)
+    if pointed is not None:
+        return pointed
     few = _parse_few_decimals(joined, n)
     if few is not None:
         return few
@@ -154,6 +162,67 @@ def _parse_fixed_width(joined: bytes, n: int) -> tuple[np.ndarray, np.ndarray, n
     else:
         frac = np.zeros(n, np.int64)
     return us, frac, np.ones(n, bool)
+
+
+_DIGITS_AND_SEPARATOR = b"0123456789 "
+# Integers below this are exact and within `MAX_ABS_US`; a text of more digits parses to at least
+# this (numpy saturates what int64 cannot hold), unless its digits are leading zeros.
+_PLAIN_INTEGER_LIMIT = 10**18
+
+
+def _parse_integers(joined: bytes, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """`parse_us` of `n` texts joined by spaces when each is digits only, below 10**18; None
+    otherwise.
+
+    Kineto's integer µs (`"dur": 145`, widths varying): the bytes are digits and the n - 1
+    separators only (C-level looks), one parse gives every value, and as many values as texts
+    means no text was empty (an empty text leaves two separators side by side, which numpy reads
+    as one; an empty input reads as one 0, so the count alone would not do)."""
+    if n == 0 or joined.translate(None, _DIGITS_AND_SEPARATOR) or joined.count(b" ") != n - 1:
+        return None  # another byte, or a space inside a text
+    values = np.fromstring(joined, dtype=np.int64, sep=" ")
+    if values.shape[0] != n or int(values.max()) >= _PLAIN_INTEGER_LIMIT:
+        return None
+    return values, np.zeros(n, np.int64), np.ones(n, bool)
+
+
+def _parse_pointed(joined: bytes, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """`parse_us` of `n` texts joined by spaces when each is digits, a point and 1 to 6 digits,
+    at most 18 bytes, with no sign; None otherwise.
+
+    What Python's `json` writes for float µs (Kineto traces saved through PyTorch's exporter:
+    `1419248217094.703`, `3.84`), the widths and decimal counts varying. One look at the bytes
+    that are not digits nor separators (one point per text), the points' and separators' places
+    (the k-th point must lie inside the k-th text, a digit on each side), then one C-level parse
+    of the texts with their points made separators: whole µs and the digits after the point
+    alternate, and the decimal count scales the latter to ps. 18 bytes keep both exact in int64.
+    """
+    if n == 0:
+        return None
+    others = joined.translate(None, _DIGITS_AND_SEPARATOR)
+    if len(others) != n or others.count(b".") != n:
+        return None
+    a = np.frombuffer(joined, np.uint8)
+    ends = np.flatnonzero(a == 32)
+    if ends.shape[0] != n - 1:
+        return None
+    ends = np.append(ends, a.shape[0])
+    starts = np.empty(n, np.int64)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    points = np.flatnonzero(a == 46)
+    decimals = ends - points - 1
+    if (
+        (points - starts).min() < 1
+        or decimals.min() < 1
+        or decimals.max() > 6
+        or (ends - starts).max() > _MAX_PLAIN_BYTES
+    ):
+        return None
+    values = np.fromstring(joined.replace(b".", b" "), dtype=np.int64, sep=" ")
+    if values.shape[0] != 2 * n:
+        return None
+    return values[0::2].copy(), values[1::2] * _POW10[6 - decimals], np.ones(n, bool)
 
 
 # Bytes a batch of plain JSON numbers without an exponent is made of: digits, point, minus, separator.

@@ -2,7 +2,8 @@
 
 `ColumnCollector.add(batch)` turns one batch of `Event` structs into numpy columns: the fields are
 pulled out with C-level `map` calls, names and track keys are interned through dicts whose default
-factory hands out the next id, and times are parsed exactly from their decimal text in bulk
+factory hands out the next id (for events on their thread one lookup of (category, name, pid, tid)
+gives all three, `ThreadNames`), and times are parsed exactly from their decimal text in bulk
 (`clock.parse_us`). Complete events and instants (nearly everything in Kineto traces) are
 final columns; events that need the whole trace to be resolved (B/E and async pairs, counters,
 flow points) are kept as their own compact columns until the reader assembles the trace, and what
@@ -117,6 +118,13 @@ _ID = operator.attrgetter("id")
 _BP = operator.attrgetter("bp")
 _SCOPE = operator.attrgetter("s")
 _ENCLOSING = frozenset({"e"})
+_THREAD_NAME = operator.attrgetter("cat", "name", "pid", "tid")
+# `ThreadNames` kept at most this many tuples (a few thousand in real traces): past it they are
+# forgotten and found again. Where most events bring a tuple not seen before (names unique per
+# event), one lookup per field is cheaper: after THREAD_NAMES_TRIAL events with more new tuples than
+# half of them, the collector looks each field up on its own.
+THREAD_NAMES_LIMIT = 1 << 14
+THREAD_NAMES_TRIAL = 1 << 16
 _EMPTY_EVENT = Event()
 
 
@@ -164,6 +172,21 @@ class TextInterner(Interner):
         return super().__missing__(key)
 
 
+class ThreadNames(dict):
+    """(category, name, pid, tid) → dense id, the tuples not seen before kept in order in `new`:
+    what complete events, instants and flow points on their thread are looked up by, one lookup
+    per event instead of one per track key, category and name (`ColumnCollector._thread_ids`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.new: list[tuple[Any, Any, Any, Any]] = []
+
+    def __missing__(self, key: tuple[Any, Any, Any, Any]) -> int:
+        value = self[key] = len(self)
+        self.new.append(key)
+        return value
+
+
 def _id_texts(events: list[Event], joined: bytes) -> list[bytes]:
     """Canonical id text per event (`id`, else `id2`): digits or a string's content, no quotes;
     `joined` is the events' `id` texts joined by NULs."""
@@ -206,6 +229,9 @@ class ColumnCollector:
         self.strings = TextInterner("")
         self.strings.alias(None, "")  # a missing name or category reads as ""
         self.keys = Interner()
+        self._reset_thread_names()
+        self._thread_names_seen = 0  # events looked up through `ThreadNames`, and the tuples new then
+        self._thread_names_new = 0
         self.damage = Damage()
         self.phase_counts: collections.Counter[str] = collections.Counter()
         # Complete events and instants.
@@ -314,6 +340,45 @@ class ColumnCollector:
     def _names(self, events: list[Event], getter: Any) -> np.ndarray:
         return np.fromiter(map(self.strings.__getitem__, map(getter, events)), np.int32, len(events))
 
+    def _reset_thread_names(self) -> None:
+        self._thread_names = ThreadNames()
+        self._thread_name_ids = np.zeros((3, 0), np.int32)  # track key, category, name per tuple
+
+    def _thread_ids(self, events: list[Event], cats_first: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(track key, category, name) ids of events on their thread, interned as `_thread_tracks`
+        and `_names` would (key, then categories before names or after), through one lookup of
+        (category, name, pid, tid) per event; the tuples not seen before are interned field by
+        field, in the order the events bring them, so every id is the one the fields would get."""
+        n = len(events)
+        if (
+            self._thread_names_seen >= THREAD_NAMES_TRIAL
+            and 2 * self._thread_names_new > self._thread_names_seen
+        ):
+            fields = (_CAT, _NAME) if cats_first else (_NAME, _CAT)
+            track = self._thread_tracks(events)
+            first, second = (self._names(events, f) for f in fields)
+            return (track, first, second) if cats_first else (track, second, first)
+        if len(self._thread_names) > THREAD_NAMES_LIMIT:
+            self._reset_thread_names()
+        names = self._thread_names
+        which = np.fromiter(map(names.__getitem__, map(_THREAD_NAME, events)), np.int64, n)
+        self._thread_names_seen += n
+        if names.new:
+            new, strings = names.new, self.strings
+            self._thread_names_new += len(new)
+            keys = [self.keys[(THREAD, pid, tid)] for _, _, pid, tid in new]
+            if cats_first:
+                cats = [strings[cat] for cat, _, _, _ in new]
+                texts = [strings[name] for _, name, _, _ in new]
+            else:
+                texts = [strings[name] for _, name, _, _ in new]
+                cats = [strings[cat] for cat, _, _, _ in new]
+            added = np.array([keys, cats, texts], np.int32).reshape(3, len(new))
+            self._thread_name_ids = np.concatenate((self._thread_name_ids, added), axis=1)
+            new.clear()
+        track, cat, name = self._thread_name_ids[:, which]
+        return track, cat, name
+
     def _with_ids(
         self, events: list[Event], codes: np.ndarray, what: str
     ) -> tuple[list[Event], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -379,22 +444,23 @@ class ColumnCollector:
         n = len(events)
         if n == 0:
             return
-        keys = zip(itertools.repeat(THREAD), map(_PID, events), map(_TID, events))
         instants = np.flatnonzero(codes == INSTANT).tolist()
         scopes = list(map(_SCOPE, map(events.__getitem__, instants)))
         if "g" in scopes or "p" in scopes:  # most instants are on their thread: no key to change
-            keys = list(keys)
+            keys = list(zip(itertools.repeat(THREAD), map(_PID, events), map(_TID, events)))
             for i, scope in zip(instants, scopes):
                 if scope == "g":
                     keys[i] = (GLOBAL,)
                 elif scope == "p":
                     keys[i] = (PROCESS, events[i].pid)
-        track = np.fromiter(map(self.keys.__getitem__, keys), np.int32, n)
+            track = np.fromiter(map(self.keys.__getitem__, keys), np.int32, n)
+            cats, names = self._names(events, _CAT), self._names(events, _NAME)
+        else:
+            track, cats, names = self._thread_ids(events, cats_first=True)
         args = list(map(_ARGS, events))
         blob, alen = args_blob(args, self.damage)
         base = self.num_events
         self._link_ids(blob, alen, base, _CORRELATION, self.corr_event, self.corr_value, _CORRELATION_KEY)
-        cats = self._names(events, _CAT)
         wanted = [self.strings[c] for c in ANNOTATION_CATEGORIES if c in self.strings]
         annotated = np.zeros(0, np.int64)
         if wanted:  # at most two categories: comparisons, cheaper than `np.isin` on every batch
@@ -415,7 +481,7 @@ class ColumnCollector:
         cols["us"].append(us)
         cols["frac"].append(frac.astype(np.int32))
         cols["dur"].append(dur)
-        cols["name"].append(self._names(events, _NAME))
+        cols["name"].append(names)
         cols["cat"].append(cats)
         cols["alen"].append(alen)
         self.ev_args.append(blob)
@@ -545,13 +611,14 @@ class ColumnCollector:
         enclosing = np.fromiter(map(_ENCLOSING.__contains__, map(_BP, events)), bool, len(events))
         bind_next = ~enclosing & (codes == FLOW_END)
         cols = self.flow
-        cols["track"].append(self._thread_tracks(events))
+        track, cats, names = self._thread_ids(events, cats_first=False)
+        cols["track"].append(track)
         cols["us"].append(us)
         cols["frac"].append(frac.astype(np.int32))
         cols["phase"].append((codes - FLOW_START).astype(np.int8))
         cols["next"].append(bind_next)
-        cols["name"].append(self._names(events, _NAME))
-        cols["cat"].append(self._names(events, _CAT))
+        cols["name"].append(names)
+        cols["cat"].append(cats)
         cols["id"].append(ids)
         self.pending_bytes += (32 + cols["id"][-1].dtype.itemsize) * len(events)
 
@@ -626,6 +693,9 @@ class ColumnCollector:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["spill"] = None
+        # Only a cache of ids the interners hold: the process that receives this adds no events.
+        state["_thread_names"] = ThreadNames()
+        state["_thread_name_ids"] = np.zeros((3, 0), np.int32)
         return state
 
 
