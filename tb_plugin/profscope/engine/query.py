@@ -20,11 +20,12 @@ import numpy as np
 
 from profscope.engine.lod.index import LodIndex, searchsorted_through
 from profscope.engine.search_pool import checkpoint
+from profscope.model import args as model_args
 from profscope.model.columns import Trace
 
 # Bytes after a hit in which the closing quote of a JSON key must appear: keys are short.
 KEY_LOOKAHEAD = 64
-# Bytes of the args blob scanned per step of a search, and events per step of the name lookup:
+# Bytes of args text scanned per step of a search, and events per step of the name lookup:
 # they bound the temporary arrays (a one-letter query hits about every tenth byte), and a search
 # checks for cancellation and lets other requests' threads run between two steps (`checkpoint`).
 SCAN_CHUNK = 1 << 20
@@ -56,25 +57,9 @@ def parse_arg_filters(text: str) -> list[ArgFilter]:
     return out
 
 
-def _windows(blob: np.ndarray, overlap: int) -> Iterator[tuple[int, np.ndarray]]:
-    """(offset, bytes from there) in SCAN_CHUNK steps, each `overlap` bytes longer than the step.
-
-    A memory-mapped blob is read through the file instead, so a search does not leave hundreds of
-    MB of mapped pages counted in the server's resident memory.
-    """
-    total = blob.shape[0]
-    filename = getattr(blob, "filename", None)
-    if not isinstance(blob, np.memmap) or not filename:
-        for lo in range(0, total, SCAN_CHUNK):
-            yield lo, np.asarray(blob[lo : lo + SCAN_CHUNK + overlap])
-        return
-    buffer = np.empty(SCAN_CHUNK + overlap, dtype=np.uint8)
-    with open(filename, "rb", buffering=0) as f:
-        for lo in range(0, total, SCAN_CHUNK):
-            size = min(SCAN_CHUNK + overlap, total - lo)
-            f.seek(blob.offset + lo)
-            got = f.readinto(memoryview(buffer)[:size])
-            yield lo, buffer[:got]
+def _windows(trace: Trace, step: int) -> Iterator[model_args.Window]:
+    """The trace's args as JSON, whole records of about `step` bytes a window, in record order."""
+    return model_args.windows(trace, step)
 
 
 def parse_args(raw: bytes) -> tuple[dict[str, Any], str | None]:
@@ -239,17 +224,15 @@ class Searcher:
         )
         wanted = re.compile(fnmatch.translate(f.value), re.IGNORECASE | re.DOTALL)
         keep = np.zeros_like(hit)
-        offsets = self.trace.args_off
-        args_event = self.trace.args_event
-        overlap = len(key) + 2 * ARG_VALUE_MAX + 16
-        for lo, view in _windows(self.trace.args_blob, overlap):
+        for window in _windows(self.trace, SCAN_CHUNK):
             checkpoint()
-            limit = min(SCAN_CHUNK, view.shape[0])
-            spans = [(m.start(), m.group(1)) for m in found.finditer(memoryview(view)) if m.start() < limit]
+            view = window.text
+            spans = [(m.start(), m.group(1)) for m in found.finditer(memoryview(view))]
             if not spans:
                 continue
-            at = np.fromiter((lo + start for start, _ in spans), dtype=np.int64, count=len(spans))
-            events = np.asarray(args_event)[np.searchsorted(offsets, at, side="right") - 1]
+            at = np.fromiter((start for start, _ in spans), dtype=np.int64, count=len(spans))
+            owner = np.searchsorted(window.offsets, at, side="right") - 1
+            events = window.events[owner]
             for (_, raw), event in zip(spans, events.tolist()):
                 if hit[event] and not keep[event] and wanted.match(_scalar_text(raw)):
                     keep[event] = True
@@ -272,14 +255,13 @@ class Searcher:
         """
         needle = np.frombuffer(q.encode("utf-8"), dtype=np.uint8)
         fold = ((needle >= ord("a")) & (needle <= ord("z"))).tolist()
-        offsets = self.trace.args_off
-        args_event = self.trace.args_event
         m = needle.shape[0]
-        for lo, view in _windows(self.trace.args_blob, m - 1 + KEY_LOOKAHEAD + 2):
+        for window in _windows(self.trace, SCAN_CHUNK):
             checkpoint()
-            limit = min(SCAN_CHUNK, view.shape[0] - m + 1)
+            view = window.text
+            limit = view.shape[0] - m + 1
             if limit <= 0:
-                break
+                continue
             head = view[:limit] | np.uint8(0x20) if fold[0] else view[:limit]
             pos = np.flatnonzero(head == needle[0])
             del head
@@ -288,13 +270,10 @@ class Searcher:
                 pos = pos[(got | np.uint8(0x20) if fold[j] else got) == needle[j]]
             if pos.shape[0] == 0:
                 continue
-            # The records this chunk touches, as small arrays: hits are sorted, so are owners.
-            first = int(np.searchsorted(offsets, lo, side="right")) - 1
-            last = int(np.searchsorted(offsets, lo + limit, side="left")) + 1
-            bounds = np.asarray(offsets[first : last + 1]) - lo
+            bounds = window.offsets
             owner = np.searchsorted(bounds, pos, side="right") - 1
             within = pos + m <= bounds[owner + 1]
-            event = np.asarray(args_event[first : last + 1])[owner]
+            event = window.events[owner]
             # Events already matched (by name, or an earlier hit) need no key check.
             todo = within & ~hit[event]
             pos, event = pos[todo], event[todo]
