@@ -89,21 +89,15 @@ def encode(
     """
     per_record = np.bincount(owner, minlength=n_records) if owner.shape[0] else np.zeros(n_records, np.int64)
     has = (per_record > 0) | (opening >= 0)
-    words = np.where(has, 1 + 3 * per_record, 0).astype(np.int64)
-    start = np.zeros(n_records + 1, dtype=np.int64)
-    np.cumsum(words, out=start[1:])
-    out = np.empty(int(start[-1]), dtype="<u4")
-    out[start[:-1][has]] = np.maximum(opening[has], OPEN)
-    if owner.shape[0]:
-        first_row = np.zeros(n_records + 1, dtype=np.int64)
-        np.cumsum(per_record, out=first_row[1:])
-        place = np.arange(owner.shape[0], dtype=np.int64) - first_row[owner]
-        at = start[owner] + 1 + 3 * place
-        out[at] = key.astype(np.uint32) | (value_class.astype(np.uint32) << np.uint32(KEY_BITS))
-        halves = value.astype(np.uint64, copy=False).view("<u4").reshape(-1, 2)
-        out[at + 1] = halves[:, 0]
-        out[at + 2] = halves[:, 1]
-    return words * 4, out.view(np.uint8)
+    # The stat rows as words, in order; each record's header goes in before its first row.
+    stats = np.empty((owner.shape[0], 3), dtype="<u4")
+    stats[:, 0] = key.astype(np.uint32) | (value_class.astype(np.uint32) << np.uint32(KEY_BITS))
+    stats[:, 1:] = value.astype(np.uint64, copy=False).view("<u4").reshape(-1, 2)
+    first_row = np.zeros(n_records + 1, dtype=np.int64)
+    np.cumsum(per_record, out=first_row[1:])
+    heads = np.flatnonzero(has)
+    out = np.insert(stats.ravel(), 3 * first_row[heads], np.maximum(opening[heads], OPEN).astype(np.uint32))
+    return np.where(has, 4 + ROW.itemsize * per_record, 0).astype(np.int64), out.view(np.uint8)
 
 
 def encode_json(texts: list[bytes]) -> tuple[np.ndarray, np.ndarray]:

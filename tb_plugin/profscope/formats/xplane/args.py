@@ -68,8 +68,6 @@ class ArgsEncoder:
         raw = table.raw
         rows = stat_rows
         kind = raw.st_kind[rows]
-        first_row = _group_first(owner)
-        place = np.arange(rows.shape[0], dtype=np.int64) - first_row
         key = _keys(table, rows, owner)
         value = raw.st_value[rows].copy()
         value_class = _CLASS_OF_KIND[kind]
@@ -85,7 +83,7 @@ class ArgsEncoder:
             ]
             opening[used] = np.asarray(asked, dtype=np.int64)[inverse.ravel()]
         key_cache = self._ensure(key, "_key_frag")
-        key_want = self._want_names(pending, key, key_cache, owner, 1 + 2 * place, b":")
+        key_want = self._want_names(pending, key, key_cache, owner, np.arange(rows.shape[0]), 1, b":")
         refs = np.flatnonzero(kind == REF)
         ref_frag = None
         if refs.shape[0]:
@@ -93,9 +91,9 @@ class ArgsEncoder:
             for i in np.flatnonzero(target < 0).tolist():
                 target[i] = table.name_id(f"?ref {int(raw.st_value[rows[refs[i]]])}")
             ref_cache = self._ensure(target, "_ref_frag")
-            ref_frag = self._want_names(pending, target, ref_cache, owner[refs], 2 + 2 * place[refs], b",")
+            ref_frag = self._want_names(pending, target, ref_cache, owner, refs, 2, b",")
         blobs = np.flatnonzero((kind == STR) | (kind == BYTES))
-        blob_ids = self._want_texts(pending, raw, kind, rows, blobs, owner, place)
+        blob_ids = self._want_texts(pending, raw, kind, rows, blobs, owner)
         pending.add_all(self.fragments)
 
         opening[opening < -1] = pending.resolve(opening[opening < -1])
@@ -113,17 +111,21 @@ class ArgsEncoder:
         pending: _Pending,
         ids: np.ndarray,
         cache: np.ndarray,
-        event: np.ndarray,
-        slot: np.ndarray,
+        owner: np.ndarray,
+        at: np.ndarray,
+        slot: int,
         suffix: bytes,
     ) -> Callable[[], np.ndarray]:
-        """Ask for the fragment (a name id's JSON string and `suffix`) of each of `ids` not made
-        yet; returns what gives every id's fragment once the pending ones are added."""
+        """Ask for the fragment (a name id's JSON string and `suffix`) of each of `ids` (of the stat
+        rows `at`, fragment `slot` of their row) not made yet; returns what gives every id's
+        fragment once the pending ones are added."""
         missing = np.flatnonzero(cache[ids] < 0)
         names = self.vocab.names
         asked: list[tuple[int, int]] = []
         for nid, i in zip(*_first_of(ids[missing], missing), strict=True):
-            asked.append((nid, pending.want(self.fragments, _encode(names[nid]) + suffix, event[i], slot[i])))
+            event, place = _place(owner, int(at[i]))
+            ticket = pending.want(self.fragments, _encode(names[nid]) + suffix, event, slot + 2 * place)
+            asked.append((nid, ticket))
 
         def resolved() -> np.ndarray:
             for nid, ticket in asked:
@@ -142,7 +144,6 @@ class ArgsEncoder:
         rows: np.ndarray,
         blobs: np.ndarray,
         owner: np.ndarray,
-        place: np.ndarray,
     ) -> np.ndarray:
         """Per string or bytes stat (`blobs`), its value fragment id or the ticket of one asked for."""
         out = np.empty(blobs.shape[0], dtype=np.int64)
@@ -165,8 +166,9 @@ class ArgsEncoder:
                 fid = new.get((kd, chunk))
                 if fid is None:
                     decoded = text(chunk) if kd == STR else bytes_text(chunk)
+                    event, place = _place(owner, b)
                     fid = new[(kd, chunk)] = pending.want(
-                        self.fragments, _encode(decoded) + b",", int(owner[b]), int(2 + 2 * place[b])
+                        self.fragments, _encode(decoded) + b",", event, 2 + 2 * place
                     )
             out[i] = fid
         pending.after(
@@ -223,22 +225,18 @@ class _Pending:
         return ids
 
 
+def _place(owner: np.ndarray, row: int) -> tuple[int, int]:
+    """(event, index among its event's stats) of stat row `row` (`owner` non-decreasing)."""
+    event = int(owner[row])
+    return event, row - int(np.searchsorted(owner, event))
+
+
 def _first_of(values: np.ndarray, where: np.ndarray) -> tuple[list[int], list[int]]:
     """(each distinct value, the `where` entry of its first occurrence)."""
     if not values.shape[0]:
         return [], []
     uniq, first = np.unique(values, return_index=True)
     return uniq.tolist(), where[first].tolist()
-
-
-def _group_first(owner: np.ndarray) -> np.ndarray:
-    """Per row, the index of the first row with the same owner (`owner` non-decreasing)."""
-    n = owner.shape[0]
-    if not n:
-        return np.zeros(0, dtype=np.int64)
-    new_group = np.ones(n, dtype=bool)
-    new_group[1:] = owner[1:] != owner[:-1]
-    return np.maximum.accumulate(np.where(new_group, np.arange(n), 0))
 
 
 def _keys(table: StatTable, rows: np.ndarray, owner: np.ndarray) -> np.ndarray:
@@ -274,13 +272,22 @@ def _repeat_rank(owner: np.ndarray, key: np.ndarray) -> np.ndarray:
     rank = np.zeros(n, dtype=np.int64)
     if n < 2:
         return rank
+    # Only rows of events with two stats or more can repeat a key.
+    shared = np.zeros(n, dtype=bool)
+    shared[1:] = owner[1:] == owner[:-1]
+    shared[:-1] |= shared[1:]
+    rows = np.flatnonzero(shared)
+    if not rows.shape[0]:
+        return rank
+    key, owner = key[rows], owner[rows]
     present = np.zeros(int(key.max()) + 1, dtype=np.int64)
     present[key] = 1
     dense = (np.cumsum(present) - 1)[key]
     order = np.argsort(dense.astype(np.uint16 if present.sum() <= 1 << 16 else np.int64), kind="stable")
     sorted_key, sorted_owner = dense[order], owner[order]
-    new_group = np.ones(n, dtype=bool)
+    m = rows.shape[0]
+    new_group = np.ones(m, dtype=bool)
     new_group[1:] = (sorted_key[1:] != sorted_key[:-1]) | (sorted_owner[1:] != sorted_owner[:-1])
-    start = np.maximum.accumulate(np.where(new_group, np.arange(n), 0))
-    rank[order] = np.arange(n) - start
+    start = np.maximum.accumulate(np.where(new_group, np.arange(m), 0))
+    rank[rows[order]] = np.arange(m) - start
     return rank
