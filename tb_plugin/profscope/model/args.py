@@ -91,32 +91,66 @@ def record_texts(trace: Trace, records: np.ndarray) -> tuple[np.ndarray, np.ndar
 def windows(
     trace: Trace, max_bytes: int = WINDOW_BYTES, max_records: int | None = None, text: bool = True
 ) -> Iterator[Window]:
-    """All records in record order, whole records of about `max_bytes` of JSON (at least one) and
-    at most `max_records` a window; without `text`, only which events they belong to."""
-    off = trace.args_off
-    n = int(trace.args_event.shape[0])
+    """All records in record order as JSON, whole records of about `max_bytes` of JSON (at least
+    one) and at most `max_records` a window; without `text`, only which events they belong to."""
     is_typed = typed(trace)
     step = max(1, max_bytes // _TYPED_SHRINK if is_typed else max_bytes)
-    reader = BlobReader(trace.args_blob) if text else None
+    for first, events, bounds, data in _record_windows(trace, step, max_records, text):
+        if data is None:
+            yield Window(first, events, np.zeros(events.shape[0] + 1, dtype=np.int64), np.zeros(0, np.uint8))
+        elif is_typed:
+            offsets, rendered = typed_args.render(
+                data, bounds[:-1], bounds[1:], trace.args_frag_off, trace.args_frag_blob
+            )
+            yield Window(first, events, offsets, rendered)
+        else:
+            yield Window(first, events, bounds, data)
+
+
+@dataclasses.dataclass(frozen=True)
+class TypedWindow:
+    """Typed records first … first + len(events) - 1 taken apart, for scans that look at the
+    values themselves (search): record first + k belongs to event events[k]; a JSON record's text
+    is data[lo + HEADER_BYTES : hi] (`typed_args.Records`)."""
+
+    first: int
+    events: np.ndarray  # int64
+    records: typed_args.Records
+    data: np.ndarray  # uint8
+    bounds: np.ndarray  # int64 [n+1], each record's bytes in data
+
+
+def typed_windows(trace: Trace, max_bytes: int = WINDOW_BYTES) -> Iterator[TypedWindow]:
+    """All typed records of a typed trace in record order, about `max_bytes` of records a window."""
+    for first, events, bounds, data in _record_windows(trace, max(1, max_bytes), None, True):
+        assert data is not None
+        yield TypedWindow(first, events, typed_args.decode(data, bounds[:-1], bounds[1:]), data, bounds)
+
+
+def fragments(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 offsets[n+1], uint8 bytes): the JSON fragments a typed trace's records refer to."""
+    return np.asarray(trace.args_frag_off), np.asarray(trace.args_frag_blob)
+
+
+def _record_windows(
+    trace: Trace, step: int, max_records: int | None, read: bool
+) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]]:
+    """(first record, events, record bounds from 0, their bytes or None) of whole records of
+    about `step` bytes (at least one) and at most `max_records`, in record order."""
+    off = trace.args_off
+    n = int(trace.args_event.shape[0])
+    reader = BlobReader(trace.args_blob) if read else None
     k = 0
     while k < n:
         byte_lo = int(off[k])
-        end = int(np.searchsorted(off, byte_lo + step, side="right")) - 1 if text else n
+        end = int(np.searchsorted(off, byte_lo + step, side="right")) - 1 if read else n
         if max_records is not None:
             end = min(end, k + max_records)
         end = min(max(end, k + 1), n)
         events = np.asarray(trace.args_event[k:end], dtype=np.int64)
-        if reader is None:
-            yield Window(k, events, np.zeros(end - k + 1, dtype=np.int64), np.zeros(0, dtype=np.uint8))
-            k = end
-            continue
         bounds = np.asarray(off[k : end + 1], dtype=np.int64) - byte_lo
-        data = reader.read_array(byte_lo, byte_lo + int(bounds[-1]))
-        if is_typed:
-            bounds, data = typed_args.render(
-                data, bounds[:-1], bounds[1:], trace.args_frag_off, trace.args_frag_blob
-            )
-        yield Window(k, events, bounds, data)
+        data = None if reader is None else reader.read_array(byte_lo, byte_lo + int(bounds[-1]))
+        yield k, events, bounds, data
         k = end
 
 

@@ -28,6 +28,8 @@ against about 125 bytes of JSON.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 RAW_JSON = np.uint32(1 << 31)  # header word of a JSON record
@@ -108,10 +110,24 @@ def encode_json(texts: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     return lengths, np.frombuffer(b"".join(parts), dtype=np.uint8)
 
 
-def render(
-    data: np.ndarray, lo: np.ndarray, hi: np.ndarray, frag_off: np.ndarray, frag_blob: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(int64 offsets[n+1], uint8 text): the JSON of the records data[lo[i]:hi[i]] of a typed trace."""
+@dataclasses.dataclass(frozen=True)
+class Records:
+    """Records data[lo[i]:hi[i]] taken apart: record i is empty, a JSON record (`raw`: its text is
+    data[lo[i] + HEADER_BYTES : hi[i]]) or typed, with its `opening` fragment and `count[i]` stat
+    rows (`owner`, `key`, `value_class`, `value`, in record order)."""
+
+    raw: np.ndarray  # bool per record
+    typed: np.ndarray  # bool per record
+    opening: np.ndarray  # int64 per record, -1 unless typed
+    count: np.ndarray  # int64 stat rows per record
+    owner: np.ndarray  # int64 record of each stat row
+    key: np.ndarray  # int64 key fragment
+    value_class: np.ndarray  # int64
+    value: np.ndarray  # uint64
+
+
+def decode(data: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Records:
+    """The records data[lo[i]:hi[i]] of a typed trace, taken apart (see `Records`)."""
     n = lo.shape[0]
     lo = lo.astype(np.int64, copy=False)
     size = hi.astype(np.int64, copy=False) - lo
@@ -127,18 +143,37 @@ def render(
         )
     raw = (size > 0) & (header >= RAW_JSON)
     typed = (size > 0) & ~raw
-    per_record = np.where(typed, (size - HEADER_BYTES) // ROW.itemsize, 0)
+    count = np.where(typed, (size - HEADER_BYTES) // ROW.itemsize, 0)
     t = np.flatnonzero(typed)
-    stat_bytes = ragged_gather(data, lo[t] + HEADER_BYTES, size[t] - HEADER_BYTES)
-    rows = np.frombuffer(stat_bytes, dtype=ROW)
-    owner = np.repeat(np.arange(n, dtype=np.int64), per_record)
-    value_class = (rows["word"] >> np.uint32(KEY_BITS)).astype(np.int64)
-    key = (rows["word"] & np.uint32((1 << KEY_BITS) - 1)).astype(np.int64)
-    numeric = np.flatnonzero(value_class != FRAGMENT)
-    num_text, num_off, num_len = _number_text(rows["value"][numeric], value_class[numeric])
+    rows = np.frombuffer(ragged_gather(data, lo[t] + HEADER_BYTES, size[t] - HEADER_BYTES), dtype=ROW)
+    return Records(
+        raw=raw,
+        typed=typed,
+        opening=np.where(typed, header.astype(np.int64), -1),
+        count=count,
+        owner=np.repeat(np.arange(n, dtype=np.int64), count),
+        key=(rows["word"] & np.uint32((1 << KEY_BITS) - 1)).astype(np.int64),
+        value_class=(rows["word"] >> np.uint32(KEY_BITS)).astype(np.int64),
+        value=rows["value"],
+    )
 
-    opening = header[t].astype(np.int64)
-    value_frag = np.where(value_class == FRAGMENT, rows["value"], NULL).astype(np.int64)
+
+def render(
+    data: np.ndarray, lo: np.ndarray, hi: np.ndarray, frag_off: np.ndarray, frag_blob: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 offsets[n+1], uint8 text): the JSON of the records data[lo[i]:hi[i]] of a typed trace."""
+    n = lo.shape[0]
+    lo = lo.astype(np.int64, copy=False)
+    size = hi.astype(np.int64, copy=False) - lo
+    records = decode(data, lo, hi)
+    raw, typed, per_record, owner = records.raw, records.typed, records.count, records.owner
+    key, value_class = records.key, records.value_class
+    t = np.flatnonzero(typed)
+    numeric = np.flatnonzero(value_class != FRAGMENT)
+    num_text, num_off, num_len = _number_text(records.value[numeric], value_class[numeric])
+
+    opening = records.opening[t]
+    value_frag = np.where(value_class == FRAGMENT, records.value, NULL).astype(np.int64)
     # Only the fragments these records use are copied out of the table (a memory map, maybe large).
     used = np.unique(np.concatenate((opening, key, value_frag)))
     used_len = frag_off[used + 1] - frag_off[used]
@@ -163,10 +198,10 @@ def render(
     r = np.flatnonzero(raw)
     piece_off[rec_first[r]] = data_base + lo[r] + HEADER_BYTES
     piece_len[rec_first[r]] = size[r] - HEADER_BYTES
-    if rows.shape[0]:
+    if owner.shape[0]:
         row_first = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(per_record, out=row_first[1:])
-        at = rec_first[owner] + 1 + 2 * (np.arange(rows.shape[0], dtype=np.int64) - row_first[owner])
+        at = rec_first[owner] + 1 + 2 * (np.arange(owner.shape[0], dtype=np.int64) - row_first[owner])
         piece_off[at] = frag_at[key]
         piece_len[at] = frag_len[key]
         piece_off[at + 1] = frag_at[value_frag]
