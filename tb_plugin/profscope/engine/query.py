@@ -22,8 +22,9 @@ import numpy as np
 from profscope.engine.lod.index import LodIndex, searchsorted_through
 from profscope.engine.search_pool import checkpoint
 from profscope.model import args as model_args
+from profscope.model import typed_args
 from profscope.model.columns import Trace
-from profscope.model.typed_args import DOUBLE, FRAGMENT, HEADER_BYTES
+from profscope.model.typed_args import DOUBLE, FRAGMENT, HEADER_BYTES, INT, UINT
 
 # Bytes after a hit in which the closing quote of a JSON key must appear: keys are short.
 KEY_LOOKAHEAD = 64
@@ -278,11 +279,11 @@ class Searcher:
         is inside a key is decided inside the piece: the next quote after a hit in a number or
         null, or at the end of a prefix, opens the next key, which counts as a value hit unless
         that key starts with ":" or " :" (then the JSON is searched). So each fragment is scanned
-        once (with a quote after it) and numbers are matched by value: integers only through
-        the JSON (a needle of digits and "-"), doubles by their `repr`.
+        once (with a quote after it) and numbers are matched by their text: integers written in
+        place (`_integer_hits`), doubles by their `repr`.
         """
         chars = set(needle.tobytes())
-        if chars & _JSON_PUNCTUATION or chars <= _INT_CHARS:
+        if chars & _JSON_PUNCTUATION:
             return False
         frag_off, frag_blob = model_args.fragments(self.trace)
         if _opens_odd_key(frag_off, frag_blob):
@@ -295,6 +296,7 @@ class Searcher:
         bounds = np.append(frag_off[:-1] + np.arange(count), text.shape[0])
         frag_hit = _record_hits(text, bounds, needle, np.zeros(count, dtype=bool))
         doubles = chars <= _DOUBLE_CHARS | _NULL_CHARS
+        integers = chars <= _INT_CHARS
         for window in model_args.typed_windows(self.trace, SCAN_CHUNK):
             checkpoint()
             r = window.records
@@ -305,6 +307,8 @@ class Searcher:
             )
             if doubles:
                 row |= _double_hits(needle.tobytes(), r.value_class, r.value)
+            if integers:
+                row |= _integer_hits(needle, r.value_class, r.value)
             found[r.owner[row]] = True
             raw = np.flatnonzero(r.raw & ~found)
             if raw.shape[0]:
@@ -357,6 +361,27 @@ def _record_hits(view: np.ndarray, bounds: np.ndarray, needle: np.ndarray, done:
     if pos.shape[0]:
         found[owner[~_inside_key(view, pos + m)]] = True
     return found
+
+
+def _integer_hits(needle: np.ndarray, value_class: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Per stat row, whether it is an integer whose decimal text holds `needle` (digits and "-"):
+    the texts are written in fixed rows (`typed_args.integer_rows`) and searched in place."""
+    out = np.zeros(value_class.shape[0], dtype=bool)
+    m = needle.shape[0]
+    for cls in (INT, UINT):
+        rows = np.flatnonzero(value_class == cls)
+        if not rows.shape[0]:
+            continue
+        text, start, length = typed_args.integer_rows(value[rows], signed=cls == INT)
+        flat = text.ravel()
+        pos = np.flatnonzero(flat[: flat.shape[0] - m + 1] == needle[0])
+        for j in range(1, m):
+            pos = pos[flat[pos + j] == needle[j]]
+        number, at = np.divmod(pos, typed_args.TEXT_ROW)
+        # Inside the number's text (its row's `length` counts the comma after it).
+        inside = (at >= start[number]) & (at + m <= start[number] + length[number] - 1)
+        out[rows[number[inside]]] = True
+    return out
 
 
 def _double_hits(needle: bytes, value_class: np.ndarray, value: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ the last comma written over with `}`: the numbers as Python (and msgspec) print 
 decimal, doubles through `repr`, non-finite as null), written in bulk with numpy (`render`):
 
 - integers four digits at a time from a table of "0000"…"9999" into fixed 24-byte rows,
-  right-aligned before a comma (`_integer_rows`), so each number's text is a slice of its row;
+  right-aligned before a comma (`integer_rows`), so each number's text is a slice of its row;
 - one ragged gather copies the pieces (fragments, number texts, JSON records) into place
   (`ragged_gather`).
 
@@ -42,7 +42,7 @@ _GATHER_CHUNK = 1 << 18  # output bytes per ragged-gather step
 _POWERS_OF_TEN = np.array([10**k for k in range(20)], dtype=np.uint64)
 # "0000" … "9999" as little-endian uint32, so a row's uint32 columns are its digit groups.
 _DIGITS4 = np.frombuffer("".join(f"{i:04d}" for i in range(10_000)).encode(), dtype="<u4")
-_TEXT_ROW = 24  # bytes per integer row: 20 digit places, the comma, 3 spare
+TEXT_ROW = 24  # bytes per integer row: 20 digit places, the comma, 3 spare
 _COMMA = np.uint32(ord(","))
 _CLOSE = ord("}")
 
@@ -245,14 +245,14 @@ def render_one(record: bytes, frag_off: np.ndarray, frag_blob: np.ndarray) -> by
     return text[:-1] + b"}"
 
 
-def _integer_rows(values: np.ndarray, signed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def integer_rows(values: np.ndarray, signed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(rows, start, length): decimal text of 64-bit integers, each followed by a comma, in
-    `_TEXT_ROW`-byte rows: number i is rows[i, start[i] : start[i] + length[i]]."""
+    `TEXT_ROW`-byte rows: number i is rows[i, start[i] : start[i] + length[i]]."""
     bits = values.view(np.uint64)
     negative = values.view(np.int64) < 0 if signed else np.zeros(values.shape[0], dtype=bool)
     magnitude = np.where(negative, ~bits + np.uint64(1), bits)
     digits = np.maximum(np.searchsorted(_POWERS_OF_TEN, magnitude, side="right"), 1)
-    words = np.empty((values.shape[0], _TEXT_ROW // 4), dtype="<u4")
+    words = np.empty((values.shape[0], TEXT_ROW // 4), dtype="<u4")
     words[:, 5] = _COMMA
     rest = magnitude
     group = np.uint64(10_000)
@@ -276,8 +276,8 @@ def _number_text(values: np.ndarray, value_class: np.ndarray) -> tuple[np.ndarra
     for cls in (INT, UINT):
         sel = np.flatnonzero(value_class == cls)
         if sel.shape[0]:
-            rows, start, size = _integer_rows(values[sel], signed=cls == INT)
-            off[sel] = base + np.arange(sel.shape[0], dtype=np.int64) * _TEXT_ROW + start
+            rows, start, size = integer_rows(values[sel], signed=cls == INT)
+            off[sel] = base + np.arange(sel.shape[0], dtype=np.int64) * TEXT_ROW + start
             length[sel] = size
             parts.append(rows.ravel())
             base += rows.size
