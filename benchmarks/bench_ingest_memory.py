@@ -69,6 +69,8 @@ def replicated(path, fs, progress=None):
     lo_ps, hi_ps = t.time_span_ps()
     shift, n = hi_ps - lo_ps + 1, t.num_events
     inv, off = np.asarray(t.args_event), np.asarray(t.args_off)
+    if t.args_frag_off.shape[0]:  # typed records (XPlane) are copied with their fragment table
+        b.typed_args(np.asarray(t.args_frag_off), np.asarray(t.args_frag_blob))
     ctr_track = np.asarray(t.ctr_track)
     for c in range(copies):
         for lo in range(0, n, 200_000):

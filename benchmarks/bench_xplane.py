@@ -11,11 +11,11 @@ Each repeat runs `xplane.read` in fresh child processes, twice, then the floor (
 end (the TraceBuilder and its finalize included: what an ingest pays before the cache write) and
 with a counting sink in place of the builder, which keeps nothing, so its numbers are the
 reader's own work and memory.
-Reported per mode: wall and CPU time (on a shared machine CPU time is the steadier number; it
-includes the args helper process a big file gets, `xplane_args_helper`), events per second, and
-the child's peak RSS (ru_maxrss) with what the interpreter and imports held before the read, and
-the helper's; medians with min–max over the repeats, and the load average around the
-runs (say what else was running).
+Reported per mode: wall and CPU time (on a shared machine CPU time is the steadier number),
+events per second, and the child's peak RSS (ru_maxrss) with what the interpreter and imports held
+before the read; medians with min–max over the repeats, and the load average around the runs (say
+what else was running). "args" is what the reader hands the builder: the typed args records (their
+JSON is rendered only when asked for, `model.typed_args`).
 
 The floor, measured in the same rounds: protobuf's own parser (upb, C) reading the same file into
 messages, which holds them all (179 MiB peak for the 17 MB JAX CPU capture; `--no-floor` skips
@@ -84,11 +84,10 @@ def _child(path: str, sink: bool, builder_mb: int, scratch: str) -> None:
         xplane.TraceBuilder = Sink  # type: ignore[misc]
     before_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     budget = spill_budget.IngestMemory(scratch, builder_mb << 20) if builder_mb else None
-    wall, cpu, helper_cpu = time.perf_counter(), time.process_time(), _children_cpu()
+    wall, cpu = time.perf_counter(), time.process_time()
     with spill_budget.use(budget):
         trace = xplane.read(path, fsspec.filesystem("file"))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    cpu += _children_cpu() - helper_cpu
     if not sink:
         counted = {
             "events": trace.num_events,
@@ -97,9 +96,9 @@ def _child(path: str, sink: bool, builder_mb: int, scratch: str) -> None:
             "counters": int(trace.ctr_track.shape[0]),
         }
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    helper_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    record = {"wall": wall, "cpu": cpu, **counted, "rss": peak_kib / 1024, "base": before_kib / 1024}
-    print(json.dumps({**record, "helper_rss": helper_kib / 1024}))
+    print(
+        json.dumps({"wall": wall, "cpu": cpu, **counted, "rss": peak_kib / 1024, "base": before_kib / 1024})
+    )
 
 
 def _floor_child(path: str) -> None:
@@ -113,12 +112,6 @@ def _floor_child(path: str) -> None:
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"wall": wall, "cpu": cpu, "events": events, "rss": rss}))
-
-
-def _children_cpu() -> float:
-    """User + system seconds of the child processes waited for (the args helper)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _run_floor(path: str) -> dict[str, Any]:
@@ -165,8 +158,7 @@ def _report(label: str, runs: list[dict[str, Any]]) -> None:
     print(f"  throughput {_spread([events / w / 1e6 for w in wall], '.2f')} M events/s wall, "
           f"{_spread([events / c / 1e6 for c in cpu], '.2f')} M events/s CPU")  # fmt: skip
     print(f"  peak RSS {_spread([r['rss'] for r in runs], '.0f')} MiB "
-          f"(before the read: {statistics.median([r['base'] for r in runs]):.0f} MiB), "
-          f"args helper {_spread([r['helper_rss'] for r in runs], '.0f')} MiB")  # fmt: skip
+          f"(before the read: {statistics.median([r['base'] for r in runs]):.0f} MiB)")  # fmt: skip
 
 
 # -- replicating a file -------------------------------------------------------------------------

@@ -200,42 +200,6 @@ def s3_env(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[S3S
     s3fs.S3FileSystem.clear_instance_cache()
 
 
-class ArgsHelpers:
-    """The args helpers the XPlane reader started (`forced_args_helper`) and the jobs it sent them."""
-
-    def __init__(self) -> None:
-        self.started: list[object] = []
-        self.jobs_sent = 0
-
-
-@pytest.fixture
-def forced_args_helper(monkeypatch: pytest.MonkeyPatch) -> ArgsHelpers:
-    """Every XPlane read, however small, writes its args in a helper process that is ready before
-    the first batch (so every job goes to it, not to the reader's own writer)."""
-    from profscope.formats.xplane import args_helper as xplane_args_helper
-    from profscope.formats.xplane import reader as xplane
-
-    seen = ArgsHelpers()
-
-    def start() -> xplane_args_helper.ArgsHelper:
-        helper = xplane_args_helper.ArgsHelper()
-        assert helper.wait_ready(30), "the args helper did not start"
-        seen.started.append(helper)
-        return helper
-
-    original = xplane_args_helper.ArgsHelper.submit
-
-    def submit(self: xplane_args_helper.ArgsHelper, job: xplane_args_helper.ArgsJob, *rest: object) -> object:
-        out = original(self, job, *rest)  # type: ignore[arg-type]
-        seen.jobs_sent += job.result is None or any(j is job for j in self._sent)
-        return out
-
-    monkeypatch.setattr(xplane_args_helper, "MIN_FILE_BYTES", 0)
-    monkeypatch.setattr(xplane, "_start_helper", start)
-    monkeypatch.setattr(xplane_args_helper.ArgsHelper, "submit", submit)
-    return seen
-
-
 STACK_MODULES = ("tensorboard", "google.protobuf")
 
 

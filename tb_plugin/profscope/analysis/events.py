@@ -42,6 +42,7 @@ import re
 import numpy as np
 
 from profscope.formats import registry
+from profscope.model import args as model_args
 from profscope.model import arrays
 from profscope.model.columns import Trace
 
@@ -160,13 +161,9 @@ def role_table(roles: tuple[int, ...]) -> np.ndarray:
 
 
 def args_of(trace: Trace, indices: np.ndarray) -> list[memoryview]:
-    """The args JSON of each event of `indices` as zero-copy views of the blob (many at once:
+    """The args JSON of each event of `indices` as views of one text (many at once:
     `Trace.args_json` one by one costs a few µs of memory-map indexing per event)."""
-    records = np.asarray(trace.ev_args)[indices]
-    offsets = np.asarray(trace.args_off)
-    lo, hi = offsets[records].tolist(), offsets[records + 1].tolist()
-    blob = memoryview(np.asarray(trace.args_blob))
-    return [blob[a:b] for a, b in zip(lo, hi)]
+    return model_args.event_views(trace, indices)
 
 
 def string_table(strings: list[str], test) -> np.ndarray:

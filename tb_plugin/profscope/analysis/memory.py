@@ -26,6 +26,7 @@ from profscope.analysis import events as host_events
 from profscope.analysis.answers import OverviewMemoryPeak
 from profscope.analysis.events import HostEvents
 from profscope.analysis.steps import Steps
+from profscope.model import args as model_args
 from profscope.model.columns import Trace
 
 MEMORY_EVENT = "[memory]"
@@ -86,13 +87,7 @@ def _array_text(trace: Trace, records: np.ndarray) -> bytes | None:
     after the other; the runs are joined and a comma is put at every `}{` (one pass in C). The flat
     numeric args of a `[memory]` event never hold `}{`, which is checked: one boundary per record,
     else None (the caller decodes them one by one)."""
-    offsets = np.asarray(trace.args_off)
-    lo, hi = offsets[records].astype(np.int64), offsets[records + 1].astype(np.int64)
-    blob = memoryview(np.asarray(trace.args_blob))
-    breaks = np.flatnonzero(lo[1:] != hi[:-1]) + 1
-    firsts = np.concatenate(([0], breaks)).tolist()
-    lasts = np.concatenate((breaks, [lo.shape[0]])).tolist()
-    joined = b"".join(blob[lo[f] : hi[last - 1]] for f, last in zip(firsts, lasts))
+    joined = model_args.record_texts(trace, records)[1].tobytes()
     if joined.count(b"}{") != records.shape[0] - 1:
         return None
     return b"[" + joined.replace(b"}{", b"},{") + b"]"
@@ -110,10 +105,11 @@ def _decode_all(trace: Trace, records: np.ndarray) -> tuple[list[MemoryArgs], np
         pass
     out: list[MemoryArgs] = []
     unreadable = np.zeros(records.shape[0], dtype=bool)
-    offsets, blob = np.asarray(trace.args_off), memoryview(np.asarray(trace.args_blob))
-    for k, record in enumerate(records.tolist()):
+    offsets, text = model_args.record_texts(trace, records)
+    blob = memoryview(text)
+    for k in range(records.shape[0]):
         try:
-            out.append(_decode(blob[offsets[record] : offsets[record + 1]]))
+            out.append(_decode(blob[offsets[k] : offsets[k + 1]]))
         except (msgspec.DecodeError, msgspec.ValidationError):
             out.append(MemoryArgs())
             unreadable[k] = True
@@ -163,7 +159,7 @@ def find(trace: Trace) -> MemoryEvents | None:
     indices = np.flatnonzero(trace.ev_name == name_id)
     if not indices.shape[0]:
         return None
-    records = np.asarray(trace.ev_args)[indices]
+    records = model_args.records_of(trace, indices)
     by_record = np.argsort(records, kind="stable")
     indices, records = indices[by_record], records[by_record]
     decoded, unreadable = _decode_all(trace, records)

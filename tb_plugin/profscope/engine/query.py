@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -20,16 +21,24 @@ import numpy as np
 
 from profscope.engine.lod.index import LodIndex, searchsorted_through
 from profscope.engine.search_pool import checkpoint
+from profscope.model import args as model_args
+from profscope.model import typed_args
 from profscope.model.columns import Trace
+from profscope.model.typed_args import DOUBLE, FRAGMENT, HEADER_BYTES, INT, UINT
 
 # Bytes after a hit in which the closing quote of a JSON key must appear: keys are short.
 KEY_LOOKAHEAD = 64
-# Bytes of the args blob scanned per step of a search, and events per step of the name lookup:
+# Bytes of args text scanned per step of a search, and events per step of the name lookup:
 # they bound the temporary arrays (a one-letter query hits about every tenth byte), and a search
 # checks for cancellation and lets other requests' threads run between two steps (`checkpoint`).
 SCAN_CHUNK = 1 << 20
 NAME_CHUNK = 1 << 20
 _QUOTE, _BACKSLASH, _COLON, _SPACE = 34, 92, 58, 32
+# A needle with one of these can reach across the pieces of a typed record's JSON.
+_JSON_PUNCTUATION = frozenset(b'"\\:,{}')
+_INT_CHARS = frozenset(b"0123456789-")  # every character an integer's text may hold
+_DOUBLE_CHARS = frozenset(b"0123456789-+.e")  # and a double's (`repr`)
+_NULL_CHARS = frozenset(b"nul")
 # Bytes of an argument value an `arg:` filter reads: longer values are not compared.
 ARG_VALUE_MAX = 512
 # `key:value` in an `arg` parameter; the key is an argument's name as the trace writes it.
@@ -56,25 +65,9 @@ def parse_arg_filters(text: str) -> list[ArgFilter]:
     return out
 
 
-def _windows(blob: np.ndarray, overlap: int) -> Iterator[tuple[int, np.ndarray]]:
-    """(offset, bytes from there) in SCAN_CHUNK steps, each `overlap` bytes longer than the step.
-
-    A memory-mapped blob is read through the file instead, so a search does not leave hundreds of
-    MB of mapped pages counted in the server's resident memory.
-    """
-    total = blob.shape[0]
-    filename = getattr(blob, "filename", None)
-    if not isinstance(blob, np.memmap) or not filename:
-        for lo in range(0, total, SCAN_CHUNK):
-            yield lo, np.asarray(blob[lo : lo + SCAN_CHUNK + overlap])
-        return
-    buffer = np.empty(SCAN_CHUNK + overlap, dtype=np.uint8)
-    with open(filename, "rb", buffering=0) as f:
-        for lo in range(0, total, SCAN_CHUNK):
-            size = min(SCAN_CHUNK + overlap, total - lo)
-            f.seek(blob.offset + lo)
-            got = f.readinto(memoryview(buffer)[:size])
-            yield lo, buffer[:got]
+def _windows(trace: Trace, step: int) -> Iterator[model_args.Window]:
+    """The trace's args as JSON, whole records of about `step` bytes a window, in record order."""
+    return model_args.windows(trace, step)
 
 
 def parse_args(raw: bytes) -> tuple[dict[str, Any], str | None]:
@@ -239,17 +232,15 @@ class Searcher:
         )
         wanted = re.compile(fnmatch.translate(f.value), re.IGNORECASE | re.DOTALL)
         keep = np.zeros_like(hit)
-        offsets = self.trace.args_off
-        args_event = self.trace.args_event
-        overlap = len(key) + 2 * ARG_VALUE_MAX + 16
-        for lo, view in _windows(self.trace.args_blob, overlap):
+        for window in _windows(self.trace, SCAN_CHUNK):
             checkpoint()
-            limit = min(SCAN_CHUNK, view.shape[0])
-            spans = [(m.start(), m.group(1)) for m in found.finditer(memoryview(view)) if m.start() < limit]
+            view = window.text
+            spans = [(m.start(), m.group(1)) for m in found.finditer(memoryview(view))]
             if not spans:
                 continue
-            at = np.fromiter((lo + start for start, _ in spans), dtype=np.int64, count=len(spans))
-            events = np.asarray(args_event)[np.searchsorted(offsets, at, side="right") - 1]
+            at = np.fromiter((start for start, _ in spans), dtype=np.int64, count=len(spans))
+            owner = np.searchsorted(window.offsets, at, side="right") - 1
+            events = window.events[owner]
             for (_, raw), event in zip(spans, events.tolist()):
                 if hit[event] and not keep[event] and wanted.match(_scalar_text(raw)):
                     keep[event] = True
@@ -263,43 +254,149 @@ class Searcher:
         )
 
     def _mark_arg_hits(self, q: str, hit: np.ndarray) -> None:
-        """Mark events with `q` in an argument value: blob hits minus those inside a JSON key,
-        mapped from the args record that holds them to its event.
+        """Mark events with `q` in an argument value: hits in the args JSON minus those inside a
+        JSON key, mapped from the args record that holds them to its event (`_record_hits`).
 
-        `q` is lowercase, so ASCII folding needs no lowered copy of the blob: a byte matches a
-        letter a-z of `q` when it equals it once bit 0x20 is set (that maps exactly 'A'-'Z' onto
-        'a'-'z'); every other byte of `q` (UTF-8 included) must be equal.
+        Typed records (XPlane) are searched without writing their JSON when `q` cannot reach
+        across the pieces the JSON is made of (`_typed_arg_hits`), else in their rendered JSON.
         """
         needle = np.frombuffer(q.encode("utf-8"), dtype=np.uint8)
-        fold = ((needle >= ord("a")) & (needle <= ord("z"))).tolist()
-        offsets = self.trace.args_off
-        args_event = self.trace.args_event
-        m = needle.shape[0]
-        for lo, view in _windows(self.trace.args_blob, m - 1 + KEY_LOOKAHEAD + 2):
+        if model_args.typed(self.trace) and self._typed_arg_hits(needle, hit):
+            return
+        for window in _windows(self.trace, SCAN_CHUNK):
             checkpoint()
-            limit = min(SCAN_CHUNK, view.shape[0] - m + 1)
-            if limit <= 0:
-                break
-            head = view[:limit] | np.uint8(0x20) if fold[0] else view[:limit]
-            pos = np.flatnonzero(head == needle[0])
-            del head
-            for j in range(1, m):
-                got = view[pos + j]
-                pos = pos[(got | np.uint8(0x20) if fold[j] else got) == needle[j]]
-            if pos.shape[0] == 0:
-                continue
-            # The records this chunk touches, as small arrays: hits are sorted, so are owners.
-            first = int(np.searchsorted(offsets, lo, side="right")) - 1
-            last = int(np.searchsorted(offsets, lo + limit, side="left")) + 1
-            bounds = np.asarray(offsets[first : last + 1]) - lo
-            owner = np.searchsorted(bounds, pos, side="right") - 1
-            within = pos + m <= bounds[owner + 1]
-            event = np.asarray(args_event[first : last + 1])[owner]
             # Events already matched (by name, or an earlier hit) need no key check.
-            todo = within & ~hit[event]
-            pos, event = pos[todo], event[todo]
-            if pos.shape[0]:
-                hit[event[~_inside_key(view, pos + m)]] = True
+            found = _record_hits(window.text, window.offsets, needle, hit[window.events])
+            hit[window.events[found]] = True
+
+    def _typed_arg_hits(self, needle: np.ndarray, hit: np.ndarray) -> bool:
+        """Mark events whose typed args hold `needle` in a value, as `_mark_arg_hits` would in
+        their JSON; False (nothing marked) where that needs the JSON itself.
+
+        A typed record's JSON is its opening fragment (`{"k":v,`), then per stat a key fragment
+        (`"k":`) and a value (a fragment `"text",` / `null,`, or a number's text and a comma), the
+        last comma made `}`. A `needle` without `"\\:,{}` lies inside one piece, and whether a hit
+        is inside a key is decided inside the piece: the next quote after a hit in a number or
+        null, or at the end of a prefix, opens the next key, which counts as a value hit unless
+        that key starts with ":" or " :" (then the JSON is searched). So each fragment is scanned
+        once (with a quote after it) and numbers are matched by their text: integers written in
+        place (`_integer_hits`), doubles by their `repr`.
+        """
+        chars = set(needle.tobytes())
+        if chars & _JSON_PUNCTUATION:
+            return False
+        frag_off, frag_blob = model_args.fragments(self.trace)
+        if _opens_odd_key(frag_off, frag_blob):
+            return False
+        frag_len = np.diff(frag_off)
+        count = frag_len.shape[0]
+        # Each fragment followed by a quote: a lookahead that leaves a fragment finds no key.
+        text = np.full(frag_blob.shape[0] + count, _QUOTE, dtype=np.uint8)
+        text[np.arange(frag_blob.shape[0]) + np.repeat(np.arange(count), frag_len)] = frag_blob
+        bounds = np.append(frag_off[:-1] + np.arange(count), text.shape[0])
+        frag_hit = _record_hits(text, bounds, needle, np.zeros(count, dtype=bool))
+        doubles = chars <= _DOUBLE_CHARS | _NULL_CHARS
+        integers = chars <= _INT_CHARS
+        for window in model_args.typed_windows(self.trace, SCAN_CHUNK):
+            checkpoint()
+            r = window.records
+            found = r.typed & frag_hit[np.maximum(r.opening, 0)]
+            is_fragment = r.value_class == FRAGMENT
+            row = frag_hit[r.key] | (
+                is_fragment & frag_hit[np.where(is_fragment, r.value, 0).astype(np.int64)]
+            )
+            if doubles:
+                row |= _double_hits(needle.tobytes(), r.value_class, r.value)
+            if integers:
+                row |= _integer_hits(needle, r.value_class, r.value)
+            found[r.owner[row]] = True
+            raw = np.flatnonzero(r.raw & ~found)
+            if raw.shape[0]:
+                lo, hi = window.bounds[raw] + HEADER_BYTES, window.bounds[raw + 1]
+                joined = np.concatenate(
+                    [window.data[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True)]
+                )
+                at = np.concatenate(([0], np.cumsum(hi - lo)))
+                found[raw[_record_hits(joined, at, needle, np.zeros(raw.shape[0], dtype=bool))]] = True
+            hit[window.events[found]] = True
+        return True
+
+
+def _opens_odd_key(frag_off: np.ndarray, frag_blob: np.ndarray) -> bool:
+    """Whether a fragment may start a key with ":" or " :" (a `"k":` key or a `{"k":…` prefix;
+    a string value that starts so counts too): the one case where the next key decides whether
+    a hit before it is inside a key."""
+    padded = np.concatenate((frag_blob, np.zeros(3, dtype=np.uint8)))
+    first = frag_off[:-1]
+    at = first + (padded[first] == ord("{"))
+    c1, c2 = padded[at + 1], padded[at + 2]
+    return bool(np.any((padded[at] == _QUOTE) & ((c1 == _COLON) | ((c1 == _SPACE) & (c2 == _COLON)))))
+
+
+def _record_hits(view: np.ndarray, bounds: np.ndarray, needle: np.ndarray, done: np.ndarray) -> np.ndarray:
+    """Per record (record k is view[bounds[k]:bounds[k+1]]), whether it holds `needle` outside a
+    JSON key; records already `done` are not looked at.
+
+    `needle` is lowercase, so ASCII folding needs no lowered copy of the text: a byte matches a
+    letter a-z of `needle` when it equals it once bit 0x20 is set (that maps exactly 'A'-'Z' onto
+    'a'-'z'); every other byte of `needle` (UTF-8 included) must be equal.
+    """
+    found = np.zeros(bounds.shape[0] - 1, dtype=bool)
+    fold = ((needle >= ord("a")) & (needle <= ord("z"))).tolist()
+    m = needle.shape[0]
+    limit = view.shape[0] - m + 1
+    if limit <= 0:
+        return found
+    head = view[:limit] | np.uint8(0x20) if fold[0] else view[:limit]
+    pos = np.flatnonzero(head == needle[0])
+    del head
+    for j in range(1, m):
+        got = view[pos + j]
+        pos = pos[(got | np.uint8(0x20) if fold[j] else got) == needle[j]]
+    if pos.shape[0] == 0:
+        return found
+    owner = np.searchsorted(bounds, pos, side="right") - 1
+    todo = (pos + m <= bounds[owner + 1]) & ~done[owner]
+    pos, owner = pos[todo], owner[todo]
+    if pos.shape[0]:
+        found[owner[~_inside_key(view, pos + m)]] = True
+    return found
+
+
+def _integer_hits(needle: np.ndarray, value_class: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Per stat row, whether it is an integer whose decimal text holds `needle` (digits and "-"):
+    the texts are written in fixed rows (`typed_args.integer_rows`) and searched in place."""
+    out = np.zeros(value_class.shape[0], dtype=bool)
+    m = needle.shape[0]
+    for cls in (INT, UINT):
+        rows = np.flatnonzero(value_class == cls)
+        if not rows.shape[0]:
+            continue
+        text, start, length = typed_args.integer_rows(value[rows], signed=cls == INT)
+        flat = text.ravel()
+        pos = np.flatnonzero(flat[: flat.shape[0] - m + 1] == needle[0])
+        for j in range(1, m):
+            pos = pos[flat[pos + j] == needle[j]]
+        number, at = np.divmod(pos, typed_args.TEXT_ROW)
+        # Inside the number's text (its row's `length` counts the comma after it).
+        inside = (at >= start[number]) & (at + m <= start[number] + length[number] - 1)
+        out[rows[number[inside]]] = True
+    return out
+
+
+def _double_hits(needle: bytes, value_class: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Per stat row, whether it is a double whose JSON text (`repr`, null when not finite) holds
+    `needle` (lowercase; the texts have no capitals)."""
+    out = np.zeros(value_class.shape[0], dtype=bool)
+    rows = np.flatnonzero(value_class == DOUBLE)
+    if not rows.shape[0]:
+        return out
+    bits, inverse = np.unique(value[rows], return_inverse=True)
+    numbers = bits.view(np.float64).tolist()
+    text = needle.decode("utf-8", errors="replace")
+    match = np.array([text in (repr(v) if math.isfinite(v) else "null") for v in numbers], dtype=bool)
+    out[rows] = match[inverse.ravel()]
+    return out
 
 
 def _scalar_text(raw: bytes) -> str:

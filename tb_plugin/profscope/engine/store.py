@@ -58,7 +58,7 @@ from profscope.model.columns import Section, Trace, Track
 from profscope.model.spill import budget as spill_budget
 
 # Bump whenever the layout of an entry or the meaning of a column changes: old entries are ignored.
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 
 META_FILE = "meta.json"
 STRINGS_FILE = "strings.json"
@@ -368,6 +368,9 @@ def _check_consistency(path: str, meta: dict[str, Any], trace: Trace) -> None:
     records = trace.args_event.shape[0]
     if trace.args_off.shape != (records + 1,) or (int(trace.args_off[-1]) != trace.args_blob.shape[0]):
         problems.append("args offsets do not match the args records and blob")
+    frags = trace.args_frag_off.shape[0]
+    if frags and (frags < 2 or int(trace.args_frag_off[-1]) != trace.args_frag_blob.shape[0]):
+        problems.append("args fragment offsets do not match the fragment blob")
     if not trace.flow_src.shape == trace.flow_dst.shape == trace.flow_name.shape:
         problems.append("flow columns differ in length")
     if not trace.ctr_track.shape == trace.ctr_time_ps.shape == trace.ctr_value.shape:

@@ -16,6 +16,8 @@ COLUMN_DTYPES: dict[str, type] = {
     "args_off": np.int64,
     "args_event": np.int64,
     "args_blob": np.uint8,
+    "args_frag_off": np.int64,
+    "args_frag_blob": np.uint8,
     "flow_src": np.int64,
     "flow_dst": np.int64,
     "flow_name": np.int32,

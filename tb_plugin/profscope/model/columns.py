@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from profscope.model import args as model_args
 from profscope.model.layout import FLOW_PHASES, _bind_flow_points, event_order_unless_in_place, layout_depths
 from profscope.model.spill import budget as spill_budget
 from profscope.model.spill import files as spill_files
@@ -60,6 +61,7 @@ class Trace:
     Args stay where readers put them: `args_blob` holds one record per event in the order events
     were added (sorting them into event order would copy the whole blob piece by piece, the
     slowest step of a big ingest). `ev_args` leads from an event to its record, `args_event` back.
+    Records are JSON texts or typed records (`typed_args`); read them only through `model.args`.
 
     `attachments` are named byte strings a reader keeps beside the columns for analyses that need
     the source's own records (XPlanes: each program's serialized HloProto as "hlo/<program id>",
@@ -82,7 +84,9 @@ class Trace:
     ev_args: np.ndarray  # int64, args record of each event
     args_off: np.ndarray  # int64, n+1 offsets into args_blob: record k is [args_off[k], args_off[k+1])
     args_event: np.ndarray  # int64, event of each args record (inverse of ev_args)
-    args_blob: np.ndarray  # uint8, concatenated JSON objects (empty record = no args)
+    args_blob: np.ndarray  # uint8, concatenated records: JSON objects or typed records (empty = no args)
+    args_frag_off: np.ndarray  # int64, offsets into args_frag_blob; empty unless the records are typed
+    args_frag_blob: np.ndarray  # uint8, the JSON fragments typed records are rendered from (`typed_args`)
     flow_src: np.ndarray  # int64 event index
     flow_dst: np.ndarray  # int64 event index
     flow_name: np.ndarray  # int32 string id
@@ -100,9 +104,7 @@ class Trace:
 
     def args_json(self, index: int) -> bytes:
         """Raw JSON object text of one event's args (b"" when it has none)."""
-        record = int(self.ev_args[index])
-        lo, hi = int(self.args_off[record]), int(self.args_off[record + 1])
-        return self.args_blob[lo:hi].tobytes()
+        return model_args.args_json(self, index)
 
     def time_span_ps(self) -> tuple[int, int]:
         """(first start, last end) over events and counters; (0, 0) for an empty trace."""
@@ -177,6 +179,8 @@ class TraceBuilder:
         self._point_chunks: list[tuple[np.ndarray, ...]] = []
         self._ctr_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._attachments: dict[str, bytes] = {}
+        self._frag_off = np.zeros(0, dtype=np.int64)
+        self._frag_blob = np.zeros(0, dtype=np.uint8)
 
     # -- vocabulary -------------------------------------------------------------------------
     def intern(self, text: str) -> int:
@@ -472,6 +476,14 @@ class TraceBuilder:
         if self._spill is not None:
             self._check_spill(len(data), len(data))
 
+    def typed_args(self, frag_off: np.ndarray, frag_blob: np.ndarray) -> None:
+        """Say that every args record given is a typed record (`typed_args`) rendered from this
+        fragment table (offsets, bytes); a reader calls it once it has added all its events."""
+        if frag_off.shape[0] < 2 or int(frag_off[-1]) != frag_blob.shape[0]:
+            raise ValueError("a fragment table is offsets[n+1] over its bytes, with at least one fragment")
+        self._frag_off = np.asarray(frag_off, dtype=np.int64)
+        self._frag_blob = np.asarray(frag_blob, dtype=np.uint8)
+
     def settle(self, track_of_ref: np.ndarray, shift_ps: int) -> None:
         """End a provisional builder's references: every event and counter sample added so far is
         on track `track_of_ref[ref]` (-1: a reference no row uses) and starts `shift_ps` later than
@@ -583,6 +595,8 @@ class TraceBuilder:
             args_off=args_off,
             args_event=final_index.astype(np.int64, copy=False),
             args_blob=args_blob,
+            args_frag_off=self._frag_off,
+            args_frag_blob=self._frag_blob,
             flow_src=flow_src,
             flow_dst=flow_dst,
             flow_name=flow_name,

@@ -684,24 +684,3 @@ def test_labels_made_for_one_batch_do_not_shift_the_names_of_the_next(tmp_path: 
     tr = load(space, tmp_path)
     assert [a for *_, a in events_on(tr, "t")] == [{"_src": "a.cc", "_src (2)": "b.cc", "stat#4242": 7}]
     assert [a for *_, a in events_on(tr, "XLA Ops")] == [{"flops": 3, "bytes_accessed": 8}]
-
-
-@pytest.mark.parametrize(
-    "case",
-    [
-        test_labels_made_for_one_batch_do_not_shift_the_names_of_the_next,
-        test_stat_values_of_every_kind,
-        test_repeated_stat_names_keep_every_value,
-        test_missing_metadata_is_named_by_id_and_reported,
-        test_an_event_stat_overrides_its_metadata_stat_of_the_same_name,
-        test_an_event_with_thousands_of_stats_is_read_completely,
-        test_line_timestamps_far_apart_are_skipped_not_overflowed,  # read twice: names start again
-    ],
-    ids=lambda case: case.__name__.removeprefix("test_"),
-)
-def test_the_args_helper_writes_what_the_reader_writes(
-    case: Any, tmp_path: Path, forced_args_helper: Any
-) -> None:
-    case(tmp_path)
-    assert forced_args_helper.jobs_sent > 0
-    assert not any(h.failed for h in forced_args_helper.started)

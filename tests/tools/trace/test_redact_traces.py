@@ -18,12 +18,14 @@ import re
 from typing import Any
 
 import fsspec
+import numpy as np
 import pytest
 
 from profscope.engine.lod import index as lod
 from profscope.engine.timeline import HostTrace, Timeline
 from profscope.formats.chrome import reader as chrome_json
 from profscope.formats.xplane import reader as xplane
+from profscope.model import args as model_args
 from profscope.model.columns import Trace
 from profscope.tools.trace import export
 from profscope.tools.trace.redact import MIN_HOST_NAME, RedactOptions
@@ -85,7 +87,11 @@ def raw_text(path: pathlib.Path) -> bytes:
 def read_text(trace: Trace) -> bytes:
     """What the reader got out of a file: its args, strings and metadata."""
     return b"\n".join(
-        [trace.args_blob.tobytes(), *(s.encode() for s in trace.strings), json.dumps(trace.metadata).encode()]
+        [
+            model_args.record_texts(trace, np.arange(model_args.record_count(trace)))[1].tobytes(),
+            *(s.encode() for s in trace.strings),
+            json.dumps(trace.metadata).encode(),
+        ]
     )
 
 

@@ -1,16 +1,12 @@
-"""Every event's args object as JSON, for a batch of events at once.
+"""Every event's args as typed records (`model.typed_args`), for a batch of events at once.
 
-An event's args are `{` + its metadata's members (a ready prefix) + one `"key":value,` per event
-stat + the closing `}` written over the last comma. The text is assembled from pieces with numpy
-instead of one dict and one encode call per event, which would cost more than decoding the file:
-
-- fragments made once per distinct thing: the prefixes, `"key":` of numeric stats, whole
-  `"key":value,` pairs for refs (per key and target), strings and bytes (per content) and stats
-  without a value;
-- numbers written in bulk: integers four digits at a time from a table of "0000"…"9999" into
-  fixed 24-byte rows, right-aligned before a comma (`_integer_rows`), so each number's text is a
-  slice of its row; doubles through `repr`, as Python (and msgspec) print them, non-finite as null;
-- one ragged gather copies the pieces into place (`_ragged_gather`).
+An event's args are its metadata's members (a ready `{"k":v,` prefix) then one member per event
+stat. Instead of a JSON text per event the reader writes per event the fragment id of its prefix
+and per stat (key fragment, value class, 64-bit value): numbers keep their bits, every other value
+becomes a fragment made once per distinct thing (`"key":` per key; `"name",` per ref target; the
+JSON string of each distinct string or bytes content; `null,` for a stat without a value). The
+model renders the JSON only when it is asked for, byte for byte what one `msgspec` encode of the
+event's dict writes.
 
 Keys are the source's stat names ("stat#<id>" when the metadata is missing); a name repeated within
 one event gets " (2)", " (3)"… so no value is lost to duplicate keys.
@@ -18,151 +14,232 @@ one event gets " (2)", " (3)"… so no value is lost to duplicate keys.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 import numpy as np
 
-from profscope.formats.xplane.decode import BYTES, DOUBLE, INT64, NO_VALUE, REF, STR, UINT64, text
-from profscope.formats.xplane.stats import StatTable, bytes_text
-from profscope.model import arrays
+from profscope.formats.xplane.decode import BYTES, DOUBLE, INT64, REF, STR, UINT64, EventBatch, text
+from profscope.formats.xplane.stats import StatNames, StatTable, bytes_text
+from profscope.model import typed_args
 
 _encode = msgspec.json.Encoder().encode
-_GATHER_CHUNK = 1 << 18  # output bytes per ragged-gather step
-_MAX_LAG = 32  # events with more stats than this find repeated names by sorting instead
-_POWERS_OF_TEN = np.array([10**k for k in range(20)], dtype=np.uint64)
-# "0000" … "9999" as little-endian uint32, so a row's uint32 columns are its digit groups.
-_DIGITS4 = np.frombuffer("".join(f"{i:04d}" for i in range(10_000)).encode(), dtype="<u4")
-_ROW = 24  # bytes per integer row: 20 digit places, the comma, 3 spare
-_COMMA = np.uint32(ord(","))
+_CLASS_OF_KIND = np.zeros(8, dtype=np.uint8)  # stat kind → value class (0: a fragment)
+_CLASS_OF_KIND[INT64], _CLASS_OF_KIND[UINT64], _CLASS_OF_KIND[DOUBLE] = (
+    typed_args.INT,
+    typed_args.UINT,
+    typed_args.DOUBLE,
+)
 
 
-def args_json(
-    table: StatTable, prefixes: list[bytes], ev_prefix: np.ndarray, stat_rows: np.ndarray, owner: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets[n+1], uint8 blob): each event's args object as JSON.
+class ArgsEncoder:
+    """The fragments of one read and the typed records of its batches (`records`)."""
 
-    Events are numbered 0…n-1 (n = len(ev_prefix)). `prefixes[ev_prefix[e]]` is a ready fragment
-    `{"k":v,` (at least one member, trailing comma) that opens event e's object, -1 for none;
-    `stat_rows` (rows of `table`) are the stats that follow, `owner` (non-decreasing) their event.
-    An event with neither gets no args (empty).
-    """
-    raw = table.raw
-    names = table.names
-    n_events = ev_prefix.shape[0]
-    rows = stat_rows
-    kind = raw.st_kind[rows]
-    first_row = _group_first(owner)
-    key = _keys(table, rows, owner, first_row)
+    def __init__(self, vocab: StatNames) -> None:
+        self.vocab = vocab
+        self.fragments = typed_args.Fragments()
+        self._key_frag = np.zeros(0, dtype=np.int64)  # by name id: fragment of `"name":`, -1 none yet
+        self._ref_frag = np.zeros(0, dtype=np.int64)  # by name id: fragment of `"name",`, -1 none yet
+        self._text_frag: dict[tuple[int, bytes], int] = {}  # (kind, content) → value fragment
 
-    frags: list[bytes] = [b"{"]
-    used_prefixes = arrays.unique(ev_prefix[ev_prefix >= 0])
-    frag_of_prefix = np.zeros(len(prefixes) + 1, dtype=np.int64)
-    frag_of_prefix[used_prefixes] = [_add(frags, prefixes[p]) for p in used_prefixes.tolist()]
-    numeric = (kind == INT64) | (kind == UINT64) | (kind == DOUBLE)
-    num_rows = np.flatnonzero(numeric)
-    used = np.zeros(len(names), dtype=bool)
-    used[key[num_rows]] = True
-    used_keys = np.flatnonzero(used)
-    key_frag = np.zeros(len(names), dtype=np.int64)
-    key_frag[used_keys] = [_add(frags, _encode(names[k]) + b":") for k in used_keys.tolist()]
+    def json_records(self, texts: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """(lengths, blob) of records that are JSON texts already (derived boxes)."""
+        return typed_args.encode_json(texts)
 
-    # Whole `"key":value,` fragments for refs (one per distinct key and target), strings and
-    # bytes (one per distinct content) and missing values.
-    pair_frag = np.zeros(rows.shape[0], dtype=np.int64)
-    refs = np.flatnonzero(kind == REF)
-    if refs.shape[0]:
-        target = table.ref_name[rows[refs]].astype(np.int64)
-        for i in np.flatnonzero(target < 0).tolist():
-            target[i] = table.name_id(f"?ref {int(raw.st_value[rows[refs[i]]])}")
-        width = len(names) + 1
-        combos, inverse = np.unique(key[refs] * width + target, return_inverse=True)
-        ids = [
-            _add(frags, _encode({names[c // width]: names[c % width]})[1:-1] + b",") for c in combos.tolist()
-        ]
-        pair_frag[refs] = np.asarray(ids, dtype=np.int64)[inverse.ravel()]
-    blobs = np.flatnonzero((kind == STR) | (kind == BYTES))
-    if blobs.shape[0]:
+    def table(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.fragments.table()
+
+    def records(
+        self,
+        table: StatTable,
+        prefixes: list[bytes],
+        ev_prefix: np.ndarray,
+        stat_rows: np.ndarray,
+        owner: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(bytes per event, blob): the typed records of events 0…n-1 (n = len(ev_prefix)).
+
+        `prefixes[ev_prefix[e]]` is a ready fragment `{"k":v,` (at least one member, trailing
+        comma) that opens event e's object, -1 for none; `stat_rows` (rows of `table`) are the
+        stats that follow, `owner` (non-decreasing) their event. New fragments join the table in
+        the order of the events and stats that first use them, so the table does not depend on
+        where batches start.
+        """
+        raw = table.raw
+        rows = stat_rows
+        kind = raw.st_kind[rows]
+        key = _keys(table, rows, owner)
+        value = raw.st_value[rows].copy()
+        value_class = _CLASS_OF_KIND[kind]
+        pending = _Pending()
+
+        used = np.flatnonzero(ev_prefix >= 0)
+        opening = np.full(ev_prefix.shape[0], -1, dtype=np.int64)
+        if used.shape[0]:
+            uniq, first, inverse = np.unique(ev_prefix[used], return_index=True, return_inverse=True)
+            asked = [
+                pending.want(self.fragments, prefixes[p], e, 0)
+                for p, e in zip(uniq.tolist(), used[first].tolist(), strict=True)
+            ]
+            opening[used] = np.asarray(asked, dtype=np.int64)[inverse.ravel()]
+        key_cache = self._ensure(key, "_key_frag")
+        key_want = self._want_names(pending, key, key_cache, owner, np.arange(rows.shape[0]), 1, b":")
+        refs = np.flatnonzero(kind == REF)
+        ref_frag = None
+        if refs.shape[0]:
+            target = table.ref_name[rows[refs]].astype(np.int64)
+            for i in np.flatnonzero(target < 0).tolist():
+                target[i] = table.name_id(f"?ref {int(raw.st_value[rows[refs[i]]])}")
+            ref_cache = self._ensure(target, "_ref_frag")
+            ref_frag = self._want_names(pending, target, ref_cache, owner, refs, 2, b",")
+        blobs = np.flatnonzero((kind == STR) | (kind == BYTES))
+        blob_ids = self._want_texts(pending, raw, kind, rows, blobs, owner)
+        pending.add_all(self.fragments)
+
+        opening[opening < -1] = pending.resolve(opening[opening < -1])
+        key_frag = key_want()
+        if ref_frag is not None:
+            value[refs] = ref_frag()
+        if blobs.shape[0]:
+            value[blobs] = pending.resolve(blob_ids)
+        without = (value_class == typed_args.FRAGMENT) & (kind != REF) & (kind != STR) & (kind != BYTES)
+        value[without] = typed_args.NULL
+        return typed_args.encode(ev_prefix.shape[0], opening, owner, key_frag, value_class, value)
+
+    def _want_names(
+        self,
+        pending: _Pending,
+        ids: np.ndarray,
+        cache: np.ndarray,
+        owner: np.ndarray,
+        at: np.ndarray,
+        slot: int,
+        suffix: bytes,
+    ) -> Callable[[], np.ndarray]:
+        """Ask for the fragment (a name id's JSON string and `suffix`) of each of `ids` (of the stat
+        rows `at`, fragment `slot` of their row) not made yet; returns what gives every id's
+        fragment once the pending ones are added."""
+        missing = np.flatnonzero(cache[ids] < 0)
+        names = self.vocab.names
+        asked: list[tuple[int, int]] = []
+        for nid, i in zip(*_first_of(ids[missing], missing), strict=True):
+            event, place = _place(owner, int(at[i]))
+            ticket = pending.want(self.fragments, _encode(names[nid]) + suffix, event, slot + 2 * place)
+            asked.append((nid, ticket))
+
+        def resolved() -> np.ndarray:
+            for nid, ticket in asked:
+                cache[nid] = pending.resolve(np.array([ticket]))[0]
+            return cache[ids]
+
+        if not asked:
+            return lambda: cache[ids]
+        return resolved
+
+    def _want_texts(
+        self,
+        pending: _Pending,
+        raw: EventBatch,
+        kind: np.ndarray,
+        rows: np.ndarray,
+        blobs: np.ndarray,
+        owner: np.ndarray,
+    ) -> np.ndarray:
+        """Per string or bytes stat (`blobs`), its value fragment id or the ticket of one asked for."""
+        out = np.empty(blobs.shape[0], dtype=np.int64)
+        if not blobs.shape[0]:
+            return out
         data = raw.data
-        seen: dict[tuple[int, int, bytes], int] = {}
-        for i, k, kd, start, length in zip(
+        seen = self._text_frag
+        new: dict[tuple[int, bytes], int] = {}
+        for i, b, kd, start, length in zip(
+            range(blobs.shape[0]),
             blobs.tolist(),
-            key[blobs].tolist(),
             kind[blobs].tolist(),
             raw.st_start[rows[blobs]].tolist(),
             raw.st_len[rows[blobs]].tolist(),
             strict=True,
         ):
             chunk = data[start : start + length]
-            fid = seen.get((k, kd, chunk))
+            fid = seen.get((kd, chunk))
             if fid is None:
-                value = text(chunk) if kd == STR else bytes_text(chunk)
-                fid = seen[(k, kd, chunk)] = _add(frags, _encode({names[k]: value})[1:-1] + b",")
-            pair_frag[i] = fid
-    empty = np.flatnonzero(kind == NO_VALUE)
-    for k in arrays.unique(key[empty]).tolist():
-        pair_frag[empty[key[empty] == k]] = _add(frags, _encode({names[k]: None})[1:-1] + b",")
+                fid = new.get((kd, chunk))
+                if fid is None:
+                    decoded = text(chunk) if kd == STR else bytes_text(chunk)
+                    event, place = _place(owner, b)
+                    fid = new[(kd, chunk)] = pending.want(
+                        self.fragments, _encode(decoded) + b",", event, 2 + 2 * place
+                    )
+            out[i] = fid
+        pending.after(
+            lambda: seen.update({k: int(pending.resolve(np.array([t]))[0]) for k, t in new.items()})
+        )
+        return out
 
-    pool = b"".join(frags)
-    frag_len = np.fromiter(map(len, frags), dtype=np.int64, count=len(frags))
-    frag_off = np.zeros(len(frags), dtype=np.int64)
-    np.cumsum(frag_len[:-1], out=frag_off[1:])
-    num_text, num_off, num_len = _number_text(raw.st_value[rows[num_rows]], kind[num_rows])
-    src = np.concatenate([np.frombuffer(pool, dtype=np.uint8), num_text])
-    num_off += len(pool)
-
-    # Piece layout: per event [open] then per stat row [key, number] or [pair].
-    row_pieces = numeric.astype(np.int64) + 1
-    per_event = np.bincount(owner, minlength=n_events)
-    opens = (per_event > 0) | (ev_prefix >= 0)
-    ev_pieces = opens + per_event + np.bincount(owner[num_rows], minlength=n_events)
-    ev_first = np.zeros(n_events + 1, dtype=np.int64)
-    np.cumsum(ev_pieces, out=ev_first[1:])
-    total = int(ev_first[-1])
-    piece_off = np.zeros(total, dtype=np.int64)
-    piece_len = np.zeros(total, dtype=np.int64)
-
-    open_events = np.flatnonzero(opens)
-    prefix = ev_prefix[open_events]
-    open_frag = np.where(prefix >= 0, frag_of_prefix[np.maximum(prefix, 0)], 0)
-    piece_off[ev_first[open_events]] = frag_off[open_frag]
-    piece_len[ev_first[open_events]] = frag_len[open_frag]
-
-    # Each row's first piece: its event's first piece, the open piece, then the pieces of the
-    # event's earlier rows.
-    before = np.zeros(rows.shape[0] + 1, dtype=np.int64)
-    np.cumsum(row_pieces, out=before[1:])
-    row_at = ev_first[owner] + 1 + before[:-1] - before[first_row]
-    at = row_at[num_rows]
-    piece_off[at] = frag_off[key_frag[key[num_rows]]]
-    piece_len[at] = frag_len[key_frag[key[num_rows]]]
-    piece_off[at + 1] = num_off
-    piece_len[at + 1] = num_len
-    pairs = np.flatnonzero(~numeric)
-    at = row_at[pairs]
-    piece_off[at] = frag_off[pair_frag[pairs]]
-    piece_len[at] = frag_len[pair_frag[pairs]]
-
-    out = _ragged_gather(src, piece_off, piece_len)
-    piece_end = np.zeros(total + 1, dtype=np.int64)
-    np.cumsum(piece_len, out=piece_end[1:])
-    ev_bytes = piece_end[ev_first[1:]] - piece_end[ev_first[:-1]]
-    offsets = np.zeros(n_events + 1, dtype=np.int64)
-    np.cumsum(ev_bytes, out=offsets[1:])
-    # Every object was written with a trailing comma: close it.
-    out[offsets[1:][ev_bytes > 0] - 1] = ord("}")
-    return offsets, out
+    def _ensure(self, ids: np.ndarray, attr: str) -> np.ndarray:
+        """The cache `attr` (by name id) grown to hold `ids`."""
+        cache: np.ndarray = getattr(self, attr)
+        need = int(ids.max()) + 1 if ids.shape[0] else 0
+        if need > cache.shape[0]:
+            grown = np.full(max(need, 2 * cache.shape[0]), -1, dtype=np.int64)
+            grown[: cache.shape[0]] = cache
+            cache = grown
+            setattr(self, attr, cache)
+        return cache
 
 
-def _group_first(owner: np.ndarray) -> np.ndarray:
-    """Per row, the index of the first row with the same owner (`owner` non-decreasing)."""
-    n = owner.shape[0]
-    if not n:
-        return np.zeros(0, dtype=np.int64)
-    new_group = np.ones(n, dtype=bool)
-    new_group[1:] = owner[1:] != owner[:-1]
-    return np.maximum.accumulate(np.where(new_group, np.arange(n), 0))
+class _Pending:
+    """Fragments a batch needs that the table lacks, added in the order of (event, slot) of their
+    first use: a fragment asked for gets a ticket (a negative number) until `add_all`."""
+
+    def __init__(self) -> None:
+        self._asked: list[tuple[int, int, bytes]] = []
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._after: list[Callable[[], None]] = []
+
+    def want(self, fragments: typed_args.Fragments, fragment: bytes, event: int, slot: int) -> int:
+        known = fragments.get(fragment)
+        if known is not None:
+            return known
+        self._asked.append((int(event), int(slot), fragment))
+        return -2 - (len(self._asked) - 1)
+
+    def after(self, fn: Callable[[], None]) -> None:
+        self._after.append(fn)
+
+    def add_all(self, fragments: typed_args.Fragments) -> None:
+        order = sorted(range(len(self._asked)), key=lambda i: self._asked[i][:2])
+        self._ids = np.empty(len(self._asked), dtype=np.int64)
+        for i in order:
+            self._ids[i] = fragments.add(self._asked[i][2])
+        for fn in self._after:
+            fn()
+
+    def resolve(self, ids: np.ndarray) -> np.ndarray:
+        """Fragment ids for ids or tickets."""
+        ids = np.asarray(ids, dtype=np.int64)
+        tickets = ids <= -2
+        if tickets.any():
+            ids = ids.copy()
+            ids[tickets] = self._ids[-2 - ids[tickets]]
+        return ids
 
 
-def _keys(table: StatTable, rows: np.ndarray, owner: np.ndarray, first_row: np.ndarray) -> np.ndarray:
+def _place(owner: np.ndarray, row: int) -> tuple[int, int]:
+    """(event, index among its event's stats) of stat row `row` (`owner` non-decreasing)."""
+    event = int(owner[row])
+    return event, row - int(np.searchsorted(owner, event))
+
+
+def _first_of(values: np.ndarray, where: np.ndarray) -> tuple[list[int], list[int]]:
+    """(each distinct value, the `where` entry of its first occurrence)."""
+    if not values.shape[0]:
+        return [], []
+    uniq, first = np.unique(values, return_index=True)
+    return uniq.tolist(), where[first].tolist()
+
+
+def _keys(table: StatTable, rows: np.ndarray, owner: np.ndarray) -> np.ndarray:
     """Args key (id into `names`) of each stat row: its stat name, "stat#<id>" when the metadata
     is missing, with " (2)", " (3)"… for repeats of a name inside one event."""
     raw = table.raw
@@ -172,7 +249,7 @@ def _keys(table: StatTable, rows: np.ndarray, owner: np.ndarray, first_row: np.n
         mids, inverse = np.unique(raw.st_mid[rows[lost]], return_inverse=True)
         ids = np.array([table.name_id(f"stat#{m}") for m in mids.tolist()], dtype=np.int64)
         key[lost] = ids[inverse.ravel()]
-    rank = _repeat_rank(owner, key, first_row)
+    rank = _repeat_rank(owner, key)
     repeats = np.flatnonzero(rank > 0)
     if not repeats.shape[0]:
         return key
@@ -184,122 +261,33 @@ def _keys(table: StatTable, rows: np.ndarray, owner: np.ndarray, first_row: np.n
     return key
 
 
-def _repeat_rank(owner: np.ndarray, key: np.ndarray, first_row: np.ndarray) -> np.ndarray:
-    """How many earlier rows of the same event have the same key (`owner` non-decreasing,
-    `first_row` the first row of each row's event).
+def _repeat_rank(owner: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """How many earlier rows of the same event have the same key (`owner` non-decreasing).
 
-    Events hold a few stats each, so comparing each row with the rows 1…L before it in its event
-    (only rows at least L into their event take part at lag L) is cheaper than sorting all rows;
-    an event with more than `_MAX_LAG` stats falls back to the sort.
+    Rows sorted stably by key keep their event order within a key, so each (key, event) group is
+    one run; a batch names few distinct keys, so they are numbered densely and sorted as 16-bit
+    integers (numpy's stable sort of those is a radix sort, linear in the rows).
     """
     n = owner.shape[0]
     rank = np.zeros(n, dtype=np.int64)
     if n < 2:
         return rank
-    place = np.arange(n) - first_row
-    if int(place.max()) < _MAX_LAG:
-        rows = np.flatnonzero(place >= 1)
-        lag = 1
-        while rows.shape[0]:
-            rank[rows] += key[rows] == key[rows - lag]
-            lag += 1
-            rows = rows[place[rows] >= lag]
+    # Only rows of events with two stats or more can repeat a key.
+    shared = np.zeros(n, dtype=bool)
+    shared[1:] = owner[1:] == owner[:-1]
+    shared[:-1] |= shared[1:]
+    rows = np.flatnonzero(shared)
+    if not rows.shape[0]:
         return rank
-    combined = owner.astype(np.int64) * (int(key.max()) + 1) + key
-    order = np.argsort(combined, kind="stable")
-    grouped = combined[order]
-    new_group = np.ones(n, dtype=bool)
-    new_group[1:] = grouped[1:] != grouped[:-1]
-    group_start = np.flatnonzero(new_group)
-    rank[order] = np.arange(n) - group_start[np.cumsum(new_group) - 1]
+    key, owner = key[rows], owner[rows]
+    present = np.zeros(int(key.max()) + 1, dtype=np.int64)
+    present[key] = 1
+    dense = (np.cumsum(present) - 1)[key]
+    order = np.argsort(dense.astype(np.uint16 if present.sum() <= 1 << 16 else np.int64), kind="stable")
+    sorted_key, sorted_owner = dense[order], owner[order]
+    m = rows.shape[0]
+    new_group = np.ones(m, dtype=bool)
+    new_group[1:] = (sorted_key[1:] != sorted_key[:-1]) | (sorted_owner[1:] != sorted_owner[:-1])
+    start = np.maximum.accumulate(np.where(new_group, np.arange(m), 0))
+    rank[rows[order]] = np.arange(m) - start
     return rank
-
-
-def _add(frags: list[bytes], frag: bytes) -> int:
-    frags.append(frag)
-    return len(frags) - 1
-
-
-def _integer_rows(values: np.ndarray, signed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(rows, start, length): decimal text of 64-bit integers, each followed by a comma, in
-    `_ROW`-byte rows: number i is rows[i, start[i] : start[i] + length[i]]."""
-    bits = values.view(np.uint64)
-    negative = values.view(np.int64) < 0 if signed else np.zeros(values.shape[0], dtype=bool)
-    magnitude = np.where(negative, ~bits + np.uint64(1), bits)
-    digits = np.maximum(np.searchsorted(_POWERS_OF_TEN, magnitude, side="right"), 1)
-    words = np.empty((values.shape[0], _ROW // 4), dtype="<u4")
-    words[:, 5] = _COMMA
-    rest = magnitude
-    group = np.uint64(10_000)
-    for column in range(4, -1, -1):
-        quotient = rest // group
-        words[:, column] = _DIGITS4[(rest - quotient * group).astype(np.intp)]
-        rest = quotient
-    rows = words.view(np.uint8)
-    start = 20 - digits - negative
-    rows[np.flatnonzero(negative), start[negative]] = ord("-")
-    return rows, start, digits + negative + 1
-
-
-def _number_text(values: np.ndarray, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(uint8 text, offset, length) of numeric stat values, each followed by a comma."""
-    off = np.zeros(values.shape[0], dtype=np.int64)
-    length = np.zeros(values.shape[0], dtype=np.int64)
-    parts: list[np.ndarray] = []
-    base = 0
-    for k in (INT64, UINT64):
-        sel = np.flatnonzero(kind == k)
-        if sel.shape[0]:
-            rows, start, size = _integer_rows(values[sel], signed=k == INT64)
-            off[sel] = base + np.arange(sel.shape[0], dtype=np.int64) * _ROW + start
-            length[sel] = size
-            parts.append(rows.ravel())
-            base += rows.size
-    sel = np.flatnonzero(kind == DOUBLE)
-    if sel.shape[0]:
-        floats = values[sel].view(np.float64)
-        strs = list(map(repr, floats.tolist()))
-        for i in np.flatnonzero(~np.isfinite(floats)).tolist():
-            strs[i] = "null"
-        chunk = (",".join(strs) + ",").encode()
-        size = np.fromiter(map(len, strs), dtype=np.int64, count=len(strs)) + 1
-        off[sel] = base + np.cumsum(size) - size
-        length[sel] = size
-        parts.append(np.frombuffer(chunk, dtype=np.uint8))
-    return (np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint8)), off, length
-
-
-def _ragged_gather(src: np.ndarray, piece_off: np.ndarray, piece_len: np.ndarray) -> np.ndarray:
-    """Concatenate src[piece_off[i]:piece_off[i]+piece_len[i]] for all i, in chunks.
-
-    The source index of every output byte is built with one cumulative sum: 1 everywhere, and at
-    each piece's first byte the jump from the previous piece's last source byte. Chunks of a few
-    hundred kB keep the index buffer in cache; it is reused for all of them.
-    """
-    total = int(piece_len.sum())
-    out = np.empty(total, dtype=np.uint8)
-    nonempty = piece_len > 0
-    piece_off, piece_len = piece_off[nonempty], piece_len[nonempty]
-    if not total:
-        return out
-    index_type = np.int32 if src.shape[0] < 2**31 - 1 else np.int64
-    out_end = np.cumsum(piece_len)
-    out_start = out_end - piece_len
-    jumps = piece_off.copy()
-    jumps[1:] -= piece_off[:-1] + piece_len[:-1] - 1
-    buffer = np.empty(min(total, _GATHER_CHUNK) + int(piece_len.max()), dtype=index_type)
-    lo = 0
-    written = 0
-    n = piece_len.shape[0]
-    while lo < n:
-        hi = max(int(np.searchsorted(out_end, written + _GATHER_CHUNK, side="right")), lo + 1)
-        size = int(out_end[hi - 1]) - written
-        idx = buffer[:size]
-        idx.fill(1)
-        idx[out_start[lo:hi] - written] = jumps[lo:hi]
-        idx[0] = piece_off[lo]
-        np.cumsum(idx, out=idx)
-        np.take(src, idx, out=out[written : written + size])
-        written += size
-        lo = hi
-    return out

@@ -2,7 +2,7 @@
 
 Per batch (`PlaneReader.batch`): event names from the plane's event metadata (display name when
 present; "unknown event (metadata id N)" when missing; a `step_name` stat renames the event),
-args JSON (metadata stats first, then the event's own, which win on a name clash), the flow and
+typed args records (metadata stats first, then the event's own, which win on a name clash), the flow and
 correlation records, and, on device planes, the rows the derived lines need. A `_counters_` line
 gives counter samples instead, one series per counter and numeric stat. Interning happens in the
 events' order, so the string table does not depend on where batches start.
@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -28,8 +27,7 @@ import numpy as np
 
 from profscope.formats.common import wire as xplane_wire
 from profscope.formats.xplane import derived as xplane_derived
-from profscope.formats.xplane.args import args_json
-from profscope.formats.xplane.args_helper import ArgsHelper, ArgsJob, InOrder
+from profscope.formats.xplane.args import ArgsEncoder
 from profscope.formats.xplane.decode import DOUBLE, INT64, REF, UINT64, EventBatch, RawLine, RawPlane, text
 from profscope.formats.xplane.events import COLUMNS, PlaneEvents
 from profscope.formats.xplane.flows import FlowRecords
@@ -67,15 +65,13 @@ class ReadState:
         builder: TraceBuilder,
         flows: FlowRecords,
         frame: Frame,
-        args_helper: ArgsHelper | None = None,
     ) -> None:
         self.builder = builder
-        self.calls = InOrder()
         self.flows = flows
         self.frame = frame
-        self.args_helper = args_helper  # writes the args JSON in a second process (big files)
         self.base_ns = frame.base_ns
         self.vocab = StatNames()
+        self.args = ArgsEncoder(self.vocab)
         self.track_of_ref: list[int] = []
         self._ref_of_track: dict[int, int] = {}
         self.added = 0  # events asked for (some wait in `calls`): the builder index of the next one
@@ -103,14 +99,17 @@ class ReadState:
     def add_events(
         self,
         refs: np.ndarray | int,
-        *columns: np.ndarray,
-        later: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None,
+        start: np.ndarray,
+        dur: np.ndarray,
+        names: np.ndarray,
+        lengths: np.ndarray,
+        blob: np.ndarray,
     ) -> int:
-        """Events (track references, start in the frame, dur, name, then args lengths and blob, or
-        `later` giving those two): added in order; returns the builder index of the first."""
+        """Events (track references, start in the frame, dur, name, args record lengths and blob);
+        returns the builder index of the first."""
         first = self.added
-        self.added += int(columns[0].shape[0])
-        self.calls.call(_add_events, self.builder, refs, *columns, later=later)
+        self.added += int(start.shape[0])
+        self.builder.add_events(refs, start, dur, names, args_blob=blob, args_lengths=lengths)
         return first
 
     def section(self, plane: RawPlane) -> int:
@@ -147,7 +146,6 @@ class PlaneReader:
     def __init__(self, state: ReadState, plane: RawPlane, hlo: InstructionMetadata) -> None:
         self.state = state
         self.plane = plane
-        self.helper_key = state.args_helper.new_plane() if state.args_helper is not None else 0
         self.hlo = hlo
         self.kind = plane_kind(plane.name)[0]
         self.gpu = self.kind == "gpu"
@@ -262,15 +260,9 @@ class PlaneReader:
             ln.regular += count
         if self.gpu:
             self._stream_codes(lines, at, b, table, rows, names)
-        args = self._args(b, table, rows, meta_row)
+        lengths, blob = self._args(b, table, rows, meta_row)
         refs = np.array([ln.ref for ln in lines], dtype=np.int32)[at[rows]]
-        columns = (rel[rows], b.ev_dur_ps[rows], names[rows])
-        if isinstance(args, ArgsJob):
-            helper = state.args_helper
-            assert helper is not None
-            first = state.add_events(refs, *columns, later=lambda: _lengths_then_blob(helper.wait(args)))
-        else:
-            first = state.add_events(refs, *columns, *_lengths_then_blob(args))
+        first = state.add_events(refs, rel[rows], b.ev_dur_ps[rows], names[rows], lengths, blob)
         index = np.full(n, -1, dtype=np.int64)
         index[rows] = first + np.arange(rows.shape[0], dtype=np.int64)
         self._flow_records(b, table, index, rel, meta_row)
@@ -332,7 +324,7 @@ class PlaneReader:
                 ref = self.series[(cname, sname)] = state.new_ref()
                 self.per_counter[cname] += 1
             sel = order[bounds[k] : bounds[k + 1]]
-            state.calls.call(state.builder.add_counter, ref, rel[owners[sel]], values[sel])
+            state.builder.add_counter(ref, rel[owners[sel]], values[sel])
         state.counter_samples += rows.shape[0]
 
     def _stream_codes(
@@ -394,9 +386,8 @@ class PlaneReader:
 
     def _args(
         self, b: EventBatch, table: StatTable, rows: np.ndarray, meta_row: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray] | ArgsJob:
-        """(blob, lengths): the args JSON of the events `rows`, in order; or the job a helper
-        process writes them in (see `args_helper`)."""
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(bytes per event, blob): the typed args records of the events `rows`, in order."""
         prefixes = self._ensure_prefixes()
         position = np.full(b.num_events, -1, dtype=np.int64)
         position[rows] = np.arange(rows.shape[0], dtype=np.int64)
@@ -423,12 +414,7 @@ class PlaneReader:
                     if members:
                         prefixes.append(_encode(members)[:-1] + b",")
                 ev_prefix[position[ev]] = variant
-        helper = self.state.args_helper
-        if helper is not None:
-            job = ArgsJob(table, stat_rows, owner[stat_rows], ev_prefix)
-            return helper.submit(job, table.names, self.helper_key, prefixes)
-        offsets, blob = args_json(table, prefixes, ev_prefix, stat_rows, owner[stat_rows])
-        return blob[: offsets[-1]], np.diff(offsets)
+        return self.state.args.records(table, prefixes, ev_prefix, stat_rows, owner[stat_rows])
 
     # -- stat columns -------------------------------------------------------------------------------
     def _meta_table(self, what: str, name: str) -> tuple[np.ndarray, ...]:
@@ -634,24 +620,6 @@ class PlaneReader:
             if track_kind == "stream":
                 streams.append((number, tid))
         return streams
-
-
-def _lengths_then_blob(args: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """`_add_events`' order of the args arrays, lengths as int64 whoever wrote them."""
-    blob, lengths = args
-    return lengths.astype(np.int64, copy=False), blob
-
-
-def _add_events(
-    b: TraceBuilder,
-    refs: np.ndarray | int,
-    start: np.ndarray,
-    dur: np.ndarray,
-    names: np.ndarray,
-    lengths: np.ndarray,
-    blob: np.ndarray,
-) -> None:
-    b.add_events(refs, start, dur, names, args_blob=blob, args_lengths=lengths)
 
 
 def _name_code(name: str) -> int:

@@ -25,16 +25,15 @@ bytes per kernel or op, freed once the plane is done). What the whole file decid
 - a file whose clock assumption does not hold (a line far from the others, a line that names
   itself after its events) is read a second time with what the first pass learnt.
 
-Files of `args_helper.MIN_FILE_BYTES` and more get a second process that writes the batches'
-args JSON while this one goes on (`args_helper`; its memory comes off the reader's budget).
+Args stay typed: each event's stats become a typed record (`args`, `model.typed_args`) whose JSON
+the model writes only when it is asked for.
 
-The results do not depend on `batch_bytes`, on the memory budget or on the helper, only on the file.
+The results do not depend on `batch_bytes` or on the memory budget, only on the file.
 """
 
 from __future__ import annotations
 
 import array
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -44,9 +43,7 @@ import numpy as np
 from profscope.errors import UnreadableProfile
 from profscope.formats import registry
 from profscope.formats.common import wire
-from profscope.formats.xplane import args_helper as xplane_args_helper
 from profscope.formats.xplane import derived as xplane_derived
-from profscope.formats.xplane.args_helper import ArgsHelper
 from profscope.formats.xplane.decode import (
     BYTES,
     DOUBLE,
@@ -71,7 +68,6 @@ from profscope.formats.xplane.tracks import plane_kind
 from profscope.model.columns import Trace, TraceBuilder
 from profscope.model.spill import budget as spill_budget
 
-_log = logging.getLogger(__name__)
 FORMAT = registry.XPLANE
 # File bytes of events decoded together: about 1 MB is fastest (the batch's columns stay in the
 # CPU caches), and decoding one takes about 50 times its bytes at its peak.
@@ -117,25 +113,19 @@ def read(
     if batch_bytes is None:
         batch_bytes = max(_MIN_BATCH_BYTES, min(BATCH_BYTES, budget // _BATCH_SHARE))
     scratch = Scratch(scratch_dir)
-    helper: ArgsHelper | None = None
     try:
         source = Source(path, fs, scratch.dir, progress)
         try:
             if source.size == 0:
                 raise UnreadableProfile(path, "the file is empty")
-            if xplane_args_helper.wanted(source.size, budget):
-                helper = _start_helper()
-                budget -= xplane_args_helper.HELPER_BYTES if helper is not None else 0
             try:
-                reading = _Reading(path, source, scratch, progress, batch_bytes, budget, helper)
+                reading = _Reading(path, source, scratch, progress, batch_bytes, budget)
             except TooManyLines as exc:
                 raise UnreadableProfile(path, str(exc)) from None
             trace = reading.run()
         finally:
             source.close()
     finally:
-        if helper is not None:
-            helper.stop()
         scratch.close()
     if progress is not None:
         progress(source.size, source.size)
@@ -168,11 +158,33 @@ class _Recorder:
     def add_events(
         self, track: int, start_ps: np.ndarray, dur_ps: np.ndarray, name: np.ndarray, *, args: list[bytes]
     ) -> int:
-        parts = [a or b"" for a in args]
-        lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
-        blob = np.frombuffer(b"".join(parts), dtype=np.uint8)
         state = self.state
+        lengths, blob = state.args.json_records([a or b"" for a in args])
         return state.add_events(state.ref_of(track), np.asarray(start_ps), dur_ps, name, lengths, blob)
+
+
+class _SettledBoxes:
+    """The settled builder as the sink of boxes made at the end of the read: their JSON args
+    become JSON records beside the typed ones (`typed_args`)."""
+
+    def __init__(self, state: ReadState) -> None:
+        self.state = state
+
+    def intern(self, name: str) -> int:
+        return self.state.builder.intern(name)
+
+    def track(
+        self, section: int, name: str, kind: str = "thread", sort_index: int = 0, key: Any = None
+    ) -> int:
+        return self.state.builder.track(section, name, kind, sort_index, key=key)
+
+    def add_events(
+        self, track: int, start_ps: np.ndarray, dur_ps: np.ndarray, name: np.ndarray, *, args: list[bytes]
+    ) -> int:
+        lengths, blob = self.state.args.json_records([a or b"" for a in args])
+        return self.state.builder.add_events(
+            track, start_ps, dur_ps, name, args_blob=blob, args_lengths=lengths
+        )
 
 
 class _Reading:
@@ -186,7 +198,6 @@ class _Reading:
         progress: Callable[[int, int], None] | None,
         batch_bytes: int,
         budget: int,
-        helper: ArgsHelper | None = None,
     ) -> None:
         self.path = path
         self.source = source
@@ -194,7 +205,6 @@ class _Reading:
         self.progress = progress
         self.batch_bytes = max(1, batch_bytes)
         self.budget = budget
-        self.helper = helper
         self.index: SpaceIndex = index_space(source, held_limit())
         self.line_damage: dict[tuple[int, int], str] = {}  # (plane, line slot) → what went wrong
         self.lines_seen = 0
@@ -211,7 +221,6 @@ class _Reading:
             base = _median_line(used).timestamp_ns
             far = frozenset(ln.index for ln in used if abs((ln.timestamp_ns - base) * 1000) >= _FAR_PS)
             if attempt == 0 and (state.invalid or far != frame.far):
-                state.calls.clear()
                 state.builder.discard()
                 state.flows.close()
                 frame = Frame(base, far, dict(state.final_headers))
@@ -226,7 +235,7 @@ class _Reading:
         # An eighth of the budget for each of the flow record tables (two during the pass, three
         # while linking), the rest for a batch.
         flows = FlowRecords(self.scratch, self.budget // 8)
-        state = ReadState(builder, flows, frame, self.helper)
+        state = ReadState(builder, flows, frame)
         recorder = _Recorder(state)
         self.line_damage = {}
         self.lines_seen = 0
@@ -282,7 +291,7 @@ class _Reading:
             b.warn(
                 f"{state.missing_meta} events refer to event metadata missing from their plane; named by id"
             )
-        state.calls.drain()
+        b.typed_args(*state.args.table())
         b.settle(np.array(state.track_of_ref, dtype=np.int32), shift)
         self._flows(state, shift)
         self._metadata(state)
@@ -339,7 +348,7 @@ class _Reading:
             if plane_index in state.sections and xplane_derived.wants_launch_stats(plane):
                 span = (lo - shift, hi - shift)
                 xplane_derived.add_launch_stats(
-                    b, state.sections[plane_index], group, span, count, longest, total
+                    _SettledBoxes(state), state.sections[plane_index], group, span, count, longest, total
                 )
         flows.close()
 
@@ -458,14 +467,6 @@ class _PlaneWalk:
             ln.num_events += batch.num_events
             if batch.num_events:
                 self.reader.batch([ln], np.zeros(batch.num_events, dtype=np.int64), batch)
-
-
-def _start_helper() -> ArgsHelper | None:
-    try:
-        return ArgsHelper()
-    except OSError:  # no interpreter or pipes (embedded Python, exhausted fds, …): one process
-        _log.warning("could not start an args helper process; reading in one process", exc_info=True)
-        return None
 
 
 def _median_line(used: list[RawLine]) -> RawLine:

@@ -2,7 +2,7 @@
 
 Stats reference their name through per-plane stat metadata ids; `StatTable` resolves them once to
 the ids of one `StatNames` (shared by all batches of a file) so the reader can pull a column
-("hlo_op", "correlation_id", …) with one mask; `args` writes the args JSON from it.
+("hlo_op", "correlation_id", …) with one mask; `args` writes the typed args records from it.
 """
 
 from __future__ import annotations

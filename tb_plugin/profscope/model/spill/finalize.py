@@ -183,6 +183,8 @@ class _Finalize:
             **{name: col.mapped() for name, col in cols.items()},
             args_off=args_off,
             args_blob=self.sp.file("blob").mapped(),
+            args_frag_off=b._frag_off,
+            args_frag_blob=b._frag_blob,
             **flows,
             **counters,
             warnings=list(b.warnings),

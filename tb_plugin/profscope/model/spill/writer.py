@@ -46,6 +46,8 @@ class Buffers(Protocol):
     _ev_chunks: list[tuple[np.ndarray, ...]]
     _args_parts: list[Any]  # uint8 arrays; spill_files.FileRange once spilled
     _args_lengths: list[np.ndarray]
+    _frag_off: np.ndarray
+    _frag_blob: np.ndarray
     _flows: list[tuple[int, int, int]]
     _flow_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
     _flow_points: list[tuple[Any, int, str, int, int, str]]

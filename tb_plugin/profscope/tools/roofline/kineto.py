@@ -50,6 +50,7 @@ import msgspec
 import numpy as np
 
 from profscope.analysis import intervals
+from profscope.model import args as model_args
 from profscope.model import arrays
 from profscope.model.columns import Trace
 from profscope.tools.roofline.kineto_formulas import (
@@ -292,31 +293,33 @@ def _string_ids(trace: Trace, texts: frozenset[str]) -> np.ndarray:
 
 _ARGS_LIST = msgspec.json.Decoder(list[_Args])
 CHUNK_BYTES = 1 << 21  # args text gathered into one JSON array at a time
+EVENT_CHUNK = 1 << 16  # events whose args texts are read at a time
 
 
 def _read_args(trace: Trace, events: np.ndarray) -> tuple[list[_Args], np.ndarray]:
     """The estimate's args of the events that recorded any of them, and which events those are.
-    The records are gathered out of the blob by numpy into JSON arrays of about `CHUNK_BYTES`; an
-    array in which none of the field names occurs (a trace recorded without record_shapes and
-    with_flops) is not decoded, the others at once (a Python slice per record costs more than its
-    decoding). An array that does not decode is decoded record by record; a record that does not
-    decode is left empty."""
-    records = trace.ev_args[events]
-    lo, hi = trace.args_off[records], trace.args_off[records + 1]
-    size = np.maximum(hi - lo, 0)
-    reach = np.cumsum(size)
+    The texts of `EVENT_CHUNK` events at a time are gathered by numpy into JSON arrays of about
+    `CHUNK_BYTES`; an array in which none of the field names occurs (a trace recorded without
+    record_shapes and with_flops) is not decoded, the others at once (a Python slice per record
+    costs more than its decoding). An array that does not decode is decoded record by record; a
+    record that does not decode is left empty."""
     out: list[_Args] = []
     has = np.zeros(events.shape[0], dtype=bool)
-    start = 0
-    while start < events.shape[0]:
-        stop = max(
-            int(np.searchsorted(reach, reach[start] - size[start] + CHUNK_BYTES, side="right")), start + 1
-        )
-        text, bounds = _json_array(trace.args_blob, lo[start:stop], size[start:stop])
-        if any(name in text for name in _FIELD_NAMES):
-            out += _decode_args(text, bounds)
-            has[start:stop] = True
-        start = stop
+    for first in range(0, events.shape[0], EVENT_CHUNK):
+        offsets, texts = model_args.event_texts(trace, events[first : first + EVENT_CHUNK])
+        lo = offsets[:-1]
+        size = np.diff(offsets)
+        reach = np.cumsum(size)
+        start = 0
+        while start < size.shape[0]:
+            stop = max(
+                int(np.searchsorted(reach, reach[start] - size[start] + CHUNK_BYTES, side="right")), start + 1
+            )
+            text, bounds = _json_array(texts, lo[start:stop], size[start:stop])
+            if any(name in text for name in _FIELD_NAMES):
+                out += _decode_args(text, bounds)
+                has[first + start : first + stop] = True
+            start = stop
     return out, has
 
 

@@ -46,6 +46,7 @@ import numpy as np
 
 from profscope.formats.hlo.proto import HloModule, HloModules
 from profscope.formats.xplane.hlo import AttachedProtos
+from profscope.model import args as model_args
 from profscope.model.columns import Trace
 from profscope.tools.roofline.gpu_costs import ProgramCosts
 from profscope.tools.roofline.hlo_cost import MODELLED, Cost
@@ -295,12 +296,9 @@ def _events(trace: Trace, tracks: list[int]) -> np.ndarray:
 
 
 def _stats_of(trace: Trace, events: np.ndarray) -> list[_Stats]:
-    """Decode the args of many events in one call: their records (views, not copies) joined into
-    one JSON array; an empty record reads as {}."""
-    records = trace.ev_args[events]
-    lo, hi = trace.args_off[records].tolist(), trace.args_off[records + 1].tolist()
-    blob = memoryview(trace.args_blob)
-    parts = [blob[a:b] if b > a else b"{}" for a, b in zip(lo, hi, strict=True)]
+    """Decode the args of many events in one call: their texts joined into one JSON array; an
+    empty record reads as {}."""
+    parts = [view if len(view) else b"{}" for view in model_args.event_views(trace, events)]
     return _decode_stats(b"[" + b",".join(parts) + b"]")
 
 

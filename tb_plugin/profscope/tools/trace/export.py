@@ -44,7 +44,6 @@ import concurrent.futures
 import dataclasses
 import itertools
 import json
-import os
 import re
 import time
 import zlib
@@ -59,6 +58,7 @@ from profscope.answers import Answer
 from profscope.context import HostContext
 from profscope.engine.timeline import Timeline
 from profscope.formats import registry
+from profscope.model import args as model_args
 from profscope.model.columns import Trace
 from profscope.params import Params
 from profscope.tools import Stream
@@ -273,15 +273,8 @@ class Exporter:
         """Host `h`'s events of the range with their (redacted) args, in the args blob's order
         (without `records`, the events only: an unredacted preview counts them)."""
         trace = self.timeline.hosts[h].trace
-        n = trace.num_events
-        offsets = trace.args_off
-        blob = _BlobReader(trace.args_blob)
-        k = 0
-        while k < n:
-            byte_lo = int(offsets[k])
-            by_bytes = int(np.searchsorted(offsets, byte_lo + BATCH_ARGS_BYTES, side="right")) - 1
-            k_end = max(k + 1, min(n, k + BATCH_EVENTS, by_bytes))
-            events = np.asarray(trace.args_event[k:k_end])
+        for window in model_args.windows(trace, BATCH_ARGS_BYTES, BATCH_EVENTS, text=records):
+            events = window.events
             keep = None
             if not self.span.whole:
                 keep = self.span.slices(
@@ -294,15 +287,13 @@ class Exporter:
                 self.counts["events"] += int(events.shape[0])
                 yield _Batch(h, events, [])
             elif keep is None or keep.any():
-                bounds = np.asarray(offsets[k : k_end + 1]) - byte_lo
-                data = blob.read(byte_lo, int(offsets[k_end]))
-                lo, hi = bounds[:-1], bounds[1:]
+                data = window.text.tobytes()
+                lo, hi = window.offsets[:-1], window.offsets[1:]
                 if keep is not None:
                     events, lo, hi = events[keep], lo[keep], hi[keep]
-                records = _valid_records([data[a:b] for a, b in zip(lo.tolist(), hi.tolist())])
+                texts = _valid_records([data[a:b] for a, b in zip(lo.tolist(), hi.tolist())])
                 self.counts["events"] += int(events.shape[0])
-                yield _Batch(h, events, self.redactor.records(records))
-            k = k_end
+                yield _Batch(h, events, self.redactor.records(texts))
 
     def _name_texts(self, batch: _Batch) -> tuple[list[bytes], list[bytes]]:
         """JSON texts of the batch's event names and of their `,"cat":…` parts (redacted, each
@@ -385,7 +376,6 @@ class Exporter:
         total = int(trace.flow_src.shape[0])
         kineto = trace.format == registry.CHROME_TRACE
         launch, annotation = _string_id(trace, "launch"), _string_id(trace, "annotation")
-        records = _BlobReader(trace.args_blob)
         start, dur = np.asarray(trace.ev_start_ps), np.asarray(trace.ev_dur_ps)
         for lo in range(0, total, BATCH_EVENTS):
             src = np.asarray(trace.flow_src[lo : lo + BATCH_EVENTS])
@@ -409,9 +399,9 @@ class Exporter:
             correlation = np.full(src.shape[0], -1, np.int64)
             implied = np.zeros(src.shape[0], bool)
             if kineto and launch is not None:
-                correlation = _shared_ids(trace, records, src, dst, name == launch, _CORRELATION)
+                correlation = _shared_ids(trace, src, dst, name == launch, _CORRELATION)
             if kineto and annotation is not None and not self.options.args:
-                implied = _shared_ids(trace, records, src, dst, name == annotation, _EXTERNAL_ID) >= 0
+                implied = _shared_ids(trace, src, dst, name == annotation, _EXTERNAL_ID) >= 0
             yield self._flow_pair_lines(
                 h, src[~implied], dst[~implied], name[~implied], correlation[~implied]
             )
@@ -618,7 +608,6 @@ def bind_times(trace: Trace, events: np.ndarray) -> np.ndarray:
 
 def _shared_ids(
     trace: Trace,
-    records: _BlobReader,
     src: np.ndarray,
     dst: np.ndarray,
     which: np.ndarray,
@@ -627,12 +616,10 @@ def _shared_ids(
     """The Kineto id (`pattern`'s group) both ends of each flow picked by `which` carry, -1 where
     they share none."""
     out = np.full(src.shape[0], -1, np.int64)
-    offsets, ev_args = trace.args_off, trace.ev_args
     for k in np.flatnonzero(which).tolist():
         ids = []
         for e in (int(src[k]), int(dst[k])):
-            r = int(ev_args[e])
-            m = pattern.search(records.read(int(offsets[r]), int(offsets[r + 1])))
+            m = pattern.search(model_args.args_json(trace, e))
             ids.append(int(m.group(1)) if m else None)
         if ids[0] is not None and ids[0] == ids[1]:
             out[k] = ids[0]
@@ -685,30 +672,6 @@ def _repaired(record: bytes) -> bytes:
         return msgspec.json.encode(json.loads(text))
     except ValueError:
         return msgspec.json.encode({"profscope_unparsed_args": text})
-
-
-class _BlobReader:
-    """Byte ranges of an args blob; a memory-mapped one is read through its file (`os.pread`), so
-    an export does not leave the blob's pages counted in the server's resident memory."""
-
-    def __init__(self, blob: np.ndarray) -> None:
-        self._blob = blob
-        filename = getattr(blob, "filename", None)
-        self._fd: int | None = None
-        if isinstance(blob, np.memmap) and filename:
-            self._fd = os.open(filename, os.O_RDONLY)
-            self._offset = int(blob.offset)
-
-    def read(self, lo: int, hi: int) -> bytes:
-        if hi <= lo:
-            return b""
-        if self._fd is None:
-            return self._blob[lo:hi].tobytes()
-        return os.pread(self._fd, hi - lo, self._offset + lo)
-
-    def __del__(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
 
 
 # -- gzip and the routes --------------------------------------------------------------------------
