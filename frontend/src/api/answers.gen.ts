@@ -1843,9 +1843,10 @@ export interface ProgramSummary {
  * The compiler's view of one program's memory in one memory space (docs/MEMORY.md).
  * `peak_bytes` = `whole_program_bytes` + `temporary_peak_bytes`, reached first after event
  * `peak_position` (0 when the heap simulation is empty); the live rows add up to it.
- * `instruction_events`: for the peak's and the live buffers' instructions, the timeline ids of the
- * trace events that run them in this program (at most 200 each; none for an instruction no event
- * runs), the Trace tab's way to the instruction's HLO graph.
+ * `timeline`: XProf's allocation timeline (absent when no temporary allocation of the memory space
+ * owns a heap-simulator trace). `instruction_events`: for the peak's and the live buffers'
+ * instructions, the timeline ids of the trace events that run them in this program (at most 200
+ * each; none for an instruction no event runs), the Trace tab's way to the instruction's HLO graph.
  */
 export interface ProgramMemory {
   host: string;
@@ -1868,6 +1869,7 @@ export interface ProgramMemory {
   allocation_bytes: number;
   heap: ProgramHeap;
   heap_reason?: string;
+  timeline?: ProgramTimeline;
   live_at_peak: ProgramBuffer[];
   live_at_peak_count: number;
   live_at_peak_bytes: number;
@@ -1885,6 +1887,43 @@ export interface ProgramHeap {
   bytes: number[];
   instruction: string[];
   events: number;
+}
+/**
+ * XProf memory_viewer's allocation timeline (tools/memory/program_timeline.py): one box per
+ * canonical buffer of the heap simulation, column by column (box i is `buffer_id[i]`, …). A box
+ * spans heap-simulator events `start[i]` … `end[i]` (x: 0 … `events`) and bytes
+ * `bands[band[i]].base_bytes + offset_bytes[i]` … + `size_bytes[i]` (y: 0 … `height_bytes`);
+ * `offset_bytes` is its offset in its allocation. `at_peak[i]`: it holds bytes at the peak.
+ * `instruction` is the defining instruction with the shape index (`fusion{0}`). At most 2,000
+ * boxes: `boxes` counts all, `left_out_bytes` the sizes of those not listed.
+ */
+export interface ProgramTimeline {
+  events: number;
+  bands: TimelineBand[];
+  height_bytes: number;
+  boxes: number;
+  left_out_bytes: number;
+  buffer_id: number[];
+  band: number[];
+  offset_bytes: number[];
+  size_bytes: number[];
+  unpadded_bytes: number[];
+  start: number[];
+  end: number[];
+  at_peak: boolean[];
+  instruction: string[];
+  shape: string[];
+  dtype: string[];
+  op_name: string[];
+}
+/**
+ * One temporary allocation of the allocation timeline, stacked at `base_bytes` (the sizes of
+ * the bands below it).
+ */
+export interface TimelineBand {
+  allocation: number;
+  base_bytes: number;
+  size_bytes: number;
 }
 /**
  * A buffer live at a program's peak: one logical buffer of the heap simulation, or a whole-program
@@ -1905,4 +1944,5 @@ export interface ProgramBuffer {
   op_name?: string;
   allocation: number;
   offset_bytes: number;
+  timeline_box?: number;
 }

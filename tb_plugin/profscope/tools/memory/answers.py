@@ -181,6 +181,7 @@ class ProgramBuffer(Answer, kw_only=True):
     op_name: str | UnsetType = UNSET
     allocation: int
     offset_bytes: int
+    timeline_box: int | UnsetType = UNSET  # its bytes' box in `ProgramMemory.timeline` (heap buffers)
 
 
 class ProgramHeap(Answer, kw_only=True):
@@ -192,6 +193,43 @@ class ProgramHeap(Answer, kw_only=True):
     bytes: list[int]
     instruction: list[str]
     events: int
+
+
+class TimelineBand(Answer, kw_only=True):
+    """One temporary allocation of the allocation timeline, stacked at `base_bytes` (the sizes of
+    the bands below it)."""
+
+    allocation: int
+    base_bytes: int
+    size_bytes: int
+
+
+class ProgramTimeline(Answer, kw_only=True):
+    """XProf memory_viewer's allocation timeline (tools/memory/program_timeline.py): one box per
+    canonical buffer of the heap simulation, column by column (box i is `buffer_id[i]`, …). A box
+    spans heap-simulator events `start[i]` … `end[i]` (x: 0 … `events`) and bytes
+    `bands[band[i]].base_bytes + offset_bytes[i]` … + `size_bytes[i]` (y: 0 … `height_bytes`);
+    `offset_bytes` is its offset in its allocation. `at_peak[i]`: it holds bytes at the peak.
+    `instruction` is the defining instruction with the shape index (`fusion{0}`). At most 2,000
+    boxes: `boxes` counts all, `left_out_bytes` the sizes of those not listed."""
+
+    events: int
+    bands: list[TimelineBand]
+    height_bytes: int
+    boxes: int
+    left_out_bytes: int
+    buffer_id: list[int]
+    band: list[int]
+    offset_bytes: list[int]
+    size_bytes: list[int]
+    unpadded_bytes: list[int]
+    start: list[int]
+    end: list[int]
+    at_peak: list[bool]
+    instruction: list[str]
+    shape: list[str]
+    dtype: list[str]
+    op_name: list[str]
 
 
 class ProgramSummary(Answer, kw_only=True):
@@ -209,9 +247,10 @@ class ProgramMemory(Answer, kw_only=True):
     """The compiler's view of one program's memory in one memory space (docs/MEMORY.md).
     `peak_bytes` = `whole_program_bytes` + `temporary_peak_bytes`, reached first after event
     `peak_position` (0 when the heap simulation is empty); the live rows add up to it.
-    `instruction_events`: for the peak's and the live buffers' instructions, the timeline ids of the
-    trace events that run them in this program (at most 200 each; none for an instruction no event
-    runs), the Trace tab's way to the instruction's HLO graph."""
+    `timeline`: XProf's allocation timeline (absent when no temporary allocation of the memory space
+    owns a heap-simulator trace). `instruction_events`: for the peak's and the live buffers'
+    instructions, the timeline ids of the trace events that run them in this program (at most 200
+    each; none for an instruction no event runs), the Trace tab's way to the instruction's HLO graph."""
 
     host: str
     host_index: int
@@ -231,6 +270,7 @@ class ProgramMemory(Answer, kw_only=True):
     allocation_bytes: int
     heap: ProgramHeap
     heap_reason: str | UnsetType = UNSET
+    timeline: ProgramTimeline | UnsetType = UNSET
     live_at_peak: list[ProgramBuffer]
     live_at_peak_count: int
     live_at_peak_bytes: int
