@@ -20,6 +20,7 @@ export type {
   ProgramHeap,
   ProgramMemory,
   ProgramSummary,
+  ProgramTimeline,
 } from "../../api/answers.gen.ts";
 
 /** An XLA program of the compiler view: its unsigned id, its host's index and the memory space

@@ -20,6 +20,7 @@ import { ALLOCATED_COLOR, memoryChart, PEAK_COLOR, type Point, RESERVED_COLOR } 
 import css from "./memory.css";
 import { BUFFER_COLUMNS, bufferRow, heapChart, instructionButton, kindText, memorySpaceSelector, padText, programPeakText, programSelector } from "./program.ts";
 import { allocationColumns, described, liveColumns, memoryTable, OP_COLUMNS, STEP_COLUMNS } from "./tables.ts";
+import { NO_TIMELINE, timelineChart, timelineText } from "./timeline.ts";
 
 /** "12 of 81 allocations (the largest)". */
 export function listing(shown: number, total: number, what: string): string {
@@ -170,11 +171,23 @@ export class MemoryView {
     );
     const chart = program.heap.events ? heapChart(program) : null; // no heap simulation: nothing over program order
     if (chart) this.programParts.push(chart.chart);
-    const table = memoryTable<ProgramMemory["live_at_peak"][number]>("mem-program-live", "size", true, bufferRow(program, openTrace));
+    let rows: HTMLElement | null = null;
+    const lightRow = (box: number) => {
+      for (const tr of rows?.querySelectorAll<HTMLElement>("tr.mem-row-lit") ?? []) tr.classList.remove("mem-row-lit");
+      if (box >= 0) rows?.querySelector(`tr[data-box="${box}"]`)?.classList.add("mem-row-lit");
+    };
+    const timeline = program.timeline ? timelineChart(program, program.timeline, lightRow) : null;
+    if (timeline) this.programParts.push(timeline.chart);
+    const pickBox = (box: number) => {
+      timeline?.select(box);
+      timeline?.el.scrollIntoView?.({ block: "nearest" });
+    };
+    const table = memoryTable<ProgramMemory["live_at_peak"][number]>("mem-program-live", "size", true, bufferRow(program, openTrace, timeline ? pickBox : undefined));
     this.programParts.push(table);
     const { run, session } = this.ctx.subject;
     const caption = `${listing(program.live_at_peak.length, program.live_at_peak_count, "buffers")} live at the peak: ${formatBytes(program.live_at_peak_bytes)}`;
     table.setRows(BUFFER_COLUMNS, program.live_at_peak, caption, csvFileName("memory_program_buffers", run, session, program.name), "no buffer is live at the peak");
+    rows = table.section("Buffers live at the peak");
     const here = { id: program.program_id, host: program.host_index };
     const pickers = h(
       "div",
@@ -193,8 +206,17 @@ export class MemoryView {
       cards,
       peakAt,
       chart?.el ?? null,
-      table.section("Buffers live at the peak"),
+      ...this.timelineParts(program, timeline?.el ?? null),
+      rows,
     );
+  }
+
+  /** The allocation timeline under its heading, or why there is none. */
+  private timelineParts(program: ProgramMemory, drawn: HTMLElement | null): (HTMLElement | null)[] {
+    if (!program.heap.events) return [];
+    const title = h("h3", { class: "mem-subtitle" }, "Allocation timeline");
+    if (!program.timeline || !drawn) return [title, h("p", { class: "mem-hint", "data-testid": "mem-timeline-none" }, NO_TIMELINE)];
+    return [title, h("p", { class: "mem-hint", "data-testid": "mem-timeline-text" }, `${timelineText(program.timeline)}: each box one buffer, across the heap events it is held, at its offset.`), drawn];
   }
 
   private deviceSection(device: MemoryDevice): HTMLElement {
