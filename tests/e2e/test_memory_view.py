@@ -12,7 +12,8 @@ Trace tab where its HLO graph opens; its allocation timeline, a box named on hov
 its row, at 1280×800 in both themes), the memory spaces of the TPU v6e XPlane's program (picked in
 their selector, kept in the deep link and reopened from it), the allocator curve of the TensorFlow
 CPU XPlane there, and the GPU BFC allocators of the TensorFlow 8-GPU XPlane of tests/data/xplane
-(the op at the peak, the shapes and dtypes their events name, their capacity and fragmentation) and
+(the op at the peak, the shapes and dtypes their events name, their capacity and fragmentation, the
+peak's step broken down as XProf does) and
 the TPU XPlane's four chips. One tensorboard serves the module.
 Screenshots go to test-output/e2e/<test>/.
 """
@@ -340,6 +341,16 @@ def test_a_gpu_allocator_shows_its_capacity_and_fragmentation(
     )
     gpu4.evaluate("e => e.scrollIntoView()")
     screenshot(browser_page, "gpu_allocator_fragmentation")
+    step = gpu4.locator("[data-testid=mem-step-blocks]")  # XProf's breakdown of the peak's step
+    assert (
+        "Step 0 (the events' group_id): 554 blocks" in step.locator("[data-testid=mem-listing]").inner_text()
+    )
+    assert "3.74 GiB held from before the step" in step.inner_text()  # 4,013,337,088 B
+    assert step.locator("tbody tr").count() == 200
+    step.evaluate("e => e.scrollIntoView()")
+    screenshot(browser_page, "gpu_allocator_peak_step")
+    gpu1 = frame.locator("[data-testid=mem-device][data-device=GPU_1_bfc]")
+    assert "names its step (group_id)" in gpu1.locator("[data-testid=mem-peak-step-reason]").inner_text()
     frame = open_memory(browser_page, server, "tpu")
     chip = frame.locator("[data-testid=mem-device][data-device='device 0']")
     assert "20 GiB" in chip.locator("[data-testid=mem-peak-in-use]").inner_text()  # 21,492,569,216 B

@@ -1679,7 +1679,8 @@ export interface MemoryAnswer {
  * One allocator (a device of one host). `reserved` is absent when the profile does not report
  * it (`reserved_reason` says why); `allocator_stats` only for an XPlane allocator.
  * `live_at_peak_bytes` sums the blocks allocated in the capture
- * and live at the peak; `before_capture_bytes` = peak allocated − that sum: bytes allocated before
+ * and live at the peak; `peak_step`, for an XPlane allocator whose events name their step, XProf's
+ * breakdown of the peak's step (else `peak_step_reason` says why there is none); `before_capture_bytes` = peak allocated − that sum: bytes allocated before
  * the capture started and still held. Tables list at most `TABLE_ROWS` rows, largest first; the
  * `*_count` and `*_bytes` fields count them all.
  */
@@ -1711,6 +1712,8 @@ export interface MemoryDevice {
   ops: MemoryOpRow[];
   notes: string[];
   allocator_stats?: MemoryAllocatorStats;
+  peak_step?: MemoryPeakStep;
+  peak_step_reason?: string;
 }
 /**
  * An allocator total over time, as a step function: `bytes[i]` holds from `time_ns[i]` until the
@@ -1827,6 +1830,33 @@ export interface MemoryFractionSeries {
   time_ns: number[];
   fraction: number[];
   events: number;
+}
+/**
+ * XProf memory_profile's breakdown of the peak (tools/memory/peak_step.py): the blocks allocated in
+ * the peak's step (`step`: the events' `group_id`) and live at the peak, and `before_step_bytes`,
+ * the rest of the peak (what XProf names "unused preallocated device memory"). At most 200 rows,
+ * largest size first; `count` and `bytes` count them all.
+ */
+export interface MemoryPeakStep {
+  step: number;
+  rows: MemoryPeakStepRow[];
+  count: number;
+  bytes: number;
+  before_step_bytes: number;
+}
+/**
+ * Blocks of one size, op, shape, dtype and region allocated in the peak's step and live at the
+ * peak (XProf's identical allocations merged): `count` of them, `bytes` = size × count. The texts
+ * are the events' own (`tf_op`, `shape`, `data_type`, `region_type`), absent where they name none.
+ */
+export interface MemoryPeakStepRow {
+  size_bytes: number;
+  count: number;
+  bytes: number;
+  op?: string;
+  shape?: string;
+  dtype?: string;
+  region?: string;
 }
 /**
  * One XLA program of a host, for the selector. `program_id` is the unsigned decimal key of its

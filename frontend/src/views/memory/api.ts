@@ -14,6 +14,8 @@ export type {
   MemoryLiveGroup,
   MemoryOpRow,
   MemoryPeak,
+  MemoryPeakStep,
+  MemoryPeakStepRow,
   MemorySeries,
   MemoryStep,
   ProgramBuffer,

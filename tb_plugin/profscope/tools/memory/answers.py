@@ -126,11 +126,39 @@ class MemoryStep(Answer, kw_only=True):
     never_freed_bytes: int
 
 
+class MemoryPeakStepRow(Answer, kw_only=True):
+    """Blocks of one size, op, shape, dtype and region allocated in the peak's step and live at the
+    peak (XProf's identical allocations merged): `count` of them, `bytes` = size × count. The texts
+    are the events' own (`tf_op`, `shape`, `data_type`, `region_type`), absent where they name none."""
+
+    size_bytes: int
+    count: int
+    bytes: int
+    op: str | UnsetType = UNSET
+    shape: str | UnsetType = UNSET
+    dtype: str | UnsetType = UNSET
+    region: str | UnsetType = UNSET
+
+
+class MemoryPeakStep(Answer, kw_only=True):
+    """XProf memory_profile's breakdown of the peak (tools/memory/peak_step.py): the blocks allocated in
+    the peak's step (`step`: the events' `group_id`) and live at the peak, and `before_step_bytes`,
+    the rest of the peak (what XProf names "unused preallocated device memory"). At most 200 rows,
+    largest size first; `count` and `bytes` count them all."""
+
+    step: int
+    rows: list[MemoryPeakStepRow]
+    count: int
+    bytes: int
+    before_step_bytes: int
+
+
 class MemoryDevice(Answer, kw_only=True):
     """One allocator (a device of one host). `reserved` is absent when the profile does not report
     it (`reserved_reason` says why); `allocator_stats` only for an XPlane allocator.
     `live_at_peak_bytes` sums the blocks allocated in the capture
-    and live at the peak; `before_capture_bytes` = peak allocated − that sum: bytes allocated before
+    and live at the peak; `peak_step`, for an XPlane allocator whose events name their step, XProf's
+    breakdown of the peak's step (else `peak_step_reason` says why there is none); `before_capture_bytes` = peak allocated − that sum: bytes allocated before
     the capture started and still held. Tables list at most `TABLE_ROWS` rows, largest first; the
     `*_count` and `*_bytes` fields count them all."""
 
@@ -161,6 +189,8 @@ class MemoryDevice(Answer, kw_only=True):
     ops: list[MemoryOpRow]
     notes: list[str]
     allocator_stats: MemoryAllocatorStats | UnsetType = UNSET
+    peak_step: MemoryPeakStep | UnsetType = UNSET
+    peak_step_reason: str | UnsetType = UNSET
 
 
 class ProgramBuffer(Answer, kw_only=True):
