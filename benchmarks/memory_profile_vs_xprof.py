@@ -26,14 +26,18 @@ file. Per allocator (memory id) it checks, printing "ok" or both values:
   XProf kept every event, the values alone (XProf's times are offsets from the start of each event's
   own thread line, so they disagree where an allocator's lines start at different times: the MI300
   XPlane);
+- the peak's step (`peak_step`, tools/memory/peak_step.py): XProf's step id, its "unused preallocated
+  device memory" and the occurrences of its rows against ours; the blocks of the rows that differ are
+  printed (not counted: XProf takes its peak at the last event reaching it, we at the first);
 - when the allocator reports reserved ("stack") bytes (the TPU XPlane), XProf's peak is stack + heap
   and the Memory tab's the heap's: the figures at the peak are not compared, only the peak of
   stack + heap.
 XProf names a TPU chip's allocator by its number ("0"); profscope "device 0".
 `--save DIR` writes XProf's answer, cut to what is compared (per allocator its `profileSummary`, the
 peak snapshot, the first snapshot's `timeOffsetPs`, how many snapshots the timeline has, the highest
-`peakBytesInUse` and fragmentation over it, and its curve as [time offset ps from the first snapshot,
-fragmentation] pairs; XProf's objects as it gave them), to DIR/<file name without
+`peakBytesInUse` and fragmentation over it, its curve as [time offset ps from the first snapshot,
+fragmentation] pairs, and its breakdown of the peak's step: step id, unused preallocated bytes and
+rows; XProf's objects as it gave them), to DIR/<file name without
 .xplane.pb>.memory_profile.json.
 Default file: tests/data/memory/tf_keras_cpu_bfc.xplane.pb.
 """
@@ -103,20 +107,82 @@ def xprof_digest(answer: dict[str, Any]) -> dict[str, dict[str, Any]]:
             "fragmentationCurve": [
                 [int(s["timeOffsetPs"]) - first, s["aggregationStats"]["fragmentation"]] for s in timeline
             ],
+            "peakStepBreakdown": peak_step_breakdown(allocator),
         }
     return out
 
 
-def saved_text(digest: dict[str, dict[str, Any]]) -> str:
-    """The digest as indented JSON, each fragmentation curve on one line (thousands of pairs)."""
-    curves = {name: allocator["fragmentationCurve"] for name, allocator in digest.items()}
-    placeholder = {name: {**allocator, "fragmentationCurve": name} for name, allocator in digest.items()}
-    text = json.dumps(placeholder, sort_keys=True, indent=1)
-    for name, curve in curves.items():
-        compact = json.dumps(curve, separators=(",", ":"))
-        text = text.replace(
-            f'"fragmentationCurve": {json.dumps(name)}', f'"fragmentationCurve": {compact}', 1
+def peak_step_breakdown(allocator: dict[str, Any]) -> dict[str, Any]:
+    """XProf's table of the peak's step: its step id, its "unused preallocated device memory" and its
+    rows of blocks as [allocation bytes, op, region, dtype, shape, occurrences], in its order."""
+    snapshots = allocator["memoryProfileSnapshots"]
+    special = allocator.get("specialAllocations", [])
+    rows = []
+    for row in allocator.get("activeAllocations", []):
+        if int(row["snapshotIndex"]) < 0:
+            continue
+        meta = snapshots[int(row["snapshotIndex"])]["activityMetadata"]
+        dtype = meta.get("dataType", "")
+        rows.append(
+            [
+                int(meta.get("allocationBytes", 0)),
+                meta.get("tfOpName", ""),
+                meta.get("regionType", ""),
+                "" if dtype == "INVALID" else dtype,
+                meta.get("tensorShape", ""),
+                int(row["numOccurrences"]),
+            ]
         )
+    unused = [
+        int(s["allocationBytes"]) for s in special if s["tfOpName"] == "unused preallocated device memory"
+    ]
+    return {
+        "stepId": int(special[0]["stepId"]) if special else None,
+        "unusedPreallocatedBytes": sum(unused),
+        "rows": rows,
+    }
+
+
+def block_differences(xprof: dict[str, Any], mine: Any) -> tuple[int, int | None]:
+    """Blocks of our peak step's rows XProf does not list, and of XProf's we do not (None when our
+    rows are cut to the largest: then only ours are checked)."""
+    from collections import Counter
+
+    theirs: Counter[tuple[Any, ...]] = Counter()
+    for row in xprof["rows"]:  # XProf keeps apart rows that differ in requested bytes only
+        theirs[tuple(row[:5])] += row[5]
+    step = mine.peak_step
+    ours = Counter(
+        {(r.size_bytes, r.op or "", r.region or "", r.dtype or "", r.shape or ""): r.count for r in step.rows}
+    )
+    missing = sum((theirs - ours).values()) if sum(ours.values()) == step.count else None
+    return sum((ours - theirs).values()), missing
+
+
+def saved_text(digest: dict[str, dict[str, Any]]) -> str:
+    """The digest as indented JSON, each fragmentation curve and each row list of the peak's step on
+    one line (thousands of pairs, hundreds of rows)."""
+    compact: dict[str, str] = {}
+
+    def placeholder(value: Any) -> str:
+        key = f"@compact{len(compact)}@"
+        compact[key] = json.dumps(value, separators=(",", ":"))
+        return key
+
+    shown = {
+        name: {
+            **allocator,
+            "fragmentationCurve": placeholder(allocator["fragmentationCurve"]),
+            "peakStepBreakdown": {
+                **allocator["peakStepBreakdown"],
+                "rows": placeholder(allocator["peakStepBreakdown"]["rows"]),
+            },
+        }
+        for name, allocator in digest.items()
+    }
+    text = json.dumps(shown, sort_keys=True, indent=1)
+    for key, value in compact.items():
+        text = text.replace(json.dumps(key), value, 1)
     return text + "\n"
 
 
@@ -180,6 +246,17 @@ def compare(name: str, xprof: dict[str, Any], mine: Any, records: Any) -> int:
                 xprof["timelinePeakFragmentation"],
             ),
         }
+    breakdown = xprof.get("peakStepBreakdown")
+    if breakdown and mine.peak_step is not msgspec.UNSET:
+        occurrences = sum(row[5] for row in breakdown["rows"])
+        checks |= {
+            "the peak's step": (mine.peak_step.step, breakdown["stepId"]),
+            "held from before the step (XProf's unused preallocated)": (
+                mine.peak_step.before_step_bytes,
+                breakdown["unusedPreallocatedBytes"],
+            ),
+            "blocks of the step live at the peak": (mine.peak_step.count, occurrences),
+        }
     print(f" {name}:")
     failures = 0
     for label, (a, b) in checks.items():
@@ -190,6 +267,13 @@ def compare(name: str, xprof: dict[str, Any], mine: Any, records: Any) -> int:
             "  at the peak: not compared (bytes_reserved observed: XProf's peak is stack + heap, the Memory "
             "tab's the heap's, two events)"
         )
+    if breakdown and mine.peak_step is not msgspec.UNSET:
+        extra, missing = block_differences(breakdown, mine)
+        print(
+            f"  blocks of the step: {extra} of ours XProf lacks, {missing} of XProf's we lack (its peak is its last event)"
+        )
+    elif breakdown:
+        print(f"  the peak's step: {mine.peak_step_reason}; XProf's step {breakdown['stepId']}")
     snapshots = xprof["sampledSnapshots"]
     enough = mine.events >= snapshots
     print(

@@ -22,7 +22,10 @@ Compared per program (XProf's MiB are × 2²⁰ back to bytes, exact for these s
 - padding: XProf `peakHeapMib − peakUnpaddedHeapMib` against `temporary_padding_bytes`;
 - live at the peak: XProf `maxHeap`'s logical buffer ids against the live rows' `buffer_id`s (XProf
   folds buffers under its small-buffer size into one "small" object, id -1: its size must equal the
-  bytes of the rows XProf does not list).
+  bytes of the rows XProf does not list);
+- the allocation timeline: XProf `bufferBlocks` (its bands, id -1: offset, size, last step; its boxes:
+  buffer id, start and end step, offset, size, name, shape) against `timeline` (every box when none
+  is left out, else the ones listed must be among XProf's).
 Each line prints "ok" or both values. `--save DIR` also writes XProf's answers, as it gave them, to
 `DIR/<file name without .xplane.pb>.memory_viewer.json` ({XProf's module name: answer}): the anchors
 of tests/tools/memory/test_program.py, in tests/data/memory/xprof/. Default files: the TPU v6e and MI300 XPlanes of tests/data/xplane
@@ -118,7 +121,60 @@ def compare(ours: Any, theirs: dict[str, Any]) -> bool:
     ok &= _check("live buffers XProf lists", sorted(listed - rows.keys()), [])
     if ours.live_at_peak_count == len(ours.live_at_peak):
         ok &= _check("bytes XProf folds as small", sum(s for b, s in rows.items() if b not in listed), small)
-    return ok
+    return ok & compare_timeline(ours, theirs)
+
+
+def boxes(ours: Any) -> tuple[list[tuple[int, int, int]], list[tuple[int, ...]]]:
+    """profscope's allocation timeline as XProf writes its `bufferBlocks`: the bands (offset, size,
+    end) and the boxes (buffer, start, end, offset, size, name, shape)."""
+    timeline = ours.timeline
+    if not hasattr(timeline, "bands"):  # UNSET: no band owns a heap-simulator trace
+        return [], []
+    bands = [(b.base_bytes, b.size_bytes, timeline.events) for b in timeline.bands]
+    shown = [
+        (
+            timeline.buffer_id[i],
+            timeline.start[i],
+            timeline.end[i],
+            timeline.bands[timeline.band[i]].base_bytes + timeline.offset_bytes[i],
+            timeline.size_bytes[i],
+            timeline.instruction[i],
+            timeline.shape[i],
+        )
+        for i in range(len(timeline.buffer_id))
+    ]
+    return bands, shown
+
+
+def compare_timeline(ours: Any, theirs: dict[str, Any]) -> bool:
+    """The allocation timeline: XProf's bands (`bufferBlocks` of id -1) and boxes against ours, all of
+    them when ours lists all, else ours must be among XProf's (proto3 JSON drops zeros)."""
+    blocks = theirs.get("bufferBlocks", [])
+    bands = [
+        (int(b.get("offset", 0)), int(b["size"]), int(b.get("endStep", 0)))
+        for b in blocks
+        if int(b["logicalBufferId"]) < 0
+    ]
+    xprof = [
+        (
+            int(b["logicalBufferId"]),
+            int(b.get("startStep", 0)),
+            int(b.get("endStep", 0)),
+            int(b.get("offset", 0)),
+            int(b["size"]),
+            b.get("name", ""),
+            b.get("shapeString", ""),
+        )
+        for b in blocks
+        if int(b["logicalBufferId"]) >= 0
+    ]
+    our_bands, our_boxes = boxes(ours)
+    ok = _check("timeline bands", our_bands, bands)
+    total = getattr(ours.timeline, "boxes", 0)
+    ok &= _check("timeline boxes (count)", total, len(xprof))
+    if total == len(our_boxes):
+        return ok & _check("timeline boxes", our_boxes, xprof)
+    return ok & _check("timeline boxes shown, not XProf's", sorted(set(our_boxes) - set(xprof)), [])
 
 
 def main() -> int:

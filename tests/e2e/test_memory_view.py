@@ -8,10 +8,12 @@ peak's triangle on the chart and follow it into the Trace tab (the range around 
 selected), see the leak's never-freed blocks one per step, see the plain trace say how to record
 memory, and read the compiler's view of the XLA programs of the JAX CPU XPlane of tests/data/memory
 (its peak, its buffers, another program picked in the selector, the peak instruction's link into the
-Trace tab where its HLO graph opens), the memory spaces of the TPU v6e XPlane's program (picked in
+Trace tab where its HLO graph opens; its allocation timeline, a box named on hover and selected from
+its row, at 1280×800 in both themes), the memory spaces of the TPU v6e XPlane's program (picked in
 their selector, kept in the deep link and reopened from it), the allocator curve of the TensorFlow
 CPU XPlane there, and the GPU BFC allocators of the TensorFlow 8-GPU XPlane of tests/data/xplane
-(the op at the peak, the shapes and dtypes their events name, their capacity and fragmentation) and
+(the op at the peak, the shapes and dtypes their events name, their capacity and fragmentation, the
+peak's step broken down as XProf does) and
 the TPU XPlane's four chips. One tensorboard serves the module.
 Screenshots go to test-output/e2e/<test>/.
 """
@@ -339,9 +341,81 @@ def test_a_gpu_allocator_shows_its_capacity_and_fragmentation(
     )
     gpu4.evaluate("e => e.scrollIntoView()")
     screenshot(browser_page, "gpu_allocator_fragmentation")
+    step = gpu4.locator("[data-testid=mem-step-blocks]")  # XProf's breakdown of the peak's step
+    assert (
+        "Step 0 (the events' group_id): 554 blocks" in step.locator("[data-testid=mem-listing]").inner_text()
+    )
+    assert "3.74 GiB held from before the step" in step.inner_text()  # 4,013,337,088 B
+    assert step.locator("tbody tr").count() == 200
+    step.evaluate("e => e.scrollIntoView()")
+    screenshot(browser_page, "gpu_allocator_peak_step")
+    gpu1 = frame.locator("[data-testid=mem-device][data-device=GPU_1_bfc]")
+    assert "names its step (group_id)" in gpu1.locator("[data-testid=mem-peak-step-reason]").inner_text()
     frame = open_memory(browser_page, server, "tpu")
     chip = frame.locator("[data-testid=mem-device][data-device='device 0']")
     assert "20 GiB" in chip.locator("[data-testid=mem-peak-in-use]").inner_text()  # 21,492,569,216 B
     frame.wait_for_selector("[data-testid=mem-fragmentation-canvas][data-drawn]")
     screenshot(browser_page, "tpu_allocator")
+    assert page_errors == []
+
+
+def _box_centre(frame, timeline: dict, box: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """Page coordinates of box `box`'s centre, from the plot area the chart writes on its canvas."""
+    canvas = frame.locator("[data-testid=mem-timeline-canvas]")
+    left, top, right, bottom = map(int, canvas.get_attribute("data-area").split(","))
+    frame_box = canvas.bounding_box()
+    x = (timeline["start"][box] + timeline["end"][box]) / 2 / timeline["events"]
+    band = timeline["bands"][timeline["band"][box]]
+    y = (band["base_bytes"] + timeline["offset_bytes"][box] + timeline["size_bytes"][box] / 2) / timeline[
+        "height_bytes"
+    ]
+    return frame_box["x"] + left + x * (right - left), frame_box["y"] + bottom - y * (bottom - top)
+
+
+def test_the_allocation_timeline_names_a_box_and_follows_the_live_table(
+    server, browser_page, page_errors, screenshot
+) -> None:  # type: ignore[no-untyped-def]
+    """XProf's allocation timeline of jit_train_step: hovering a box names its buffer and lights its
+    row, a click on a row selects its box; at 1280×800 in the light and the dark theme."""
+    browser_page.set_viewport_size({"width": 1280, "height": 800})
+    frame = open_memory(browser_page, server, "jax")
+    shown = get_json(server, f"memory?{subject(server, 'jax')}")["program"]
+    timeline = shown["timeline"]
+    assert timeline["instruction"] == [
+        "ynn_fusion.4",
+        "broadcast_maximum_fusion",
+        "ynn_fusion.2",
+        "compare_select_fusion",
+    ]
+    frame.wait_for_selector("[data-testid=mem-timeline-canvas][data-drawn][data-area]")
+    assert "4 buffers of 1 temporary allocation over 8 heap events" in frame.inner_text(
+        "[data-testid=mem-timeline-text]"
+    )
+    frame.eval_on_selector("[data-testid=mem-timeline]", "e => e.scrollIntoView({block: 'center'})")
+    browser_page.mouse.move(*_box_centre(frame, timeline, 2))
+    frame.wait_for_selector("[data-testid=mem-timeline][data-lit='80']")
+    tip = frame.inner_text("[data-testid=mem-timeline-tip]")
+    assert "ynn_fusion.2" in tip and "heap events 2–4 · live at the peak" in tip, tip
+    lit = frame.locator("[data-testid=mem-program-live-table] tr.mem-row-lit")
+    assert lit.count() == 1 and "ynn_fusion.2" in lit.inner_text()
+    screenshot(browser_page, "timeline_hover")
+
+    browser_page.mouse.move(5, 5)
+    frame.wait_for_selector("[data-testid=mem-timeline][data-lit='']")
+    frame.locator(
+        "[data-testid=mem-program-live-table] tr[data-box]", has_text="broadcast_maximum_fusion"
+    ).click(position={"x": 5, "y": 5})
+    frame.wait_for_selector("[data-testid=mem-timeline][data-selected='75']")
+    assert "Selected: broadcast_maximum_fusion" in frame.inner_text("[data-testid=mem-timeline-detail]")
+    frame.eval_on_selector("[data-testid=mem-timeline]", "e => e.scrollIntoView({block: 'start'})")
+    screenshot(browser_page, "timeline_selected_light")
+    browser_page.click("app-header-dark-mode-toggle-component button")
+    browser_page.get_by_role("menuitem", name="Dark").click()
+    frame.wait_for_function("() => document.documentElement.dataset.theme === 'dark'")
+    browser_page.keyboard.press("Escape")  # TensorBoard's theme menu, gone before the picture
+    browser_page.get_by_role("menuitem", name="Dark").wait_for(state="hidden")
+    frame.wait_for_selector("[data-testid=mem-timeline-canvas][data-drawn]")
+    screenshot(browser_page, "timeline_selected_dark")
+    browser_page.click("app-header-dark-mode-toggle-component button")
+    browser_page.get_by_role("menuitem", name="Light").click()
     assert page_errors == []

@@ -1679,7 +1679,8 @@ export interface MemoryAnswer {
  * One allocator (a device of one host). `reserved` is absent when the profile does not report
  * it (`reserved_reason` says why); `allocator_stats` only for an XPlane allocator.
  * `live_at_peak_bytes` sums the blocks allocated in the capture
- * and live at the peak; `before_capture_bytes` = peak allocated − that sum: bytes allocated before
+ * and live at the peak; `peak_step`, for an XPlane allocator whose events name their step, XProf's
+ * breakdown of the peak's step (else `peak_step_reason` says why there is none); `before_capture_bytes` = peak allocated − that sum: bytes allocated before
  * the capture started and still held. Tables list at most `TABLE_ROWS` rows, largest first; the
  * `*_count` and `*_bytes` fields count them all.
  */
@@ -1711,6 +1712,8 @@ export interface MemoryDevice {
   ops: MemoryOpRow[];
   notes: string[];
   allocator_stats?: MemoryAllocatorStats;
+  peak_step?: MemoryPeakStep;
+  peak_step_reason?: string;
 }
 /**
  * An allocator total over time, as a step function: `bytes[i]` holds from `time_ns[i]` until the
@@ -1829,6 +1832,33 @@ export interface MemoryFractionSeries {
   events: number;
 }
 /**
+ * XProf memory_profile's breakdown of the peak (tools/memory/peak_step.py): the blocks allocated in
+ * the peak's step (`step`: the events' `group_id`) and live at the peak, and `before_step_bytes`,
+ * the rest of the peak (what XProf names "unused preallocated device memory"). At most 200 rows,
+ * largest size first; `count` and `bytes` count them all.
+ */
+export interface MemoryPeakStep {
+  step: number;
+  rows: MemoryPeakStepRow[];
+  count: number;
+  bytes: number;
+  before_step_bytes: number;
+}
+/**
+ * Blocks of one size, op, shape, dtype and region allocated in the peak's step and live at the
+ * peak (XProf's identical allocations merged): `count` of them, `bytes` = size × count. The texts
+ * are the events' own (`tf_op`, `shape`, `data_type`, `region_type`), absent where they name none.
+ */
+export interface MemoryPeakStepRow {
+  size_bytes: number;
+  count: number;
+  bytes: number;
+  op?: string;
+  shape?: string;
+  dtype?: string;
+  region?: string;
+}
+/**
  * One XLA program of a host, for the selector. `program_id` is the unsigned decimal key of its
  * HloProto (a string: TPU ids pass 2**53); `peak_bytes` in memory space 0.
  */
@@ -1843,9 +1873,10 @@ export interface ProgramSummary {
  * The compiler's view of one program's memory in one memory space (docs/MEMORY.md).
  * `peak_bytes` = `whole_program_bytes` + `temporary_peak_bytes`, reached first after event
  * `peak_position` (0 when the heap simulation is empty); the live rows add up to it.
- * `instruction_events`: for the peak's and the live buffers' instructions, the timeline ids of the
- * trace events that run them in this program (at most 200 each; none for an instruction no event
- * runs), the Trace tab's way to the instruction's HLO graph.
+ * `timeline`: XProf's allocation timeline (absent when no temporary allocation of the memory space
+ * owns a heap-simulator trace). `instruction_events`: for the peak's and the live buffers'
+ * instructions, the timeline ids of the trace events that run them in this program (at most 200
+ * each; none for an instruction no event runs), the Trace tab's way to the instruction's HLO graph.
  */
 export interface ProgramMemory {
   host: string;
@@ -1868,6 +1899,7 @@ export interface ProgramMemory {
   allocation_bytes: number;
   heap: ProgramHeap;
   heap_reason?: string;
+  timeline?: ProgramTimeline;
   live_at_peak: ProgramBuffer[];
   live_at_peak_count: number;
   live_at_peak_bytes: number;
@@ -1885,6 +1917,43 @@ export interface ProgramHeap {
   bytes: number[];
   instruction: string[];
   events: number;
+}
+/**
+ * XProf memory_viewer's allocation timeline (tools/memory/program_timeline.py): one box per
+ * canonical buffer of the heap simulation, column by column (box i is `buffer_id[i]`, …). A box
+ * spans heap-simulator events `start[i]` … `end[i]` (x: 0 … `events`) and bytes
+ * `bands[band[i]].base_bytes + offset_bytes[i]` … + `size_bytes[i]` (y: 0 … `height_bytes`);
+ * `offset_bytes` is its offset in its allocation. `at_peak[i]`: it holds bytes at the peak.
+ * `instruction` is the defining instruction with the shape index (`fusion{0}`). At most 2,000
+ * boxes: `boxes` counts all, `left_out_bytes` the sizes of those not listed.
+ */
+export interface ProgramTimeline {
+  events: number;
+  bands: TimelineBand[];
+  height_bytes: number;
+  boxes: number;
+  left_out_bytes: number;
+  buffer_id: number[];
+  band: number[];
+  offset_bytes: number[];
+  size_bytes: number[];
+  unpadded_bytes: number[];
+  start: number[];
+  end: number[];
+  at_peak: boolean[];
+  instruction: string[];
+  shape: string[];
+  dtype: string[];
+  op_name: string[];
+}
+/**
+ * One temporary allocation of the allocation timeline, stacked at `base_bytes` (the sizes of
+ * the bands below it).
+ */
+export interface TimelineBand {
+  allocation: number;
+  base_bytes: number;
+  size_bytes: number;
 }
 /**
  * A buffer live at a program's peak: one logical buffer of the heap simulation, or a whole-program
@@ -1905,4 +1974,5 @@ export interface ProgramBuffer {
   op_name?: string;
   allocation: number;
   offset_bytes: number;
+  timeline_box?: number;
 }

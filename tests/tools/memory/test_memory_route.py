@@ -105,6 +105,9 @@ def test_an_xplane_with_hlo_protos_shows_its_programs_largest_peak_first(client:
         == programs[0]["peak_bytes"]
         == sum(b["size_bytes"] for b in chosen["live_at_peak"])
     )
+    timeline = chosen["timeline"]  # its allocation timeline: each temporary row names its box
+    boxes = {b["timeline_box"] for b in chosen["live_at_peak"] if b["kind"] == "temporary"}
+    assert timeline["boxes"] == 4 and boxes == {i for i, live in enumerate(timeline["at_peak"]) if live}
 
 
 def test_the_program_parameter_picks_a_program_and_is_checked(client: Client) -> None:

@@ -241,7 +241,8 @@ export function allocatorAnswer(): MemoryAnswer {
           ],
           "events": 20
         }
-      }
+      },
+      "peak_step_reason": "no event of this allocator names its step (group_id): XProf then groups the events itself from the host's TraceMe tree, which profscope does not reproduce"
     }
   ],
   "step_source": "inferred from 5 jitted calls of `PjitFunction(forward_3d_conv)` (no step markers)",

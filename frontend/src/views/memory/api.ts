@@ -14,12 +14,15 @@ export type {
   MemoryLiveGroup,
   MemoryOpRow,
   MemoryPeak,
+  MemoryPeakStep,
+  MemoryPeakStepRow,
   MemorySeries,
   MemoryStep,
   ProgramBuffer,
   ProgramHeap,
   ProgramMemory,
   ProgramSummary,
+  ProgramTimeline,
 } from "../../api/answers.gen.ts";
 
 /** An XLA program of the compiler view: its unsigned id, its host's index and the memory space

@@ -19,6 +19,9 @@ const GRID_COLOR = gridColor;
 export const PEAK_HIT_PX = 12;
 /** The y axis's width (pixels), the same on every chart of a device so their time axes line up. */
 export const Y_AXIS_PX = 72;
+/** The padding of the program's heap chart and allocation timeline: fixed (not Chart.js's room for
+ * the largest point, which only the heap chart has) so their plot areas line up. */
+export const PROGRAM_CHART_LAYOUT = { autoPadding: false, padding: { top: 10, right: 12, bottom: 0, left: 0 } };
 /** Space a step label needs before the next one is written (pixels). */
 const STEP_LABEL_PX = 44;
 

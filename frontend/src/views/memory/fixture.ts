@@ -270,7 +270,8 @@ export function peakAnswer(): MemoryAnswer {
 
 /** The memory answer of tests/data/memory/jax_cpu_train_step.xplane.pb (no allocator records; its
  * XLA programs), as the route gives it with the programs list cut to its three largest: the compiler's
- * view of `jit_train_step`, whose peak holds three 2 MiB activations. */
+ * view of `jit_train_step`, whose peak holds three 2 MiB activations (its allocation timeline: four
+ * boxes, the fourth reusing the third's bytes after the peak). */
 export function programAnswer(): MemoryAnswer {
   return {
     "observed": false,
@@ -360,6 +361,30 @@ export function programAnswer(): MemoryAnswer {
         ],
         "events": 8
       },
+      "timeline": {
+        "events": 8,
+        "bands": [{ "allocation": 18, "base_bytes": 0, "size_bytes": 6291456 }],
+        "height_bytes": 6291456,
+        "boxes": 4,
+        "left_out_bytes": 0,
+        "buffer_id": [74, 75, 80, 81],
+        "band": [0, 0, 0, 0],
+        "offset_bytes": [0, 2097152, 4194304, 4194304],
+        "size_bytes": [2097152, 2097152, 2097152, 2097152],
+        "unpadded_bytes": [2097152, 2097152, 2097152, 2097152],
+        "start": [0, 1, 2, 5],
+        "end": [6, 3, 4, 7],
+        "at_peak": [true, true, true, false],
+        "instruction": ["ynn_fusion.4", "broadcast_maximum_fusion", "ynn_fusion.2", "compare_select_fusion"],
+        "shape": ["f32[512,1024]{1,0}", "f32[512,1024]{1,0}", "f32[512,1024]{1,0}", "f32[512,1024]{1,0}"],
+        "dtype": ["f32", "f32", "f32", "f32"],
+        "op_name": [
+          "jit(train_step)/jvp()/dot_general",
+          "jit(train_step)/jvp()/jit(relu)/max",
+          "jit(train_step)/transpose(jvp())/dot_general",
+          "jit(train_step)/transpose(jvp())/select_n"
+        ]
+      },
       "live_at_peak": [
         {
           "buffer_id": 74,
@@ -372,7 +397,8 @@ export function programAnswer(): MemoryAnswer {
           "dtype": "f32",
           "op_name": "jit(train_step)/jvp()/dot_general",
           "allocation": 18,
-          "offset_bytes": 0
+          "offset_bytes": 0,
+          "timeline_box": 0
         },
         {
           "buffer_id": 75,
@@ -385,7 +411,8 @@ export function programAnswer(): MemoryAnswer {
           "dtype": "f32",
           "op_name": "jit(train_step)/jvp()/jit(relu)/max",
           "allocation": 18,
-          "offset_bytes": 2097152
+          "offset_bytes": 2097152,
+          "timeline_box": 1
         },
         {
           "buffer_id": 80,
@@ -398,7 +425,8 @@ export function programAnswer(): MemoryAnswer {
           "dtype": "f32",
           "op_name": "jit(train_step)/transpose(jvp())/dot_general",
           "allocation": 18,
-          "offset_bytes": 4194304
+          "offset_bytes": 4194304,
+          "timeline_box": 2
         },
         {
           "buffer_id": 87,

@@ -5,6 +5,7 @@ import type { ViewContext } from "../view.ts";
 import { choiceParams, type MemoryAnswer, readChoice } from "./api.ts";
 import { programAnswer } from "./fixture.ts";
 import { heapChartConfig, heapPoints, instructionLink, kindText, NO_INSTRUCTION_EVENT, programLabel, programPeakText } from "./program.ts";
+import { NO_TIMELINE } from "./timeline.ts";
 import { MemoryView } from "./view.ts";
 
 const BASE = "http://tb.local/data/plugin/profscope/";
@@ -164,6 +165,34 @@ describe("program view", () => {
     expect(gone.written).toEqual([{ program: undefined, program_host: undefined, memory_space: undefined }]);
     expect(document.querySelector("[data-testid=mem-program]")?.getAttribute("data-program")).toBe("jit_train_step");
     gone.view.destroy();
+  });
+
+  it("draws the allocation timeline, and a click on a temporary's row selects its box", async () => {
+    const { view } = harness(() => programAnswer());
+    await view.start();
+    expect(text("mem-timeline-text")).toContain("4 buffers of 1 temporary allocation over 8 heap events");
+    expect(document.querySelector("[data-testid=mem-timeline-canvas]")).not.toBeNull();
+    const rows = [...document.querySelectorAll<HTMLElement>("[data-testid=mem-program-live-table] tbody tr[data-box]")];
+    expect(rows.map((r) => r.dataset.box).sort()).toEqual(["0", "1", "2"]); // the three temporaries; whole-program rows have no box
+    const ynn = rows.find((r) => r.textContent?.includes("ynn_fusion.2"));
+    ynn?.click();
+    const area = document.querySelector<HTMLElement>("[data-testid=mem-timeline]");
+    expect(area?.dataset.selected).toBe("80");
+    expect(area?.dataset.lit).toBe("80");
+    expect(ynn?.classList.contains("mem-row-lit")).toBe(true);
+    expect(text("mem-timeline-detail")).toBe("Selected: ynn_fusion.2 · f32[512,1024]{1,0} · f32 · 2 MiB · temporary, allocation 18 at offset 4 MiB · heap events 2–4 · live at the peak · jit(train_step)/transpose(jvp())/dot_general");
+    ynn?.click(); // a second click clears it
+    expect(area?.dataset.selected).toBe("");
+    expect(ynn?.classList.contains("mem-row-lit")).toBe(false);
+    view.destroy();
+  });
+
+  it("says why a program with a heap simulation has no allocation timeline", async () => {
+    const { view } = harness(() => ({ ...programAnswer(), program: { ...program(), timeline: undefined } }));
+    await view.start();
+    expect(text("mem-timeline-none")).toBe(NO_TIMELINE);
+    expect(document.querySelector("[data-testid=mem-program-live-table] tbody tr[data-box]")).toBeNull();
+    view.destroy();
   });
 
   it("links each live buffer's instruction and the peak's to its executions in the Trace tab", async () => {

@@ -13,7 +13,7 @@ import { drawChart, type DrawnChart } from "../../shared/charts.ts";
 import type { Column } from "../../shared/table.ts";
 import { formatBytes, formatCount } from "../../shared/units.ts";
 import type { ProgramBuffer, ProgramMemory, ProgramSummary } from "./api.ts";
-import { byteStep, PEAK_COLOR, type Point } from "./chart.ts";
+import { byteStep, PEAK_COLOR, type Point, PROGRAM_CHART_LAYOUT, Y_AXIS_PX } from "./chart.ts";
 import { bytesCell, countCell, rowElement, textCell } from "./tables.ts";
 
 export const HEAP_COLOR = "#188038";
@@ -73,10 +73,19 @@ export function heapChartConfig(program: ProgramMemory): ChartConfiguration<"sca
     options: {
       responsive: true,
       maintainAspectRatio: false,
+      layout: PROGRAM_CHART_LAYOUT,
       interaction: { mode: "nearest", intersect: false, axis: "x" },
       scales: {
         x: { type: "linear", min: 0, max: Math.max(1, program.heap.events), grid: { color: gridColor }, ticks: { maxTicksLimit: 8, precision: 0 }, title: { display: true, text: "heap-simulator events (program order)" } },
-        y: { beginAtZero: true, grid: { color: gridColor }, ticks: { stepSize: byteStep(program.peak_bytes), callback: (v) => formatBytes(Number(v)) }, title: { display: true, text: "bytes" } },
+        y: {
+          beginAtZero: true,
+          grid: { color: gridColor },
+          ticks: { stepSize: byteStep(program.peak_bytes), callback: (v) => formatBytes(Number(v)) },
+          title: { display: true, text: "bytes" },
+          afterFit: (axis) => {
+            axis.width = Y_AXIS_PX; // the allocation timeline's too: their x axes line up
+          },
+        },
       },
       plugins: {
         tooltip: {
@@ -154,10 +163,20 @@ export function instructionButton(program: ProgramMemory, instruction: string | 
   return button;
 }
 
-/** The live buffers' rows: each instruction a link to its events when it has any. */
-export function bufferRow(program: ProgramMemory, open: (params: Record<string, string>) => void) {
+/** The live buffers' rows: each instruction a link to its events when it has any; a row with a box
+ * in the allocation timeline (`data-box`) selects it when clicked (`pick(box)`). */
+export function bufferRow(program: ProgramMemory, open: (params: Record<string, string>) => void, pick?: (box: number) => void) {
   return (buffer: ProgramBuffer, columns: readonly Column<ProgramBuffer>[]): HTMLTableRowElement => {
     const tr = rowElement(buffer, columns);
+    const box = buffer.timeline_box;
+    if (box !== undefined && pick) {
+      tr.dataset.box = String(box);
+      tr.classList.add("mem-row-pick");
+      tr.title = "Click: select its box in the allocation timeline";
+      tr.addEventListener("click", (event) => {
+        if (!(event.target as HTMLElement).closest("button")) pick(box);
+      });
+    }
     const cell = tr.querySelector<HTMLTableCellElement>("td[data-col=instruction]");
     if (!cell) return tr;
     const button = instructionButton(program, buffer.instruction, open, "mem-instruction-link");

@@ -6,7 +6,7 @@
 import { h } from "../../dom.ts";
 import { type Cell, type Column, csvNumber, SortableTable } from "../../shared/table.ts";
 import { formatBytes, formatCount, formatDuration, NOT_OBSERVED } from "../../shared/units.ts";
-import type { MemoryAllocation, MemoryLiveGroup, MemoryOpRow, MemoryStep } from "./api.ts";
+import type { MemoryAllocation, MemoryLiveGroup, MemoryOpRow, MemoryPeakStep, MemoryPeakStepRow, MemoryStep } from "./api.ts";
 
 export const NOT_FREED = "not freed in the capture";
 
@@ -51,6 +51,26 @@ const SHAPE_HELP = "The tensor's shape the event names (TensorFlow), else the al
 const NO_SHAPE = "neither the event nor its op records a shape";
 const DTYPE_HELP = "The tensor's element type the event names (TensorFlow's data_type)";
 const NO_DTYPE = "the event names no element type (PyTorch's [memory] events never do)";
+
+const NOT_NAMED = "the allocation event does not name it";
+
+/** XProf's breakdown of the peak's step: blocks of one size and kind, allocated in the step and live at the peak. */
+export const PEAK_STEP_COLUMNS: Column<MemoryPeakStepRow>[] = [
+  numeric("size", "Size", "bytes", "The size of each block", (r) => bytesCell(r.size_bytes)),
+  numeric("count", "Blocks", "count", "How many such blocks of the step are live at the peak", (r) => countCell(r.count)),
+  numeric("bytes", "Bytes", "bytes", "Size × blocks", (r) => bytesCell(r.bytes)),
+  text("op", "Op", "The op the allocation event names (tf_op)", (r) => textCell(r.op, NOT_NAMED)),
+  text("shape", "Shape", "The tensor's shape the event names", (r) => textCell(r.shape, NOT_NAMED)),
+  text("dtype", "Dtype", "The tensor's element type the event names", (r) => textCell(r.dtype, NOT_NAMED)),
+  text("region", "Region", "The allocator's region type (persist, dynamic, output, temp)", (r) => textCell(r.region, NOT_NAMED)),
+];
+
+/** "Step 0 (group_id): 554 blocks allocated in it are live at the peak, 2.04 GiB; 3.74 GiB were
+ * allocated before it (XProf's "unused preallocated device memory")". */
+export function peakStepText(step: MemoryPeakStep): string {
+  const blocks = `${formatCount(step.count)} ${step.count === 1 ? "block" : "blocks"} allocated in it live at the peak, ${formatBytes(step.bytes)}`;
+  return `Step ${step.step} (the events' group_id): ${blocks}; ${formatBytes(step.before_step_bytes)} held from before the step (XProf's "unused preallocated device memory")`;
+}
 
 /** The live groups' columns; `described`: the events name element types (TensorFlow's), so a dtype
  * column says something (PyTorch's `[memory]` events never do: no column of "not observed"). */

@@ -84,4 +84,34 @@ describe("memory view", () => {
     expect(listing(3, 81, "allocations")).toBe("the 3 largest of 81 allocations");
     expect(listing(6, 6, "blocks")).toBe("6 blocks");
   });
+
+  it("breaks the peak's step down as XProf does where the events name their step, else says why", async () => {
+    // gpu_host_bfc of tests/data/xplane/gpu_8x_tf_training.xplane.pb as tools.memory.peak_step gives it
+    const step = {
+      step: 1,
+      rows: [
+        { size_bytes: 256, count: 65, bytes: 16640, op: "__inference_train_single_step_318906" },
+        { size_bytes: 256, count: 1, bytes: 256, op: "gradient_tape/replica_1/bert_span_labeler/bert_encoder_1/transformer/layer_0/activation/Gelu/mul_1/Mul" },
+      ],
+      count: 66,
+      bytes: 16896,
+      before_step_bytes: 589056,
+    };
+    const answer = allocatorAnswer();
+    const named = harness({ ...answer, devices: [{ ...answer.devices[0], peak_step: step, peak_step_reason: undefined }] });
+    await named.view.start();
+    expect(document.querySelector("[data-testid=mem-step-blocks] [data-testid=mem-listing]")?.textContent).toBe(
+      'Step 1 (the events\' group_id): 66 blocks allocated in it live at the peak, 16.5 KiB; 575 KiB held from before the step (XProf\'s "unused preallocated device memory")',
+    );
+    const rows = [...document.querySelectorAll("[data-testid=mem-step-blocks-table] tbody tr")];
+    expect(rows.map((r) => r.querySelector("td[data-col=count]")?.textContent)).toEqual(["65", "1"]);
+    expect(rows[0].querySelector("td[data-col=shape]")?.textContent).toBe("not observed");
+    named.view.destroy();
+
+    const unnamed = harness(allocatorAnswer());
+    await unnamed.view.start();
+    expect(document.querySelector("[data-testid=mem-step-blocks-table]")).toBeNull();
+    expect(text("mem-peak-step-reason")).toContain("not observed; no event of this allocator names its step (group_id)");
+    unnamed.view.destroy();
+  });
 });

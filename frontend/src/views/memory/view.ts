@@ -1,9 +1,11 @@
 /** The Memory tab: for each allocator of the selected hosts its curves (allocated, reserved), the
  * steps, the peak with its step and op (a click opens the Trace tab around it), and the tables: steps,
  * blocks live at the peak, ops, the largest allocations with their frees, and the blocks never freed;
- * for an XPlane allocator also its own figures and fragmentation curve (`allocator.ts`).
+ * for an XPlane allocator also its own figures and fragmentation curve (`allocator.ts`) and, where its
+ * events name their step, XProf's breakdown of the peak's step (its blocks live at the peak).
  * Then, for a profile whose XLA programs carry a buffer assignment, the compiler's view of the program
- * and memory space picked in the selectors (`program.ts`), kept in the deep link (`program`,
+ * and memory space picked in the selectors (`program.ts`, its allocation timeline `timeline.ts`),
+ * kept in the deep link (`program`,
  * `program_host`, `memory_space`). A profile with neither shows why there is nothing, and nothing
  * else. */
 
@@ -15,11 +17,12 @@ import { csvFileName, type SortableTable, tableStyle } from "../../shared/table.
 import { formatBytes, formatCount, formatDuration, NOT_OBSERVED } from "../../shared/units.ts";
 import type { ViewContext } from "../view.ts";
 import { allocatorCards, FRAGMENTATION_COLOR, fragmentationChart } from "./allocator.ts";
-import { choiceParams, MemoryApi, type MemoryAnswer, type MemoryDevice, type ProgramChoice, peakTraceParams, type ProgramMemory, type ProgramSummary, readChoice } from "./api.ts";
+import { choiceParams, MemoryApi, type MemoryAnswer, type MemoryDevice, type MemoryPeakStepRow, type ProgramChoice, peakTraceParams, type ProgramMemory, type ProgramSummary, readChoice } from "./api.ts";
 import { ALLOCATED_COLOR, memoryChart, PEAK_COLOR, type Point, RESERVED_COLOR } from "./chart.ts";
 import css from "./memory.css";
 import { BUFFER_COLUMNS, bufferRow, heapChart, instructionButton, kindText, memorySpaceSelector, padText, programPeakText, programSelector } from "./program.ts";
-import { allocationColumns, described, liveColumns, memoryTable, OP_COLUMNS, STEP_COLUMNS } from "./tables.ts";
+import { allocationColumns, described, liveColumns, memoryTable, OP_COLUMNS, PEAK_STEP_COLUMNS, peakStepText, STEP_COLUMNS } from "./tables.ts";
+import { NO_TIMELINE, timelineChart, timelineText } from "./timeline.ts";
 
 /** "12 of 81 allocations (the largest)". */
 export function listing(shown: number, total: number, what: string): string {
@@ -170,11 +173,23 @@ export class MemoryView {
     );
     const chart = program.heap.events ? heapChart(program) : null; // no heap simulation: nothing over program order
     if (chart) this.programParts.push(chart.chart);
-    const table = memoryTable<ProgramMemory["live_at_peak"][number]>("mem-program-live", "size", true, bufferRow(program, openTrace));
+    let rows: HTMLElement | null = null;
+    const lightRow = (box: number) => {
+      for (const tr of rows?.querySelectorAll<HTMLElement>("tr.mem-row-lit") ?? []) tr.classList.remove("mem-row-lit");
+      if (box >= 0) rows?.querySelector(`tr[data-box="${box}"]`)?.classList.add("mem-row-lit");
+    };
+    const timeline = program.timeline ? timelineChart(program, program.timeline, lightRow) : null;
+    if (timeline) this.programParts.push(timeline.chart);
+    const pickBox = (box: number) => {
+      timeline?.select(box);
+      timeline?.el.scrollIntoView?.({ block: "nearest" });
+    };
+    const table = memoryTable<ProgramMemory["live_at_peak"][number]>("mem-program-live", "size", true, bufferRow(program, openTrace, timeline ? pickBox : undefined));
     this.programParts.push(table);
     const { run, session } = this.ctx.subject;
     const caption = `${listing(program.live_at_peak.length, program.live_at_peak_count, "buffers")} live at the peak: ${formatBytes(program.live_at_peak_bytes)}`;
     table.setRows(BUFFER_COLUMNS, program.live_at_peak, caption, csvFileName("memory_program_buffers", run, session, program.name), "no buffer is live at the peak");
+    rows = table.section("Buffers live at the peak");
     const here = { id: program.program_id, host: program.host_index };
     const pickers = h(
       "div",
@@ -193,8 +208,17 @@ export class MemoryView {
       cards,
       peakAt,
       chart?.el ?? null,
-      table.section("Buffers live at the peak"),
+      ...this.timelineParts(program, timeline?.el ?? null),
+      rows,
     );
+  }
+
+  /** The allocation timeline under its heading, or why there is none. */
+  private timelineParts(program: ProgramMemory, drawn: HTMLElement | null): (HTMLElement | null)[] {
+    if (!program.heap.events) return [];
+    const title = h("h3", { class: "mem-subtitle" }, "Allocation timeline");
+    if (!program.timeline || !drawn) return [title, h("p", { class: "mem-hint", "data-testid": "mem-timeline-none" }, NO_TIMELINE)];
+    return [title, h("p", { class: "mem-hint", "data-testid": "mem-timeline-text" }, `${timelineText(program.timeline)}: each box one buffer, across the heap events it is held, at its offset.`), drawn];
   }
 
   private deviceSection(device: MemoryDevice): HTMLElement {
@@ -233,6 +257,12 @@ export class MemoryView {
     steps.setRows(STEP_COLUMNS, device.steps, `${formatCount(device.steps.length)} steps`, name("steps"), `steps: ${NOT_OBSERVED}`);
     const live = this.table("mem-live", "bytes");
     live.setRows(liveColumns(described(device.live_at_peak)), device.live_at_peak, liveText(device), name("live_at_peak"), "no block of the capture is live at the peak");
+    const peakStep = device.peak_step ? this.table<MemoryPeakStepRow>("mem-step-blocks", "size") : null;
+    if (device.peak_step && peakStep) {
+      const caption = `${peakStepText(device.peak_step)}${device.peak_step.rows.reduce((n, r) => n + r.count, 0) < device.peak_step.count ? `; the ${formatCount(device.peak_step.rows.length)} largest rows listed` : ""}`;
+      peakStep.setRows(PEAK_STEP_COLUMNS, device.peak_step.rows, caption, name("peak_step"), "no block of the peak's step is live at the peak");
+    }
+    const stepReason = device.peak_step_reason ? h("p", { class: "mem-hint", "data-testid": "mem-peak-step-reason" }, `The peak's step as XProf breaks it down: ${NOT_OBSERVED}; ${device.peak_step_reason}.`) : null;
     const ops = this.table("mem-ops", "allocated");
     ops.setRows(OP_COLUMNS, device.ops, `${formatCount(device.ops.length)} ops`, name("ops"), null);
     const allocations = this.table("mem-allocations", "size");
@@ -256,6 +286,7 @@ export class MemoryView {
       notes,
       steps.section("Steps"),
       live.section("Live at the peak"),
+      peakStep?.section("The peak's step: its blocks live at the peak (XProf's breakdown)") ?? stepReason,
       ops.section("Allocating ops"),
       allocations.section("Allocations and their frees"),
       never.section("Never freed in the capture"),

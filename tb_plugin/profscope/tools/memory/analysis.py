@@ -29,12 +29,14 @@ from profscope.analysis.memory_peaks import NO_OP, op_name
 from profscope.analysis.memory_records import MemoryRecords
 from profscope.analysis.steps import Steps
 from profscope.tools.memory import allocator_stats, series
+from profscope.tools.memory import peak_step as _peak_step
 from profscope.tools.memory.answers import (
     MemoryAllocation,
     MemoryDevice,
     MemoryLiveGroup,
     MemoryOpRow,
     MemoryPeak,
+    MemoryPeakStep,
     MemorySeries,
     MemoryStep,
 )
@@ -151,6 +153,7 @@ def device(
     orphan_bytes = int(-records.size[pairs.freed_before_capture].sum())
     reserved, reserved_reason = _reserved(records, clock)
     own_stats = allocator_stats.summary(records, peak_at, clock.ns)
+    peak_step = _peak_step.breakdown(events, records, pairs, peak_at)
     return MemoryDevice(
         host=clock.name,
         label=label,
@@ -179,6 +182,8 @@ def device(
         ops=_op_rows(records, pairs, live, names),
         notes=_notes(records, pairs),
         allocator_stats=own_stats if own_stats is not None else msgspec.UNSET,
+        peak_step=peak_step if isinstance(peak_step, MemoryPeakStep) else msgspec.UNSET,
+        peak_step_reason=peak_step if isinstance(peak_step, str) else msgspec.UNSET,
     )
 
 

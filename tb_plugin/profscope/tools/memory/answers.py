@@ -126,11 +126,39 @@ class MemoryStep(Answer, kw_only=True):
     never_freed_bytes: int
 
 
+class MemoryPeakStepRow(Answer, kw_only=True):
+    """Blocks of one size, op, shape, dtype and region allocated in the peak's step and live at the
+    peak (XProf's identical allocations merged): `count` of them, `bytes` = size × count. The texts
+    are the events' own (`tf_op`, `shape`, `data_type`, `region_type`), absent where they name none."""
+
+    size_bytes: int
+    count: int
+    bytes: int
+    op: str | UnsetType = UNSET
+    shape: str | UnsetType = UNSET
+    dtype: str | UnsetType = UNSET
+    region: str | UnsetType = UNSET
+
+
+class MemoryPeakStep(Answer, kw_only=True):
+    """XProf memory_profile's breakdown of the peak (tools/memory/peak_step.py): the blocks allocated in
+    the peak's step (`step`: the events' `group_id`) and live at the peak, and `before_step_bytes`,
+    the rest of the peak (what XProf names "unused preallocated device memory"). At most 200 rows,
+    largest size first; `count` and `bytes` count them all."""
+
+    step: int
+    rows: list[MemoryPeakStepRow]
+    count: int
+    bytes: int
+    before_step_bytes: int
+
+
 class MemoryDevice(Answer, kw_only=True):
     """One allocator (a device of one host). `reserved` is absent when the profile does not report
     it (`reserved_reason` says why); `allocator_stats` only for an XPlane allocator.
     `live_at_peak_bytes` sums the blocks allocated in the capture
-    and live at the peak; `before_capture_bytes` = peak allocated − that sum: bytes allocated before
+    and live at the peak; `peak_step`, for an XPlane allocator whose events name their step, XProf's
+    breakdown of the peak's step (else `peak_step_reason` says why there is none); `before_capture_bytes` = peak allocated − that sum: bytes allocated before
     the capture started and still held. Tables list at most `TABLE_ROWS` rows, largest first; the
     `*_count` and `*_bytes` fields count them all."""
 
@@ -161,6 +189,8 @@ class MemoryDevice(Answer, kw_only=True):
     ops: list[MemoryOpRow]
     notes: list[str]
     allocator_stats: MemoryAllocatorStats | UnsetType = UNSET
+    peak_step: MemoryPeakStep | UnsetType = UNSET
+    peak_step_reason: str | UnsetType = UNSET
 
 
 class ProgramBuffer(Answer, kw_only=True):
@@ -181,6 +211,7 @@ class ProgramBuffer(Answer, kw_only=True):
     op_name: str | UnsetType = UNSET
     allocation: int
     offset_bytes: int
+    timeline_box: int | UnsetType = UNSET  # its bytes' box in `ProgramMemory.timeline` (heap buffers)
 
 
 class ProgramHeap(Answer, kw_only=True):
@@ -192,6 +223,43 @@ class ProgramHeap(Answer, kw_only=True):
     bytes: list[int]
     instruction: list[str]
     events: int
+
+
+class TimelineBand(Answer, kw_only=True):
+    """One temporary allocation of the allocation timeline, stacked at `base_bytes` (the sizes of
+    the bands below it)."""
+
+    allocation: int
+    base_bytes: int
+    size_bytes: int
+
+
+class ProgramTimeline(Answer, kw_only=True):
+    """XProf memory_viewer's allocation timeline (tools/memory/program_timeline.py): one box per
+    canonical buffer of the heap simulation, column by column (box i is `buffer_id[i]`, …). A box
+    spans heap-simulator events `start[i]` … `end[i]` (x: 0 … `events`) and bytes
+    `bands[band[i]].base_bytes + offset_bytes[i]` … + `size_bytes[i]` (y: 0 … `height_bytes`);
+    `offset_bytes` is its offset in its allocation. `at_peak[i]`: it holds bytes at the peak.
+    `instruction` is the defining instruction with the shape index (`fusion{0}`). At most 2,000
+    boxes: `boxes` counts all, `left_out_bytes` the sizes of those not listed."""
+
+    events: int
+    bands: list[TimelineBand]
+    height_bytes: int
+    boxes: int
+    left_out_bytes: int
+    buffer_id: list[int]
+    band: list[int]
+    offset_bytes: list[int]
+    size_bytes: list[int]
+    unpadded_bytes: list[int]
+    start: list[int]
+    end: list[int]
+    at_peak: list[bool]
+    instruction: list[str]
+    shape: list[str]
+    dtype: list[str]
+    op_name: list[str]
 
 
 class ProgramSummary(Answer, kw_only=True):
@@ -209,9 +277,10 @@ class ProgramMemory(Answer, kw_only=True):
     """The compiler's view of one program's memory in one memory space (docs/MEMORY.md).
     `peak_bytes` = `whole_program_bytes` + `temporary_peak_bytes`, reached first after event
     `peak_position` (0 when the heap simulation is empty); the live rows add up to it.
-    `instruction_events`: for the peak's and the live buffers' instructions, the timeline ids of the
-    trace events that run them in this program (at most 200 each; none for an instruction no event
-    runs), the Trace tab's way to the instruction's HLO graph."""
+    `timeline`: XProf's allocation timeline (absent when no temporary allocation of the memory space
+    owns a heap-simulator trace). `instruction_events`: for the peak's and the live buffers'
+    instructions, the timeline ids of the trace events that run them in this program (at most 200
+    each; none for an instruction no event runs), the Trace tab's way to the instruction's HLO graph."""
 
     host: str
     host_index: int
@@ -231,6 +300,7 @@ class ProgramMemory(Answer, kw_only=True):
     allocation_bytes: int
     heap: ProgramHeap
     heap_reason: str | UnsetType = UNSET
+    timeline: ProgramTimeline | UnsetType = UNSET
     live_at_peak: list[ProgramBuffer]
     live_at_peak_count: int
     live_at_peak_bytes: int

@@ -42,7 +42,7 @@ from profscope.formats.hlo.buffers import (
     buffer_assignment,
 )
 from profscope.formats.hlo.proto import HloInstruction, HloModule, Shape
-from profscope.tools.memory import series
+from profscope.tools.memory import program_timeline, series
 from profscope.tools.memory.answers import ProgramBuffer, ProgramHeap, ProgramMemory, ProgramSummary
 
 TABLE_ROWS = 200
@@ -80,12 +80,18 @@ def _subshape(shape: Shape, index: tuple[int, ...]) -> Shape:
 class _Heap:
     """The heap simulation's running state: references per canonical buffer, sharing, bytes held.
     `live` maps each canonical buffer holding bytes to the buffer that holds them now (the one
-    allocated, or the last to share them back), in the order they were taken."""
+    allocated, or the last to share them back), in the order they were taken. `span` is the
+    [first, last] event index of each buffer that took bytes (an ALLOC, or a SHARE_WITH taking back
+    bytes no one held), as XProf's allocation timeline draws it (program_timeline.py): the trace's
+    last event until the first free that ends it."""
 
     size: dict[int, int]
+    last_event: int = 0
     refs: dict[int, int] = dataclasses.field(default_factory=dict)
     canonical: dict[int, int] = dataclasses.field(default_factory=dict)
     live: dict[int, int] = dataclasses.field(default_factory=dict)
+    span: dict[int, list[int]] = dataclasses.field(default_factory=dict)
+    closed: set[int] = dataclasses.field(default_factory=set)
     held: int = 0
 
     def root(self, buffer: int) -> int:
@@ -93,18 +99,27 @@ class _Heap:
             buffer = self.canonical[buffer]
         return buffer
 
-    def apply(self, kind: int, buffer: int, share_with: int) -> None:
+    def _close(self, buffer: int, event: int) -> None:
+        if buffer in self.span and buffer not in self.closed:
+            self.span[buffer][1] = event
+            self.closed.add(buffer)
+
+    def apply(self, kind: int, buffer: int, share_with: int, event: int) -> None:
         if kind == ALLOC:
             root = self.root(buffer)
             self.refs[root] = self.refs.get(root, 0) + 1
             self.live[root] = buffer
             self.held += self.size.get(buffer, 0)
+            self.span[buffer] = [event, self.last_event]
         elif kind == FREE:
             root = self.root(buffer)
             self.refs[root] = self.refs.get(root, 0) - 1
             if self.refs[root] == 0:
                 self.live.pop(root, None)
                 self.held -= self.size.get(root, 0)
+                self._close(root, event)
+            if buffer in self.canonical:
+                self._close(buffer, event)
         elif kind == SHARE_WITH and share_with in self.size:
             self.canonical[buffer] = share_with
             root = self.root(share_with)
@@ -112,16 +127,17 @@ class _Heap:
             if self.refs[root] == 1:
                 self.live[root] = buffer
                 self.held += self.size[share_with]
+                self.span[buffer] = [event, self.last_event]
 
 
 def _simulate(trace: HeapTrace, size: dict[int, int], stop: int | None = None) -> tuple[np.ndarray, _Heap]:
     """temporary(k) for k = 0 … `stop` (default: every event), and the heap's state at the end."""
-    heap = _Heap(size)
+    heap = _Heap(size, last_event=len(trace) - 1)
     count = len(trace) if stop is None else stop
     held = np.zeros(count + 1, dtype=np.int64)
     kinds, buffers, shares = (a[:count].tolist() for a in (trace.kind, trace.buffer_id, trace.share_with))
     for k, (kind_, buffer, share) in enumerate(zip(kinds, buffers, shares), start=1):
-        heap.apply(kind_, buffer, share)
+        heap.apply(kind_, buffer, share, k - 1)
         held[k] = heap.held
     return held, heap
 
@@ -255,17 +271,29 @@ def program_memory(
     whole = _whole_program(assignment, color, size)
     whole_bytes = sum(a.size for a, _ in whole)
     trace = _heap_trace(assignment, color, owner)
-    held = _simulate(trace, size)[0] if trace is not None else np.zeros(1, dtype=np.int64)
+    held, final = _simulate(trace, size) if trace is not None else (np.zeros(1, dtype=np.int64), None)
     at = int(np.argmax(held))
     live_heap = list(_simulate(trace, size, at)[1].live.items()) if trace is not None else []
     rows = [describe.buffer(b, a.size) for a, b in whole]
-    rows += [describe.buffer(holder, size[root]) for root, holder in live_heap]
+    heap_rows = [describe.buffer(holder, size[root]) for root, holder in live_heap]
+    rows += heap_rows
     by_kind: dict[str, int] = {}
     for row in rows:
         by_kind[row.kind] = by_kind.get(row.kind, 0) + row.size_bytes
     temp_padding = sum(size[root] - describe.unpadded(holder) for root, holder in live_heap)
     whole_padding = sum(a.size - describe.unpadded(b) for a, b in whole)
     ordered = sorted(rows, key=lambda r: -r.size_bytes)
+    shown = ordered[:TABLE_ROWS]
+    boxes = None
+    if final is not None:
+        holders = {holder for _, holder in live_heap}
+        keep = {r.buffer_id for r in shown if r.buffer_id in holders}
+        boxes = program_timeline.timeline(assignment, color, owner, final, holders, keep, describe)
+    if boxes is not None:
+        box_of = {b: i for i, b in enumerate(boxes.buffer_id)}
+        for row in heap_rows:
+            if row.buffer_id in box_of:
+                row.timeline_box = box_of[row.buffer_id]
     mine = [a for a in assignment.allocations if a.color == color]
     return ProgramMemory(
         host=host[0],
@@ -286,7 +314,8 @@ def program_memory(
         allocation_bytes=sum(a.size for a in mine),
         heap=_heap_series(held + whole_bytes, trace.instruction if trace is not None else []),
         heap_reason=NO_HEAP_TRACE if trace is None else msgspec.UNSET,
-        live_at_peak=ordered[:TABLE_ROWS],
+        timeline=boxes if boxes is not None else msgspec.UNSET,
+        live_at_peak=shown,
         live_at_peak_count=len(rows),
         live_at_peak_bytes=sum(r.size_bytes for r in rows),
     )
