@@ -183,11 +183,14 @@ def merged_views(
 
 
 def report(results: dict[str, Any]) -> str:
-    lines = [
-        f"{results['hosts']}-host scaling (hard links of {results['source']}, {results['events_per_host']} events each):",
-        "| workers | cluster start | ingest | files/s | speed-up | mean task |",
-        "|---|---|---|---|---|---|",
-    ]
+    lines = [f"hard links of {results['source']}, {results['events_per_host']} events each"]
+    if results["scaling"]:
+        lines += [
+            "",
+            f"{results['hosts']}-host scaling:",
+            "| workers | cluster start | ingest | files/s | speed-up | mean task |",
+            "|---|---|---|---|---|---|",
+        ]
     for r in results["scaling"]:
         lines.append(
             f"| {r['workers']} | {r['cluster_start_s']} s | {r['ingest_s']} s | {r['files_per_s']} | "
