@@ -3,7 +3,7 @@ soon an 8-host session shows its first merged view.
 
 Usage:
     python benchmarks/bench_dask.py --xplane F [--hosts 32] [--workers 1,2,4] [--view-hosts 8]
-        [--screen-px 1600] [--out results.json]
+        [--screen-px 1600] [--out results.json] [--local-only]
 
 Both sessions are hard links of one XPlane (`--xplane`, required; benchmarks/README.md used the
 378 k-event JAX CPU capture written by `benchmarks/make_big_xplane.py`) under `plugins/profile/<session>/host<i>.xplane.pb`
@@ -146,13 +146,17 @@ def engine(cache: pathlib.Path, runner: Any = None) -> Iterator[service.TraceSer
         manager.close()
 
 
-def merged_views(hosts: list[service.HostSource], scratch: pathlib.Path, screen_px: int) -> dict[str, Any]:
+def merged_views(
+    hosts: list[service.HostSource], scratch: pathlib.Path, screen_px: int, local_only: bool = False
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     settle()
     with engine(scratch / "cache-local") as svc:
         time.sleep(1.0)  # let the template finish its imports, as on a server that has been up a while
         out["local child processes"] = first_view(svc, hosts, screen_px)
     print(f"  local: {out['local child processes']}", flush=True)
+    if local_only:
+        return out
     with fanout.cluster_client(workers=2) as client:
         client.wait_for_workers(2)
         address = client.scheduler.address
@@ -179,11 +183,14 @@ def merged_views(hosts: list[service.HostSource], scratch: pathlib.Path, screen_
 
 
 def report(results: dict[str, Any]) -> str:
-    lines = [
-        f"{results['hosts']}-host scaling (hard links of {results['source']}, {results['events_per_host']} events each):",
-        "| workers | cluster start | ingest | files/s | speed-up | mean task |",
-        "|---|---|---|---|---|---|",
-    ]
+    lines = [f"hard links of {results['source']}, {results['events_per_host']} events each"]
+    if results["scaling"]:
+        lines += [
+            "",
+            f"{results['hosts']}-host scaling:",
+            "| workers | cluster start | ingest | files/s | speed-up | mean task |",
+            "|---|---|---|---|---|---|",
+        ]
     for r in results["scaling"]:
         lines.append(
             f"| {r['workers']} | {r['cluster_start_s']} s | {r['ingest_s']} s | {r['files_per_s']} | "
@@ -216,6 +223,12 @@ def main() -> None:
     parser.add_argument("--view-hosts", type=int, default=8)
     parser.add_argument("--screen-px", type=int, default=1600)
     parser.add_argument("--out", default=None)
+    parser.add_argument(
+        "--local-only",
+        action="store_true",
+        help="only the merged view through local ingest processes: no scaling, no cluster, so no "
+        "Dask in this process (its environment variables change malloc's policy)",
+    )
     args = parser.parse_args()
     source = pathlib.Path(args.xplane)
     source.read_bytes()  # into the page cache: every run reads the bytes from memory
@@ -223,10 +236,12 @@ def main() -> None:
     try:
         session = make_session(scratch / "logdir", source, args.hosts)
         view_session = make_session(scratch / "logdir-view", source, args.view_hosts)
-        print(f"scaling over {args.hosts} hosts", flush=True)
-        rows = scaling(session, [int(n) for n in args.workers.split(",")], scratch)
+        rows = []
+        if not args.local_only:
+            print(f"scaling over {args.hosts} hosts", flush=True)
+            rows = scaling(session, [int(n) for n in args.workers.split(",")], scratch)
         print(f"first merged view of {args.view_hosts} hosts", flush=True)
-        views = merged_views(view_session, scratch, args.screen_px)
+        views = merged_views(view_session, scratch, args.screen_px, args.local_only)
         results = {
             "source": str(source),
             "events_per_host": views["local child processes"]["events"] // args.view_hosts,

@@ -387,23 +387,30 @@ def decode_events(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, skipped
     skipped["events with a negative or impossible offset/duration"] += int(insane.sum())
     ev_ok &= ~insane
 
-    keep = ev_ok[st_owner]
-    st_owner, st_start_all, st_len_all = st_owner[keep], st_start_all[keep], st_len_all[keep]
+    # Real captures seldom drop an event or a stat: the columns are copied only where one is.
+    if not ev_ok.all():
+        keep = ev_ok[st_owner]
+        st_owner, st_start_all, st_len_all = st_owner[keep], st_start_all[keep], st_len_all[keep]
     st_mid, st_kind, st_value, st_start, st_len, st_broken = fast.stats(
         buf, st_start_all, st_start_all + st_len_all
     )
-    skipped["event stats that could not be decoded"] += int(st_broken.sum())
-    good = ~st_broken
+    broken_stats = int(st_broken.sum())
+    skipped["event stats that could not be decoded"] += broken_stats
+    stat_columns = (st_owner, st_mid, st_kind, st_value, st_start, st_len)
+    if broken_stats:
+        good = ~st_broken
+        stat_columns = tuple(column[good] for column in stat_columns)
+    st_event, st_mid, st_kind, st_value, st_start, st_len = stat_columns
     return EventBatch(
         buf=buf,
         ev_mid=ev_mid,
         ev_offset_ps=ev_offset,
         ev_dur_ps=ev_dur,
         ev_ok=ev_ok,
-        st_event=st_owner[good],
-        st_mid=st_mid[good],
-        st_kind=st_kind[good],
-        st_value=st_value[good],
-        st_start=st_start[good],
-        st_len=st_len[good],
+        st_event=st_event,
+        st_mid=st_mid,
+        st_kind=st_kind,
+        st_value=st_value,
+        st_start=st_start,
+        st_len=st_len,
     )
