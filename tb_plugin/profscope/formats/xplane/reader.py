@@ -163,20 +163,9 @@ class _Recorder:
         return state.add_events(state.ref_of(track), np.asarray(start_ps), dur_ps, name, lengths, blob)
 
 
-class _SettledBoxes:
+class _SettledBoxes(_Recorder):
     """The settled builder as the sink of boxes made at the end of the read: their JSON args
-    become JSON records beside the typed ones (`typed_args`)."""
-
-    def __init__(self, state: ReadState) -> None:
-        self.state = state
-
-    def intern(self, name: str) -> int:
-        return self.state.builder.intern(name)
-
-    def track(
-        self, section: int, name: str, kind: str = "thread", sort_index: int = 0, key: Any = None
-    ) -> int:
-        return self.state.builder.track(section, name, kind, sort_index, key=key)
+    become JSON records beside the typed ones (`typed_args`), their tracks and times final."""
 
     def add_events(
         self, track: int, start_ps: np.ndarray, dur_ps: np.ndarray, name: np.ndarray, *, args: list[bytes]
