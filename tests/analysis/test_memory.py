@@ -51,3 +51,51 @@ def test_no_peak_without_memory_totals() -> None:
     for path in (V100, SLOW_INPUT):
         events = host_events(path)
         assert memory.peak(events, host_steps.find(events, None)) is None
+
+
+def memory_trace(tmp_path: pathlib.Path, args: list[dict | None]) -> pathlib.Path:
+    """A Kineto-like trace of one `[memory]` event per entry of `args` (None: an event without args),
+    1 µs apart on one thread, behind a `ProfilerStep#1` slice."""
+    events: list[dict] = [{"ph": "X", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100}]
+    for k, a in enumerate(args):
+        event = {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1}
+        event["ts"] = 10 + k
+        if a is not None:
+            event["args"] = a
+        events.append(event)
+    path = tmp_path / "edge.pt.trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
+
+
+def alloc(addr: int, size: int, total: int, idx: int, **extra) -> dict:
+    return {"Total Reserved": 1 << 21, "Total Allocated": total, "Bytes": size, "Device Id": 0, "Device Type": 1,
+            "Addr": addr, "Ev Idx": idx, **extra}  # fmt: skip
+
+
+def test_addresses_past_2_63_and_braces_in_strings_are_read_as_written(tmp_path: pathlib.Path) -> None:
+    high = 2**64 - 4096
+    path = memory_trace(
+        tmp_path,
+        [alloc(high, 256, 256, 1, note='}{"Addr": 1}'), alloc(-8192, 64, 320, 2), alloc(high, -256, 64, 3)],
+    )
+    found = memory.find(host_events(path).trace)
+    assert found is not None and (found.unreadable, found.without_totals) == (0, 0)
+    assert found.column("addr")[found.order].tolist() == [high, 2**64 - 8192, high]
+    assert found.column("size")[found.order].tolist() == [256, 64, -256]
+    assert found.allocated[found.order].tolist() == [256, 320, 64]
+
+
+def test_events_without_args_or_totals_or_with_unreadable_args_are_counted_and_left_out(
+    tmp_path: pathlib.Path,
+) -> None:
+    path = memory_trace(
+        tmp_path,
+        [alloc(4096, 256, 256, 1), None, {**alloc(8192, 64, 320, 2), "Addr": "0x2000"},
+         {k: v for k, v in alloc(8192, 64, 320, 3).items() if k != "Total Allocated"}, alloc(4096, -256, 0, 4)],
+    )  # fmt: skip
+    found = memory.find(host_events(path).trace)
+    assert found is not None and (found.unreadable, found.without_totals) == (2, 1)
+    assert found.column("addr")[found.order].tolist() == [4096, 4096]
+    assert found.allocated[found.order].tolist() == [256, 0]
+    assert memory.device_label(int(found.device_type[0]), int(found.device_id[0])) == "CUDA 0"

@@ -21,6 +21,7 @@ from operator import attrgetter
 
 import msgspec
 import numpy as np
+from msgspec.structs import astuple
 
 from profscope.analysis import events as host_events
 from profscope.analysis.answers import OverviewMemoryPeak
@@ -71,8 +72,10 @@ class MemoryArgs(msgspec.Struct, gc=False):
     order: int = msgspec.field(name="Ev Idx", default=0)
 
 
-_decode = msgspec.json.Decoder(MemoryArgs).decode
-_decode_list = msgspec.json.Decoder(list[MemoryArgs]).decode
+_decoder = msgspec.json.Decoder(MemoryArgs)
+# The args as int64 columns, one record each: `Addr` stays a 64-bit pattern (read as uint64).
+_FIELDS = tuple(MemoryArgs.__struct_fields__)
+_COLUMNS = np.dtype([(field, np.int64) for field in _FIELDS])
 
 
 def device_label(device_type: int, device_id: int) -> str:
@@ -81,39 +84,51 @@ def device_label(device_type: int, device_id: int) -> str:
     return kind if device_id < 0 else f"{kind} {device_id}"
 
 
-def _array_text(trace: Trace, records: np.ndarray) -> bytes | None:
-    """The args JSON of `records` (ascending record ids) as one JSON array, without a slice per
-    event: Kineto writes the `[memory]` events together, so their args lie in runs of the blob, one
-    after the other; the runs are joined and a comma is put at every `}{` (one pass in C). The flat
-    numeric args of a `[memory]` event never hold `}{`, which is checked: one boundary per record,
-    else None (the caller decodes them one by one)."""
-    joined = model_args.record_texts(trace, records)[1].tobytes()
-    if joined.count(b"}{") != records.shape[0] - 1:
-        return None
-    return b"[" + joined.replace(b"}{", b"},{") + b"]"
-
-
 def _decode_all(trace: Trace, records: np.ndarray) -> tuple[list[MemoryArgs], np.ndarray]:
-    """Every record's args, in one decode of them all as a JSON array (a million events in a fraction
-    of a second), and which could not be read (then each is decoded on its own, an unreadable one
-    standing as empty args)."""
-    text = _array_text(trace, records)
-    try:
-        if text is not None:
-            return _decode_list(text), np.zeros(records.shape[0], dtype=bool)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        pass
-    out: list[MemoryArgs] = []
-    unreadable = np.zeros(records.shape[0], dtype=bool)
+    """Every record's args and which could not be read (an unreadable one stands as empty args).
+
+    The records' texts, gathered into one buffer (Kineto writes the `[memory]` events together, so
+    their args lie in a few runs of the blob), are decoded in one call as whitespace-separated JSON
+    values (`decode_lines`, which needs no separator between objects; were one needed, the decode
+    would fail and take the slow way): no per-event slice, no comma put between records. The reader
+    keeps each record as exactly one JSON object or as empty text, so with no empty record, n values
+    decoded are the n records in order; otherwise, or when one does not decode, each record is
+    decoded on its own."""
+    n = records.shape[0]
     offsets, text = model_args.record_texts(trace, records)
-    blob = memoryview(text)
-    for k in range(records.shape[0]):
+    if bool(np.all(offsets[1:] > offsets[:-1])):
         try:
-            out.append(_decode(blob[offsets[k] : offsets[k + 1]]))
+            decoded = _decoder.decode_lines(text)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            decoded = []
+        if len(decoded) == n:
+            return decoded, np.zeros(n, dtype=bool)
+    out: list[MemoryArgs] = []
+    unreadable = np.zeros(n, dtype=bool)
+    blob = memoryview(text)
+    for k in range(n):
+        try:
+            out.append(_decoder.decode(blob[offsets[k] : offsets[k + 1]]))
         except (msgspec.DecodeError, msgspec.ValidationError):
             out.append(MemoryArgs())
             unreadable[k] = True
     return out, unreadable
+
+
+def _columns(decoded: list[MemoryArgs]) -> dict[str, np.ndarray]:
+    """The args as one int64 column per field (`addr` as uint64), in one pass over the structs
+    (`astuple` into a structured array: faster than a pass per field). An address past 2**63, or a
+    negative one, is kept as its 64-bit pattern; another value out of int64 raises OverflowError."""
+    try:
+        table = np.fromiter(map(astuple, decoded), dtype=_COLUMNS, count=len(decoded))
+        columns = {field: table[field] for field in _FIELDS}
+    except OverflowError:
+        columns = {field: column(decoded, field) for field in _FIELDS if field != "addr"}
+        masked = (a.addr & 0xFFFFFFFFFFFFFFFF for a in decoded)
+        columns["addr"] = np.fromiter(masked, dtype=np.uint64, count=len(decoded))
+        return columns
+    columns["addr"] = columns["addr"].view(np.uint64)
+    return columns
 
 
 def column(decoded: list[MemoryArgs], field: str) -> np.ndarray:
@@ -123,11 +138,12 @@ def column(decoded: list[MemoryArgs], field: str) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class MemoryEvents:
-    """The `[memory]` events of one host: every one's args (`decoded`, by args record), which of
-    them are kept (readable, with a `Total Allocated`), and the kept ones' columns."""
+    """The `[memory]` events of one host: every one's args (`args`, a column per `MemoryArgs`
+    field, by args record), which of them are kept (readable, with a `Total Allocated`), and the
+    kept ones' columns."""
 
-    decoded: list[MemoryArgs]
-    kept: np.ndarray  # bool per decoded
+    args: dict[str, np.ndarray]
+    kept: np.ndarray  # bool per args record
     unreadable: int
     without_totals: int
     event: np.ndarray  # int64 event index in the host's trace, per kept event
@@ -138,8 +154,8 @@ class MemoryEvents:
     order: np.ndarray  # kept events by (device type, device id, time, `Ev Idx`, event)
 
     def column(self, field: str) -> np.ndarray:
-        """Another int64 arg of the kept events."""
-        return column(self.decoded, field)[self.kept]
+        """Another arg of the kept events (int64; `addr` uint64)."""
+        return self.args[field][self.kept]
 
     def devices(self) -> list[np.ndarray]:
         """`order` cut into one part per device, each in time order (none when nothing is kept)."""
@@ -163,15 +179,16 @@ def find(trace: Trace) -> MemoryEvents | None:
     by_record = np.argsort(records, kind="stable")
     indices, records = indices[by_record], records[by_record]
     decoded, unreadable = _decode_all(trace, records)
-    allocated = column(decoded, "total_allocated")
+    args = _columns(decoded)
+    allocated = args["total_allocated"]
     kept = ~unreadable & (allocated != ABSENT)
     event = indices[kept].astype(np.int64)
     device_type, device_id, order_in_profiler = (
-        column(decoded, field)[kept] for field in ("device_type", "device_id", "order")
+        args[field][kept] for field in ("device_type", "device_id", "order")
     )
     time_ps = np.asarray(trace.ev_start_ps[event], dtype=np.int64)
     return MemoryEvents(
-        decoded=decoded,
+        args=args,
         kept=kept,
         unreadable=int(unreadable.sum()),
         without_totals=int((~unreadable & ~kept).sum()),

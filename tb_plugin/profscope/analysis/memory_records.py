@@ -17,7 +17,6 @@ import numpy as np
 from profscope.analysis import events as host_events
 from profscope.analysis import memory
 from profscope.analysis.events import HostEvents
-from profscope.analysis.memory import MemoryArgs
 from profscope.analysis.memory_xplane import AllocatorStats
 
 
@@ -74,15 +73,6 @@ class Skipped:
     without_totals: int = 0
 
 
-def _addresses(decoded: list[MemoryArgs]) -> np.ndarray:
-    """The addresses as uint64 (one past 2**63, or a negative one, kept as its 64-bit pattern)."""
-    try:
-        return memory.column(decoded, "addr").view(np.uint64)
-    except OverflowError:
-        masked = (a.addr & 0xFFFFFFFFFFFFFFFF for a in decoded)
-        return np.fromiter(masked, dtype=np.uint64, count=len(decoded))
-
-
 def read(events: HostEvents) -> tuple[list[MemoryRecords], Skipped]:
     """The host's `[memory]` events, one `MemoryRecords` per device (ordered by device type and id)."""
     found = memory.find(events.trace)
@@ -92,8 +82,7 @@ def read(events: HostEvents) -> tuple[list[MemoryRecords], Skipped]:
     parts = found.devices()
     if not parts:
         return [], skipped
-    size, reserved = found.column("size"), found.column("total_reserved")
-    addr = _addresses(found.decoded)[found.kept]
+    size, reserved, addr = (found.column(field) for field in ("size", "total_reserved", "addr"))
     op = host_events.enclosing_of_role(events, found.event, host_events.HOST_ROLES)
     devices = []
     for part in parts:
