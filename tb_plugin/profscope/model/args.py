@@ -17,14 +17,24 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO, Protocol
 
 import numpy as np
 
 from profscope.model import typed_args
 
-if TYPE_CHECKING:
-    from profscope.model.columns import Trace
+
+class Trace(Protocol):
+    """The args columns of a `columns.Trace`, all these functions read (a protocol, so the trace's
+    own module can call them without the two importing each other)."""
+
+    ev_args: np.ndarray
+    args_off: np.ndarray
+    args_event: np.ndarray
+    args_blob: np.ndarray
+    args_frag_off: np.ndarray
+    args_frag_blob: np.ndarray
+
 
 WINDOW_BYTES = 1 << 20  # record bytes per window of `windows`
 # A typed record renders to about twice its size: windows of typed records hold half as many bytes.

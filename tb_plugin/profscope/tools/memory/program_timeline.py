@@ -34,14 +34,32 @@ the bands after one without); we stack only bands, in index order. Its canvas dr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from profscope.formats.hlo.buffers import Allocation, BufferAssignment, HeapTrace
+from profscope.formats.hlo.buffers import Allocation, BufferAssignment, HeapTrace, LogicalBuffers
 from profscope.tools.memory.answers import ProgramTimeline, TimelineBand
 
 if TYPE_CHECKING:
-    from profscope.formats.hlo.proto import HloInstruction
-    from profscope.tools.memory.program import _Describe, _Heap
+    from profscope.formats.hlo.proto import HloInstruction, Shape
+
+
+class _Heap(Protocol):
+    """What the timeline reads of the heap simulation's final state (program.py `_Heap`)."""
+
+    size: dict[int, int]
+    span: dict[int, list[int]]
+
+
+class _Describe(Protocol):
+    """What the timeline reads of program.py's buffer rows (`_Describe`)."""
+
+    buffers: LogicalBuffers
+    row: dict[int, int]
+
+    def shape(self, buffer: int) -> tuple[Shape | None, HloInstruction | None]: ...
+
+    def unpadded(self, buffer: int) -> int: ...
+
 
 TIMELINE_BOXES = 2000
 
