@@ -66,9 +66,7 @@ def parse_us(raws: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         same = _parse_same_decimals(joined, a, ends)
         if same is not None:
             return same
-        starts = np.empty(n, np.int64)
-        starts[0] = 0
-        starts[1:] = ends[:-1] + 1
+        starts = _starts_of(ends)
         lens = ends - starts
         not_separator = a != 32
     else:
@@ -164,6 +162,14 @@ def _parse_fixed_width(joined: bytes, n: int) -> tuple[np.ndarray, np.ndarray, n
     return us, frac, np.ones(n, bool)
 
 
+def _starts_of(ends: np.ndarray) -> np.ndarray:
+    """Where each of the texts joined by single spaces starts, given where each ends."""
+    starts = np.empty(ends.shape[0], np.int64)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    return starts
+
+
 _DIGITS_AND_SEPARATOR = b"0123456789 "
 # Integers below this are exact and within `MAX_ABS_US`; a text of more digits parses to at least
 # this (numpy saturates what int64 cannot hold), unless its digits are leading zeros.
@@ -207,9 +213,7 @@ def _parse_pointed(joined: bytes, n: int) -> tuple[np.ndarray, np.ndarray, np.nd
     if ends.shape[0] != n - 1:
         return None
     ends = np.append(ends, a.shape[0])
-    starts = np.empty(n, np.int64)
-    starts[0] = 0
-    starts[1:] = ends[:-1] + 1
+    starts = _starts_of(ends)
     points = np.flatnonzero(a == 46)
     decimals = ends - points - 1
     if (
