@@ -35,6 +35,11 @@ class Pairs:
         """Positions (in `alloc`) of the allocations not freed inside the capture."""
         return np.flatnonzero(self.free < 0)
 
+    def live_at(self, at: int) -> np.ndarray:
+        """Which allocations (bool per `alloc`) hold their block at record `at`: allocated at or before
+        it, freed after it or never inside the capture (the peak's live blocks, at the peak's record)."""
+        return (self.alloc <= at) & ((self.free < 0) | (self.free > at))
+
 
 def pair(records: MemoryRecords) -> Pairs:
     """Pairs of `records` (module docstring)."""

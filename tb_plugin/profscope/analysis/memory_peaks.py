@@ -76,7 +76,7 @@ def device_peak(events: HostEvents, steps: Steps, records: MemoryRecords) -> Dev
     """The peak of one allocator's records (module docstring)."""
     pairs = memory_pairing.pair(records)
     at = int(np.argmax(records.allocated))
-    live = pairs.alloc[(pairs.alloc <= at) & ((pairs.free < 0) | (pairs.free > at))]
+    live = pairs.alloc[pairs.live_at(at)]
     held: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for record, size in zip(live.tolist(), records.size[live].tolist()):
         entry = held[op_name(events, records, record) or NO_OP]

@@ -10,7 +10,7 @@ import { gridColor } from "../../shared/chart_theme.ts";
 import { drawChart, type DrawnChart } from "../../shared/charts.ts";
 import { formatBytes, formatDuration, formatPercent, NOT_OBSERVED } from "../../shared/units.ts";
 import type { MemoryDevice } from "./api.ts";
-import { type Point, timeSpan, Y_AXIS_PX } from "./chart.ts";
+import { fixedAxisWidth, type Point, sessionTimeAxis, timeSpan } from "./chart.ts";
 
 export const FRAGMENTATION_COLOR = "#e37400";
 
@@ -99,16 +99,14 @@ export function fragmentationChartConfig(device: MemoryDevice): ChartConfigurati
       maintainAspectRatio: false,
       interaction: { mode: "nearest", intersect: false, axis: "x" },
       scales: {
-        x: { type: "linear", min: span.min, max: span.max, grid: { color: gridColor }, ticks: { maxTicksLimit: 8, callback: (v) => formatDuration(Number(v)) }, title: { display: true, text: "time from the session start" } },
+        x: sessionTimeAxis(span),
         y: {
           min: 0,
           suggestedMax: 10,
           grid: { color: gridColor },
           ticks: { maxTicksLimit: 4, callback: (v) => `${Number(v)}%` },
           title: { display: true, text: "fragmentation" },
-          afterFit: (axis) => {
-            axis.width = Y_AXIS_PX;
-          },
+          afterFit: fixedAxisWidth,
         },
       },
       plugins: {

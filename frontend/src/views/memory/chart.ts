@@ -3,7 +3,7 @@
  * and the peak as a red triangle that opens the Trace tab around it when clicked. The configuration is
  * a plain function of the answer (tested without a canvas); the canvas holds the same as text. */
 
-import type { ChartConfiguration, Plugin, TooltipItem } from "chart.js";
+import type { ChartConfiguration, Plugin, Scale, TooltipItem } from "chart.js";
 import { h } from "../../dom.ts";
 import { drawChart, type DrawnChart } from "../../shared/charts.ts";
 import { formatBytes, formatDuration, NOT_OBSERVED } from "../../shared/units.ts";
@@ -14,7 +14,6 @@ export const ALLOCATED_COLOR = "#1a73e8";
 export const RESERVED_COLOR = "#9aa0a6";
 export const PEAK_COLOR = "#d93025";
 const STEP_COLOR = "#80868b";
-const GRID_COLOR = gridColor;
 /** How near the peak's triangle (canvas pixels) a click or hover counts as on it. */
 export const PEAK_HIT_PX = 12;
 /** The y axis's width (pixels), the same on every chart of a device so their time axes line up. */
@@ -22,6 +21,35 @@ export const Y_AXIS_PX = 72;
 /** The padding of the program's heap chart and allocation timeline: fixed (not Chart.js's room for
  * the largest point, which only the heap chart has) so their plot areas line up. */
 export const PROGRAM_CHART_LAYOUT = { autoPadding: false, padding: { top: 10, right: 12, bottom: 0, left: 0 } };
+/** Sets a y axis to `Y_AXIS_PX` wide (its `afterFit`), so the charts stacked in one view line up on x. */
+export function fixedAxisWidth(axis: Scale): void {
+  axis.width = Y_AXIS_PX;
+}
+
+/** The x axis over the session's time `span`: the allocator's curves' and its fragmentation's. */
+export function sessionTimeAxis(span: { min: number; max: number }) {
+  return {
+    type: "linear" as const,
+    min: span.min,
+    max: span.max,
+    grid: { color: gridColor },
+    ticks: { maxTicksLimit: 8, callback: (v: number | string) => formatDuration(Number(v)) },
+    title: { display: true, text: "time from the session start" },
+  };
+}
+
+/** The x axis over a program's `events` heap-simulator events: its heap chart's and allocation timeline's. */
+export function heapEventsAxis(events: number) {
+  return {
+    type: "linear" as const,
+    min: 0,
+    max: Math.max(1, events),
+    grid: { color: gridColor },
+    ticks: { maxTicksLimit: 8, precision: 0 },
+    title: { display: true, text: "heap-simulator events (program order)" },
+  };
+}
+
 /** Space a step label needs before the next one is written (pixels). */
 const STEP_LABEL_PX = 44;
 
@@ -157,15 +185,13 @@ export function memoryChartConfig(device: MemoryDevice, openPeak: () => void, ma
         if (target) target.style.cursor = atPeak(event, chart) ? "pointer" : "default";
       },
       scales: {
-        x: { type: "linear", min: span.min, max: span.max, grid: { color: GRID_COLOR }, ticks: { maxTicksLimit: 8, callback: (v) => formatDuration(Number(v)) }, title: { display: true, text: "time from the session start" } },
+        x: sessionTimeAxis(span),
         y: {
           beginAtZero: true,
-          grid: { color: GRID_COLOR },
+          grid: { color: gridColor },
           ticks: { stepSize: byteStep(top), callback: (v) => formatBytes(Number(v)) },
           title: { display: true, text: "bytes" },
-          afterFit: (axis) => {
-            axis.width = Y_AXIS_PX;
-          },
+          afterFit: fixedAxisWidth,
         },
       },
       plugins: {

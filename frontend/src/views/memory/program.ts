@@ -13,7 +13,7 @@ import { drawChart, type DrawnChart } from "../../shared/charts.ts";
 import type { Column } from "../../shared/table.ts";
 import { formatBytes, formatCount } from "../../shared/units.ts";
 import type { ProgramBuffer, ProgramMemory, ProgramSummary } from "./api.ts";
-import { byteStep, PEAK_COLOR, type Point, PROGRAM_CHART_LAYOUT, Y_AXIS_PX } from "./chart.ts";
+import { byteStep, fixedAxisWidth, heapEventsAxis, PEAK_COLOR, type Point, PROGRAM_CHART_LAYOUT } from "./chart.ts";
 import { bytesCell, countCell, rowElement, textCell } from "./tables.ts";
 
 export const HEAP_COLOR = "#188038";
@@ -76,15 +76,13 @@ export function heapChartConfig(program: ProgramMemory): ChartConfiguration<"sca
       layout: PROGRAM_CHART_LAYOUT,
       interaction: { mode: "nearest", intersect: false, axis: "x" },
       scales: {
-        x: { type: "linear", min: 0, max: Math.max(1, program.heap.events), grid: { color: gridColor }, ticks: { maxTicksLimit: 8, precision: 0 }, title: { display: true, text: "heap-simulator events (program order)" } },
+        x: heapEventsAxis(program.heap.events),
         y: {
           beginAtZero: true,
           grid: { color: gridColor },
           ticks: { stepSize: byteStep(program.peak_bytes), callback: (v) => formatBytes(Number(v)) },
           title: { display: true, text: "bytes" },
-          afterFit: (axis) => {
-            axis.width = Y_AXIS_PX; // the allocation timeline's too: their x axes line up
-          },
+          afterFit: fixedAxisWidth,
         },
       },
       plugins: {

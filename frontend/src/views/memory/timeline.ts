@@ -12,7 +12,7 @@ import { chartInk, gridColor } from "../../shared/chart_theme.ts";
 import { drawChart, type DrawnChart } from "../../shared/charts.ts";
 import { formatBytes, formatCount } from "../../shared/units.ts";
 import type { ProgramMemory, ProgramTimeline } from "./api.ts";
-import { byteStep, PEAK_COLOR, type Point, PROGRAM_CHART_LAYOUT, Y_AXIS_PX } from "./chart.ts";
+import { byteStep, fixedAxisWidth, heapEventsAxis, PEAK_COLOR, type Point, PROGRAM_CHART_LAYOUT } from "./chart.ts";
 
 /** Mid-tones that white labels read on, in both themes; box i takes colour i mod their number. */
 export const BOX_COLORS = ["#1a73e8", "#188038", "#e37400", "#9334e6", "#d01884", "#12939a", "#b06000", "#5f6368", "#c5221f", "#185abc"];
@@ -168,7 +168,7 @@ export function timelineChartConfig(
       },
       onClick: (event, _elements, chart) => clicked(under(event, chart)),
       scales: {
-        x: { type: "linear", min: 0, max: Math.max(1, timeline.events), grid: { color: gridColor }, ticks: { maxTicksLimit: 8, precision: 0 }, title: { display: true, text: "heap-simulator events (program order)" } },
+        x: heapEventsAxis(timeline.events),
         y: {
           type: "linear",
           min: 0,
@@ -176,9 +176,7 @@ export function timelineChartConfig(
           grid: { color: gridColor },
           ticks: { stepSize: byteStep(timeline.height_bytes), callback: (v) => formatBytes(Number(v)) },
           title: { display: true, text: "offset in the temporary allocations" },
-          afterFit: (axis) => {
-            axis.width = Y_AXIS_PX;
-          },
+          afterFit: fixedAxisWidth,
         },
       },
       plugins: { tooltip: { enabled: false } },

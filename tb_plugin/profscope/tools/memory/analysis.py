@@ -147,7 +147,7 @@ def device(
     before = int(allocated[0] - records.size[0])
     peak_at = int(np.argmax(allocated))
     alloc_size = records.size[pairs.alloc]
-    live = (pairs.alloc <= peak_at) & ((pairs.free < 0) | (pairs.free > peak_at))
+    live = pairs.live_at(peak_at)
     live_bytes = int(alloc_size[live].sum())
     never = pairs.free < 0
     orphan_bytes = int(-records.size[pairs.freed_before_capture].sum())

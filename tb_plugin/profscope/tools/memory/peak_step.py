@@ -78,8 +78,7 @@ def breakdown(
     if step is None:
         return PEAK_STEP_UNNAMED
     peak_step = int(step[peak_at])
-    alloc, free = pairs.alloc, pairs.free
-    mine = alloc[(alloc <= peak_at) & ((free < 0) | (free > peak_at)) & (step[alloc] == peak_step)]
+    mine = pairs.alloc[pairs.live_at(peak_at) & (step[pairs.alloc] == peak_step)]
     groups: dict[tuple[int, str, str, str, str], int] = defaultdict(int)
     for record in mine.tolist():
         texts = (own.text(column, record) or "" for column in (own.op, own.region, own.dtype, own.shape))
