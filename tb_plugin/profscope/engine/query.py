@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -394,7 +393,7 @@ def _double_hits(needle: bytes, value_class: np.ndarray, value: np.ndarray) -> n
     bits, inverse = np.unique(value[rows], return_inverse=True)
     numbers = bits.view(np.float64).tolist()
     text = needle.decode("utf-8", errors="replace")
-    match = np.array([text in (repr(v) if math.isfinite(v) else "null") for v in numbers], dtype=bool)
+    match = np.array([text in typed_args.double_text(v) for v in numbers], dtype=bool)
     out[rows] = match[inverse.ravel()]
     return out
 
