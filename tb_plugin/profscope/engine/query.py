@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from profscope.engine.search_pool import checkpoint
 from profscope.model import args as model_args
 from profscope.model import typed_args
 from profscope.model.columns import Trace
-from profscope.model.typed_args import DOUBLE, FRAGMENT, HEADER_BYTES, INT, UINT
+from profscope.model.typed_args import DOUBLE, FRAGMENT, INT, UINT
 
 # Bytes after a hit in which the closing quote of a JSON key must appear: keys are short.
 KEY_LOOKAHEAD = 64
@@ -312,11 +311,7 @@ class Searcher:
             found[r.owner[row]] = True
             raw = np.flatnonzero(r.raw & ~found)
             if raw.shape[0]:
-                lo, hi = window.bounds[raw] + HEADER_BYTES, window.bounds[raw + 1]
-                joined = np.concatenate(
-                    [window.data[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True)]
-                )
-                at = np.concatenate(([0], np.cumsum(hi - lo)))
+                at, joined = window.json_texts(raw)
                 found[raw[_record_hits(joined, at, needle, np.zeros(raw.shape[0], dtype=bool))]] = True
             hit[window.events[found]] = True
         return True
@@ -394,7 +389,7 @@ def _double_hits(needle: bytes, value_class: np.ndarray, value: np.ndarray) -> n
     bits, inverse = np.unique(value[rows], return_inverse=True)
     numbers = bits.view(np.float64).tolist()
     text = needle.decode("utf-8", errors="replace")
-    match = np.array([text in (repr(v) if math.isfinite(v) else "null") for v in numbers], dtype=bool)
+    match = np.array([text in typed_args.double_text(v) for v in numbers], dtype=bool)
     out[rows] = match[inverse.ravel()]
     return out
 

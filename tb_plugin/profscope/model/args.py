@@ -121,13 +121,22 @@ def windows(
 class TypedWindow:
     """Typed records first … first + len(events) - 1 taken apart, for scans that look at the
     values themselves (search): record first + k belongs to event events[k]; a JSON record's text
-    is data[lo + HEADER_BYTES : hi] (`typed_args.Records`)."""
+    is data[lo + HEADER_BYTES : hi] (`typed_args.Records`, `json_texts`)."""
 
     first: int
     events: np.ndarray  # int64
     records: typed_args.Records
     data: np.ndarray  # uint8
     bounds: np.ndarray  # int64 [n+1], each record's bytes in data
+
+    def json_texts(self, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(int64 offsets[len(which)+1], uint8 text): the texts of the JSON records `which`
+        (indices into the window, each a `records.raw` one), without their header words."""
+        lo = self.bounds[which] + typed_args.HEADER_BYTES
+        size = self.bounds[which + 1] - lo
+        offsets = np.zeros(size.shape[0] + 1, dtype=np.int64)
+        np.cumsum(size, out=offsets[1:])
+        return offsets, typed_args.ragged_gather(self.data, lo, size)
 
 
 def typed_windows(trace: Trace, max_bytes: int = WINDOW_BYTES) -> Iterator[TypedWindow]:

@@ -29,6 +29,7 @@ against about 125 bytes of JSON.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -239,10 +240,14 @@ def render_one(record: bytes, frag_off: np.ndarray, frag_blob: np.ndarray) -> by
         elif cls == INT:
             parts.append(b"%d," % (value - (1 << 64) if value >= 1 << 63 else value))
         else:
-            number = float(np.uint64(value).view(np.float64))
-            parts.append(repr(number).encode() + b"," if np.isfinite(number) else b"null,")
+            parts.append(double_text(float(np.uint64(value).view(np.float64))).encode() + b",")
     text = b"".join(parts)
     return text[:-1] + b"}"
+
+
+def double_text(number: float) -> str:
+    """A double stat's JSON text: as Python (and msgspec) print it, null when not finite."""
+    return repr(number) if math.isfinite(number) else "null"
 
 
 def integer_rows(values: np.ndarray, signed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -284,6 +289,7 @@ def _number_text(values: np.ndarray, value_class: np.ndarray) -> tuple[np.ndarra
     sel = np.flatnonzero(value_class == DOUBLE)
     if sel.shape[0]:
         floats = values[sel].view(np.float64)
+        # `double_text` in bulk: repr for all, then null for the few non-finite ones.
         strs = list(map(repr, floats.tolist()))
         for i in np.flatnonzero(~np.isfinite(floats)).tolist():
             strs[i] = "null"

@@ -58,7 +58,7 @@ class Frame:
 
 
 class ReadState:
-    """What all planes of one read share: the builder, its calls in order, the records and the counts."""
+    """What all planes of one read share: the builder, the records and the counts."""
 
     def __init__(
         self,
@@ -74,7 +74,6 @@ class ReadState:
         self.args = ArgsEncoder(self.vocab)
         self.track_of_ref: list[int] = []
         self._ref_of_track: dict[int, int] = {}
-        self.added = 0  # events asked for (some wait in `calls`): the builder index of the next one
         self.min_start: int | None = None  # earliest start of an event kept, in the frame
         self.lines: list[RawLine] = []
         self.sections: dict[int, int] = {}  # plane index → section id
@@ -107,10 +106,7 @@ class ReadState:
     ) -> int:
         """Events (track references, start in the frame, dur, name, args record lengths and blob);
         returns the builder index of the first."""
-        first = self.added
-        self.added += int(start.shape[0])
-        self.builder.add_events(refs, start, dur, names, args_blob=blob, args_lengths=lengths)
-        return first
+        return self.builder.add_events(refs, start, dur, names, args_blob=blob, args_lengths=lengths)
 
     def section(self, plane: RawPlane) -> int:
         """Section id of a plane, created on first use (planes without events get none)."""
