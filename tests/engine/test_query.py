@@ -330,9 +330,9 @@ def test_a_cancelled_search_stops_within_one_chunk(monkeypatch) -> None:
         )
     )
 
-    def windows_superseded_at_the_third(blob, overlap):  # type: ignore[no-untyped-def]
+    def windows_superseded_at_the_third(trace, step):  # type: ignore[no-untyped-def]
         nonlocal read
-        for window in windows(blob, overlap):
+        for window in windows(trace, step):
             if threading.current_thread() is cancelled_thread:
                 read += 1
                 if read == 3:

@@ -138,8 +138,8 @@ def test_tiles_and_events_are_answered_while_a_search_scans(bert_client: Client,
     in_scan, resume = threading.Event(), threading.Event()
     windows = query._windows
 
-    def held_windows(blob, overlap):  # type: ignore[no-untyped-def]
-        for window in windows(blob, overlap):
+    def held_windows(trace, step):  # type: ignore[no-untyped-def]
+        for window in windows(trace, step):
             if threading.current_thread().name == "held search":
                 in_scan.set()
                 resume.wait(WAIT_S)
@@ -229,8 +229,8 @@ def test_a_search_stops_scanning_soon_after_its_client_closes_the_connection(
 
         windows, scanned, window_s = query._windows, [0], 0.03
 
-        def slow_windows(blob, overlap):  # type: ignore[no-untyped-def]
-            for window in windows(blob, overlap):
+        def slow_windows(trace, step):  # type: ignore[no-untyped-def]
+            for window in windows(trace, step):
                 scanned[0] += 1
                 time.sleep(window_s)
                 yield window
