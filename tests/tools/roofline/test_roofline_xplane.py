@@ -147,8 +147,14 @@ def test_tpu_program_row_matches_the_raw_stats_and_xprof(tpu_trace):
 def test_tpu_device_peaks_come_from_the_profile(tpu_trace):
     device = roofline_of(tpu_trace).device
     assert device.name == "TPU v6 Lite" and device.attributes["megacore"] == "no"
-    peak = device.flops[device.roof_precision]
-    assert peak.value == XPROF_TPU["peak_flop_rate_gflops"] * 1e9 and peak.source == "from the profile"
+    # The profile's one peak is the datasheet's v6e bf16 figure: named bf16, still the profile's value.
+    peak = device.flops["bf16"]
+    assert peak.value == XPROF_TPU["peak_flop_rate_gflops"] * 1e9 and peak.source.startswith(
+        "from the profile;"
+    )
+    # Every op of this program is vector work, measured against that same MXU figure (as XProf).
+    assert device.roof_precision == "vector (MXU bf16 peak)" and device.roofs == [device.roof_precision]
+    assert device.flops[device.roof_precision].value == peak.value
     assert device.bandwidth["hbm"].value == pytest.approx(XPROF_TPU["peak_hbm_gbs"] * 1e9)
     assert {"vmem_read", "vmem_write"} <= set(device.bandwidth)
     assert "cmem_read" not in device.bandwidth, "a level whose peak is 0 gets no roof"
@@ -452,7 +458,8 @@ def test_route_answers_202_then_the_roofline(plugin_client, logdir):
     assert total["figures"]["flop_rate"] == pytest.approx(
         XPROF_TPU["measured_flop_rate_gflops"] * 1e9, rel=0.01
     )
-    assert body["device"]["flops"]["peak"]["source"] == "from the profile"
+    assert body["device"]["flops"]["bf16"]["source"].startswith("from the profile;")
+    assert total["figures"]["roof"] == "vector (MXU bf16 peak)"
     again = get(client, run="tpu", session="session", host="host", infeed=0)
     assert again.status_code == 200 and again.get_json()["include_infeed"] is False
 

@@ -108,9 +108,14 @@ def host_devices(
             planes = ", ".join(p.get("name", "?") for p in trace.metadata.get("planes", [])) or "none"
             return f"{NOT_OBSERVED}: {name} has no TPU core or GPU with events (planes: {planes})"
         first = next(iter(activity.device_stats.values()))
-        device = peaks_lib.tpu_peaks(first) if activity.kind == "tpu" else peaks_lib.gpu_peaks(first)
-        if activity.kind == "gpu":
-            device = peaks_lib.with_parts_table(device, first)
+        if activity.kind == "tpu":
+            device = peaks_lib.with_tpu_units(peaks_lib.tpu_peaks(first), first)
+            if "bf16" not in device.flops:  # one unnamed peak: every op against it
+                activity = dataclasses.replace(
+                    activity, ops=[dataclasses.replace(op, roof="") for op in activity.ops]
+                )
+        else:
+            device = peaks_lib.with_parts_table(peaks_lib.gpu_peaks(first), first)
         return HostDevices(
             name=name,
             peaks=device,
@@ -163,7 +168,7 @@ def answer(
             f"hosts have different devices ({', '.join(sorted(others))}); peaks are those of {ready[0].name}"
         )
     device = _with_main_roof(device, [c for h in ready for c in _costs(h, options, counted_only=True)])
-    device = peaks_lib.apply_override(device, override)
+    device = peaks_lib.tpu_derived(peaks_lib.apply_override(device, override))
     notes += list(device.notes)
     notes += [w for h in ready for w in h.warnings]
     notes += [w for h in ready if h.step_split is not None for w in h.step_split.warnings]

@@ -8,12 +8,14 @@ once per program. The cost is that of one execution of the instruction, and the 
 once per execution of the HLO op (consecutive kernels of one op), not once per kernel launch as
 XProf does (its quirk Q6). The bytes are HloCostAnalysis's `bytes_accessed` (operands read and
 results written), all of them HBM traffic on a GPU. Each instruction's compute roof (the unit and
-number format its FLOPs run in) comes from the same module (`hlo_roofs.py`).
+number format its FLOPs run in) comes from the same module (`hlo_roofs.py`): a GPU's by
+`instruction_roofs`, a TPU's (whose ops carry libtpu's costs, so only the roofs are used) by
+`tpu_instruction_roofs`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from profscope.formats.hlo.proto import HloModule
 from profscope.formats.xplane.hlo import signed_program_id
@@ -29,13 +31,18 @@ class ProgramCosts:
     """The cost of one execution of each instruction of a host's programs, by (program id, name);
     each program's costs are computed on first use and kept."""
 
-    def __init__(self, modules: Mapping[int, HloModule] | None) -> None:
+    def __init__(
+        self,
+        modules: Mapping[int, HloModule] | None,
+        roofs_of: Callable[[HloModule], dict[str, str]] = instruction_roofs,
+    ) -> None:
         self._modules = modules or {}
+        self._roofs_of = roofs_of
         self._costs: dict[int, dict[str, Cost] | str] = {}
         self._roofs: dict[int, dict[str, str]] = {}
 
     def roof(self, program_id: int | str | None, hlo_op: str) -> str:
-        """The compute roof of `hlo_op` in the program (`hlo_roofs.py`); "" (the device's compute
+        """The compute roof of `hlo_op` in the program (`roofs_of`, `hlo_roofs.py`); "" (the device's compute
         roof) when the program's HloProto is not in the profile or cannot be decoded."""
         if program_id is None or not str(program_id).isdigit():
             return ""
@@ -43,7 +50,7 @@ class ProgramCosts:
         if program not in self._roofs:
             roofs: dict[str, str] = {}
             if program in self._modules and not isinstance(self._program(program), str):
-                roofs = instruction_roofs(self._modules[program])
+                roofs = self._roofs_of(self._modules[program])
             self._roofs[program] = roofs
         return self._roofs[program].get(hlo_op, "")
 

@@ -1,9 +1,19 @@
 """Device peaks of an XPlane's devices, and the user's overrides from `roofline.json`.
 
 TPU: the TensorCore plane's stats, as the profiler wrote them: `peak_teraflops_per_second` (one
-figure, named "peak": the profile names no precision, so every op is against it, `TPU_ONE_PEAK`),
+figure, named "peak": the profile names no precision),
 `peak_{hbm,cmem_rd,cmem_wr,vmem_rd,vmem_wr,sram_rd,sram_wr}_bw_gigabytes_per_second` (GB/s = 10⁹ B/s),
-`has_megacore`. A level whose peak is 0 does not exist on the chip and gets no roof.
+`has_megacore`. A level whose peak is 0 does not exist on the chip and gets no roof. Per unit
+(`with_tpu_units`, the roofs of `hlo_roofs.tpu_instruction_roofs`): where the parts table knows the
+chip and its datasheet bf16 figure is the profile's peak (within 0.1 %), that peak is the MXU's bf16
+peak and is named "bf16"; the datasheet's other MXU figures (int8, fp8) are added. From the bf16
+peak P (`tpu_derived`):
+    "bf16_3x (modelled)" = P ÷ 3, "bf16_6x (modelled)" = P ÷ 6   (f32 matrix work at precision HIGH /
+        HIGHEST runs as 3 / 6 bf16 passes: a modelled effective peak, no datasheet gives it),
+    "vector (MXU bf16 peak)" = P   (no VPU peak is published, `TPU_NO_VPU_PEAK`: vector ops are
+        measured against the MXU's bf16 peak, as XProf measures every TPU op, and labelled so).
+A chip the table does not know, or whose profile peak is not its datasheet bf16 figure, keeps the
+one unnamed "peak" and every op is against it (`TPU_ONE_PEAK`).
 
 GPU: the plane's stats `clock_rate` [kHz], `core_count` (SMs / CUs), `memory_bandwidth` [B/s],
 `compute_cap_major/minor`, `device_vendor`, `gpu_device_name`, and `peak_teraflops_per_second`
@@ -36,6 +46,7 @@ from typing import Any
 import fsspec
 
 from profscope.tools.roofline import parts
+from profscope.tools.roofline.hlo_roofs import TPU_PASSES, TPU_VECTOR, modelled_passes_roof
 from profscope.tools.roofline.model import (
     BANDWIDTH_UNIT,
     FLOP_UNIT,
@@ -77,11 +88,19 @@ TPU_LEVEL_STATS = {
 # HBM3 datasheet figure of these parts.
 AMD_HALVED_HBM = frozenset({"gfx942", "gfx950"})
 HALVED_NOTE = "the profile's HBM bandwidth"
-# Why every TPU op is against one roof (no roof per dtype, `hlo_roofs.py`).
+# Why every TPU op is against one roof (the chip's peak cannot be named, `with_tpu_units`).
 TPU_ONE_PEAK = (
-    "the TPU profile gives one FLOP peak (peak_teraflops_per_second, the matrix units') and names no "
-    "precision; no other peak of the chip is known: every op is measured against it, vector work included"
+    "the TPU profile gives one FLOP peak (peak_teraflops_per_second) and names no precision, and the "
+    "parts table does not identify it as the chip's bf16 figure: every op is measured against it, vector "
+    "work included"
 )
+TPU_NO_VPU_PEAK = (
+    "no peak of the TPU's vector unit (VPU) is published: vector ops (elementwise, reductions, "
+    "collectives' adds) are measured against the MXU's bf16 peak, as XProf measures every TPU op, so "
+    "their FLOP utilization understates the vector unit's; their roof is named 'vector (MXU bf16 peak)'"
+)
+TPU_VECTOR_SOURCE = "the MXU's bf16 peak: no VPU peak is published (see the warnings)"
+TPU_SAME_FIGURE = 1e-3  # the profile's peak is the datasheet's bf16 figure within this relative difference
 # The source's addition when the profile's fp16 figure is also the bf16 peak.
 BF16_AT_FP16 = "bf16 at the fp16 rate, as the part's datasheet gives both"
 # The compute roof when the profile names no precision: dense 16-bit matrix math first, as XProf.
@@ -115,6 +134,48 @@ def tpu_peaks(stats: dict[str, Any]) -> DevicePeaks:
         attributes["megacore"] = "yes" if stats["has_megacore"] else "no"
     name = str(stats.get("device_type_string") or "TPU")
     return DevicePeaks(name, flops, bandwidth, attributes=attributes, notes=tuple(notes))
+
+
+def with_tpu_units(peaks: DevicePeaks, stats: dict[str, Any]) -> DevicePeaks:
+    """A TensorCore's peaks per unit and format (module docstring): the profile's one figure named
+    bf16 where the datasheet's bf16 peak is that figure, the datasheet's int8 / fp8 added, and the
+    modelled multi-pass and vector roofs derived. Unchanged where the chip or its peak is not known."""
+    part = parts.match_part(stats)
+    profile = peaks.flops.get("peak")
+    if part is None or profile is None:
+        return peaks
+    table = part.peaks()
+    bf16 = table.flops.get("bf16")
+    if bf16 is None or abs(profile.value - bf16.value) > TPU_SAME_FIGURE * bf16.value:
+        return peaks
+    named = dataclasses.replace(
+        profile,
+        source=f"{profile.source}; the MXU's bf16 peak ({bf16.source.removeprefix('from the parts table: ')})",
+    )
+    flops = {"bf16": named, **{k: p for k, p in table.flops.items() if k != "bf16"}}
+    notes = tuple(n for n in peaks.notes if n != TPU_ONE_PEAK) + (TPU_NO_VPU_PEAK,)
+    attributes = {**table.attributes, **peaks.attributes}
+    return _derived(DevicePeaks(peaks.name, flops, peaks.bandwidth, "bf16", attributes, notes), named)
+
+
+def tpu_derived(peaks: DevicePeaks) -> DevicePeaks:
+    """Peaks that have the TPU roofs (`with_tpu_units`) with them recomputed from the current bf16
+    figure (a user's override included); figures the user gave themselves are kept."""
+    bf16 = peaks.flops.get("bf16")
+    return _derived(peaks, bf16) if bf16 is not None and TPU_VECTOR in peaks.flops else peaks
+
+
+def _derived(peaks: DevicePeaks, bf16: Peak) -> DevicePeaks:
+    """The peaks with the roofs derived from the bf16 peak (module docstring)."""
+    derived = {TPU_VECTOR: Peak(bf16.value, FLOP_UNIT, TPU_VECTOR_SOURCE)}
+    for passes in sorted(set(TPU_PASSES.values()) - {1}):
+        how = f"modelled: bf16 peak ÷ {passes} (an f32 matrix op at this precision runs as {passes} bf16 passes)"
+        derived[modelled_passes_roof(passes)] = Peak(bf16.value / passes, FLOP_UNIT, how)
+    flops = dict(peaks.flops)
+    for key, peak in derived.items():
+        if key not in flops or flops[key].source != PEAK_USER_OVERRIDE:
+            flops[key] = peak
+    return dataclasses.replace(peaks, flops=flops)
 
 
 def gpu_peaks(stats: dict[str, Any]) -> DevicePeaks:
@@ -252,7 +313,8 @@ def apply_override(peaks: DevicePeaks, override: dict[str, Any] | None) -> Devic
     notes = tuple(
         n
         for n in peaks.notes
-        if not (("FLOP" in n and override.get("flops")) or ("hbm" in overridden and "HBM" in n))
+        if n == TPU_NO_VPU_PEAK
+        or not (("FLOP" in n and override.get("flops")) or ("hbm" in overridden and "HBM" in n))
     )
     roof = override.get("roof_precision") or peaks.roof_precision
     return DevicePeaks(

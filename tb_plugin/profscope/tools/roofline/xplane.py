@@ -25,9 +25,9 @@ execution each, named by the event. Costs come from the kernels' `flops` / `byte
 when the profile has them (the same value on every kernel of an execution counts once), else from
 the HLO cost model over the program's HloProto, once per execution (`gpu_costs`); a GPU's
 `bytes_accessed` is device-memory traffic, so it is the HBM level. An HLO op's compute roof comes
-from its instruction's element types (`hlo_roofs`); TPU ops keep the device's one figure (the
-profile's `peak_teraflops_per_second` names no precision, and no other peak of the chip is known). MemcpyH2D/D2H are host↔device
-transfers. Per-GPU time = last end − first start over the GPU's streams.
+from its instruction's element types in the program's HloProto (`hlo_roofs`: a GPU's units, or a
+TPU's MXU / vector unit and an f32 dot's bf16 passes); "" (the device's compute roof) where the
+profile has no HloProto of the program. MemcpyH2D/D2H are host↔device transfers. Per-GPU time = last end − first start over the GPU's streams.
 
 Ops count in the program unless they are wrappers whose inner ops are listed themselves (while,
 call, conditional, megacore fusion) or an execution has ops nested inside it (only the innermost
@@ -50,6 +50,7 @@ from profscope.model import args as model_args
 from profscope.model.columns import Trace
 from profscope.tools.roofline.gpu_costs import ProgramCosts
 from profscope.tools.roofline.hlo_cost import MODELLED, Cost
+from profscope.tools.roofline.hlo_roofs import tpu_instruction_roofs
 from profscope.tools.roofline.model import COST_FROM_HLO_MODEL, COST_FROM_PROFILE, COST_MODELLED, OpCost
 
 TPU_OPS_LINE = "XLA Ops"
@@ -156,17 +157,18 @@ def device_activity(
 ) -> DeviceActivity | None:
     """The XPlane's device ops, None when it has no TPU core or GPU with events. GPU ops without
     cost stats are costed over `hlo_modules` (by signed program id; default: decoded from the
-    trace's attachments)."""
+    trace's attachments), and every HLO op takes its compute roof from them."""
     devices = trace.metadata.get("devices", {})
     tpu = [s.id for s in trace.sections if s.kind == "tpu" and TPU_CORE.match(s.name)]
     gpu = [s.id for s in trace.sections if s.kind == "gpu" and GPU_DEVICE.match(s.name)]
+    if hlo_modules is None and (tpu or gpu):
+        hlo_modules = HloModules(AttachedProtos(trace.attachments))
     if tpu:
         kind, pattern = "tpu", TPU_CORE
-        parts = [_tpu_core(trace, sid) for sid in tpu]
+        roofs = ProgramCosts(hlo_modules, tpu_instruction_roofs)
+        parts = [_tpu_core(trace, sid, roofs) for sid in tpu]
     elif gpu:
         kind, pattern = "gpu", GPU_DEVICE
-        if hlo_modules is None:
-            hlo_modules = HloModules(AttachedProtos(trace.attachments))
         costs = ProgramCosts(hlo_modules)
         parts = [_gpu_device(trace, sid, costs) for sid in gpu]
     else:
@@ -318,7 +320,7 @@ def _op_keys(names: np.ndarray, programs: list) -> tuple[np.ndarray, np.ndarray]
     return inverse.ravel(), first
 
 
-def _tpu_core(trace: Trace, sid: int) -> _Part | None:
+def _tpu_core(trace: Trace, sid: int, roofs: ProgramCosts) -> _Part | None:
     tracks = [t.id for t in trace.tracks if t.section == sid and t.name == TPU_OPS_LINE]
     events = _events(trace, tracks)
     if not events.shape[0]:
@@ -340,7 +342,8 @@ def _tpu_core(trace: Trace, sid: int) -> _Part | None:
         if key not in info:
             category = s.hlo_category or ""
             transfer = any(word in category for word in TRANSFER_WORDS)
-            info[key] = Op(name, category, program, name, transfer, NO_COST_STATS)
+            roof = roofs.roof(s.program_id, name)
+            info[key] = Op(name, category, program, name, transfer, NO_COST_STATS, roof=roof)
         local.append(position.setdefault(key, len(position)))
     key_index = np.array(local, dtype=np.int64)[unique_index]
     flops = _floats([s.flops for s in stats])
