@@ -7,6 +7,7 @@ the op (they are then written as PyTorch's profiler records them: `Input Dims`, 
 from __future__ import annotations
 
 import functools
+import gzip
 import json
 import math
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 
 from profscope.answers import UNSET
 from profscope.formats.chrome import reader as chrome_json
-from profscope.tools.roofline import analysis, kineto
+from profscope.tools.roofline import analysis, flash_kernels, kineto
 from profscope.tools.roofline.kineto_formulas import FORMULAS, Call
 from profscope.tools.roofline.model import COST_MODELLED, OpCost
 from tests.support import DATA_DIR
@@ -234,3 +235,72 @@ def test_cudnn_convolution_forward() -> None:
     flops, moved = _cost("aten::cudnn_convolution", dims, types, concrete)
     assert flops == 2 * 32 * 128 * 64 * 3 * 3 * 28 * 28 == 3_699_376_128
     assert moved == 4 * (32 * 64 * 56 * 56 + 128 * 64 * 3 * 3 + 32 * 128 * 28 * 28)
+
+
+# bert_small's flash forward kernel, as Kineto records it (PyTorch's vendored FlashAttention-2, 7 flags:
+# Is_dropout, Is_causal, Is_local, Has_alibi, Is_even_MN, Is_even_K, Return_softmax).
+BERT_KERNEL = (
+    "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
+    "false, cutlass::bfloat16_t, pytorch_flash::Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
+    "false, false, false, false, false, true, false>(pytorch_flash::Flash_fwd_params)"
+)
+CAUSAL_KERNEL = BERT_KERNEL.replace("> >, false, false,", "> >, false, true,")
+
+
+def test_flash_kernel_names_say_causal_only_in_their_known_shapes() -> None:
+    """Is_causal: the 2nd flag of flash_fwd_kernel (5 to 8 flags, every FlashAttention-2 version),
+    the 1st of flash_fwd_splitkv_kernel; any other shape says nothing."""
+    traits = "flash::Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::half_t>"
+    assert (
+        flash_kernels.causal_flag(BERT_KERNEL) is False and flash_kernels.causal_flag(CAUSAL_KERNEL) is True
+    )
+    upstream = f"void flash::flash_fwd_kernel<{traits}, false, true, false, false, true, true, false, false>(flash::Flash_fwd_params)"
+    release = f"void flash_fwd_kernel<{traits}, false, true, true, true, false>(Flash_fwd_params)"
+    split = f"void flash::flash_fwd_splitkv_kernel<{traits}, true, false, false, true, true, false, false, false>(p)"
+    assert flash_kernels.causal_flag(upstream) is flash_kernels.causal_flag(release) is True
+    assert flash_kernels.causal_flag(split) is True
+    unknown = [
+        f"void flash::flash_fwd_splitkv_combine_kernel<{traits}, 4, 1, true>(p)",  # not the kernel
+        f"void flash::flash_bwd_dq_dk_dv_loop_kernel<{traits}, false, true, false>(p)",  # backward
+        f"void flash::flash_fwd_kernel<{traits}, false, true, false, true>(p)",  # 4 flags: no version
+        "void flash::flash_fwd_kernel<Kernel_traits, false, true, false, false, true, true, false>(p)",
+        f"void flash::flash_fwd_kernel<{traits}, false, true, false, false, true, Is_even",  # cut short
+        f"void flash::flash_fwd_kernel<{traits}, 0, 1, 0, 0, 1, 1, 0>(p)",  # not true/false
+    ]
+    assert [flash_kernels.causal_flag(name) for name in unknown] == [None] * len(unknown)
+
+
+def _bert_copy(tmp_path: Path, concrete: bool, kernel: str) -> list[OpCost]:
+    """bert_small's op costs from a copy of the trace written here: its Concrete Inputs kept or
+    dropped, and its flash forward kernel named `kernel`."""
+    with gzip.open(DATA_DIR / "kineto" / "bert_small.pt.trace.json.gz", "rt") as f:
+        data = json.load(f)
+    for event in data["traceEvents"]:
+        if not concrete:
+            event.get("args", {}).pop("Concrete Inputs", None)
+        if event.get("name") == BERT_KERNEL:
+            event["name"] = kernel
+    path = tmp_path / "bert.pt.trace.json"
+    path.write_text(json.dumps(data))
+    return kineto.op_costs(chrome_json.read(str(path), fsspec.filesystem("file")))
+
+
+@pytest.mark.parametrize(
+    ("concrete", "kernel", "flops"),
+    [
+        (True, BERT_KERNEL, 4 * UNMASKED),  # as recorded: is_causal False
+        (False, BERT_KERNEL, 4 * UNMASKED),  # no inputs: the kernel says not causal
+        (False, CAUSAL_KERNEL, 4 * UNMASKED / 2),  # no inputs: the kernel says causal
+        (True, CAUSAL_KERNEL, 4 * UNMASKED),  # the inputs say not causal: they win
+    ],
+)
+def test_causal_from_the_flash_kernel_name(tmp_path: Path, concrete: bool, kernel: str, flops: float) -> None:
+    """bert_small's 4 flash attention forwards, Q, K, V [1, 141, 8, 64]: 4 × 2·8·141·141·128 =
+    162_865_152 FLOPs unmasked, 81_432_576 causal; the kernel's name counts only where the op's
+    Concrete Inputs do not give is_causal."""
+    (row,) = [
+        c
+        for c in _bert_copy(tmp_path, concrete, kernel)
+        if c.name.startswith("aten::_flash_attention_forward")
+    ]
+    assert row.occurrences == 4 and row.flops == flops

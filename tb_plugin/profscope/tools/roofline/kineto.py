@@ -53,6 +53,7 @@ from profscope.analysis import intervals
 from profscope.model import args as model_args
 from profscope.model import arrays
 from profscope.model.columns import Trace
+from profscope.tools.roofline import flash_kernels
 from profscope.tools.roofline.kineto_formulas import (
     DTYPES,
     ENTRIES,
@@ -179,6 +180,7 @@ def prepare(trace: Trace, parent: np.ndarray | None = None) -> KinetoOps:
     keep = (op_code[parsed] >= 0) | has_profile[parsed]
     detailed = parsed[keep]
     rows = _Rows(trace, op_code, status)
+    rows.kernel_causal = _kernel_causal(trace, nearest, is_op)
     if not keep.all():
         args, has = list(compress(args, keep[has].tolist())), has[keep]
     rows.conv_outputs = _conv_outputs(trace, detailed[has], args)
@@ -474,6 +476,7 @@ class _Rows:
         self.rows: list[_Row] = []
         self.detailed = np.zeros(0, dtype=np.int64)  # the events `flops` and `bytes` are of
         self.conv_outputs: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
+        self.kernel_causal = np.zeros(0, dtype=np.int8)  # per event, `flash_kernels.causal_by_op`
         self.flops, self.bytes = np.zeros(0), np.zeros(0)
 
     def add_detailed(
@@ -513,15 +516,16 @@ class _Rows:
         code = code.ravel()
         keys: dict[tuple[Any, ...], int] = {}
         which = np.empty(events.shape[0], dtype=np.int64)
+        flash = self.kernel_causal[events[has]].tolist()
         which[has] = [
             keys.setdefault(
-                (c, bytes(a.dims), bytes(a.types), bytes(a.concrete) if counted[c] else b""), len(keys)
+                (c, bytes(a.dims), bytes(a.types), bytes(a.concrete) if counted[c] else b"", f), len(keys)
             )
-            for c, a in zip(code[has].tolist(), args)
+            for c, a, f in zip(code[has].tolist(), args, flash)
         ]
         bare = np.zeros(len(context), dtype=np.int64)
         for c in arrays.unique(code[~has]).tolist():
-            bare[c] = keys.setdefault((c, b"", b"", b""), len(keys))
+            bare[c] = keys.setdefault((c, b"", b"", b"", flash_kernels.NOT_KNOWN), len(keys))
         which[~has] = bare[code[~has]]
         # keys numbered by their first event, as the estimates and rows are made in that order
         _, first_of = np.unique(which, return_index=True)
@@ -543,7 +547,9 @@ class _Rows:
             entry = ENTRIES[op_code] if op_code >= 0 else None
             flops = moved = None
             if status == COUNTED:
-                flops, moved, source = _estimate(entry, first_args, _PARTS[part_code], self.conv_outputs)
+                flops, moved, source = _estimate(
+                    entry, first_args, _PARTS[part_code], self.conv_outputs, key[4]
+                )
                 source = COST_FROM_PROFILE if prof else source
             elif status == PART:
                 source = f"counted in {entry.part_of if entry else ''}"
@@ -614,9 +620,11 @@ def _estimate(
     args: _Args,
     bits: tuple[bool, bool] | None,
     outputs: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]],
+    kernel_causal: int = flash_kernels.NOT_KNOWN,
 ) -> tuple[Any, Any, str]:
     """(FLOPs, bytes, source) of one occurrence from its recorded shapes; a forward convolution
-    without Concrete Inputs takes its output shape from `outputs` (`_conv_outputs`), modelled."""
+    without Concrete Inputs takes its output shape from `outputs` (`_conv_outputs`), modelled; an
+    attention op whose inputs do not say causal, what its flash kernels' names say (`kernel_causal`)."""
     if entry is None or entry.formula is None:
         reason = f"a gradient part of {entry.part_of} recorded outside it" if entry else NO_FORMULA
         return None, None, reason
@@ -628,12 +636,25 @@ def _estimate(
         output = None
         if concrete is None and takes_output_shape(entry) and len(dims) > 1:
             output = outputs.get(_shape_key(dims[0], dims[1]))
-        flops, moved = entry.formula(Call(dims, msgspec.json.decode(args.types), concrete, bits, output))
+        kernel = None if kernel_causal == flash_kernels.NOT_KNOWN else kernel_causal == flash_kernels.CAUSAL
+        call = Call(dims, msgspec.json.decode(args.types), concrete, bits, output, kernel)
+        flops, moved = entry.formula(call)
     except Unknown as e:
         return None, None, str(e)
     except (IndexError, TypeError, ValueError, ZeroDivisionError, msgspec.DecodeError) as e:
         return None, None, f"recorded shapes not understood ({type(e).__name__})"
     return flops, moved, COST_MODELLED if entry.modelled or output is not None else COST_FROM_SHAPES
+
+
+def _kernel_causal(trace: Trace, nearest: np.ndarray, is_op: np.ndarray) -> np.ndarray:
+    """Per event, what the FlashAttention-2 forward kernels the op launched say about a causal mask
+    (`flash_kernels.causal_by_op`); the launching op of a kernel is the innermost op around its
+    launch call, as for device time (`_spans`)."""
+    device = np.isin(trace.ev_cat, _string_ids(trace, DEVICE_CATEGORIES))
+    src, dst = trace.flow_src, trace.flow_dst
+    by = np.where(is_op[src], src, nearest[src])
+    link = device[dst] & (by >= 0)
+    return flash_kernels.causal_by_op(trace, by[link], dst[link])
 
 
 def _shape_key(x: Any, w: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:

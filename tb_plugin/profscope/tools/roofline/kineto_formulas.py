@@ -41,7 +41,9 @@ tensor's own dtype; bytes = Σ tensor inputs read + outputs written, each numel 
   8; the backwards: 11, the cuDNN one 14, the CPU one 7) or, for _efficient_attention_forward / _backward, a
   non-zero `custom_mask_type` (9 / 14: 1 causal from the top left, 2 from the bottom right), read
   from Concrete Inputs; the flash-attn package's flash_attn::_flash_attn_forward / _backward
-  (Q[B,Lq,H,D], `causal` at 5 / 11) likewise; where they are not recorded the mask is not known and the scores count in
+  (Q[B,Lq,H,D], `causal` at 5 / 11) likewise. Where they are not recorded, the op's
+  FlashAttention-2 forward kernels' names say it (`flash_kernels.py`: Is_causal is a template flag
+  the demangled name carries); where neither does, the mask is not known and the scores count in
   full (as torch.utils.flop_counter counts them: an upper bound).
 - softmax / log_softmax (_softmax, _log_softmax): 5·n (max, subtract, exp, sum, divide/log);
   backward (_softmax_backward_data, _log_softmax_backward_data): 4·n; bytes = inputs + out.
@@ -127,10 +129,12 @@ class Call:
         concrete: list[Any] | None,
         parts: Any = None,
         output: tuple[int, ...] | None = None,
+        kernel_causal: bool | None = None,
     ) -> None:
         self.dims, self.types, self.concrete = dims, types, concrete
         self.parts = parts  # (grad_input, grad_weight) computed by nested backward parts, when known
         self.output = output  # the output shape the trace shows elsewhere (a convolution's backward)
+        self.kernel_causal = kernel_causal  # what the op's flash kernels' names say (`flash_kernels`)
 
     def tensor(self, i: int) -> Tensor | None:
         shape = self.dims[i] if i < len(self.types) and self.types[i] in DTYPES else None
@@ -320,7 +324,7 @@ def _attention(
         try:
             flag = call.value(causal_at, "causal flag")
         except Unknown:
-            return False
+            return bool(call.kernel_causal)
         if mask_type:
             return isinstance(flag, int) and not isinstance(flag, bool) and flag != 0
         return flag is True
