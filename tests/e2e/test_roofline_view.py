@@ -94,8 +94,15 @@ def test_tpu_peaks_chart_tooltip_row_and_trace_link(
 
     device = frame.inner_text("[data-testid=rf-device]")
     assert "TPU v6 Lite" in device and "4 devices with activity" in device
-    compute = frame.inner_text("[data-testid=rf-peak-flops-peak]")
-    assert "918 TFLOP/s" in compute and "from the profile" in compute
+    # the profile's one peak is the v6e's datasheet bf16 figure: the MXU's bf16 peak; every op of this
+    # program is vector work, against that figure under a roof that says so; f32 dots at HIGH /
+    # HIGHEST precision would be against the modelled 3- / 6-pass peaks
+    compute = frame.inner_text("[data-testid=rf-peak-flops-bf16]")
+    assert "918 TFLOP/s" in compute and "from the profile; the MXU's bf16 peak" in compute
+    vector = frame.inner_text("[data-testid='rf-peak-flops-vector (MXU bf16 peak)']")
+    assert "918 TFLOP/s" in vector and "the compute roof" in vector and "no VPU peak is published" in vector
+    modelled = frame.inner_text("[data-testid='rf-peak-flops-bf16_3x (modelled)']")
+    assert "306 TFLOP/s" in modelled and "modelled: bf16 peak ÷ 3" in modelled
     hbm = frame.inner_text("[data-testid=rf-peak-bw-hbm]")
     assert "1.64 TB/s" in hbm and "ridge point 560 FLOP/B" in hbm and "from the profile" in hbm
     assert "no traffic: no roof" in frame.inner_text("[data-testid=rf-peak-bw-vmem_read]")
@@ -107,7 +114,8 @@ def test_tpu_peaks_chart_tooltip_row_and_trace_link(
     )
     assert roofs == ["hbm"]
     legend = frame.inner_text("[data-testid=rf-legend]")
-    assert "Compute roof: 918 TFLOP/s" in legend and "HBM roof: 1.64 TB/s · ridge point 560 FLOP/B" in legend
+    assert "Compute roof (vector (MXU bf16 peak)): 918 TFLOP/s" in legend, legend
+    assert "HBM roof: 1.64 TB/s · ridge point 560 FLOP/B" in legend
     zero_flops = sum(1 for op in answer["ops"] if op["figures"].get("flop_rate") == 0)
     assert f"{zero_flops} ops: no FLOPs (a log axis has no 0)" in frame.inner_text(
         "[data-testid=rf-not-drawn]"
@@ -115,6 +123,12 @@ def test_tpu_peaks_chart_tooltip_row_and_trace_link(
 
     total = frame.inner_text("[data-testid=rf-program-row][data-step=Total]")
     assert "4.47 GFLOP/s" in total and "71.2 GB/s" in total and "0.0628 FLOP/B" in total and "4.35%" in total
+    assert "vector (MXU bf16 peak)" in total, "the program row names the roof of its FLOP utilization"
+    # above the chart: the share of the counted ops' time with a cost (libtpu costs every op)
+    coverage = frame.inner_text("[data-testid=rf-coverage]")
+    assert coverage == "Costs known for 100% of the program's device time in counted ops.", coverage
+    assert answer["program"][0]["coverage"] == 1.0
+    screenshot(browser_page, "tpu_roofs")
     assert answer["ops_total"] == len(answer["ops"])
     assert frame.inner_text("[data-testid=rf-listing]") == f"{answer['ops_total']} ops"
 
