@@ -25,6 +25,7 @@ from profscope.tools.roofline.hlo_roofs import instruction_roofs
 NO_HLO_PROTO = "no cost stats and no HloProto in this profile"
 NO_PROGRAM = "the kernels name no program (program_id stat)"
 UNKNOWN_TO_MODEL = "the HLO cost model does not know this op"
+DECODE_ERRORS = (ValueError, IndexError, KeyError, UnicodeDecodeError)  # a damaged HloProto
 
 
 class ProgramCosts:
@@ -49,8 +50,11 @@ class ProgramCosts:
         program = signed_program_id(int(program_id))
         if program not in self._roofs:
             roofs: dict[str, str] = {}
-            if program in self._modules and not isinstance(self._program(program), str):
-                roofs = self._roofs_of(self._modules[program])
+            if program in self._modules:
+                try:
+                    roofs = self._roofs_of(self._modules[program])
+                except DECODE_ERRORS:
+                    roofs = {}
             self._roofs[program] = roofs
         return self._roofs[program].get(hlo_op, "")
 
@@ -80,7 +84,7 @@ class ProgramCosts:
             else:
                 try:
                     self._costs[program] = instruction_costs(self._modules[program])
-                except (ValueError, IndexError, KeyError, UnicodeDecodeError) as e:
+                except DECODE_ERRORS as e:
                     self._costs[program] = f"the HloProto of program {program} cannot be decoded ({e})"
         return self._costs[program]
 
