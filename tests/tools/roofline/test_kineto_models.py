@@ -249,7 +249,8 @@ CAUSAL_KERNEL = BERT_KERNEL.replace("> >, false, false,", "> >, false, true,")
 
 def test_flash_kernel_names_say_causal_only_in_their_known_shapes() -> None:
     """Is_causal: the 2nd flag of flash_fwd_kernel (5 to 8 flags, every FlashAttention-2 version),
-    the 1st of flash_fwd_splitkv_kernel; any other shape says nothing."""
+    the 1st of flash_fwd_splitkv_kernel, the 2nd of the backward dq_dk_dv kernels (4 to 7); any
+    other shape says nothing."""
     traits = "flash::Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::half_t>"
     assert (
         flash_kernels.causal_flag(BERT_KERNEL) is False and flash_kernels.causal_flag(CAUSAL_KERNEL) is True
@@ -259,9 +260,16 @@ def test_flash_kernel_names_say_causal_only_in_their_known_shapes() -> None:
     split = f"void flash::flash_fwd_splitkv_kernel<{traits}, true, false, false, true, true, false, false, false>(p)"
     assert flash_kernels.causal_flag(upstream) is flash_kernels.causal_flag(release) is True
     assert flash_kernels.causal_flag(split) is True
+    # backward (synthetic names of the upstream templates: no corpus trace has a flash backward)
+    bwd = "flash::Flash_bwd_kernel_traits<64, 128, 128, 8, 4, 4, 4, false, false, cutlass::bfloat16_t>"
+    seqk = f"void flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<{bwd}, false, true, false, false, true, true, false>(p)"
+    loop = f"void flash_bwd_dq_dk_dv_loop_kernel<{bwd}, true, false, false, true>(Flash_bwd_params)"
+    assert flash_kernels.causal_flag(seqk) is True and flash_kernels.causal_flag(loop) is False
     unknown = [
         f"void flash::flash_fwd_splitkv_combine_kernel<{traits}, 4, 1, true>(p)",  # not the kernel
-        f"void flash::flash_bwd_dq_dk_dv_loop_kernel<{traits}, false, true, false>(p)",  # backward
+        f"void flash::flash_bwd_dot_do_o_kernel<true, {bwd}>(p)",  # the backward's other kernels
+        f"void flash::flash_bwd_dq_dk_dv_loop_kernel<{traits}, false, true, false, true>(p)",  # fwd traits
+        f"void flash::flash_bwd_dq_dk_dv_loop_kernel<{bwd}, false, true, false>(p)",  # 3 flags: no version
         f"void flash::flash_fwd_kernel<{traits}, false, true, false, true>(p)",  # 4 flags: no version
         "void flash::flash_fwd_kernel<Kernel_traits, false, true, false, false, true, true, false>(p)",
         f"void flash::flash_fwd_kernel<{traits}, false, true, false, false, true, Is_even",  # cut short

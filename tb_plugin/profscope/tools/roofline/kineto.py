@@ -647,7 +647,7 @@ def _estimate(
 
 
 def _kernel_causal(trace: Trace, nearest: np.ndarray, is_op: np.ndarray) -> np.ndarray:
-    """Per event, what the FlashAttention-2 forward kernels the op launched say about a causal mask
+    """Per event, what the FlashAttention-2 kernels the op launched say about a causal mask
     (`flash_kernels.causal_by_op`); the launching op of a kernel is the innermost op around its
     launch call, as for device time (`_spans`)."""
     device = np.isin(trace.ev_cat, _string_ids(trace, DEVICE_CATEGORIES))

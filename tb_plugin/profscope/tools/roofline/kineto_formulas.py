@@ -42,7 +42,7 @@ tensor's own dtype; bytes = Σ tensor inputs read + outputs written, each numel 
   non-zero `custom_mask_type` (9 / 14: 1 causal from the top left, 2 from the bottom right), read
   from Concrete Inputs; the flash-attn package's flash_attn::_flash_attn_forward / _backward
   (Q[B,Lq,H,D], `causal` at 5 / 11) likewise. Where they are not recorded, the op's
-  FlashAttention-2 forward kernels' names say it (`flash_kernels.py`: Is_causal is a template flag
+  FlashAttention-2 kernels' names say it (`flash_kernels.py`: Is_causal is a template flag
   the demangled name carries); where neither does, the mask is not known and the scores count in
   full (as torch.utils.flop_counter counts them: an upper bound).
 - softmax / log_softmax (_softmax, _log_softmax): 5·n (max, subtract, exp, sum, divide/log);
