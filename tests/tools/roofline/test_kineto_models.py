@@ -10,9 +10,11 @@ import functools
 import gzip
 import json
 import math
+import types
 from pathlib import Path
 
 import fsspec
+import numpy as np
 import pytest
 
 from profscope.answers import UNSET
@@ -312,3 +314,22 @@ def test_causal_from_the_flash_kernel_name(tmp_path: Path, concrete: bool, kerne
         if c.name.startswith("aten::_flash_attention_forward")
     ]
     assert row.occurrences == 4 and row.flops == flops
+
+
+def test_an_op_whose_flash_kernels_disagree_is_not_known() -> None:
+    """`causal_by_op` over launches (op → kernel): one causal and one non-causal kernel from the same
+    op say nothing; two causal ones say causal; a kernel of another library says nothing. The trace
+    is a stand-in with only the columns the function reads (events 0–3 ops, 4–9 kernels)."""
+    strings = [BERT_KERNEL, CAUSAL_KERNEL, "volta_sgemm_128x64_nn", "aten::_flash_attention_forward"]
+    names = np.array([3, 3, 3, 3, 0, 1, 1, 1, 2, 0], dtype=np.int64)
+    trace = types.SimpleNamespace(num_events=10, strings=strings, ev_name=names)
+    launcher = np.array([1, 1, 2, 2, 3, 0])
+    kernel = np.array([4, 5, 6, 7, 8, 9])
+    out = flash_kernels.causal_by_op(trace, launcher, kernel)  # type: ignore[arg-type]
+    assert out[:4].tolist() == [
+        flash_kernels.NOT_CAUSAL,
+        flash_kernels.NOT_KNOWN,
+        flash_kernels.CAUSAL,
+        flash_kernels.NOT_KNOWN,
+    ]
+    assert (out[4:] == flash_kernels.NOT_KNOWN).all()
