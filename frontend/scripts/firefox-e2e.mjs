@@ -14,7 +14,7 @@
 // Roofline is that of the first; in the second, a search for the kernels that carry `kernel_details`
 // selects one and its fields are read from the details panel (results.steps.kernelDetails).
 import { join } from "node:path";
-import { runInFirefox, settledUrl, sleep } from "./firefox-session.mjs";
+import { runInFirefox, setViewportSize, settledUrl, sleep } from "./firefox-session.mjs";
 
 const [url, outdir, term, firefox, ...runs] = process.argv.slice(2);
 const LABEL_WIDTH = 260;
@@ -363,7 +363,7 @@ await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, requ
     await page.screenshot({ path: join(outdir, "firefox_big_trace_zoomed.png") });
     report["1400x900 zoom out (S)"] = await motion("s");
     await idle(120000, false);
-    await page.setViewport({ width: 1800, height: 4200 });
+    await setViewportSize(page, 1800, 4200);
     await page.evaluate(() => {
       const q = new URLSearchParams(location.hash.slice(1));
       const keep = ["run", "session", "host"].map((k) => `${k}=${encodeURIComponent(q.get(k) ?? "")}`).join("&");

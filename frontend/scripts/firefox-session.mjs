@@ -22,6 +22,18 @@ export async function settledUrl(page, idle) {
   return last;
 }
 
+/** page.setViewport for Firefox ESR 140: puppeteer's BiDi setViewport sends the viewport and an
+ * emulation.setScreenOrientationOverride together, and this Firefox answers the second "unknown
+ * command" after applying the first; that one error is tolerated (as puppeteer tolerates it for
+ * setTouchOverride), any other is thrown. */
+export async function setViewportSize(page, width, height) {
+  try {
+    await page.setViewport({ width, height });
+  } catch (error) {
+    if (!String(error?.message).includes("unknown command emulation.setScreenOrientationOverride")) throw error;
+  }
+}
+
 const PLUGIN_FRAME = "iframe[src*='plugin_entry.html?name=profscope']";
 
 /** Opens `${url}/#profscope` in a fresh headless Firefox (1400×900) and runs `body(session)`, where

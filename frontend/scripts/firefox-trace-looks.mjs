@@ -10,13 +10,13 @@
 //
 //   node scripts/firefox-trace-looks.mjs <tensorboard url> <outdir> <search term> [firefox path]
 import { join } from "node:path";
-import { runInFirefox, settledUrl, sleep } from "./firefox-session.mjs";
+import { runInFirefox, setViewportSize, settledUrl, sleep } from "./firefox-session.mjs";
 
 const [url, outdir, term, firefox] = process.argv.slice(2);
 const LABEL_WIDTH = 260;
 
 await runInFirefox({ url, outdir, firefox }, async ({ page, frame, results, press, rectOf }) => {
-  await page.setViewport({ width: 1280, height: 800 });
+  await setViewportSize(page, 1280, 800);
   const idle = () =>
     frame.waitForFunction(
       () => {
