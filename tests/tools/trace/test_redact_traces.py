@@ -47,11 +47,14 @@ TRACES = sorted(
 HOST_FIELDS = {"hostname", "host_name", "hostnames", "node"}
 USER_FIELDS = {"user", "username", "tw_user", "logname"}
 HOME_FIELDS = {"home", "pwd"}
-# Absolute folders: a "/" that does not continue a word, a relative path or a URL's "//".
+# Absolute folders: a "/" that does not continue a word, a relative path or a URL's "//". The
+# patterns start with the character they must start with and look behind it from there: the same
+# matches as a leading look-behind, but the regex engine then skips to those characters instead of
+# trying every position (4–8 × faster on the 35 MB Kineto texts).
 NOT_PATH_START = rb"(?<![A-Za-z0-9_.~/<>-])"
-FOLDER = re.compile(NOT_PATH_START + rb"/(?:[A-Za-z0-9_.@+~-]+/)+")
+FOLDER = re.compile(rb"/(?<![A-Za-z0-9_.~/<>-]/)(?:[A-Za-z0-9_.@+~-]+/)+")
 HOME_USER = re.compile(rb"/(?:home|Users)/([A-Za-z0-9_.-]+)")
-IPV4 = re.compile(rb"(?<![0-9.=-])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![0-9.-])")
+IPV4 = re.compile(rb"[0-9](?<![0-9.=-][0-9])[0-9]{0,2}\.(?:[0-9]{1,3}\.){2}[0-9]{1,3}(?![0-9.-])")
 EMAIL = re.compile(rb"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 EXPECTED = {
     "bert_small.pt.trace.json.gz": {"a39ca6b8f513", "/root", "/app/moca/", "/tmp/tmpnscmpj6q/"},
@@ -165,12 +168,16 @@ def test_a_redacted_export_keeps_no_host_user_path_or_address_of_its_source(path
     doc = json.loads(text)
     strings = set(strings_of(doc))
 
+    # Each pattern is searched only where its text occurs at all (a fast substring test first).
     for word in words:
         assert word not in strings, f"{word!r} kept as a value"
-        if len(word) >= MIN_HOST_NAME:
+        if len(word) >= MIN_HOST_NAME and word.encode() in text:
             assert not as_word(word).search(text), f"{word!r} kept in {path.name}"
     for leak in texts:
-        assert not re.search(NOT_PATH_START + re.escape(leak.encode()), text), f"{leak!r} kept in {path.name}"
+        if leak.encode() in text:
+            assert not re.search(NOT_PATH_START + re.escape(leak.encode()), text), (
+                f"{leak!r} kept in {path.name}"
+            )
 
     kept_text = read_text(trace)
     for kept in KEPT_WORDS:
