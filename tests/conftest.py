@@ -19,7 +19,7 @@ import fsspec
 import pytest
 from fsspec.implementations.memory import MemoryFileSystem
 
-from tests.support import REPO
+from tests.support import REPO, stack_facing
 
 if TYPE_CHECKING:
     from werkzeug.test import Client
@@ -231,6 +231,22 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _WATCH_KEY = pytest.StashKey[_StackImportWatch]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With PROFSCOPE_TENSORBOARD_FACING=1 (tests/run_all.sh's older-stack pass), only the tests that
+    face TensorBoard run (`tests/support/stack_facing.py` says which and why); the rest are deselected."""
+    if os.environ.get("PROFSCOPE_TENSORBOARD_FACING") != "1":
+        return
+    loaded = dict(sys.modules)
+    kept, dropped = [], []
+    for item in items:
+        module = getattr(item, "module", None)
+        facing = module is not None and stack_facing.faces_tensorboard(item.fixturenames, module, loaded)
+        (kept if facing else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

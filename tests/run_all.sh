@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole check, README command 2 and CI: lint, frontend type check and unit tests, the check that the
-# committed bundle in tb_plugin/profscope/static matches frontend/src, then the Python tests twice: all of
-# them (browser tests included) in .venv with the newest TensorBoard/protobuf, and all but the views'
-# browser tests in .venv-pb4 with TensorBoard 2.20 on protobuf 4.25. Needs python3 >= 3.10, Node.js
+# committed bundle in tb_plugin/profscope/static matches frontend/src, then the Python tests: all of them
+# (browser tests included) in .venv with the newest TensorBoard/protobuf, and again those that face
+# TensorBoard (but the views' browser tests) in .venv-pb4 with TensorBoard 2.20 on protobuf 4.25. Needs python3 >= 3.10, Node.js
 # >= 20.19 with npm, git, and Debian's chromium for the browser tests (which fail rather than skip here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,17 +52,19 @@ step "Python environment .venv-pb4 (constraints-protobuf4.txt)"
 .venv-pb4/bin/python -m pip install --quiet --disable-pip-version-check -c constraints-protobuf4.txt -e ".[test]"
 .venv-pb4/bin/python -c 'import google.protobuf as p; assert p.__version__.startswith("4."), p.__version__'
 
-# The views' browser tests run once, above: what they test is the bundle in the browser, which is the
-# same on both stacks, and they are half of a pass's time (CI stays under 20 minutes). The shell test
-# stays here: it drives TensorBoard's own frontend, which differs between TensorBoard versions. So do
-# the tests marked stack_independent (the readers'): they load neither TensorBoard nor protobuf
-# (tests/test_stack_independent.py checks their imports; PROFSCOPE_STACK_FREE=1 above makes
-# tests/conftest.py fail the run if any of them loads either while running), so they would run the
-# same code on the same libraries again.
+# On the older stack only the tests that face TensorBoard run again (PROFSCOPE_TENSORBOARD_FACING=1,
+# tests/support/stack_facing.py): those that serve the plugin (its WSGI app, TensorBoard's server, the
+# CLI) or use code that uses TensorBoard or werkzeug. The product never imports protobuf and touches
+# TensorBoard only at that edge, so the other tests would run the same code on the same libraries
+# again; so would the tests marked stack_independent (tests/test_stack_independent.py checks their
+# imports; PROFSCOPE_STACK_FREE=1 above makes tests/conftest.py fail the run if any loads either). The
+# views' browser tests run once, above: what they test is the bundle in the browser, the same on both
+# stacks, and they are half of a pass's time (CI stays under 20 minutes). The shell test stays here: it
+# drives TensorBoard's own frontend, which differs between TensorBoard versions.
 VIEW_BROWSER_TESTS=(capture_dialog compare_view critical_path export_dialog firefox hlo_graph memory_view
   overview_view ranks_view roofline_view trace_interactions trace_looks trace_navigation trace_search_list
   trace_selection trace_tracks trace_view xla_view)
-step "Python tests on $(.venv-pb4/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")') (views' browser tests and stack-independent tests ran above)"
+step "Python tests facing TensorBoard on $(.venv-pb4/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")') (views' browser tests ran above)"
 ignored=()
 for name in "${VIEW_BROWSER_TESTS[@]}"; do ignored+=("--ignore=tests/e2e/test_${name}.py"); done
-.venv-pb4/bin/python -m pytest tests "${ignored[@]}" -m "not stack_independent"
+PROFSCOPE_TENSORBOARD_FACING=1 .venv-pb4/bin/python -m pytest tests "${ignored[@]}" -m "not stack_independent"
