@@ -7,7 +7,8 @@ Each run starts a child like the one the server forks for a job (interpreter sta
 imported before the job arrives, so that start is not counted), sends it the job on stdin and
 measures until the child has exited: that is when the server sees the cache entry (it waits for the
 process, not for the files). Inside the child the stages are timed: the reader (for Chrome JSON
-split into scanning + columns, assembly and `finalize()`), then the level-of-detail index and the cache
+split into scanning + columns (with the time the reading process waited for its helper's half),
+assembly and `finalize()`), then the level-of-detail index and the cache
 write (the two overlap), then the exit itself. A fresh empty cache directory per run. MB/s is the source
 size over the whole time; CPU seconds (the child and the helper process it may start, without the
 interpreter start before the job) are steadier than wall time on a shared machine. Faster than `bench_trace.py` (no TensorBoard, no views), so it suits
@@ -46,6 +47,7 @@ from profscope.engine.ingest import manager as ingest
 from profscope.engine.ingest import memory as ingest_memory
 from profscope.engine.lod import spilled as lod_spilled
 from profscope.engine import store
+from profscope.formats.chrome import helper as chrome_helper
 from profscope.formats.chrome import reader as chrome_json
 from profscope.formats.xplane import reader as xplane
 
@@ -64,6 +66,7 @@ def timed(name, fn):
 
 TraceBuilder.finalize = timed("finalize", TraceBuilder.finalize)
 chrome_json._assemble = timed("assemble", chrome_json._assemble)
+chrome_helper.HelperProcess.result = timed("helper_wait", chrome_helper.HelperProcess.result)
 chrome_json.read = timed("read", chrome_json.read)
 xplane.read = timed("read", xplane.read)
 store.write = timed("index_and_write", store.write)
@@ -177,8 +180,11 @@ def main(argv: list[str] | None = None) -> int:
             parts = [f"read {r['read']:.2f} s"]
             if "assemble" in r:
                 scan = r["read"] - r["assemble"] - r["finalize"]
+                wait = (
+                    f" of which waiting for the helper {r['helper_wait']:.2f}" if "helper_wait" in r else ""
+                )
                 parts[0] += (
-                    f" (scan+columns {scan:.2f}, assemble {r['assemble']:.2f}, finalize {r['finalize']:.2f})"
+                    f" (scan+columns {scan:.2f}{wait}, assemble {r['assemble']:.2f}, finalize {r['finalize']:.2f})"
                 )
             elif "finalize" in r:
                 parts[0] += f" (finalize {r['finalize']:.2f})"

@@ -18,6 +18,7 @@ import gzip
 import json
 import os
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ import pytest
 from profscope.formats.chrome import blocks as chrome_blocks
 from profscope.formats.chrome import columns as chrome_columns
 from profscope.formats.chrome import flows as chrome_flows
+from profscope.formats.chrome import parts as chrome_parts
 from profscope.formats.chrome import reader as chrome_json
 from profscope.formats.chrome import scan as chrome_scan
 from profscope.formats.chrome import spill as chrome_spill
@@ -408,6 +410,37 @@ def test_the_chunks_are_given_back_as_the_assembly_reads_them(
     assert_same(trace, defaults[NS_TRACE])
     assert len(released) > 20
     assert sum(size for _, size in released) > 0.9 * sum(written)
+
+
+def test_chunks_are_read_one_ahead_in_order_and_a_failed_reading_raises() -> None:
+    """`prefetched` hands out each chunk with its own reading; the next chunk's reading is planned
+    (and done by the thread) while the one before is worked on, never two ahead; a reading that
+    fails raises in the loop, after the chunks before it."""
+    planned: list[int] = []
+
+    def reading(c: Any) -> Callable[[], int]:
+        planned.append(c)
+        return lambda: c * 10
+
+    seen = []
+    for c, got in chrome_parts.prefetched(range(5), reading):
+        assert planned == list(range(min(c + 2, 5)))
+        seen.append((c, got))
+    assert seen == [(c, 10 * c) for c in range(5)]
+
+    def failing(c: Any) -> Callable[[], int]:
+        def read() -> int:
+            if c == 2:
+                raise OSError("the temporary file is gone")
+            return c
+
+        return read
+
+    handed: list[int] = []
+    with pytest.raises(OSError, match="is gone"):
+        for c, _ in chrome_parts.prefetched(range(5), failing):
+            handed.append(c)
+    assert handed == [0, 1]
 
 
 @pytest.mark.parametrize("kernel_copy", [True, False])

@@ -261,5 +261,13 @@ class BlockReader:
         return item
 
     def close(self) -> None:
+        """Stop the read-ahead. A thread waiting for room in the full queue (the reading process
+        stopped at the helper's split with blocks read past it) gets it at once, so it sees the stop
+        now rather than at its next put timeout (0.04-0.08 s of the decoding's end, measured)."""
         self._stop.set()
+        while True:
+            try:
+                self._queue.get_nowait()
+            except queue.Empty:
+                break
         self._thread.join(timeout=5)

@@ -10,6 +10,7 @@ joins take, the flow v2 bindings stay in memory (`Binds`). `SimpleEvents` also c
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -19,7 +20,7 @@ import numpy as np
 from profscope.formats.chrome import columns as cc
 from profscope.formats.chrome.clock import Clock
 from profscope.formats.chrome.decode import Damage
-from profscope.formats.chrome.parts import Chunk, Parts, select_args, string_table
+from profscope.formats.chrome.parts import Chunk, Parts, prefetched, select_args, string_table
 from profscope.formats.chrome.spill import ChunkRef, SpillFile
 from profscope.formats.chrome.tracks import Layout
 from profscope.model import arrays
@@ -111,6 +112,25 @@ class Binds:
         self.groups[g]["start"][k] = start
 
 
+class _Read:
+    """What `SimpleEvents` reads of one chunk (by `parts.prefetched`'s thread): the bindings, the
+    complete events and instants with their time from zero and in-range mask, their link ids, and
+    their args texts in memory where some events are dropped or `in_memory` (else None: lent)."""
+
+    def __init__(self, c: Chunk, clock: Clock, in_memory: bool) -> None:
+        self.bind = c.read("bind", *Binds.COLUMNS) if c.has("bind") else None
+        self.ev: dict[str, np.ndarray] | None = None
+        self.args: bytes | None = None
+        if not c.has("ev"):
+            return
+        self.ev = c.read("ev", "us", "frac", "track", "dur", "name", "cat", "alen")
+        self.links = {kind: c.read(kind, "event", "value") for kind in LINK_KINDS if c.has(kind)}
+        self.start, self.ok = clock.to_ps(self.ev["us"], self.ev["frac"])
+        self.dropped = int(self.ok.shape[0] - self.ok.sum())
+        if self.dropped or in_memory:
+            self.args = c.args("ev")
+
+
 class SimpleEvents:
     """Complete events and instants into the builder, chunk by chunk; the Kineto ids of launches
     and annotations go to `links` (one `Links` per kind of `LINK_KINDS`)."""
@@ -130,23 +150,25 @@ class SimpleEvents:
         steps: list[dict[str, Any]] = []
         step_ids = [sid for text, sid in builder.string_ids.items() if _STEP_NAME.match(text)]
         is_step_name = string_table(len(builder.string_ids), step_ids)
-        for c in ids.chunks():
-            bind = c.read("bind", *Binds.COLUMNS) if c.has("bind") else None
-            if not c.has("ev"):
+
+        def reading(c: Chunk) -> Callable[[], _Read]:
+            # Args texts are read in memory where the builder keeps them so (it has not spilled).
+            return functools.partial(_Read, c, clock, not builder.spilled)
+
+        for c, got in prefetched(ids.chunks(), reading):
+            bind = got.bind
+            if got.ev is None:
                 if bind is not None:
                     self.binds.add(c, bind, np.zeros(0, np.int64), np.zeros(0, np.int64))
                 c.release("bind")
                 continue
-            e = c.read("ev", "us", "frac", "track", "dur", "name", "cat", "alen")
-            links = {kind: c.read(kind, "event", "value") for kind in LINK_KINDS if c.has(kind)}
+            e, links, start, ok, dropped = got.ev, got.links, got.start, got.ok, got.dropped
             n = e["us"].shape[0]
-            start, ok = clock.to_ps(e["us"], e["frac"])
-            dropped = int(n - ok.sum())
             # The args texts of every event kept go to the builder as their range of the file
             # (copied file to file once it spills); those of some events are picked in memory.
-            args = c.args("ev") if dropped else c.lend_args("ev")
-            # Read here alone, and in memory now (but lent args, released once copied): the pages
-            # go back before the builder's writes of this chunk, which land on them.
+            args = got.args if got.args is not None else c.lend_args("ev")
+            # Read alone, and in memory now (but lent args, released once copied): the pages go
+            # back before the builder's writes of this chunk, which land on them.
             c.release("ev", *LINK_KINDS, "bind")
             if dropped:
                 damage.skipped["events more than 25 days away from the rest of the trace"] += dropped

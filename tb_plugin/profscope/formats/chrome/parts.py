@@ -3,13 +3,15 @@
 Each `ColumnCollector` has its own string and track-key ids; `Parts` maps them to the builder's
 string ids and to one track-key table for the whole file (pid / tid normalized, so "25738" and
 25738 are one thread). The assembly stages read the parts' chunks back, one at a time and in file
-order, through `Parts.chunks`; `clock` finds the trace's time base from them.
+order, through `Parts.chunks` (`prefetched`: the next one read by a thread meanwhile); `clock`
+finds the trace's time base from them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -26,6 +28,7 @@ TIME_TABLES = ("ev", "be", "asy", "ctr")
 _OPEN_END_TABLES = ("be", "asy", "ctr")
 # Times sampled per table to find the bulk of the trace.
 CLOCK_SAMPLE = 50_000
+T = TypeVar("T")
 
 
 class _KeyNormalizer(dict):
@@ -141,6 +144,29 @@ class Parts:
             for ref in p.chunks:
                 if table is None or table in ref.rows:
                     yield Chunk(self, i, ref)
+
+
+def prefetched(
+    chunks: Iterable[Chunk], reading: Callable[[Chunk], Callable[[], T]]
+) -> Iterator[tuple[Chunk, T]]:
+    """Each chunk with what its reading gave, the next chunk read by a thread meanwhile.
+
+    `reading(chunk)`, called here in turn as the chunk before is handed out (so it may look at
+    what that one's work left, e.g. whether the builder has spilled), gives the reading to do;
+    the thread does it. Reading back is copies from the page cache into fresh arrays, the kernel's
+    work with the GIL released, which so overlaps the work on the chunk before: the assembly runs
+    alone once the helper process is done. One chunk is read ahead at most; a reading that failed
+    raises here, and the thread is waited for however the iteration ends."""
+    with ThreadPoolExecutor(1, thread_name_prefix="profscope-chrome-fetch") as pool:
+        it = iter(chunks)
+        c = next(it, None)
+        ahead = None if c is None else (c, pool.submit(reading(c)))
+        while ahead is not None:
+            c, future = ahead
+            got = future.result()
+            following = next(it, None)
+            ahead = None if following is None else (following, pool.submit(reading(following)))
+            yield c, got
 
 
 def clock(ids: Parts) -> tuple[Clock, int]:

@@ -18,7 +18,8 @@
 
 Memory, besides the builder's own buffers: per decoding process the interpreter (~45 MB), the
 read-ahead blocks (3 × `blocks.READ_BLOCK_BYTES`), one window's decoded events and about
-2 × CHUNK_BYTES while a chunk is gathered and written; while assembling, one chunk at a time and
+2 × CHUNK_BYTES while a chunk is gathered and written; while assembling, one chunk at a time (two
+while complete events go to the builder: the next is read ahead, `parts.prefetched`) and
 about 3 × `flows.LINK_BUDGET_BYTES` for one bucket of Kineto ids and flow points. Measured
 on the 1.1 GB / 3.2 M-event benchmark trace: 0.32 GB for both processes (0.94 GB before), 0.38 GB
 on a 10 GB one. What still grows with the file is small per item: the string and track tables

@@ -178,7 +178,8 @@ class SpillFile:
     nameless where the OS allows (`tempfile.TemporaryFile`), so nothing is left behind whatever
     happens to the process. With `behind_bytes`, appends are written by a thread of their own
     (`spill_files.WriteBehind`, that many bytes waiting at most): the arrays given to `write` are not
-    changed afterwards by their owner.
+    changed afterwards by their owner. Reads are positional (`pread`): a thread may read one chunk
+    while its owner works on another (`parts.prefetched`).
     """
 
     def __init__(
@@ -290,10 +291,9 @@ class SpillFile:
         size = count * np.dtype(dtype).itemsize
         self._written(at + size)
         try:
-            self._file.seek(at)
-            data = self._file.read(size)
+            data = os.pread(self._file.fileno(), size, at)
             while len(data) < size:  # a short read (over 2 GB at once): read on
-                more = self._file.read(size - len(data))
+                more = os.pread(self._file.fileno(), size - len(data), at + len(data))
                 if not more:
                     raise OSError(f"the reader's temporary file in {self._where} ended early")
                 data += more
@@ -323,14 +323,12 @@ class SpillFile:
         out = np.empty(count * kind.itemsize, np.uint8)
         self._written(at + out.shape[0])
         try:
-            if out.shape[0]:
-                self._file.seek(at)
-                view = memoryview(out)
-                while view.nbytes:
-                    n = self._file.readinto(view)
-                    if not n:
-                        raise OSError(f"the reader's temporary file in {self._where} ended early")
-                    view = view[n:]
+            view = memoryview(out)
+            while view.nbytes:
+                n = os.preadv(self._file.fileno(), [view], at)
+                if not n:
+                    raise OSError(f"the reader's temporary file in {self._where} ended early")
+                view, at = view[n:], at + n
         except OSError as exc:
             raise spill_budget.SpillWriteError(exc) from exc
         return out.view(kind)

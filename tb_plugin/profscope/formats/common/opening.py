@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
-import fsspec
-from fsspec.implementations.local import LocalFileSystem
+if TYPE_CHECKING:  # imported where a file is opened: a helper process reading by descriptor never needs it
+    import fsspec
 
 # How a refusal names a file that is not a regular one (discovery's refusals too).
 SPECIAL_FILES = (
@@ -62,6 +62,8 @@ def open_regular(path: str) -> int:
 def open_file(path: str, fs: fsspec.AbstractFileSystem) -> BinaryIO:
     """`fs.open(path, "rb")`, except where that is fsspec's plain local open by name (which waits on
     a FIFO): there the file of `open_regular`."""
+    from fsspec.implementations.local import LocalFileSystem
+
     if type(fs)._open is LocalFileSystem._open:
         return os.fdopen(open_regular(fs._strip_protocol(path)), "rb")
     return fs.open(path, "rb")
