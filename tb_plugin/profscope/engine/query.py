@@ -21,9 +21,7 @@ import numpy as np
 from profscope.engine.lod.index import LodIndex, searchsorted_through
 from profscope.engine.search_pool import checkpoint
 from profscope.model import args as model_args
-from profscope.model import typed_args
 from profscope.model.columns import Trace
-from profscope.model.typed_args import DOUBLE, FRAGMENT, INT, UINT
 
 # Bytes after a hit in which the closing quote of a JSON key must appear: keys are short.
 KEY_LOOKAHEAD = 64
@@ -35,9 +33,6 @@ NAME_CHUNK = 1 << 20
 _QUOTE, _BACKSLASH, _COLON, _SPACE = 34, 92, 58, 32
 # A needle with one of these can reach across the pieces of a typed record's JSON.
 _JSON_PUNCTUATION = frozenset(b'"\\:,{}')
-_INT_CHARS = frozenset(b"0123456789-")  # every character an integer's text may hold
-_DOUBLE_CHARS = frozenset(b"0123456789-+.e")  # and a double's (`repr`)
-_NULL_CHARS = frozenset(b"nul")
 # Bytes of an argument value an `arg:` filter reads: longer values are not compared.
 ARG_VALUE_MAX = 512
 # `key:value` in an `arg` parameter; the key is an argument's name as the trace writes it.
@@ -278,8 +273,8 @@ class Searcher:
         is inside a key is decided inside the piece: the next quote after a hit in a number or
         null, or at the end of a prefix, opens the next key, which counts as a value hit unless
         that key starts with ":" or " :" (then the JSON is searched). So each fragment is scanned
-        once (with a quote after it) and numbers are matched by their text: integers written in
-        place (`_integer_hits`), doubles by their `repr`.
+        once (with a quote after it) and numbers are matched by their text
+        (`model.args.TypedWindow.number_hits`).
         """
         chars = set(needle.tobytes())
         if chars & _JSON_PUNCTUATION:
@@ -294,20 +289,13 @@ class Searcher:
         text[np.arange(frag_blob.shape[0]) + np.repeat(np.arange(count), frag_len)] = frag_blob
         bounds = np.append(frag_off[:-1] + np.arange(count), text.shape[0])
         frag_hit = _record_hits(text, bounds, needle, np.zeros(count, dtype=bool))
-        doubles = chars <= _DOUBLE_CHARS | _NULL_CHARS
-        integers = chars <= _INT_CHARS
         for window in model_args.typed_windows(self.trace, SCAN_CHUNK):
             checkpoint()
             r = window.records
             found = r.typed & frag_hit[np.maximum(r.opening, 0)]
-            is_fragment = r.value_class == FRAGMENT
-            row = frag_hit[r.key] | (
-                is_fragment & frag_hit[np.where(is_fragment, r.value, 0).astype(np.int64)]
-            )
-            if doubles:
-                row |= _double_hits(needle.tobytes(), r.value_class, r.value)
-            if integers:
-                row |= _integer_hits(needle, r.value_class, r.value)
+            values = window.value_fragments()
+            row = frag_hit[r.key] | ((values >= 0) & frag_hit[np.maximum(values, 0)])
+            row |= window.number_hits(needle.tobytes())
             found[r.owner[row]] = True
             raw = np.flatnonzero(r.raw & ~found)
             if raw.shape[0]:
@@ -356,42 +344,6 @@ def _record_hits(view: np.ndarray, bounds: np.ndarray, needle: np.ndarray, done:
     if pos.shape[0]:
         found[owner[~_inside_key(view, pos + m)]] = True
     return found
-
-
-def _integer_hits(needle: np.ndarray, value_class: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """Per stat row, whether it is an integer whose decimal text holds `needle` (digits and "-"):
-    the texts are written in fixed rows (`typed_args.integer_rows`) and searched in place."""
-    out = np.zeros(value_class.shape[0], dtype=bool)
-    m = needle.shape[0]
-    for cls in (INT, UINT):
-        rows = np.flatnonzero(value_class == cls)
-        if not rows.shape[0]:
-            continue
-        text, start, length = typed_args.integer_rows(value[rows], signed=cls == INT)
-        flat = text.ravel()
-        pos = np.flatnonzero(flat[: flat.shape[0] - m + 1] == needle[0])
-        for j in range(1, m):
-            pos = pos[flat[pos + j] == needle[j]]
-        number, at = np.divmod(pos, typed_args.TEXT_ROW)
-        # Inside the number's text (its row's `length` counts the comma after it).
-        inside = (at >= start[number]) & (at + m <= start[number] + length[number] - 1)
-        out[rows[number[inside]]] = True
-    return out
-
-
-def _double_hits(needle: bytes, value_class: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """Per stat row, whether it is a double whose JSON text (`repr`, null when not finite) holds
-    `needle` (lowercase; the texts have no capitals)."""
-    out = np.zeros(value_class.shape[0], dtype=bool)
-    rows = np.flatnonzero(value_class == DOUBLE)
-    if not rows.shape[0]:
-        return out
-    bits, inverse = np.unique(value[rows], return_inverse=True)
-    numbers = bits.view(np.float64).tolist()
-    text = needle.decode("utf-8", errors="replace")
-    match = np.array([text in typed_args.double_text(v) for v in numbers], dtype=bool)
-    out[rows] = match[inverse.ravel()]
-    return out
 
 
 def _scalar_text(raw: bytes) -> str:

@@ -9,7 +9,9 @@ Nothing outside the model reads the record columns: they go through
 - `event_texts` / `record_texts`: the JSON of many events or records at once, as (offsets, text);
 - `windows`: all records in record order, a window of whole records at a time, for whole-trace
   scans (search, export); a memory-mapped blob is read through its file, so a scan does not
-  leave the blob's pages counted in the server's resident memory.
+  leave the blob's pages counted in the server's resident memory;
+- `typed_windows`: a typed trace's records taken apart, for a search that matches the values
+  themselves (`TypedWindow.value_fragments`, `TypedWindow.number_hits`) instead of their JSON.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ class Trace(Protocol):
 
 
 WINDOW_BYTES = 1 << 20  # record bytes per window of `windows`
+_INT_CHARS = frozenset(b"0123456789-")  # every character an integer's text may hold
+_DOUBLE_CHARS = frozenset(b"0123456789-+.e")  # and a double's (`repr`)
+_NULL_CHARS = frozenset(b"nul")  # a double that is not finite is written null
 # A typed record renders to about twice its size: windows of typed records hold half as many bytes.
 _TYPED_SHRINK = 2
 
@@ -137,6 +142,64 @@ class TypedWindow:
         offsets = np.zeros(size.shape[0] + 1, dtype=np.int64)
         np.cumsum(size, out=offsets[1:])
         return offsets, typed_args.ragged_gather(self.data, lo, size)
+
+    def value_fragments(self) -> np.ndarray:
+        """Per stat row (`records`), the fragment id of its value (a `"text",` or `null,`
+        fragment), or -1 where the value is a number."""
+        r = self.records
+        out = np.full(r.value_class.shape[0], -1, dtype=np.int64)
+        fragment = r.value_class == typed_args.FRAGMENT
+        out[fragment] = r.value[fragment].astype(np.int64)
+        return out
+
+    def number_hits(self, needle: bytes) -> np.ndarray:
+        """Per stat row, whether its value is a number whose JSON text holds `needle` (lowercase;
+        numbers are written without capitals): integers in decimal, doubles as `repr`, null
+        where not finite, as `render` writes them."""
+        r = self.records
+        out = np.zeros(r.value_class.shape[0], dtype=bool)
+        chars = set(needle)
+        if chars <= _DOUBLE_CHARS | _NULL_CHARS:
+            out |= _double_hits(needle, r.value_class, r.value)
+        if chars <= _INT_CHARS:
+            out |= _integer_hits(np.frombuffer(needle, dtype=np.uint8), r.value_class, r.value)
+        return out
+
+
+def _integer_hits(needle: np.ndarray, value_class: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Per stat row, whether it is an integer whose decimal text holds `needle` (digits and "-"):
+    the texts are written in fixed rows (`typed_args.integer_rows`) and searched in place."""
+    out = np.zeros(value_class.shape[0], dtype=bool)
+    m = needle.shape[0]
+    for cls in (typed_args.INT, typed_args.UINT):
+        rows = np.flatnonzero(value_class == cls)
+        if not rows.shape[0]:
+            continue
+        text, start, length = typed_args.integer_rows(value[rows], signed=cls == typed_args.INT)
+        flat = text.ravel()
+        pos = np.flatnonzero(flat[: flat.shape[0] - m + 1] == needle[0])
+        for j in range(1, m):
+            pos = pos[flat[pos + j] == needle[j]]
+        number, at = np.divmod(pos, typed_args.TEXT_ROW)
+        # Inside the number's text (its row's `length` counts the comma after it).
+        inside = (at >= start[number]) & (at + m <= start[number] + length[number] - 1)
+        out[rows[number[inside]]] = True
+    return out
+
+
+def _double_hits(needle: bytes, value_class: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Per stat row, whether it is a double whose JSON text (`repr`, null when not finite) holds
+    `needle`."""
+    out = np.zeros(value_class.shape[0], dtype=bool)
+    rows = np.flatnonzero(value_class == typed_args.DOUBLE)
+    if not rows.shape[0]:
+        return out
+    bits, inverse = np.unique(value[rows], return_inverse=True)
+    numbers = bits.view(np.float64).tolist()
+    text = needle.decode("utf-8", errors="replace")
+    match = np.array([text in typed_args.double_text(v) for v in numbers], dtype=bool)
+    out[rows] = match[inverse.ravel()]
+    return out
 
 
 def typed_windows(trace: Trace, max_bytes: int = WINDOW_BYTES) -> Iterator[TypedWindow]:
