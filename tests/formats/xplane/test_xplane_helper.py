@@ -5,17 +5,22 @@ walk the file itself; damaged files read the same."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
+import pickle
 from pathlib import Path
 
 import fsspec
+import numpy as np
 import pytest
 
 from profscope.errors import UnreadableProfile
+from profscope.formats.xplane import decode as xplane_decode
 from profscope.formats.xplane import helper as xplane_helper
 from profscope.formats.xplane import reader as xplane
 from profscope.formats.xplane import walk as xplane_walk
+from profscope.formats.xplane.source import FileBytes
 from profscope.model.columns import Trace
 from tests.formats.xplane.test_xplane_streaming import DATA, FILES, assert_same
 
@@ -98,7 +103,9 @@ def test_a_helper_that_dies_leaves_the_reading_to_the_reader(
     want = one_process(path, 4096)
     original = xplane_helper.Helper.walk
 
-    def killed_first(self: xplane_helper.Helper, slots: list, batch_bytes: int) -> None:  # type: ignore[type-arg]
+    def killed_first(
+        self: xplane_helper.Helper, slots: list[list[tuple[int, int]]], batch_bytes: int
+    ) -> None:
         self._started.proc.kill()
         self._started.proc.wait()
         original(self, slots, batch_bytes)
@@ -142,3 +149,25 @@ def test_garbage_gives_the_same_error_with_a_helper(
         with pytest.raises(UnreadableProfile) as without:
             read(path)
     assert str(with_helper.value) == str(without.value)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_a_decoded_window_crosses_the_pipe_unchanged(name: str) -> None:
+    """What `Decoded` leaves out of its pickle comes back the same, dtypes included."""
+    steps: list[xplane_walk.Step] = []
+    source = FileBytes(os.open(DATA / name, os.O_RDONLY))
+    try:
+        index = xplane_decode.index_space(source)
+        for slots in index.slots:
+            xplane_walk.PlaneWalk(source, 1 << 16, steps.append).run(slots)
+    finally:
+        os.close(source.fileno())
+    decoded = [s.decoded for s in steps if isinstance(s, xplane_walk.Flush) and s.decoded is not None]
+    assert sum(d.batch.st_kind.shape[0] for d in decoded) > 1000
+    for d in decoded:
+        back = pickle.loads(pickle.dumps(d, protocol=5))
+        assert back.skipped == d.skipped and np.array_equal(back.readable, d.readable)
+        for field in dataclasses.fields(d.batch):
+            if field.name != "_data":
+                a, b = getattr(back.batch, field.name), getattr(d.batch, field.name)
+                assert a.dtype == b.dtype and np.array_equal(a, b), field.name

@@ -8,12 +8,13 @@ the batch size, walks the planes in order (`walk.PlaneWalk`) and sends each step
 after each plane's last one; the reader applies them in order, so the trace is the one a walk in
 the reader's own process gives.
 
-The two processes share the work: decoding a window's events costs the helper about half again
-what applying them costs the reader, so the helper decodes a flush only while steps wait to be
-sent (the reader is the slower one then) and otherwise sends its records raw, for the reader to
-decode. Who decodes never changes the steps' results. At most QUEUE_STEPS steps wait in the
-helper (each a window's bytes and columns: about 6 MB for a 1 MB window), and one more in the
-pipe: the helper's memory stays that of one batch or so.
+The two processes share the work: walking and decoding a window's events costs about half again
+what applying them costs the reader (in the profile of the 1 GB JAX capture), so the reader says
+when it has waited for a step (HUNGRY) and the helper sends its next flush raw, for the reader to
+decode; otherwise the helper decodes it. Who decodes never changes the steps' results. At most
+QUEUE_STEPS steps wait in the helper (each a window's bytes and columns: about 3 MB for a 1 MB
+window of the JAX capture, `walk.Decoded`), and one more in the pipe: the helper's memory stays
+that of a few batches (its peak RSS on the 1 GB JAX capture: about 90 MB).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from profscope.formats.xplane.walk import PlaneWalk, Step
 HELPER_MIN_BYTES = 64 << 20
 QUEUE_STEPS = 3
 PLANE_END = "plane_end"
+HUNGRY = "hungry"
+_SWITCH_S = 0.0005
 
 
 class HelperFailed(Exception):
@@ -62,9 +65,12 @@ class Helper:
 
     def plane_steps(self) -> Iterator[Step]:
         """The steps of the next plane of the walk."""
+        recv = self._started.recv
         while True:
             try:
-                message: Any = helper_process.recv_buffers(self._started.recv)
+                if not recv.poll():  # nothing ready: the helper is the slower one
+                    self._started.send.send(HUNGRY)
+                message: Any = helper_process.recv_buffers(recv)
             except (EOFError, OSError) as exc:
                 raise HelperFailed(f"the helper process ended ({exc or 'closed'})") from exc
             if isinstance(message, str) and message == PLANE_END:
@@ -80,22 +86,35 @@ class Helper:
 def run(inbox: Connection, outbox: Connection, source_fd: int) -> None:
     """Helper body: walk the planes for each order until the reader closes the pipe."""
     source = FileBytes(source_fd)
+    # The sending thread waits for the GIL each time it has a step to send: not 5 ms behind the walk.
+    sys.setswitchinterval(_SWITCH_S)
     waiting: queue.Queue[Any] = queue.Queue(maxsize=QUEUE_STEPS)
     sender = threading.Thread(target=_send_all, args=(waiting, outbox), daemon=True)
     sender.start()
     while True:
         try:
-            slots, batch_bytes = inbox.recv()
+            order = inbox.recv()
         except EOFError:
             break
+        if order == HUNGRY:  # from the end of the last walk
+            continue
+        slots, batch_bytes = order
         try:
             for plane_slots in slots:
-                PlaneWalk(source, batch_bytes, waiting.put, lambda: waiting.qsize() > 0).run(plane_slots)
+                PlaneWalk(source, batch_bytes, waiting.put, lambda: not _hungry(inbox)).run(plane_slots)
                 waiting.put(PLANE_END)
         except Exception as exc:  # the reader walks the file itself, and meets it again
             waiting.put(RuntimeError(f"{type(exc).__name__}: {exc}"))
     waiting.put(None)
     sender.join()
+
+
+def _hungry(inbox: Connection) -> bool:
+    """Whether the reader has waited for a step since the last call (its HUNGRY messages read)."""
+    hungry = False
+    while inbox.poll():
+        hungry |= inbox.recv() == HUNGRY
+    return hungry
 
 
 def _send_all(waiting: queue.Queue[Any], outbox: Connection) -> None:

@@ -13,7 +13,8 @@ are read in windows of `batch_bytes` (a window holds part of a long line or seve
 and every window's events are decoded and turned into builder calls (`plane`) before the
 next is read. The walk over the windows (`walk`) hands on its steps in order; in a big file it
 runs in a helper process (`helper`), which also decodes part of the windows, while this one
-applies the steps before, so the two cores share the reading and the trace stays the same. What the reader keeps besides: per line its header, state and track (about 1.7 KB),
+applies the steps before, so the two cores share the reading and the trace stays the same.
+What the reader keeps besides: per line its header, state and track (about 1.7 KB),
 per metadata entry about 0.9 KB (both count against an ingest's budget, `held_limit`), per counter
 series a few numbers, and per GPU or TPU plane the rows its derived lines are built from (about 60
 bytes per kernel or op, freed once the plane is done). What the whole file decides is settled at the end:
