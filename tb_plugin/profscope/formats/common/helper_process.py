@@ -5,8 +5,8 @@ the caller not being a daemonic process (ingest runs readers in one, Dask worker
 gets a pipe to read from, one to write to and any other files as inherited descriptors (POSIX
 `pass_fds`), and finds this package where the caller found it.
 
-`send_buffers` / `recv_buffers` pass objects holding large arrays (the XPlane args jobs and their
-answers, megabytes each): the pickle goes without the arrays' data (protocol 5, out of band), then
+`send_buffers` / `recv_buffers` pass objects holding large arrays (the XPlane walk's steps,
+megabytes each): the pickle goes without the arrays' data (protocol 5, out of band), then
 each array's bytes are written from its own memory and read straight into the buffer the
 received array keeps. `Connection.send` would copy every array into the pickle and, receiving,
 through a `BytesIO` into a new bytes object and again into the array.
@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import os
 import pickle
+import struct
 import subprocess
 import sys
 from multiprocessing.connection import Connection
@@ -98,27 +99,51 @@ def _widen(fd: int) -> None:
 
 
 def send_buffers(conn: Connection, obj: Any) -> None:
-    """Send `obj`, its contiguous arrays out of band (see the module's docstring)."""
+    """Send `obj`, its contiguous arrays out of band (see the module's docstring): a length, the
+    pickle, then the arrays' bytes, by as few `writev` calls as the pipe takes (a sending thread
+    waits for the GIL again after each call, behind a busy thread for up to its switch interval)."""
     buffers: list[pickle.PickleBuffer] = []
     head = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
     views = [b.raw() for b in buffers]
-    conn.send_bytes(pickle.dumps((head, [v.nbytes for v in views]), protocol=5))
-    for view in views:
-        while view.nbytes:
-            view = view[os.write(conn.fileno(), view) :]
+    meta = pickle.dumps((head, [v.nbytes for v in views]), protocol=5)
+    parts = [memoryview(_LENGTH.pack(len(meta)) + meta), *(v for v in views if v.nbytes)]
+    fd = conn.fileno()
+    while parts:
+        done = os.writev(fd, parts[:_IOV_MAX])
+        parts = _after(parts, done)
 
 
 def recv_buffers(conn: Connection) -> Any:
     """What `send_buffers` sent; raises EOFError when the other end closed before its end."""
-    head, sizes = pickle.loads(conn.recv_bytes())
-    buffers = []
-    for size in sizes:
-        buffer = bytearray(size)  # writable, so the arrays made on it are too
-        view, got = memoryview(buffer), 0
-        while got < size:
-            n = os.readv(conn.fileno(), [view[got:]])
-            if n == 0:
-                raise EOFError("the helper's pipe closed inside a message")
-            got += n
-        buffers.append(buffer)
+    fd = conn.fileno()
+    length = bytearray(_LENGTH.size)
+    _read_into(fd, [memoryview(length)])
+    meta = bytearray(_LENGTH.unpack(length)[0])
+    _read_into(fd, [memoryview(meta)])
+    head, sizes = pickle.loads(meta)
+    buffers = [bytearray(size) for size in sizes]  # writable, so the arrays made on them are too
+    _read_into(fd, [memoryview(b) for b in buffers if len(b)])
     return pickle.loads(head, buffers=buffers)
+
+
+_LENGTH = struct.Struct("<Q")
+_IOV_MAX = 512
+
+
+def _after(parts: list[memoryview], count: int) -> list[memoryview]:
+    """`parts` less their first `count` bytes."""
+    while parts and count >= parts[0].nbytes:
+        count -= parts[0].nbytes
+        parts = parts[1:]
+    if count:
+        parts = [parts[0][count:], *parts[1:]]
+    return parts
+
+
+def _read_into(fd: int, parts: list[memoryview]) -> None:
+    """Fill `parts` from `fd`; raises EOFError where it closes first."""
+    while parts:
+        got = os.readv(fd, parts[:_IOV_MAX])
+        if got == 0:
+            raise EOFError("the helper's pipe closed inside a message")
+        parts = _after(parts, got)

@@ -11,7 +11,10 @@ How the memory stays bounded: the file is never read whole (`source`). `index_sp
 the XSpace and its planes, skipping their lines, and decodes the metadata; then a plane's lines
 are read in windows of `batch_bytes` (a window holds part of a long line or several short ones)
 and every window's events are decoded and turned into builder calls (`plane`) before the
-next is read. What the reader keeps besides: per line its header, state and track (about 1.7 KB),
+next is read. The walk over the windows (`walk`) hands on its steps in order; in a big file it
+runs in a helper process (`helper`), which also decodes part of the windows, while this one
+applies the steps before, so the two cores share the reading and the trace stays the same.
+What the reader keeps besides: per line its header, state and track (about 1.7 KB),
 per metadata entry about 0.9 KB (both count against an ingest's budget, `held_limit`), per counter
 series a few numbers, and per GPU or TPU plane the rows its derived lines are built from (about 60
 bytes per kernel or op, freed once the plane is done). What the whole file decides is settled at the end:
@@ -33,7 +36,7 @@ The results do not depend on `batch_bytes` or on the memory budget, only on the 
 
 from __future__ import annotations
 
-import array
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +47,7 @@ from profscope.errors import UnreadableProfile
 from profscope.formats import registry
 from profscope.formats.common import wire
 from profscope.formats.xplane import derived as xplane_derived
+from profscope.formats.xplane import helper as xplane_helper
 from profscope.formats.xplane.decode import (
     BYTES,
     DOUBLE,
@@ -53,22 +57,23 @@ from profscope.formats.xplane.decode import (
     RawPlane,
     SpaceIndex,
     TooManyLines,
-    decode_events,
     index_space,
-    record_payloads,
     text,
 )
 from profscope.formats.xplane.flows import FLOW_CATEGORIES, FlowRecords
+from profscope.formats.xplane.helper import HelperFailed
 from profscope.formats.xplane.hlo import InstructionMetadata, attachment_name, hlo_protos
 from profscope.formats.xplane.plane import Frame, LineState, PlaneReader, ReadState
-from profscope.formats.xplane.source import Source, Window
+from profscope.formats.xplane.source import Source
 from profscope.formats.xplane.spill import Scratch
 from profscope.formats.xplane.stats import json_value
 from profscope.formats.xplane.tracks import plane_kind
+from profscope.formats.xplane.walk import Flush, LineStart, Others, PlaneWalk, Step
 from profscope.model.columns import Trace, TraceBuilder
 from profscope.model.spill import budget as spill_budget
 
 FORMAT = registry.XPLANE
+_log = logging.getLogger(__name__)
 # File bytes of events decoded together: about 1 MB is fastest (the batch's columns stay in the
 # CPU caches), and decoding one takes about 50 times its bytes at its peak.
 BATCH_BYTES = 1 << 20
@@ -76,7 +81,6 @@ MEMORY_MB = 512  # what the reader may hold: flow records beyond go to scratch f
 # Under a small budget batches are cut smaller (budget / _BATCH_SHARE), down to _MIN_BATCH_BYTES.
 _BATCH_SHARE = 64
 _MIN_BATCH_BYTES = 1 << 16
-_OTHER_BATCH = 1 << 16  # events with an unusual tag, decoded together at the end of their line
 # Line timestamps below this many ns after the epoch (≈ 11.6 days) are offsets from the profile
 # start, as profilers write them after normalizing, not wall-clock times.
 _EPOCH_THRESHOLD_NS = 10**15
@@ -199,39 +203,74 @@ class _Reading:
         self.lines_seen = 0
         self.protos = hlo_protos(self.index)
         self.hlo = InstructionMetadata(self.protos)
+        self._state: ReadState | None = None
+        self.helper = _start_helper(source) if xplane_helper.can_help(source.size) else None
 
     def run(self) -> Trace:
         frame = Frame()
-        for attempt in range(2):
-            state = self._pass(frame)
-            used = [ln for ln in state.lines if ln.num_events]
-            if not used:
+        try:
+            for attempt in range(2):
+                state = self._pass(frame)
+                used = [ln for ln in state.lines if ln.num_events]
+                if not used:
+                    break
+                base = _median_line(used).timestamp_ns
+                far = frozenset(ln.index for ln in used if abs((ln.timestamp_ns - base) * 1000) >= _FAR_PS)
+                if attempt == 0 and (state.invalid or far != frame.far):
+                    state.builder.discard()
+                    state.flows.close()
+                    frame = Frame(base, far, dict(state.final_headers))
+                    continue
                 break
-            base = _median_line(used).timestamp_ns
-            far = frozenset(ln.index for ln in used if abs((ln.timestamp_ns - base) * 1000) >= _FAR_PS)
-            if attempt == 0 and (state.invalid or far != frame.far):
-                state.builder.discard()
-                state.flows.close()
-                frame = Frame(base, far, dict(state.final_headers))
-                continue
-            break
+        finally:
+            self._stop_helper()
         return self._finish(state)
 
     # -- the pass over the file --------------------------------------------------------------------
     def _pass(self, frame: Frame) -> ReadState:
+        if self.helper is not None:
+            try:
+                return self._one_pass(frame)
+            except HelperFailed:
+                _log.warning(
+                    "the XPlane helper process failed on %s; reading in one process", self.path, exc_info=True
+                )
+                self._stop_helper()
+                self._discard()
+        return self._one_pass(frame)
+
+    def _discard(self) -> None:
+        if self._state is not None:
+            self._state.builder.discard()
+            self._state.flows.close()
+            self._state = None
+
+    def _stop_helper(self) -> None:
+        if self.helper is not None:
+            self.helper.stop()
+            self.helper = None
+
+    def _one_pass(self, frame: Frame) -> ReadState:
         index = self.index
         builder = TraceBuilder(source=self.path, format=FORMAT, provisional=True)
         # An eighth of the budget for each of the flow record tables (two during the pass, three
         # while linking), the rest for a batch.
         flows = FlowRecords(self.scratch, self.budget // 8)
-        state = ReadState(builder, flows, frame)
+        state = self._state = ReadState(builder, flows, frame)
         recorder = _Recorder(state)
         self.line_damage = {}
         self.lines_seen = 0
+        if self.helper is not None:
+            self.helper.walk(index.slots, self.batch_bytes)
         for plane, slots in zip(index.planes, index.slots, strict=True):
             plane.lines = []
             reader = PlaneReader(state, plane, self.hlo)
-            _PlaneWalk(self, reader).run(slots)
+            steps = _Steps(self, reader)
+            if self.helper is not None:
+                for step in self.helper.plane_steps():
+                    steps.apply(step)
+            else:
+                PlaneWalk(self.source, self.batch_bytes, steps.apply).run(slots)
             reader.finish(recorder)
         return state
 
@@ -371,91 +410,73 @@ class _Reading:
         ]
 
 
-class _PlaneWalk:
-    """Walks the lines of one plane window by window: the events a window holds, from one line
-    or several short ones, are decoded as one batch before the next window is read."""
+class _Steps:
+    """Applies the steps of one plane's walk (`walk`) to its PlaneReader, in order."""
 
     def __init__(self, reading: _Reading, reader: PlaneReader) -> None:
         self.reading = reading
         self.reader = reader
         self.state = reader.state
-        self.source = reading.source
-        self.win: Window | None = None
-        self.pending: list[tuple[LineState, array.array[int], int]] = []  # (line, records, limit)
-        self.walked: list[tuple[int, LineState]] = []  # lines walked, not yet ended
+        self.lines: list[LineState] = []  # by slot
 
-    def run(self, slots: list[tuple[int, int]]) -> None:
-        step = self.reading.batch_bytes
-        for k, (start, end) in enumerate(slots):
-            ln = self.reader.line(self.reading.lines_seen, wire.LineRecord())
+    def apply(self, step: Step) -> None:
+        if isinstance(step, LineStart):
+            self.lines.append(self.reader.line(self.reading.lines_seen, wire.LineRecord()))
             self.reading.lines_seen += 1
-            pos, size, done = start, step, False
-            while not done:
-                win = self.win
-                if win is None or not win.base <= pos < win.base + len(win.view) or size > step:
-                    self._flush()
-                    self.source.read_to(pos)
-                    win = self.win = self.source.window(pos, size)
-                records = array.array("q")
-                at, done = wire.walk_line_part(
-                    win.view, win.base, pos - win.base, end - win.base, win.whole, ln.record, records
-                )
-                if records:
-                    self.pending.append((ln, records, min(end - win.base, len(win.view))))
-                if not done:
-                    # The window ends inside this line: decode what it holds, then read on.
-                    stuck = win.base + at == pos and not records
-                    self._flush()
-                    self.win = None
-                    size = size * 2 if stuck else step
-                pos = win.base + at
-                self.reading._report(pos)
-            if ln.record.other_events:
-                self._flush()
-                self._others(ln)
-            self.walked.append((k, ln))
-        self._flush()
-        self.win = None
+            self.reading._report(step.pos)
+        elif isinstance(step, Flush):
+            self._flush(step)
+        else:
+            self._others(step)
 
-    def _flush(self) -> None:
-        """Decode the events of the pending lines, then end the lines walked to their end."""
-        if self.pending:
-            buf = self.win.buf  # type: ignore[union-attr]
-            counts = [len(r) for _, r, _ in self.pending]
-            records = np.frombuffer(b"".join(r for _, r, _ in self.pending), np.int64)
-            limits = np.repeat(np.array([lim for _, _, lim in self.pending], dtype=np.int64), counts)
-            line_at = np.repeat(np.arange(len(self.pending)), counts)
-            starts, ends, readable = record_payloads(buf, records, limits)
-            self.state.skipped["events that could not be decoded"] += int((~readable).sum())
-            batch = decode_events(buf, starts[readable], ends[readable], self.state.skipped)
-            per_line = np.bincount(line_at[readable], minlength=len(self.pending))
+    def _skipped(self, counts: list[tuple[str, int]]) -> None:
+        for reason, count in counts:
+            self.state.skipped[reason] += count
+
+    def _flush(self, step: Flush) -> None:
+        """Read the events of the pending lines, then end the lines walked to their end."""
+        if step.slots:
+            pending = [self.lines[k] for k in step.slots]
+            for ln, header in zip(pending, step.headers, strict=True):
+                ln.record = header
+            decoded = step.decode()
+            self._skipped(decoded.skipped)
+            readable = decoded.readable
+            line_at = np.repeat(np.arange(len(pending)), step.counts)
+            per_line = np.bincount(line_at[readable], minlength=len(pending))
             lines = []
-            for (ln, _, _), count in zip(self.pending, per_line.tolist(), strict=True):
+            for ln, count in zip(pending, per_line.tolist(), strict=True):
                 ln.num_events += count
                 if count:
                     lines.append(ln)
             renumber = np.cumsum(per_line > 0) - 1
-            self.reader.batch(lines, renumber[line_at[readable]], batch)
-            self.pending.clear()
-        for k, ln in self.walked:
-            rec = ln.record
+            self.reader.batch(lines, renumber[line_at[readable]], decoded.batch)
+        for k, rec in step.ended:
+            ln = self.lines[k]
+            ln.record = rec
             if rec.damage:
                 where = f"plane {self.reader.plane.index}, line {text(rec.name)!r}"
                 self.reading.line_damage[(self.reader.plane.index, k)] = f"{where}: {rec.damage}"
             self.reader.end_line(ln)
-        self.walked = []
+        self.reading._report(step.pos)
 
-    def _others(self, ln: LineState) -> None:
+    def _others(self, step: Others) -> None:
         """Events written with an unusual tag come after the line's usual records."""
-        other = ln.record.other_events
-        for lo in range(0, len(other), _OTHER_BATCH):
-            chunk = other[lo : lo + _OTHER_BATCH]
-            buf, _, shift = self.source.gather(chunk)
-            arr = np.asarray(chunk, dtype=np.int64).reshape(-1, 2) - shift[:, None]
-            batch = decode_events(buf, arr[:, 0], arr[:, 1], self.state.skipped)
+        ln = self.lines[step.slot]
+        ln.record = step.header
+        for batch, skipped in step.chunks:
+            self._skipped(skipped)
             ln.num_events += batch.num_events
             if batch.num_events:
                 self.reader.batch([ln], np.zeros(batch.num_events, dtype=np.int64), batch)
+
+
+def _start_helper(source: Source) -> xplane_helper.Helper | None:
+    try:
+        return xplane_helper.Helper(source.fileno())
+    except OSError:
+        _log.warning("could not start a helper process; reading in one process", exc_info=True)
+        return None
 
 
 def _median_line(used: list[RawLine]) -> RawLine:

@@ -99,7 +99,34 @@ class BytesSource(_Bytes):
         target[:] = self._data[offset : offset + target.nbytes]
 
 
-class Source(_Bytes):
+class FileBytes(_Bytes):
+    """Random access to an open file's bytes (`os.preadv`); its page-cache copy is dropped
+    behind the walk over the lines (`read_to`). The helper process reads the reader's file so."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self.size = os.fstat(fd).st_size
+        self._drop = spill_pages.DropBehind(fd)
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def read_to(self, pos: int) -> None:
+        """The bytes before `pos` are read (the pass over the lines has gone past them): their
+        page-cache copy goes (`spill_pages.DropBehind`); reading them again reads the disk."""
+        self._drop.read_to(pos)
+
+    def _read_into(self, target: memoryview, offset: int) -> None:
+        while target.nbytes:
+            got = os.preadv(self._fd, [target], offset)
+            if got <= 0:
+                target[:] = b"\0" * target.nbytes
+                return
+            target = target[got:]
+            offset += got
+
+
+class Source(FileBytes):
     """Random access to one file's bytes; `close` releases it (and removes a scratch copy)."""
 
     def __init__(
@@ -112,7 +139,7 @@ class Source(_Bytes):
         self._copy: str | None = None
         if isinstance(fs, LocalFileSystem):
             try:  # through `fs`, whose checks apply: never the file by name again
-                self._fd = opening.open_descriptor(path, fs)
+                fd = opening.open_descriptor(path, fs)
             except OSError as e:
                 raise UnreadableProfile(path, describe_error(e)) from e
         else:
@@ -128,29 +155,14 @@ class Source(_Bytes):
                     done += len(chunk)
                     if progress is not None:
                         progress(done // 2, max(total, done))
-            self._fd = os.open(self._copy, os.O_RDONLY)
-        self.size = os.fstat(self._fd).st_size
+            fd = os.open(self._copy, os.O_RDONLY)
+        super().__init__(fd)
         self.copied = self._copy is not None
-        self._drop = spill_pages.DropBehind(self._fd)
 
     def close(self) -> None:
         os.close(self._fd)
         if self._copy is not None:
             os.unlink(self._copy)
-
-    def read_to(self, pos: int) -> None:
-        """The bytes before `pos` are read (the pass over the lines has gone past them): their
-        page-cache copy goes (`spill_pages.DropBehind`); reading them again reads the disk."""
-        self._drop.read_to(pos)
-
-    def _read_into(self, target: memoryview, offset: int) -> None:
-        while target.nbytes:
-            got = os.preadv(self._fd, [target], offset)
-            if got <= 0:
-                target[:] = b"\0" * target.nbytes
-                return
-            target = target[got:]
-            offset += got
 
 
 def _scratch_file(path: str) -> BinaryIO:

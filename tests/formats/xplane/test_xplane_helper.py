@@ -1,0 +1,173 @@
+"""The XPlane helper process (`formats.xplane.helper`): a trace read with the walk and part of the
+decoding in a second process is the one read in one process, for every real XPlane in
+tests/data/xplane, whoever decodes each window; a helper that fails or dies leaves the reader to
+walk the file itself; damaged files read the same."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import pickle
+from pathlib import Path
+
+import fsspec
+import numpy as np
+import pytest
+
+from profscope.errors import UnreadableProfile
+from profscope.formats.xplane import decode as xplane_decode
+from profscope.formats.xplane import helper as xplane_helper
+from profscope.formats.xplane import reader as xplane
+from profscope.formats.xplane import walk as xplane_walk
+from profscope.formats.xplane.source import FileBytes
+from profscope.model.columns import Trace
+from tests.formats.xplane.test_xplane_streaming import DATA, FILES, assert_same
+
+pytestmark = pytest.mark.skipif(not xplane_helper.can_help(1 << 62), reason="needs two cores and POSIX")
+
+
+def read(path: Path, **options: int) -> Trace:
+    return xplane.read(str(path), fsspec.filesystem("file"), **options)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def helpers(monkeypatch: pytest.MonkeyPatch) -> list[xplane_helper.Helper]:
+    """Every file gets a helper from now on; the helpers started."""
+    started: list[xplane_helper.Helper] = []
+    original = xplane_helper.Helper.__init__
+
+    def spy(self: xplane_helper.Helper, source_fd: int) -> None:
+        original(self, source_fd)
+        started.append(self)
+
+    monkeypatch.setattr(xplane_helper, "HELPER_MIN_BYTES", 0)
+    monkeypatch.setattr(xplane_helper.Helper, "__init__", spy)
+    return started
+
+
+def one_process(path: Path, batch_bytes: int) -> Trace:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(xplane_helper, "HELPER_MIN_BYTES", 1 << 62)
+        return read(path, batch_bytes=batch_bytes)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_a_helper_gives_the_one_process_trace(name: str, helpers: list[xplane_helper.Helper]) -> None:
+    path = DATA / name
+    want = one_process(path, 1 << 30)
+    # 4 kB windows: hundreds of steps, most lines cut many times, some windows decoded by the
+    # helper (while steps wait to be sent) and some by the reader.
+    got = read(path, batch_bytes=4096)
+    assert len(helpers) == 1
+    assert helpers[0]._started.proc.poll() is not None  # stopped once the pass is done
+    assert got.num_events == want.num_events > 1000
+    assert_same(got, want)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_who_decodes_a_window_does_not_change_the_trace(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = DATA / name
+    want = read(path, batch_bytes=4096)
+    turns = itertools.cycle([True, False, False])
+
+    class Alternating(xplane_walk.PlaneWalk):
+        def __init__(self, *args: object) -> None:
+            super().__init__(*args, decode_now=lambda: next(turns))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(xplane, "PlaneWalk", Alternating)
+    assert_same(read(path, batch_bytes=4096), want)
+
+
+def test_a_failing_helper_leaves_the_reading_to_the_reader(
+    helpers: list[xplane_helper.Helper], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = DATA / FILES[0]
+    want = one_process(path, 4096)
+    original = xplane_helper.Helper.plane_steps
+
+    def failing(self: xplane_helper.Helper):  # type: ignore[no-untyped-def]
+        steps = original(self)
+        yield next(steps)
+        raise xplane_helper.HelperFailed("broken on purpose")
+
+    monkeypatch.setattr(xplane_helper.Helper, "plane_steps", failing)
+    assert_same(read(path, batch_bytes=4096), want)
+    assert len(helpers) == 1 and helpers[0]._started.proc.poll() is not None
+
+
+def test_a_helper_that_dies_leaves_the_reading_to_the_reader(
+    helpers: list[xplane_helper.Helper], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = DATA / FILES[0]
+    want = one_process(path, 4096)
+    original = xplane_helper.Helper.walk
+
+    def killed_first(
+        self: xplane_helper.Helper, slots: list[list[tuple[int, int]]], batch_bytes: int
+    ) -> None:
+        self._started.proc.kill()
+        self._started.proc.wait()
+        original(self, slots, batch_bytes)
+
+    monkeypatch.setattr(xplane_helper.Helper, "walk", killed_first)
+    assert_same(read(path, batch_bytes=4096), want)
+
+
+def test_progress_moves_with_a_helper(helpers: list[xplane_helper.Helper]) -> None:
+    path = DATA / max(FILES, key=lambda n: (DATA / n).stat().st_size)
+    seen: list[tuple[int, int]] = []
+    xplane.read(str(path), fsspec.filesystem("file"), lambda d, t: seen.append((d, t)), batch_bytes=4096)
+    size = path.stat().st_size
+    done = [d for d, _ in seen]
+    assert done == sorted(done) and done[-1] == size
+    assert len(set(done)) > 10  # it moved through the lines, not only at the end
+
+
+@pytest.mark.parametrize("keep", [0.3, 0.7])
+def test_a_truncated_file_reads_the_same_with_a_helper(
+    keep: float, tmp_path: Path, helpers: list[xplane_helper.Helper]
+) -> None:
+    data = (DATA / FILES[0]).read_bytes()
+    path = tmp_path / "cut.xplane.pb"
+    path.write_bytes(data[: int(len(data) * keep)])
+    got = read(path, batch_bytes=4096)
+    want = one_process(path, 4096)
+    assert got.warnings and any("damaged input" in w for w in got.warnings)
+    assert_same(got, want)
+
+
+def test_garbage_gives_the_same_error_with_a_helper(
+    tmp_path: Path, helpers: list[xplane_helper.Helper]
+) -> None:
+    path = tmp_path / "noise.xplane.pb"
+    path.write_bytes(os.urandom(1 << 16))
+    with pytest.raises(UnreadableProfile) as with_helper:
+        read(path)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(xplane_helper, "HELPER_MIN_BYTES", 1 << 62)
+        with pytest.raises(UnreadableProfile) as without:
+            read(path)
+    assert str(with_helper.value) == str(without.value)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_a_decoded_window_crosses_the_pipe_unchanged(name: str) -> None:
+    """What `Decoded` leaves out of its pickle comes back the same, dtypes included."""
+    steps: list[xplane_walk.Step] = []
+    source = FileBytes(os.open(DATA / name, os.O_RDONLY))
+    try:
+        index = xplane_decode.index_space(source)
+        for slots in index.slots:
+            xplane_walk.PlaneWalk(source, 1 << 16, steps.append).run(slots)
+    finally:
+        os.close(source.fileno())
+    decoded = [s.decoded for s in steps if isinstance(s, xplane_walk.Flush) and s.decoded is not None]
+    assert sum(d.batch.st_kind.shape[0] for d in decoded) > 1000
+    for d in decoded:
+        back = pickle.loads(pickle.dumps(d, protocol=5))
+        assert back.skipped == d.skipped and np.array_equal(back.readable, d.readable)
+        for field in dataclasses.fields(d.batch):
+            if field.name != "_data":
+                a, b = getattr(back.batch, field.name), getattr(d.batch, field.name)
+                assert a.dtype == b.dtype and np.array_equal(a, b), field.name
