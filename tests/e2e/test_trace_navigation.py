@@ -7,7 +7,6 @@ Trace window the user left. Expectations come from the server's own answers.
 
 from __future__ import annotations
 
-import pathlib
 import time
 
 from tests.e2e.trace_fixtures import (
@@ -23,8 +22,6 @@ from tests.e2e.trace_fixtures import (
 )
 
 pytestmark = requires_bundle
-
-SCREENSHOTS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 def _width(link: dict[str, str]) -> float:
@@ -72,7 +69,7 @@ def test_search_enter_pans_at_the_same_zoom_and_gives_the_keys_back(
 
 
 def test_a_roofline_row_opens_exactly_its_kernels_and_back_returns(
-    tensorboard_server, browser_page, open_profscope, page_errors
+    tensorboard_server, browser_page, open_profscope, page_errors, screenshot
 ) -> None:
     browser_page.set_viewport_size({"width": 1280, "height": 800})
     server, frame, _ = open_gpu_trace(tensorboard_server, browser_page, open_profscope)
@@ -107,7 +104,7 @@ def test_a_roofline_row_opens_exactly_its_kernels_and_back_returns(
         assert event["track"] in gpu_tracks, event  # a kernel on a GPU stream, not a host op
         assert event["name"] != base
     width = _width(settled_link(browser_page, frame))
-    browser_page.screenshot(path=str(SCREENSHOTS / "chromium_roofline_to_kernels.png"))
+    screenshot(browser_page, "chromium_roofline_to_kernels")
     frame.click("[data-testid=linked-next]")
     link = _wait_fragment(browser_page, lambda ln: ln.get("sel") == str(ids[1]))
     assert link["sel"] == str(ids[1])

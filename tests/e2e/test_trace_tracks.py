@@ -8,8 +8,6 @@ server's own `trace/meta` and `trace/search`, or the pixels drawn.
 
 from __future__ import annotations
 
-import pathlib
-
 from tests.e2e.trace_fixtures import (
     LABEL_WIDTH,
     fragment,
@@ -23,9 +21,6 @@ from tests.e2e.trace_fixtures import (
 )
 
 pytestmark = requires_bundle
-
-REPO = pathlib.Path(__file__).resolve().parents[2]
-SCREENSHOTS = REPO / "docs" / "screenshots"
 
 # JS: dark (text) pixels of the label column between CSS y0 and y1 of the timeline canvas.
 _LABEL_INK_JS = """
@@ -100,7 +95,7 @@ def _tops(meta: dict, hidden: set[int]) -> dict[int, tuple[int, int]]:
 
 
 def test_gpu_streams_come_first_in_two_clicks_and_the_link_keeps_them(
-    tensorboard_server, browser_page, open_profscope, page_errors
+    tensorboard_server, browser_page, open_profscope, page_errors, screenshot
 ) -> None:
     browser_page.set_viewport_size({"width": 1280, "height": 800})
     server, frame, _ = open_gpu_trace(tensorboard_server, browser_page, open_profscope)
@@ -115,7 +110,7 @@ def test_gpu_streams_come_first_in_two_clicks_and_the_link_keeps_them(
     )
     link = settled_link(browser_page, frame)
     assert link["tp"] == ",".join(map(str, gpu_tracks))
-    browser_page.screenshot(path=str(SCREENSHOTS / "chromium_tracks.png"))
+    screenshot(browser_page, "chromium_tracks")
     # A limit of 3 rows on the 36-row Python stack of the host thread, kept in the link too.
     host = next(t for t in meta["tracks"] if t["max_depth"] >= 10)
     frame.fill(f"[data-testid=tracks-depth-{host['id']}]", "3")
@@ -172,7 +167,7 @@ def test_labels_stay_in_view_on_a_deep_track_and_z_zooms_to_the_device(
 
 
 def test_hiding_the_python_stacks_keeps_the_ops_and_brings_the_gpu_streams_into_view(
-    tensorboard_server, browser_page, open_profscope, page_errors
+    tensorboard_server, browser_page, open_profscope, page_errors, screenshot
 ) -> None:
     browser_page.set_viewport_size({"width": 1280, "height": 800})
     server, frame, _ = open_gpu_trace(tensorboard_server, browser_page, open_profscope)
@@ -207,5 +202,5 @@ def test_hiding_the_python_stacks_keeps_the_ops_and_brings_the_gpu_streams_into_
         y, h = after[track]
         left, right, _ = frame.evaluate(_INK_SPAN_JS, [LABEL_WIDTH, y, y + h])
         assert left < right, f"nothing drawn on track {track} at y {y}–{y + h}"
-    browser_page.screenshot(path=str(SCREENSHOTS / "chromium_tracks_no_python.png"))
+    screenshot(browser_page, "chromium_tracks_no_python")
     assert page_errors == []
