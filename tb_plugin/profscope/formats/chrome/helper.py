@@ -46,9 +46,9 @@ PROGRESS_EVERY_BYTES = 32 << 20
 
 
 def can_read(fs: fsspec.AbstractFileSystem) -> bool:
-    """Whether a helper can read files of `fs` here: local files, a second core, and POSIX (the
-    helper gets its pipe ends as inherited descriptors, `pass_fds`)."""
-    if (os.cpu_count() or 1) < 2 or os.name != "posix":
+    """Whether a helper can read files of `fs` here: local files, where a helper can run at all
+    (`helper_process.possible`)."""
+    if not helper_process.possible():
         return False
     proto = fs.protocol
     return "file" in ((proto,) if isinstance(proto, str) else tuple(proto))

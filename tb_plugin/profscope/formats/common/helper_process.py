@@ -62,6 +62,12 @@ class Started:
         self.recv.close()
 
 
+def possible() -> bool:
+    """Whether a helper process can help here: a second core, and POSIX (the helper gets its pipe
+    ends and the source as inherited descriptors, `pass_fds`)."""
+    return (os.cpu_count() or 1) >= 2 and os.name == "posix"
+
+
 def start(module: str, *extra_fds: int) -> Started:
     """Start `python -m module IN_FD OUT_FD extra_fd…`; raises OSError when it cannot."""
     to_child, child_in = os.pipe()

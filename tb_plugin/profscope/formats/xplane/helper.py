@@ -45,9 +45,9 @@ class HelperFailed(Exception):
 
 
 def can_help(size: int) -> bool:
-    """Whether a file of `size` bytes is worth a helper here: a second core, POSIX (the helper gets
-    its descriptors by `pass_fds`), and a big file."""
-    return (os.cpu_count() or 1) >= 2 and os.name == "posix" and size >= HELPER_MIN_BYTES
+    """Whether a file of `size` bytes is worth a helper: a big file, where a helper can run at all
+    (`helper_process.possible`)."""
+    return size >= HELPER_MIN_BYTES and helper_process.possible()
 
 
 class Helper:
