@@ -5,6 +5,7 @@ naming what exists, and exports only under the output folder, redacted by defaul
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gzip
 import json
 import pathlib
@@ -60,7 +61,10 @@ def session_calls(
                 results.append((result.is_error, result.content[0].text))
             return listed, results
 
-    return asyncio.run(drive())
+    # On a thread of its own: in a pytest-xdist worker that ran the browser tests first, Playwright's
+    # sync API keeps its event loop running on the main thread, where asyncio.run refuses to start.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, drive()).result()
 
 
 def xla_op_event(tab: Client) -> int:
