@@ -199,6 +199,7 @@ class WriteBehind:
                     write_pieces(target, at, pieces)
                 except BaseException as exc:  # raised to the writer, never lost with the thread
                     self._error = exc
+            del pieces  # given back with the queue's entry, as `drain` returns, not at the next turn
             with self._changed:
                 self._queue.popleft()
                 self._waiting -= size
