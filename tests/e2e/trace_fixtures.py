@@ -114,14 +114,16 @@ def open_trace_tab(frame, timeout_ms: float = 120_000) -> None:
 
 def wait_idle(frame, timeout_ms: float = 60_000) -> None:
     """Wait until a frame was drawn, no tile is loading and the deep link holds the visible range
-    (a zoomed-out dense trace may draw only density, no single box)."""
+    (a zoomed-out dense trace may draw only density, no single box): written, and none due since
+    the last frame (on a loaded machine the link's timer may fire well after its 200 ms)."""
     frame.wait_for_function(
         """() => {
           const c = document.querySelector('[data-testid=trace-canvas]');
           const s = document.querySelector('[data-testid=trace-status]');
           // ...and the deep link in TensorBoard's fragment caught up with the view.
           const linked = (window.top.location.hash + location.hash).includes('end=');
-          return c && c.dataset.level !== undefined && s && s.dataset.loading === '0' && linked;
+          return c && c.dataset.level !== undefined && s && s.dataset.loading === '0' && linked
+            && c.dataset.linkPending !== '1';
         }""",
         timeout=timeout_ms,
     )

@@ -45,14 +45,14 @@ describe("TraceViewer", () => {
     viewer?.el.remove();
   });
 
-  async function open(link: string) {
+  async function open(link: string, setParams: ViewContext["setParams"] = () => {}) {
     const api = new MockApi(trace);
     const ctx: ViewContext = {
       client: new ProfscopeClient("http://tb.local/data/plugin/profscope/", api.fetch),
       subject: { run: "resnet", session: "s", hosts: ["worker0"] },
       hosts: [],
       params: new URLSearchParams(link),
-      setParams: () => {},
+      setParams,
       navigate: () => {},
       signal: new AbortController().signal,
     };
@@ -92,6 +92,19 @@ describe("TraceViewer", () => {
     viewer?.destroy();
     key("1");
     expect(find("trace-canvas").dataset.tool).toBe("zoom");
+  });
+
+  it("says on the canvas while the link is due, and that it is written", async () => {
+    const written: Record<string, string | undefined>[] = [];
+    const { find } = await open("", (params) => written.push(params));
+    await new Promise((r) => setTimeout(r, 300));
+    const before = written.length;
+    viewer?.["writeLink"](); // as each drawn frame does
+    expect(find("trace-canvas").dataset.linkPending).toBe("1");
+    expect(written.length).toBe(before);
+    await until(() => find("trace-canvas").dataset.linkPending === "0");
+    expect(written.length).toBe(before + 1);
+    expect(written[before].start).toBeDefined();
   });
 
   /** Until `condition` holds (the viewer's requests and their answers are promises). */

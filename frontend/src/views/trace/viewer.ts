@@ -498,13 +498,16 @@ export class TraceViewer {
     this.toolbar.showStatus({ visibleNs: tl.range.end - tl.range.start, level: tl.plan?.target.level ?? null, boxes, tiles: this.cache.stats });
   }
 
+  /** Writes the link LINK_DELAY_MS after the last frame; the canvas says while one is due
+   * (`data-link-pending`), so whoever reads the link (a test, an extension) knows it is final. */
   private writeLink(): void {
     if (this.linkTimer) clearTimeout(this.linkTimer);
     const tl = this.timeline;
     const lk = this.linked.linked.length ? this.linked.linked.join(",") : undefined;
-    this.linkTimer = setTimeout(
-      () => this.ctx.setParams({ ...linkParams(tl.range, this.selection.selection, this.search.query), ...choiceParams(tl.choice, tl.collapsed), lk, find: undefined }),
-      LINK_DELAY_MS,
-    );
+    this.canvas.dataset.linkPending = "1";
+    this.linkTimer = setTimeout(() => {
+      this.ctx.setParams({ ...linkParams(tl.range, this.selection.selection, this.search.query), ...choiceParams(tl.choice, tl.collapsed), lk, find: undefined });
+      this.canvas.dataset.linkPending = "0";
+    }, LINK_DELAY_MS);
   }
 }
