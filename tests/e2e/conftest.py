@@ -2,8 +2,11 @@
 
 Fixtures (reuse them for view tests):
 - `tensorboard_server(logdir, *extra_flags)` starts `tensorboard --logdir LOGDIR` on a free port with a
-  private `--profscope_cache_dir` and returns a `TensorBoardServer` (url, get(), raw_get()); stopped after
-  the test, its log kept in the test's output folder.
+  private `--profscope_cache_dir` and returns a `TensorBoardServer` (url, get(), raw_get()), its log kept
+  in the test's output folder. A logdir inside the test's own `tmp_path` gets a server of its own,
+  stopped after the test; any other logdir (the repository's data, a module's copy) is read-only to
+  the tests, so the module's tests share one server per logdir and flags, stopped after the module:
+  starting TensorBoard and reading its profiles again costs seconds a test.
 - `browser_page`: a fresh Playwright `Page` in a Chromium with its own empty user-data-dir; a screenshot
   is saved when the test fails. `page_errors` collects uncaught page errors and console errors of it.
 - `open_profscope(page, server)` opens `http://127.0.0.1:PORT/#profscope` and returns the plugin iframe's
@@ -28,6 +31,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 
@@ -133,18 +137,46 @@ def _stop(server: TensorBoardServer) -> None:
             server.process.wait(timeout=15)
 
 
+@pytest.fixture(scope="module")
+def _module_servers(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[dict[tuple[str, tuple[str, ...]], TensorBoardServer], pathlib.Path]]:
+    """The servers a module's tests share (by logdir and flags) and the folder of their caches."""
+    servers: dict[tuple[str, tuple[str, ...]], TensorBoardServer] = {}
+    yield servers, tmp_path_factory.mktemp("shared-tensorboard")
+    for server in servers.values():
+        _stop(server)
+
+
 @pytest.fixture
 def tensorboard_server(
-    request: pytest.FixtureRequest, tmp_path: pathlib.Path
+    request: pytest.FixtureRequest,
+    tmp_path: pathlib.Path,
+    _module_servers: tuple[dict[tuple[str, tuple[str, ...]], TensorBoardServer], pathlib.Path],
 ) -> Iterator[Callable[..., TensorBoardServer]]:
     started: list[TensorBoardServer] = []
     out = _output_dir(request)
+    shared, shared_dir = _module_servers
 
     def start(logdir: str | os.PathLike[str], *extra_flags: str) -> TensorBoardServer:
+        if pathlib.Path(logdir).resolve().is_relative_to(tmp_path.resolve()):
+            server = launch(logdir, extra_flags, tmp_path, f"tensorboard-{len(started)}")
+            started.append(server)
+            return server
+        key = (str(pathlib.Path(logdir).resolve()), extra_flags)
+        if key not in shared or shared[key].process.poll() is not None:
+            name = f"shared-{len(shared)}"
+            shared[key] = launch(logdir, extra_flags, shared_dir / name, f"tensorboard-{name}")
+        return shared[key]
+
+    def launch(
+        logdir: str | os.PathLike[str], extra_flags: tuple[str, ...], home: pathlib.Path, log_stem: str
+    ) -> TensorBoardServer:
+        home.mkdir(parents=True, exist_ok=True)
         last_error = ""
         for attempt in range(3):
             port = _free_port()
-            log_path = out / f"tensorboard-{len(started)}-{attempt}.log"
+            log_path = out / f"{log_stem}-{attempt}.log"
             command = [
                 *_tensorboard_command(),
                 "--logdir",
@@ -154,13 +186,12 @@ def tensorboard_server(
                 "--port",
                 str(port),
                 "--profscope_cache_dir",
-                str(tmp_path / "profscope-cache"),
+                str(home / "profscope-cache"),
                 *extra_flags,
             ]
             with open(log_path, "wb") as log:
-                process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
+                process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=home)
             server = TensorBoardServer(f"http://127.0.0.1:{port}", port, str(logdir), process, log_path)
-            started.append(server)
             deadline = time.monotonic() + STARTUP_TIMEOUT_S
             while time.monotonic() < deadline and process.poll() is None:
                 try:
@@ -216,12 +247,25 @@ def browser_page(
     page.on(
         "response", lambda r: page_errors.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None
     )
+    origins: set[str] = set()
+    page.on("framenavigated", lambda f: origins.add(_origin(f.url)) if f.url.startswith("http") else None)
     yield page
     failed = getattr(request.node, "rep_call", None)
     if failed is not None and failed.failed:
         page.screenshot(path=str(_output_dir(request) / "failure.png"), full_page=True)
         (_output_dir(request) / "page_errors.txt").write_text("\n".join(page_errors))
+    # The next test may open a server this one used (a module's shared server): it starts with that
+    # origin's storage empty (TensorBoard keeps its theme and settings there), as with a server of its own.
+    cdp = _browser_context.new_cdp_session(page)
+    for origin in origins:
+        cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+    cdp.detach()
     page.close()
+
+
+def _origin(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 @pytest.fixture

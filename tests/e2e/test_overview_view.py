@@ -47,8 +47,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture
-def overview_logdir(tmp_path: pathlib.Path) -> pathlib.Path:
+@pytest.fixture(scope="module")
+def overview_logdir(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """Read-only to the tests: the module's tests share it, and so one server (see e2e/conftest.py)."""
+    tmp_path = tmp_path_factory.mktemp("overview_logdir")
     logdir = tmp_path / "logdir"
     for run, source in RUNS.items():
         shutil.copytree(source, logdir / run)

@@ -40,8 +40,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture
-def roofline_logdir(tmp_path: pathlib.Path) -> pathlib.Path:
+@pytest.fixture(scope="module")
+def roofline_logdir(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """Read-only to the tests: the module's tests share it, and so one server (see e2e/conftest.py)."""
+    tmp_path = tmp_path_factory.mktemp("roofline_logdir")
     logdir = tmp_path / "logdir"
     for dest, src in FILES.items():
         (logdir / dest).parent.mkdir(parents=True, exist_ok=True)

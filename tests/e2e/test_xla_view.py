@@ -26,8 +26,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture
-def xla_logdir(tmp_path: pathlib.Path) -> pathlib.Path:
+@pytest.fixture(scope="module")
+def xla_logdir(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """Read-only to the tests: the module's tests share it, and so one server (see e2e/conftest.py)."""
+    tmp_path = tmp_path_factory.mktemp("xla_logdir")
     run = tmp_path / "logdir" / "xla_recompile"
     run.mkdir(parents=True)
     for name in LOGS:
