@@ -249,13 +249,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    watch = session.config.stash.get(_WATCH_KEY, None)
-    if watch is None or not watch.first:
+@pytest.fixture(autouse=True)
+def _stack_free_check(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Under the watch, fail the test after which TensorBoard or protobuf is found loaded (by it, or
+    by collection or a fixture before it): a failed test reaches the run's result whether the tests
+    run in this process or in pytest-xdist's workers (a worker's own exit status does not)."""
+    yield
+    watch = request.config.stash.get(_WATCH_KEY, None)
+    if watch is None or not watch.first or request.config.stash.get(_REPORTED_KEY, False):
         return
+    request.config.stash[_REPORTED_KEY] = True
     lines = [f"{name} was imported by {where}" for name, where in watch.first.items()]
-    session.config.get_terminal_writer().line(
-        "tests marked stack_independent must load neither TensorBoard nor protobuf:\n  " + "\n  ".join(lines),
-        red=True,
+    pytest.fail(
+        "tests marked stack_independent must load neither TensorBoard nor protobuf:\n  " + "\n  ".join(lines)
     )
-    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_REPORTED_KEY = pytest.StashKey[bool]()

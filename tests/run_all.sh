@@ -2,12 +2,32 @@
 # The whole check, README command 2 and CI: lint, frontend type check and unit tests, the check that the
 # committed bundle in tb_plugin/profscope/static matches frontend/src, then the Python tests: all of them
 # (browser tests included) in .venv with the newest TensorBoard/protobuf, and again those that face
-# TensorBoard (but the views' browser tests) in .venv-pb4 with TensorBoard 2.20 on protobuf 4.25. Needs python3 >= 3.10, Node.js
-# >= 20.19 with npm, git, and Debian's chromium for the browser tests (which fail rather than skip here).
+# TensorBoard (but the views' browser tests) in .venv-pb4 with TensorBoard 2.20 on protobuf 4.25, each
+# pass spread over pytest-xdist workers. Needs python3 >= 3.10, Node.js >= 20.19 with npm, git, and
+# Debian's chromium for the browser tests (which fail rather than skip here; firefox-esr for Firefox's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
 export PROFSCOPE_REQUIRE_BROWSER=1
+# pytest-xdist workers per pass (PROFSCOPE_TEST_WORKERS; 0 runs the tests in pytest's own process): by
+# default one per core this process may use (its CPU affinity and its cgroup's quota, which a container's
+# core count does not show), at least 2 (most tests wait on other processes) and at most 4 (each worker
+# may run a TensorBoard, a browser and an ingest child at once).
+usable_cores() {
+  local n quota period
+  n="$(nproc)"
+  if [ -r /sys/fs/cgroup/cpu.max ] && read -r quota period < /sys/fs/cgroup/cpu.max && [ "$quota" != max ]; then
+    quota=$(( (quota + period - 1) / period ))
+    [ "$quota" -ge "$n" ] || n="$quota"
+  fi
+  [ "$n" -ge 2 ] || n=2
+  [ "$n" -le 4 ] || n=4
+  echo "$n"
+}
+WORKERS="${PROFSCOPE_TEST_WORKERS:-$(usable_cores)}"
+# A module's tests stay on one worker, so what a module starts once (a server, an ingest) is not
+# started again per worker.
+PARALLEL=(-n "$WORKERS" --dist loadfile)
 
 step() { printf '\n=== %s\n' "$*"; }
 
@@ -38,14 +58,15 @@ if [ -n "$untracked" ]; then
   exit 1
 fi
 
+echo "pytest-xdist workers per pass: $WORKERS"
 step "Python tests marked stack_independent (checked at run time to load neither TensorBoard nor protobuf)"
 # Only the marked modules are collected: collecting the others would import TensorBoard before the
 # watch could see a marked test do it.
 mapfile -t stack_free < <(grep -rlE '^pytestmark = .*stack_independent' tests --include='test_*.py' | sort)
-PROFSCOPE_STACK_FREE=1 .venv/bin/python -m pytest "${stack_free[@]}" -m stack_independent
+PROFSCOPE_STACK_FREE=1 .venv/bin/python -m pytest -n "$WORKERS" --dist load "${stack_free[@]}" -m stack_independent
 
 step "Python tests on $(.venv/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")')"
-.venv/bin/python -m pytest tests -m "not stack_independent"
+.venv/bin/python -m pytest "${PARALLEL[@]}" tests -m "not stack_independent"
 
 step "Python environment .venv-pb4 (constraints-protobuf4.txt)"
 [ -x .venv-pb4/bin/python ] || "$PYTHON" -m venv .venv-pb4
@@ -67,4 +88,4 @@ VIEW_BROWSER_TESTS=(capture_dialog compare_view critical_path export_dialog fire
 step "Python tests facing TensorBoard on $(.venv-pb4/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")') (views' browser tests ran above)"
 ignored=()
 for name in "${VIEW_BROWSER_TESTS[@]}"; do ignored+=("--ignore=tests/e2e/test_${name}.py"); done
-PROFSCOPE_TENSORBOARD_FACING=1 .venv-pb4/bin/python -m pytest tests "${ignored[@]}" -m "not stack_independent"
+PROFSCOPE_TENSORBOARD_FACING=1 .venv-pb4/bin/python -m pytest "${PARALLEL[@]}" tests "${ignored[@]}" -m "not stack_independent"

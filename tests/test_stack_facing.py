@@ -30,6 +30,8 @@ def test_analysis_and_model_tests_do_not() -> None:
 def test_run_all_selects_the_facing_tests_on_the_older_stack() -> None:
     run_all = (REPO / "tests" / "run_all.sh").read_text(encoding="utf-8")
     older = re.search(
-        r"^PROFSCOPE_TENSORBOARD_FACING=1 \.venv-pb4/bin/python -m pytest tests ", run_all, re.MULTILINE
+        r"^PROFSCOPE_TENSORBOARD_FACING=1 \.venv-pb4/bin/python -m pytest (\"\$\{PARALLEL\[@\]\}\" )?tests ",
+        run_all,
+        re.MULTILINE,
     )
     assert older is not None, "run_all.sh's older-stack pass no longer selects the tests facing TensorBoard"

@@ -12,6 +12,7 @@ collection imports either while they run."""
 from __future__ import annotations
 
 import ast
+import os
 import pathlib
 import re
 import subprocess
@@ -68,3 +69,22 @@ def test_run_all_finds_every_marked_module() -> None:
     marked = {p for p in TESTS.rglob("test_*.py") if _marked(p)}
     found = {p for p in TESTS.rglob("test_*.py") if line.search(p.read_text(encoding="utf-8"))}
     assert marked and found == marked, sorted(str(p) for p in marked ^ found)
+
+
+def test_the_watch_fails_a_marked_test_that_loads_tensorboard(tmp_path: pathlib.Path) -> None:
+    """The run-time check itself, as run_all.sh runs it (PROFSCOPE_STACK_FREE=1, pytest-xdist's
+    workers): a marked test that imports TensorBoard fails the run and names that test."""
+    (tmp_path / "test_loads_stack.py").write_text(
+        "import pytest\n"
+        "pytestmark = pytest.mark.stack_independent\n"
+        "def test_clean():\n    pass\n"
+        "def test_loads():\n    import tensorboard  # noqa: F401\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider", "-n", "1",
+         "-c", "/dev/null", "--rootdir", str(tmp_path), str(tmp_path / "test_loads_stack.py")],
+        capture_output=True, text=True, cwd=REPO, check=False, env={**os.environ, "PROFSCOPE_STACK_FREE": "1"},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "tensorboard was imported by" in done.stdout and "test_loads" in done.stdout, done.stdout[-3000:]
