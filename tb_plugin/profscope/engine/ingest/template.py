@@ -53,7 +53,7 @@ def _become_job(job: dict[str, Any]) -> None:
             os.dup2(log.fileno(), 2)
         hold_log_lock()
         watch_parent(os.getppid() if hasattr(os, "fork") else None)
-        code = ingest.run_ingest(job["spec"])
+        code = ingest.run_ingest(job["spec"], exits_after=True)
     except BaseException as e:  # noqa: BLE001 - the job's process must end with a code, whatever happened
         with contextlib.suppress(Exception):
             print(f"ingest process failed: {type(e).__name__}: {e}", file=sys.stderr)
