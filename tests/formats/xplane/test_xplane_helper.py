@@ -56,6 +56,7 @@ def forked(
     monkeypatch.setattr(helper_process, "_fork_allowed", False)
     helper_process.allow_fork()
     monkeypatch.setattr(xplane_helper, "FORKED_HELPER_MIN_BYTES", 0)
+    monkeypatch.setattr(helper_process, "core_free", lambda: True)
     return helpers
 
 
@@ -110,13 +111,20 @@ def test_a_forked_helper_that_dies_leaves_the_reading_to_the_reader(
     assert len(forked) == 1
 
 
-def test_small_files_get_a_helper_only_where_it_is_forked(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_small_files_get_a_helper_only_where_it_is_forked_and_a_core_is_free(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(helper_process, "_fork_allowed", False)
-    small = xplane_helper.FORKED_HELPER_MIN_BYTES
-    assert small < xplane_helper.HELPER_MIN_BYTES
-    assert not xplane_helper.can_help(small)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    load = [0.5]
+    monkeypatch.setattr(os, "getloadavg", lambda: (load[0], 0.0, 0.0))
+    small, big = xplane_helper.FORKED_HELPER_MIN_BYTES, xplane_helper.HELPER_MIN_BYTES
+    assert small < big
+    assert not xplane_helper.can_help(small) and xplane_helper.can_help(big)
     helper_process.allow_fork()
     assert xplane_helper.can_help(small) and not xplane_helper.can_help(small - 1)
+    load[0] = 1.2  # the second core is busy: the small file is read in one process, the big one not
+    assert not xplane_helper.can_help(small) and xplane_helper.can_help(big)
 
 
 @pytest.mark.parametrize("name", FILES)

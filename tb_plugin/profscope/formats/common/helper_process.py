@@ -124,6 +124,18 @@ def possible() -> bool:
     return (os.cpu_count() or 1) >= 2 and os.name == "posix"
 
 
+def core_free() -> bool:
+    """Whether the one-minute load average leaves a core free (at most `cpu_count - 1`), which a
+    helper of a small file needs to pay: it costs a third more CPU than it takes off the reader
+    (pickling, the pipe), so sharing one core with it made the 375 k-event JAX capture's read
+    1.6-2 times slower (load 1.5-3.7 on 2 cores), where a free core made it faster."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average here: no way to know
+        return False
+    return load <= (os.cpu_count() or 1) - 1
+
+
 def start(module: str, *extra_fds: int, fork: bool = False) -> Started:
     """Start `python -m module IN_FD OUT_FD extra_fd…`, or with `fork` where `fork_allowed`,
     fork this process to run `module.run(inbox, outbox, *extra_fds)`; raises OSError when it

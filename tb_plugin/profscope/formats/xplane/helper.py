@@ -49,10 +49,13 @@ class HelperFailed(Exception):
 
 
 def can_help(size: int) -> bool:
-    """Whether a file of `size` bytes is worth a helper: a big file (one of a few MB where the
-    helper is forked), where a helper can run at all (`helper_process.possible`)."""
-    least = FORKED_HELPER_MIN_BYTES if helper_process.fork_allowed() else HELPER_MIN_BYTES
-    return size >= least and helper_process.possible()
+    """Whether a file of `size` bytes is worth a helper, where a helper can run at all
+    (`helper_process.possible`): a big file, or one of a few MB where the helper is forked and a
+    core is free for it (`helper_process.core_free`)."""
+    if size >= HELPER_MIN_BYTES:
+        return helper_process.possible()
+    forked = size >= FORKED_HELPER_MIN_BYTES and helper_process.fork_allowed()
+    return forked and helper_process.possible() and helper_process.core_free()
 
 
 class Helper:
