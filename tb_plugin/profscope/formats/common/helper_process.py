@@ -12,7 +12,9 @@ about 0.3 s of CPU before its first step (numpy's import), which is what kept th
 files below tens of MB. The child's other threads at that moment (the progress writer, the
 parent watch) are not in the fork and hold nothing the walk uses; the fork ends with `os._exit`
 (nothing of the child's to flush or clean up twice). The helper ends, forked or not, when the
-reader closes its pipe or is gone.
+reader closes its pipe or is gone. A reader that would start a helper only because one is cheap
+here asks `core_free` first:
+    core free  ⇔  one-minute load average ≤ cpu_count − 1
 
 `send_buffers` / `recv_buffers` pass objects holding large arrays (the XPlane walk's steps,
 megabytes each): the pickle goes without the arrays' data (protocol 5, out of band), then

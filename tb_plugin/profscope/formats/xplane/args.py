@@ -9,7 +9,9 @@ model renders the JSON only when it is asked for, byte for byte what one `msgspe
 event's dict writes.
 
 Keys are the source's stat names ("stat#<id>" when the metadata is missing); a name repeated within
-one event gets " (2)", " (3)"… so no value is lost to duplicate keys.
+one event gets " (2)", " (3)"… so no value is lost to duplicate keys. The rank r of stat row j
+(its label is " (r + 1)" where r > 0), with an event's rows contiguous and at most L of them:
+    r[j] = Σ_{d=1}^{L-1} [owner[j-d] = owner[j] ∧ key[j-d] = key[j]]
 """
 
 from __future__ import annotations
