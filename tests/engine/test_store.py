@@ -64,25 +64,6 @@ def test_round_trip_memory_maps_every_column(tmp_path):
     assert entry_id == store.read_meta(path)["entry_id"] and not store.discarded(entry_id)
 
 
-def test_of_two_damaged_arrays_opening_names_the_first(tmp_path):
-    """The arrays are opened by several threads; the error is still the one a reading in order
-    meets first (the index's arrays, then the columns in their order)."""
-    trace = sample_trace()
-    key = store.fingerprint("file:///logs/run/host.trace.json", 1234, "1.5")
-    path = store.write(trace, str(tmp_path), key, extra={"extra_thing": np.arange(5)})
-    for rel in ("ev_dur_ps", "flow_name", "lod/extra_thing"):
-        with open(os.path.join(path, rel + ".npy"), "r+b") as f:
-            f.seek(-1, os.SEEK_END)
-            last = f.read(1)
-            f.seek(-1, os.SEEK_END)
-            f.write(bytes([last[0] ^ 0xFF]))
-    with pytest.raises(store.CacheError, match="array lod/extra_thing"):
-        store.open_with_extra(path)
-    os.remove(os.path.join(path, "lod", "extra_thing.npy"))
-    with pytest.raises(store.CacheError, match="array ev_dur_ps"):
-        store.open(path)
-
-
 def test_empty_trace_round_trips(tmp_path):
     trace = TraceBuilder("empty", "xplane").finalize()
     path = store.write(trace, str(tmp_path), "0" * 64)

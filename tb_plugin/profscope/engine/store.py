@@ -75,8 +75,6 @@ TMP_DIR = "tmp"
 CHECK_BLOCK_BYTES = 1 << 20
 # Arrays up to this size are copied into memory when an entry is opened (and checked whole).
 COPY_MAX_BYTES = 4 << 20
-# Threads that open an entry's arrays (`_load_all`).
-OPEN_THREADS = 2
 # Arrays read through their file by search (`query._windows`): always mapped from the cache file.
 STREAMED = frozenset({"args_blob"})
 # `meta.json` ends with this member: the CRC-32 of the document without it.
@@ -245,9 +243,8 @@ def open_with_extra(path: str) -> tuple[Trace, dict[str, np.ndarray], dict[str, 
     and `extra_meta`, and its `entry_id`: what the server needs to serve an entry, one meta read.
     The id is remembered with `path`, so that a `discard` of the entry marks it `discarded`."""
     meta = _complete_meta(path)
-    loaded = _load_all(path, [f"{EXTRA_DIR}/{name}" for name in meta["extra"]] + list(COLUMNS), meta)
-    extra = {name: loaded[f"{EXTRA_DIR}/{name}"] for name in meta["extra"]}
-    trace = _open_trace(path, meta, loaded)
+    extra = {name: _load(path, f"{EXTRA_DIR}/{name}", meta) for name in meta["extra"]}
+    trace = _open_trace(path, meta)
     # Entries written before ids were stored: their meta CRC differs between two writes too.
     entry_id = str(meta.get("entry_id") or meta["meta_crc"])
     with _ids_lock:
@@ -337,23 +334,8 @@ def _complete_meta(path: str) -> dict[str, Any]:
     return meta
 
 
-def _load_all(path: str, rels: list[str], meta: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """`_load` of each of `rels`, by OPEN_THREADS threads (reading, copying into the sealed memory
-    files and checksumming release the GIL: the entry of the 375 k-event JAX capture, 30 MB of
-    copied arrays, opens in about two thirds of the time on two cores); a failure is raised as
-    the first one in `rels`' order."""
-    with concurrent.futures.ThreadPoolExecutor(OPEN_THREADS, thread_name_prefix="profscope-open") as pool:
-        loading = {rel: pool.submit(_load, path, rel, meta) for rel in rels}
-        return {rel: done.result() for rel, done in loading.items()}
-
-
-def _open_trace(path: str, meta: dict[str, Any], loaded: Mapping[str, np.ndarray] | None = None) -> Trace:
-    """The trace of the entry, its columns taken from `loaded` where given (`_load_all`)."""
-    columns = (
-        {name: loaded[name] for name in COLUMNS}
-        if loaded is not None
-        else _load_all(path, list(COLUMNS), meta)
-    )
+def _open_trace(path: str, meta: dict[str, Any]) -> Trace:
+    columns = {name: _load(path, name, meta) for name in COLUMNS}
     strings = _read_checked(path, STRINGS_FILE, meta.get("strings_crc"), list[str])
     tracks = _read_checked(path, TRACKS_FILE, meta.get("tracks_crc"), list[Track])
     try:
