@@ -116,15 +116,34 @@ def test_small_files_get_a_helper_only_where_it_is_forked_and_a_core_is_free(
 ) -> None:
     monkeypatch.setattr(helper_process, "_fork_allowed", False)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    load = [0.5]
-    monkeypatch.setattr(os, "getloadavg", lambda: (load[0], 0.0, 0.0))
+    running = [1]  # threads running now, the reader's included
+    monkeypatch.setattr(helper_process, "_running_now", lambda: running[0])
+    monkeypatch.setattr(helper_process, "_LOOKS", 1)
     small, big = xplane_helper.FORKED_HELPER_MIN_BYTES, xplane_helper.HELPER_MIN_BYTES
     assert small < big
     assert not xplane_helper.can_help(small) and xplane_helper.can_help(big)
     helper_process.allow_fork()
     assert xplane_helper.can_help(small) and not xplane_helper.can_help(small - 1)
-    load[0] = 1.2  # the second core is busy: the small file is read in one process, the big one not
+    running[0] = 2  # the second core is busy: the small file is read in one process, the big one not
     assert not xplane_helper.can_help(small) and xplane_helper.can_help(big)
+
+
+def test_a_free_core_is_one_no_other_thread_ran_on_at_one_look(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    looks = iter([3, 1, 2])
+    monkeypatch.setattr(helper_process, "_running_now", lambda: next(looks))
+    assert helper_process.core_free()
+    looks = iter([2, 2, 3])
+    assert not helper_process.core_free()
+
+    def unreadable() -> int:
+        raise OSError("no /proc here")
+
+    monkeypatch.setattr(helper_process, "_running_now", unreadable)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.6, 2.0, 2.0))
+    assert helper_process.core_free()
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.4, 0.2, 0.2))
+    assert not helper_process.core_free()
 
 
 @pytest.mark.parametrize("name", FILES)

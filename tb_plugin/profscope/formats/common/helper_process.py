@@ -13,8 +13,8 @@ files below tens of MB. The child's other threads at that moment (the progress w
 parent watch) are not in the fork and hold nothing the walk uses; the fork ends with `os._exit`
 (nothing of the child's to flush or clean up twice). The helper ends, forked or not, when the
 reader closes its pipe or is gone. A reader that would start a helper only because one is cheap
-here asks `core_free` first:
-    core free  ⇔  one-minute load average ≤ cpu_count − 1
+here asks `core_free` first (R: threads running or ready to run now, this one included):
+    core free  ⇔  R − 1 ≤ cpu_count − 2   (where R is not known: load average ≤ cpu_count − 1)
 
 `send_buffers` / `recv_buffers` pass objects holding large arrays (the XPlane walk's steps,
 megabytes each): the pickle goes without the arrays' data (protocol 5, out of band), then
@@ -127,15 +127,32 @@ def possible() -> bool:
 
 
 def core_free() -> bool:
-    """Whether the one-minute load average leaves a core free (at most `cpu_count - 1`), which a
-    helper of a small file needs to pay: it costs a third more CPU than it takes off the reader
+    """Whether a core is free for a helper now: besides this process, at most `cpu_count - 2`
+    threads running or ready to run (the fewest of a few looks at Linux's count, the fourth field
+    of /proc/loadavg; elsewhere the one-minute load average at most `cpu_count - 1`). A helper of
+    a small file needs one to pay: it costs a third more CPU than it takes off the reader
     (pickling, the pipe), so sharing one core with it made the 375 k-event JAX capture's read
-    1.6-2 times slower (load 1.5-3.7 on 2 cores), where a free core made it faster."""
+    1.6-2 times slower (load 1.5-3.7 on 2 cores), where a free core made it faster. The count
+    of now, not the load average: after a busy minute the average stays above 1 for a minute or
+    two on an idle machine."""
+    cores = os.cpu_count() or 1
     try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # no load average here: no way to know
-        return False
-    return load <= (os.cpu_count() or 1) - 1
+        running = min(_running_now() for _ in range(_LOOKS))
+    except (OSError, ValueError, IndexError):
+        try:
+            return os.getloadavg()[0] <= cores - 1
+        except (AttributeError, OSError):  # no way to know
+            return False
+    return running - 1 <= cores - 2
+
+
+_LOOKS = 3
+
+
+def _running_now() -> int:
+    """Threads running or ready to run on the whole machine, this one included (Linux)."""
+    with open("/proc/loadavg", "rb") as f:
+        return int(f.read().split()[3].split(b"/")[0])
 
 
 def start(module: str, *extra_fds: int, fork: bool = False) -> Started:
