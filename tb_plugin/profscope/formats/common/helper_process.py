@@ -132,7 +132,7 @@ def core_free() -> bool:
     of /proc/loadavg; elsewhere the one-minute load average at most `cpu_count - 1`). A helper of
     a small file needs one to pay: it costs a third more CPU than it takes off the reader
     (pickling, the pipe), so sharing one core with it made the 375 k-event JAX capture's read
-    1.6-2 times slower (load 1.5-3.7 on 2 cores), where a free core made it faster. The count
+    1.5-2 times slower (load 2.7-3.9 on 2 cores), where a free core made it faster. The count
     of now, not the load average: after a busy minute the average stays above 1 for a minute or
     two on an idle machine."""
     cores = os.cpu_count() or 1
