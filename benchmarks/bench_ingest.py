@@ -52,6 +52,9 @@ from profscope.formats.chrome import reader as chrome_json
 from profscope.formats.xplane import reader as xplane
 
 ingest_memory.one_malloc_arena()  # as the template of the server's children does
+from profscope.formats import registry
+if hasattr(registry, "fork_helpers"):  # as the server's children do (code before it had no such call)
+    registry.fork_helpers()
 
 stages = {}
 

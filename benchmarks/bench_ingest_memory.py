@@ -47,6 +47,9 @@ from profscope.engine.ingest import memory as ingest_memory
 from profscope.engine import store
 
 ingest_memory.one_malloc_arena()  # as the template of the server's children does
+from profscope.formats import registry
+if hasattr(registry, "fork_helpers"):  # as the server's children do (code before it had no such call)
+    registry.fork_helpers()
 marks = {}
 REPLICA = None
 

@@ -40,6 +40,7 @@ from profscope.model.columns import Trace, TraceBuilder
 from profscope.model.spill import budget as spill_budget
 from profscope.model.spill import files as spill_files
 from profscope.model.spill import finalize as spill_finalize
+from profscope.model.spill import page_cache as spill_pages
 from profscope.plugin import ProfscopeLoader, ProfscopePlugin
 from tests.formats.xplane.test_xplane_streaming import counters_and_flows
 from tests.support import DATA_DIR
@@ -492,6 +493,21 @@ def test_an_ingest_keeps_freed_memory_where_dask_workers_would_hand_it_back(trim
         assert warm == 0, "glibc's dynamic threshold already serves it from the heap"
     else:
         assert warm >= 8 << 20, "with the worker's setting it is a mapping of its own"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc")
+def test_an_ingest_trims_its_heap_unless_its_process_exits_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heap is handed back after an ingest in a process that lives on (a Dask worker), not in
+    an ingest child that exits next (`run_ingest(exits_after=True)`): the trim would only delay
+    the first view."""
+    trims: list[int] = []
+    monkeypatch.setattr(spill_pages, "trim_heap", lambda: trims.append(1))
+    with ingest_memory.heap_for_ingest():
+        pass
+    assert trims == [1]
+    with ingest_memory.heap_for_ingest(trim=False):
+        pass
+    assert trims == [1]
 
 
 _ARENAS_OF_TWO_THREADS = """

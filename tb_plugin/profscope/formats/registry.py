@@ -126,3 +126,12 @@ def reader(format_id: str) -> Callable[..., Any]:
     if found is None:
         found = _READERS[format_id] = import_reader(BY_ID[format_id].reader)
     return found
+
+
+def fork_helpers() -> None:
+    """Let the readers fork their helper processes from this process instead of starting an
+    interpreter each (`common.helper_process.allow_fork`): for a process that exists for one
+    ingest, every reader imported (a local ingest child)."""
+    from profscope.formats.common import helper_process
+
+    helper_process.allow_fork()

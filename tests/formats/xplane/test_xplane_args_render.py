@@ -18,6 +18,7 @@ import msgspec
 import numpy as np
 import pytest
 
+from profscope.formats.xplane import args as xplane_args
 from profscope.formats.xplane import reader as xplane
 from profscope.formats.xplane.stats import bytes_text
 from profscope.model import args as model_args
@@ -112,3 +113,26 @@ def test_every_event_renders_the_json_of_its_stats(path: Path) -> None:
         parts.append(window.text.tobytes())
     assert np.array_equal(every[events + 1], np.diff(offsets))
     assert sum(len(p) for p in parts) == int(every.sum())
+
+
+@pytest.mark.parametrize("shifted", [True, False])
+def test_repeat_ranks_count_the_earlier_rows_of_the_event_with_the_key(
+    shifted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both ways `_repeat_rank` counts (shifted comparisons for events of few stats, a sort for
+    events of many) give what a plain count gives."""
+    monkeypatch.setattr(xplane_args, "SHIFTED_MAX_STATS", 1 << 20 if shifted else 0)
+    owner = np.array([0, 0, 0, 1, 1, 3, 3, 3, 3])
+    key = np.array([5, 5, 2, 1, 1, 4, 5, 4, 4])
+    assert xplane_args._repeat_rank(owner, key).tolist() == [0, 1, 0, 0, 1, 0, 0, 1, 2]
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(0, 60))
+        owner = np.sort(rng.integers(0, n // 4 + 1, n))
+        key = rng.integers(0, 3, n)
+        seen: collections.Counter[tuple[int, int]] = collections.Counter()
+        want = []
+        for o, k in zip(owner.tolist(), key.tolist(), strict=True):
+            want.append(seen[(o, k)])
+            seen[(o, k)] += 1
+        assert xplane_args._repeat_rank(owner, key).tolist() == want

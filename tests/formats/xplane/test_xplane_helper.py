@@ -1,7 +1,8 @@
 """The XPlane helper process (`formats.xplane.helper`): a trace read with the walk and part of the
 decoding in a second process is the one read in one process, for every real XPlane in
-tests/data/xplane, whoever decodes each window; a helper that fails or dies leaves the reader to
-walk the file itself; damaged files read the same."""
+tests/data/xplane, whoever decodes each window, and whether the helper is a fresh interpreter or a
+fork of the reading process (a local ingest child: `helper_process.allow_fork`); a helper that
+fails or dies leaves the reader to walk the file itself; damaged files read the same."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 from profscope.errors import UnreadableProfile
+from profscope.formats.common import helper_process
 from profscope.formats.xplane import decode as xplane_decode
 from profscope.formats.xplane import helper as xplane_helper
 from profscope.formats.xplane import reader as xplane
@@ -46,9 +48,22 @@ def helpers(monkeypatch: pytest.MonkeyPatch) -> list[xplane_helper.Helper]:
     return started
 
 
+@pytest.fixture
+def forked(
+    helpers: list[xplane_helper.Helper], monkeypatch: pytest.MonkeyPatch
+) -> list[xplane_helper.Helper]:
+    """As `helpers`, in a process that forks its helpers (as a local ingest child does)."""
+    monkeypatch.setattr(helper_process, "_fork_allowed", False)
+    helper_process.allow_fork()
+    monkeypatch.setattr(xplane_helper, "FORKED_HELPER_MIN_BYTES", 0)
+    monkeypatch.setattr(helper_process, "core_free", lambda: True)
+    return helpers
+
+
 def one_process(path: Path, batch_bytes: int) -> Trace:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(xplane_helper, "HELPER_MIN_BYTES", 1 << 62)
+        mp.setattr(xplane_helper, "FORKED_HELPER_MIN_BYTES", 1 << 62)
         return read(path, batch_bytes=batch_bytes)
 
 
@@ -63,6 +78,72 @@ def test_a_helper_gives_the_one_process_trace(name: str, helpers: list[xplane_he
     assert helpers[0]._started.proc.poll() is not None  # stopped once the pass is done
     assert got.num_events == want.num_events > 1000
     assert_same(got, want)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_a_forked_helper_gives_the_one_process_trace(name: str, forked: list[xplane_helper.Helper]) -> None:
+    path = DATA / name
+    want = one_process(path, 1 << 30)
+    got = read(path, batch_bytes=4096)
+    assert len(forked) == 1
+    proc = forked[0]._started.proc
+    assert isinstance(proc, helper_process.Forked)
+    assert proc.poll() is not None  # stopped and reaped once the pass is done
+    assert_same(got, want)
+
+
+def test_a_forked_helper_that_dies_leaves_the_reading_to_the_reader(
+    forked: list[xplane_helper.Helper], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = DATA / FILES[0]
+    want = one_process(path, 4096)
+    original = xplane_helper.Helper.walk
+
+    def killed_first(
+        self: xplane_helper.Helper, slots: list[list[tuple[int, int]]], batch_bytes: int
+    ) -> None:
+        self._started.proc.kill()
+        assert self._started.proc.wait() == -9
+        original(self, slots, batch_bytes)
+
+    monkeypatch.setattr(xplane_helper.Helper, "walk", killed_first)
+    assert_same(read(path, batch_bytes=4096), want)
+    assert len(forked) == 1
+
+
+def test_small_files_get_a_helper_only_where_it_is_forked_and_a_core_is_free(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(helper_process, "_fork_allowed", False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    running = [1]  # threads running now, the reader's included
+    monkeypatch.setattr(helper_process, "_running_now", lambda: running[0])
+    monkeypatch.setattr(helper_process, "_LOOKS", 1)
+    small, big = xplane_helper.FORKED_HELPER_MIN_BYTES, xplane_helper.HELPER_MIN_BYTES
+    assert small < big
+    assert not xplane_helper.can_help(small) and xplane_helper.can_help(big)
+    helper_process.allow_fork()
+    assert xplane_helper.can_help(small) and not xplane_helper.can_help(small - 1)
+    running[0] = 2  # the second core is busy: the small file is read in one process, the big one not
+    assert not xplane_helper.can_help(small) and xplane_helper.can_help(big)
+
+
+def test_a_free_core_is_one_no_other_thread_ran_on_at_one_look(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    looks = iter([3, 1, 2])
+    monkeypatch.setattr(helper_process, "_running_now", lambda: next(looks))
+    assert helper_process.core_free()
+    looks = iter([2, 2, 3])
+    assert not helper_process.core_free()
+
+    def unreadable() -> int:
+        raise OSError("no /proc here")
+
+    monkeypatch.setattr(helper_process, "_running_now", unreadable)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.6, 2.0, 2.0))
+    assert helper_process.core_free()
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.4, 0.2, 0.2))
+    assert not helper_process.core_free()
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -659,17 +659,20 @@ def build_extras(trace: Trace) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     return index.arrays(), {"lod": index.meta()}
 
 
-def run_ingest(spec: Mapping[str, Any], fs: fsspec.AbstractFileSystem | None = None) -> int:
+def run_ingest(
+    spec: Mapping[str, Any], fs: fsspec.AbstractFileSystem | None = None, exits_after: bool = False
+) -> int:
     """Read, index and store one source (the body of the child process). Exit code: 0 ok,
     2 unreadable file, `EXIT_CACHE_UNUSABLE` the cache directory cannot take the entry, 1 other
-    failure; failures leave `<key>.error` with the message (where the cache still takes a file)."""
+    failure; failures leave `<key>.error` with the message (where the cache still takes a file).
+    `exits_after`: the process ends next (`end_process`), so its heap is not trimmed first."""
     root, key, url = spec["cache_root"], spec["key"], spec["url"]
     try:
         with _cache_writes(root):
             error_path = _progress_file(root, key, ".error")
             progress_path = _progress_file(root, key, ".json")
             os.makedirs(os.path.join(root, LOCK_DIR), exist_ok=True)
-        with _exclusive(_lock_file(root, key)), ingest_memory.heap_for_ingest():
+        with _exclusive(_lock_file(root, key)), ingest_memory.heap_for_ingest(trim=not exits_after):
             if store.lookup(root, key) is not None:
                 return 0
             with contextlib.suppress(OSError):
@@ -769,7 +772,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m profscope.engine.ingest.manager '<json spec>'", file=sys.stderr)
         return 64
-    return run_ingest(json.loads(argv[0]))
+    return run_ingest(json.loads(argv[0]), exits_after=True)
 
 
 def end_process(code: int) -> NoReturn:

@@ -54,7 +54,7 @@ _GLIBC_MMAP_BYTES = 128 << 10
 
 
 @contextmanager
-def heap_for_ingest() -> Iterator[None]:
+def heap_for_ingest(trim: bool = True) -> Iterator[None]:
     """Let malloc keep freed memory for reuse while an ingest runs: its mmap threshold at 32 MiB
     and its trim threshold at 64 MiB, where glibc's dynamic threshold ends up after the first
     large free anyway, from the start.
@@ -65,8 +65,9 @@ def heap_for_ingest() -> Iterator[None]:
     workers get: 64 KiB, and which also fixes the mmap threshold at 128 KiB), an 8-host ingest of
     378 k-event XPlanes took 3.7 M page faults and 8.1 s instead of 0.25 M and 3.4 s; from a
     clean environment 4.3-4.8 s (measured on the 2-core VM). Afterwards the environment's
-    thresholds are restored (a Dask worker keeps its own policy) and the heap trimmed. Without
-    glibc nothing changes."""
+    thresholds are restored (a Dask worker keeps its own policy) and, with `trim`, the heap
+    trimmed (a process that exits next skips that: 11 ms after the 375 k-event JAX capture, on
+    the path to its first view). Without glibc nothing changes."""
     mallopt = _mallopt()
     if mallopt is None:
         yield
@@ -76,15 +77,16 @@ def heap_for_ingest() -> Iterator[None]:
     try:
         yield
     finally:
-        trim = _env_bytes("MALLOC_TRIM_THRESHOLD_")
+        trim_bytes = _env_bytes("MALLOC_TRIM_THRESHOLD_")
         mmap = _env_bytes("MALLOC_MMAP_THRESHOLD_")
-        if trim is not None:
-            mallopt(_M_TRIM_THRESHOLD, trim)
+        if trim_bytes is not None:
+            mallopt(_M_TRIM_THRESHOLD, trim_bytes)
             # The trim variable alone also pins the mmap threshold at glibc's default.
             mallopt(_M_MMAP_THRESHOLD, _GLIBC_MMAP_BYTES if mmap is None else mmap)
         elif mmap is not None:
             mallopt(_M_MMAP_THRESHOLD, mmap)
-        spill_pages.trim_heap()
+        if trim:
+            spill_pages.trim_heap()
 
 
 def one_malloc_arena() -> None:

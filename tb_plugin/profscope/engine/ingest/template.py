@@ -2,7 +2,8 @@
 
 It imports every reader once, then reads job lines from its stdin; for each it forks a child that
 runs `ingest.run_ingest` and exits, and reports the child's pid and exit code on its stdout (the
-protocol and the hygiene are in `children`).
+protocol and the hygiene are in `children`). A child forks its readers' helper processes too
+(`registry.fork_helpers`): they start without an interpreter of their own.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from profscope.engine.ingest import manager as ingest
 from profscope.engine.ingest import memory as ingest_memory
 from profscope.engine.ingest.children import hold_log_lock, watch_parent, watch_parent_from_env
+from profscope.formats import registry
 
 
 def _serve() -> int:
@@ -53,7 +55,8 @@ def _become_job(job: dict[str, Any]) -> None:
             os.dup2(log.fileno(), 2)
         hold_log_lock()
         watch_parent(os.getppid() if hasattr(os, "fork") else None)
-        code = ingest.run_ingest(job["spec"])
+        registry.fork_helpers()  # this process exists for the job, every reader imported
+        code = ingest.run_ingest(job["spec"], exits_after=True)
     except BaseException as e:  # noqa: BLE001 - the job's process must end with a code, whatever happened
         with contextlib.suppress(Exception):
             print(f"ingest process failed: {type(e).__name__}: {e}", file=sys.stderr)

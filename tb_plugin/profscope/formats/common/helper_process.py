@@ -5,6 +5,17 @@ the caller not being a daemonic process (ingest runs readers in one, Dask worker
 gets a pipe to read from, one to write to and any other files as inherited descriptors (POSIX
 `pass_fds`), and finds this package where the caller found it.
 
+A process that exists for one ingest and has every reader imported already (a local ingest
+child, forked by its template: `allow_fork`) may instead fork the helper (`start(…, fork=True)`):
+the fork runs the module's `run(inbox, outbox, *fds)` at once, where a fresh interpreter costs
+about 0.3 s of CPU before its first step (numpy's import), which is what kept the helper off
+files below tens of MB. The child's other threads at that moment (the progress writer, the
+parent watch) are not in the fork and hold nothing the walk uses; the fork ends with `os._exit`
+(nothing of the child's to flush or clean up twice). The helper ends, forked or not, when the
+reader closes its pipe or is gone. A reader that would start a helper only because one is cheap
+here asks `core_free` first (R: threads running or ready to run now, this one included):
+    core free  ⇔  R − 1 ≤ cpu_count − 2   (where R is not known: load average ≤ cpu_count − 1)
+
 `send_buffers` / `recv_buffers` pass objects holding large arrays (the XPlane walk's steps,
 megabytes each): the pickle goes without the arrays' data (protocol 5, out of band), then
 each array's bytes are written from its own memory and read straight into the buffer the
@@ -16,11 +27,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import os
 import pickle
+import signal
 import struct
 import subprocess
 import sys
+import traceback
+import warnings
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -45,11 +60,54 @@ _HEAP_ENV = {
 }
 
 
+# Whether this process may fork its helpers (`allow_fork`).
+_fork_allowed = False
+
+
+def allow_fork() -> None:
+    """Let helpers be forked from this process (`start(…, fork=True)`): for a process that exists
+    for one ingest, with the readers imported (a template's child), where POSIX has `fork`."""
+    global _fork_allowed
+    _fork_allowed = hasattr(os, "fork")
+
+
+def fork_allowed() -> bool:
+    """Whether `allow_fork` was called here (a helper then starts in milliseconds)."""
+    return _fork_allowed
+
+
+class Forked:
+    """A helper forked from this process, with what `Started` and the tests use of
+    `subprocess.Popen`: `pid`, `poll`, `wait`, `kill`."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
+
 @dataclasses.dataclass
 class Started:
     """A helper process and the caller's ends of its two pipes."""
 
-    proc: subprocess.Popen[bytes]
+    proc: subprocess.Popen[bytes] | Forked
     send: Connection
     recv: Connection
 
@@ -68,12 +126,54 @@ def possible() -> bool:
     return (os.cpu_count() or 1) >= 2 and os.name == "posix"
 
 
-def start(module: str, *extra_fds: int) -> Started:
-    """Start `python -m module IN_FD OUT_FD extra_fd…`; raises OSError when it cannot."""
+def core_free() -> bool:
+    """Whether a core is free for a helper now: besides this process, at most `cpu_count - 2`
+    threads running or ready to run (the fewest of a few looks at Linux's count, the fourth field
+    of /proc/loadavg; elsewhere the one-minute load average at most `cpu_count - 1`). A helper of
+    a small file needs one to pay: it costs a third more CPU than it takes off the reader
+    (pickling, the pipe), so sharing one core with it made the 375 k-event JAX capture's read
+    1.5-2 times slower (load 2.7-3.9 on 2 cores), where a free core made it faster. The count
+    of now, not the load average: after a busy minute the average stays above 1 for a minute or
+    two on an idle machine."""
+    cores = os.cpu_count() or 1
+    try:
+        running = min(_running_now() for _ in range(_LOOKS))
+    except (OSError, ValueError, IndexError):
+        try:
+            return os.getloadavg()[0] <= cores - 1
+        except (AttributeError, OSError):  # no way to know
+            return False
+    return running - 1 <= cores - 2
+
+
+_LOOKS = 3
+
+
+def _running_now() -> int:
+    """Threads running or ready to run on the whole machine, this one included (Linux)."""
+    with open("/proc/loadavg", "rb") as f:
+        return int(f.read().split()[3].split(b"/")[0])
+
+
+def start(module: str, *extra_fds: int, fork: bool = False) -> Started:
+    """Start `python -m module IN_FD OUT_FD extra_fd…`, or with `fork` where `fork_allowed`,
+    fork this process to run `module.run(inbox, outbox, *extra_fds)`; raises OSError when it
+    cannot."""
     to_child, child_in = os.pipe()
     child_out, from_child = os.pipe()
     for fd in (child_in, from_child):
         _widen(fd)
+    if fork and _fork_allowed:
+        try:
+            proc = _fork(module, (to_child, from_child), (child_in, child_out), extra_fds)
+        except BaseException:
+            os.close(child_in)
+            os.close(child_out)
+            raise
+        finally:
+            os.close(to_child)
+            os.close(from_child)
+        return Started(proc, Connection(child_in, readable=False), Connection(child_out, writable=False))
     os.set_inheritable(to_child, True)
     os.set_inheritable(from_child, True)
     fds = (to_child, from_child, *extra_fds)
@@ -93,6 +193,32 @@ def start(module: str, *extra_fds: int) -> Started:
         os.close(to_child)
         os.close(from_child)
     return Started(proc, Connection(child_in, readable=False), Connection(child_out, writable=False))
+
+
+def _fork(
+    module: str, helper_ends: tuple[int, int], own_ends: tuple[int, int], extra_fds: tuple[int, ...]
+) -> Forked:
+    """Fork a helper running `module.run` on the pipes' `helper_ends` (the fork closes this
+    process's `own_ends`, so it sees the end of its input when this process closes or dies)."""
+    run = importlib.import_module(module).run
+    with warnings.catch_warnings():  # Python 3.12+ warns of forking with threads: see the module doc
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid:
+        return Forked(pid)
+    code = 1
+    try:
+        for fd in own_ends:
+            os.close(fd)
+        run(
+            Connection(helper_ends[0], writable=False), Connection(helper_ends[1], readable=False), *extra_fds
+        )
+        code = 0
+    except BaseException:  # noqa: BLE001 - the fork must end here, whatever happened
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
+    finally:
+        os._exit(code)
 
 
 def _widen(fd: int) -> None:
