@@ -29,34 +29,72 @@ WORKERS="${PROFSCOPE_TEST_WORKERS:-$(usable_cores)}"
 # started again per worker.
 PARALLEL=(-n "$WORKERS" --dist loadfile)
 
-step() { printf '\n=== %s\n' "$*"; }
+step() { printf '\n=== %s (%s)\n' "$*" "$(date +%T)"; }
+
+# Two parts run in the background while the Python tests run, each into a log printed when it is
+# joined: the frontend's checks (they need no Python) and the older stack's environment (pip's
+# downloads and bytecode compiling overlap the tests' waits on servers and browsers).
+background=()
+trap 'for pid in "${background[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
+logs="$(mktemp -d)"
+join() {  # join PID NAME: print the part's log; stop here if it failed
+  local status=0
+  wait "$1" || status=$?
+  step "$2 (ran in the background)"
+  cat "$logs/$2.log"
+  if [ "$status" -ne 0 ]; then
+    echo "$2 failed (exit status $status)" >&2
+    exit "$status"
+  fi
+}
+
+frontend_checks() {
+  set -euo pipefail
+  step "frontend: npm ci, type check, unit tests"
+  npm --prefix frontend ci --no-audit --no-fund
+  npm --prefix frontend run typecheck
+  npm --prefix frontend test
+  step "frontend: committed bundle matches the sources"
+  npm --prefix frontend run build
+  if ! git diff --exit-code --stat -- tb_plugin/profscope/static; then
+    echo "tb_plugin/profscope/static is stale: commit the output of 'npm --prefix frontend run build'" >&2
+    return 1
+  fi
+  local untracked
+  untracked="$(git ls-files --others --exclude-standard -- tb_plugin/profscope/static)"
+  if [ -n "$untracked" ]; then
+    printf 'build outputs not committed:\n%s\n' "$untracked" >&2
+    return 1
+  fi
+}
+
+older_stack_environment() {
+  set -euo pipefail
+  step "Python environment .venv-pb4 (constraints-protobuf4.txt)"
+  [ -x .venv-pb4/bin/python ] || "$PYTHON" -m venv .venv-pb4
+  .venv-pb4/bin/python -m pip install --quiet --disable-pip-version-check -c constraints-protobuf4.txt -e ".[test]"
+  .venv-pb4/bin/python -c 'import google.protobuf as p; assert p.__version__.startswith("4."), p.__version__'
+}
+
+"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 10), "profscope needs Python >= 3.10"'
+frontend_checks >"$logs/frontend.log" 2>&1 &
+frontend_pid=$!
+background+=("$frontend_pid")
 
 step "Python environment .venv (newest TensorBoard and protobuf)"
-"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 10), "profscope needs Python >= 3.10"'
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+# After .venv's install, so that both do not fetch the same packages at once.
+older_stack_environment >"$logs/older-stack.log" 2>&1 &
+older_pid=$!
+background+=("$older_pid")
 
 step "ruff"
 .venv/bin/ruff check .
 # Python sources only: ruff also reformats code blocks inside Markdown, which is prose, not code we run.
 .venv/bin/ruff format --check --extend-exclude '*.md' .
 
-step "frontend: npm ci, type check, unit tests"
-npm --prefix frontend ci --no-audit --no-fund
-npm --prefix frontend run typecheck
-npm --prefix frontend test
-
-step "frontend: committed bundle matches the sources"
-npm --prefix frontend run build
-if ! git diff --exit-code --stat -- tb_plugin/profscope/static; then
-  echo "tb_plugin/profscope/static is stale: commit the output of 'npm --prefix frontend run build'" >&2
-  exit 1
-fi
-untracked="$(git ls-files --others --exclude-standard -- tb_plugin/profscope/static)"
-if [ -n "$untracked" ]; then
-  printf 'build outputs not committed:\n%s\n' "$untracked" >&2
-  exit 1
-fi
+join "$frontend_pid" frontend
 
 echo "pytest-xdist workers per pass: $WORKERS"
 step "Python tests marked stack_independent (checked at run time to load neither TensorBoard nor protobuf)"
@@ -68,10 +106,7 @@ PROFSCOPE_STACK_FREE=1 .venv/bin/python -m pytest -n "$WORKERS" --dist load "${s
 step "Python tests on $(.venv/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")')"
 .venv/bin/python -m pytest "${PARALLEL[@]}" tests -m "not stack_independent"
 
-step "Python environment .venv-pb4 (constraints-protobuf4.txt)"
-[ -x .venv-pb4/bin/python ] || "$PYTHON" -m venv .venv-pb4
-.venv-pb4/bin/python -m pip install --quiet --disable-pip-version-check -c constraints-protobuf4.txt -e ".[test]"
-.venv-pb4/bin/python -c 'import google.protobuf as p; assert p.__version__.startswith("4."), p.__version__'
+join "$older_pid" older-stack
 
 # On the older stack only the tests that face TensorBoard run again (PROFSCOPE_TENSORBOARD_FACING=1,
 # tests/support/stack_facing.py): those that serve the plugin (its WSGI app, TensorBoard's server, the
