@@ -35,8 +35,8 @@ step() { printf '\n=== %s (%s)\n' "$*" "$(date +%T)"; }
 # joined: the frontend's checks (they need no Python) and the older stack's environment (pip's
 # downloads and bytecode compiling overlap the tests' waits on servers and browsers).
 background=()
-trap 'for pid in "${background[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
 logs="$(mktemp -d)"
+trap 'for pid in "${background[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$logs"' EXIT
 join() {  # join PID NAME: print the part's log; stop here if it failed
   local status=0
   wait "$1" || status=$?
