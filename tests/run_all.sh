@@ -115,7 +115,7 @@ join "$older_pid" older-stack
 # again; so would the tests marked stack_independent (tests/test_stack_independent.py checks their
 # imports; PROFSCOPE_STACK_FREE=1 above makes tests/conftest.py fail the run if any loads either). The
 # views' browser tests run once, above: what they test is the bundle in the browser, the same on both
-# stacks, and they are half of a pass's time (CI stays under 20 minutes). The shell test stays here: it
+# stacks, and they are half of a pass's time. The shell test stays here: it
 # drives TensorBoard's own frontend, which differs between TensorBoard versions.
 VIEW_BROWSER_TESTS=(capture_dialog compare_view critical_path export_dialog firefox hlo_graph memory_view
   overview_view ranks_view roofline_view trace_interactions trace_looks trace_navigation trace_search_list
