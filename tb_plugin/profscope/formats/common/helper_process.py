@@ -163,28 +163,13 @@ def start(module: str, *extra_fds: int, fork: bool = False) -> Started:
     child_out, from_child = os.pipe()
     for fd in (child_in, from_child):
         _widen(fd)
-    if fork and _fork_allowed:
-        try:
-            proc = _fork(module, (to_child, from_child), (child_in, child_out), extra_fds)
-        except BaseException:
-            os.close(child_in)
-            os.close(child_out)
-            raise
-        finally:
-            os.close(to_child)
-            os.close(from_child)
-        return Started(proc, Connection(child_in, readable=False), Connection(child_out, writable=False))
-    os.set_inheritable(to_child, True)
-    os.set_inheritable(from_child, True)
-    fds = (to_child, from_child, *extra_fds)
-    package_root = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    env.update(_HEAP_ENV)
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", module, *map(str, fds)], pass_fds=fds, stdin=subprocess.DEVNULL, env=env
-        )
+        if fork and _fork_allowed:
+            proc: subprocess.Popen[bytes] | Forked = _fork(
+                module, (to_child, from_child), (child_in, child_out), extra_fds
+            )
+        else:
+            proc = _spawn(module, (to_child, from_child), extra_fds)
     except BaseException:
         os.close(child_in)
         os.close(child_out)
@@ -193,6 +178,20 @@ def start(module: str, *extra_fds: int, fork: bool = False) -> Started:
         os.close(to_child)
         os.close(from_child)
     return Started(proc, Connection(child_in, readable=False), Connection(child_out, writable=False))
+
+
+def _spawn(module: str, helper_ends: tuple[int, int], extra_fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
+    """Start `python -m module IN_FD OUT_FD extra_fd…` with the pipes' `helper_ends` inherited."""
+    for fd in helper_ends:
+        os.set_inheritable(fd, True)
+    fds = (*helper_ends, *extra_fds)
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    env.update(_HEAP_ENV)
+    return subprocess.Popen(
+        [sys.executable, "-m", module, *map(str, fds)], pass_fds=fds, stdin=subprocess.DEVNULL, env=env
+    )
 
 
 def _fork(
