@@ -92,25 +92,6 @@ def test_a_forked_helper_gives_the_one_process_trace(name: str, forked: list[xpl
     assert_same(got, want)
 
 
-def test_a_forked_helper_that_dies_leaves_the_reading_to_the_reader(
-    forked: list[xplane_helper.Helper], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = DATA / FILES[0]
-    want = one_process(path, 4096)
-    original = xplane_helper.Helper.walk
-
-    def killed_first(
-        self: xplane_helper.Helper, slots: list[list[tuple[int, int]]], batch_bytes: int
-    ) -> None:
-        self._started.proc.kill()
-        assert self._started.proc.wait() == -9
-        original(self, slots, batch_bytes)
-
-    monkeypatch.setattr(xplane_helper.Helper, "walk", killed_first)
-    assert_same(read(path, batch_bytes=4096), want)
-    assert len(forked) == 1
-
-
 def test_small_files_get_a_helper_only_where_it_is_forked_and_a_core_is_free(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -177,9 +158,13 @@ def test_a_failing_helper_leaves_the_reading_to_the_reader(
     assert len(helpers) == 1 and helpers[0]._started.proc.poll() is not None
 
 
+@pytest.mark.parametrize("started_by", ["helpers", "forked"])
 def test_a_helper_that_dies_leaves_the_reading_to_the_reader(
-    helpers: list[xplane_helper.Helper], monkeypatch: pytest.MonkeyPatch
+    started_by: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A helper started as an interpreter of its own (`helpers`) or forked (`forked`), killed
+    before its first walk: the reader reads the file alone."""
+    started: list[xplane_helper.Helper] = request.getfixturevalue(started_by)
     path = DATA / FILES[0]
     want = one_process(path, 4096)
     original = xplane_helper.Helper.walk
@@ -188,11 +173,13 @@ def test_a_helper_that_dies_leaves_the_reading_to_the_reader(
         self: xplane_helper.Helper, slots: list[list[tuple[int, int]]], batch_bytes: int
     ) -> None:
         self._started.proc.kill()
-        self._started.proc.wait()
+        assert self._started.proc.wait() == -9
         original(self, slots, batch_bytes)
 
     monkeypatch.setattr(xplane_helper.Helper, "walk", killed_first)
     assert_same(read(path, batch_bytes=4096), want)
+    assert len(started) == 1
+    assert isinstance(started[0]._started.proc, helper_process.Forked) == (started_by == "forked")
 
 
 def test_progress_moves_with_a_helper(helpers: list[xplane_helper.Helper]) -> None:
