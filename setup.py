@@ -48,8 +48,8 @@ setup(
         # tests drive it with the SDK's own client.
         "test": [
             "pytest",
-            # tests/run_all.sh runs each pass on one worker per core (-n auto): most tests wait on
-            # processes (TensorBoard, a browser, ingest children), so two workers overlap their waits.
+            # tests/run_all.sh runs each pass on one worker per usable core (2 to 4): most tests wait
+            # on processes (TensorBoard, a browser, ingest children), so two workers overlap their waits.
             "pytest-xdist",
             "hypothesis",
             "ruff",

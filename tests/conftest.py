@@ -12,6 +12,7 @@ import shutil
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -242,11 +243,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     kept, dropped = [], []
     for item in items:
         module = getattr(item, "module", None)
-        facing = module is not None and stack_facing.faces_tensorboard(item.fixturenames, module, loaded)
+        facing = module is not None and stack_facing.faces_tensorboard(
+            item.fixturenames, _own_code(item, module), module, loaded
+        )
         (kept if facing else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+def _own_code(item: pytest.Item, module: types.ModuleType) -> list[Callable[..., object]]:
+    """The test function and the fixtures it uses that are defined in its own module."""
+    test_function = getattr(item, "function", None)
+    functions: list[Callable[..., object]] = [test_function] if test_function is not None else []
+    fixture_info = getattr(item, "_fixtureinfo", None)
+    for definitions in fixture_info.name2fixturedefs.values() if fixture_info else ():
+        for definition in definitions:
+            if getattr(definition.func, "__module__", None) == module.__name__:
+                functions.append(definition.func)
+    return functions
 
 
 @pytest.fixture(autouse=True)

@@ -68,11 +68,22 @@ frontend_checks() {
   fi
 }
 
+# The older stack differs from .venv in exactly the two pins of constraints-protobuf4.txt, so .venv-pb4
+# holds only those two packages and reads every other one from .venv's site-packages (a .pth file
+# adds it behind its own): seconds instead of a second install of the whole test stack, whose CPU
+# the first passes would share. `pip check` then confirms that TensorBoard 2.20's requirements are
+# met by .venv's packages.
 older_stack_environment() {
   set -euo pipefail
-  step "Python environment .venv-pb4 (constraints-protobuf4.txt)"
-  [ -x .venv-pb4/bin/python ] || "$PYTHON" -m venv .venv-pb4
-  .venv-pb4/bin/python -m pip install --quiet --disable-pip-version-check -c constraints-protobuf4.txt -e ".[test]"
+  step "Python environment .venv-pb4: constraints-protobuf4.txt's pins over .venv's packages"
+  "$PYTHON" -m venv --clear .venv-pb4
+  local own shared
+  own="$(.venv-pb4/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
+  shared="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
+  .venv-pb4/bin/python -c 'import sys; open(sys.argv[1], "w").write(f"import site; site.addsitedir({sys.argv[2]!r})\n")' \
+    "$own/profscope_shares_venv.pth" "$shared"
+  .venv-pb4/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r constraints-protobuf4.txt
+  .venv-pb4/bin/python -m pip check --disable-pip-version-check
   .venv-pb4/bin/python -c 'import google.protobuf as p; assert p.__version__.startswith("4."), p.__version__'
 }
 
@@ -83,11 +94,10 @@ background+=("$frontend_pid")
 
 step "Python environment .venv (newest TensorBoard and protobuf)"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
-# After .venv's install, so that both do not fetch the same packages at once.
-older_stack_environment >"$logs/older-stack.log" 2>&1 &
-older_pid=$!
-background+=("$older_pid")
+# --no-compile: of the packages' modules, the tests import a fraction, compiled on first import;
+# compiling all of them took 40 % of the install's CPU.
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-compile -e ".[test]"
+older_stack_environment
 
 step "ruff"
 .venv/bin/ruff check .
@@ -103,24 +113,36 @@ step "Python tests marked stack_independent (checked at run time to load neither
 mapfile -t stack_free < <(grep -rlE '^pytestmark = .*stack_independent' tests --include='test_*.py' | sort)
 PROFSCOPE_STACK_FREE=1 .venv/bin/python -m pytest -n "$WORKERS" --dist load "${stack_free[@]}" -m stack_independent
 
-step "Python tests on $(.venv/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")')"
-.venv/bin/python -m pytest "${PARALLEL[@]}" tests -m "not stack_independent"
-
-join "$older_pid" older-stack
-
 # On the older stack only the tests that face TensorBoard run again (PROFSCOPE_TENSORBOARD_FACING=1,
 # tests/support/stack_facing.py): those that serve the plugin (its WSGI app, TensorBoard's server, the
-# CLI) or use code that uses TensorBoard or werkzeug. The product never imports protobuf and touches
+# CLI) or whose own code uses TensorBoard or werkzeug. The product never imports protobuf and touches
 # TensorBoard only at that edge, so the other tests would run the same code on the same libraries
 # again; so would the tests marked stack_independent (tests/test_stack_independent.py checks their
 # imports; PROFSCOPE_STACK_FREE=1 above makes tests/conftest.py fail the run if any loads either). The
-# views' browser tests run once, above: what they test is the bundle in the browser, the same on both
-# stacks, and they are half of a pass's time. The shell test stays here: it
-# drives TensorBoard's own frontend, which differs between TensorBoard versions.
+# views' browser tests run once, in .venv: what they test is the bundle in the browser, the same on
+# both stacks, and they are half of a pass's time. The shell test stays here: it drives TensorBoard's
+# own frontend, which differs between TensorBoard versions.
 VIEW_BROWSER_TESTS=(capture_dialog compare_view critical_path export_dialog firefox hlo_graph memory_view
   overview_view ranks_view roofline_view trace_interactions trace_looks trace_navigation trace_search_list
   trace_selection trace_tracks trace_view xla_view)
-step "Python tests facing TensorBoard on $(.venv-pb4/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")') (views' browser tests ran above)"
 ignored=()
 for name in "${VIEW_BROWSER_TESTS[@]}"; do ignored+=("--ignore=tests/e2e/test_${name}.py"); done
-PROFSCOPE_TENSORBOARD_FACING=1 .venv-pb4/bin/python -m pytest "${PARALLEL[@]}" tests "${ignored[@]}" -m "not stack_independent"
+# It runs in the background beside the pass on .venv, on half as many workers: that pass's browser
+# tests wait on TensorBoard and the browser for much of their time, and this one fills the cores they
+# leave. Its browser tests' screenshots and logs go to a folder of their own.
+older_stack_tests() {
+  set -euo pipefail
+  step "Python tests facing TensorBoard on $(.venv-pb4/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")') (views' browser tests ran in .venv)"
+  # exec: the background job's pid is pytest's, which the EXIT trap stops if the other pass fails.
+  PROFSCOPE_TEST_OUTPUT=test-output/older-stack \
+  PROFSCOPE_TENSORBOARD_FACING=1 exec .venv-pb4/bin/python -m pytest tests "${ignored[@]}" -m "not stack_independent" \
+    -n "$(( (WORKERS + 1) / 2 ))" --dist loadfile
+}
+older_stack_tests >"$logs/older-stack-tests.log" 2>&1 &
+older_pid=$!
+background+=("$older_pid")
+
+step "Python tests on $(.venv/bin/python -c 'import tensorboard, google.protobuf as p; print(f"TensorBoard {tensorboard.__version__}, protobuf {p.__version__}")')"
+.venv/bin/python -m pytest "${PARALLEL[@]}" tests -m "not stack_independent"
+
+join "$older_pid" older-stack-tests

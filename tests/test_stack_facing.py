@@ -11,26 +11,38 @@ import sys
 from tests.support import REPO, stack_facing
 
 
-def _faces(module_name: str, fixtures: tuple[str, ...] = ()) -> bool:
+def _faces(module_name: str, test_name: str = "", fixtures: tuple[str, ...] = ()) -> bool:
     module = importlib.import_module(module_name)
-    return stack_facing.faces_tensorboard(fixtures, module, dict(sys.modules))
+    functions = [getattr(module, test_name)] if test_name else []
+    return stack_facing.faces_tensorboard(fixtures, functions, module, dict(sys.modules))
 
 
 def test_the_plugin_and_routes_face_tensorboard() -> None:
-    assert _faces("tests.test_plugin")
-    assert _faces("tests.tools.trace.test_redact_traces")  # the export raises TensorBoard's errors
-    assert _faces("tests.analysis.test_steps", ("plugin_client",))
+    assert _faces("tests.test_plugin", "test_loader_flag_and_default_cache_dir")
+    # The export raises TensorBoard's errors.
+    assert _faces(
+        "tests.tools.trace.test_redact_traces",
+        "test_a_redacted_export_keeps_no_host_user_path_or_address_of_its_source",
+    )
+    assert _faces("tests.analysis.test_steps", fixtures=("plugin_client",))
 
 
 def test_analysis_and_model_tests_do_not() -> None:
-    assert not _faces("tests.analysis.test_steps")
+    assert not _faces("tests.analysis.test_steps", "test_profiler_steps_match_the_raw_markers")
     assert not _faces("tests.model.test_arrays")
+
+
+def test_the_judgement_is_per_test_not_per_module() -> None:
+    """test_spill imports TensorBoard for one test that builds the plugin; its other tests stay on
+    the model and run once."""
+    assert _faces("tests.model.test_spill", "test_the_memory_flag_reaches_the_child")
+    assert not _faces("tests.model.test_spill", "test_below_the_budget_nothing_is_spilled")
 
 
 def test_run_all_selects_the_facing_tests_on_the_older_stack() -> None:
     run_all = (REPO / "tests" / "run_all.sh").read_text(encoding="utf-8")
     older = re.search(
-        r"^PROFSCOPE_TENSORBOARD_FACING=1 \.venv-pb4/bin/python -m pytest (\"\$\{PARALLEL\[@\]\}\" )?tests ",
+        r"^\s*PROFSCOPE_TENSORBOARD_FACING=1 (exec )?\.venv-pb4/bin/python -m pytest .*\btests ",
         run_all,
         re.MULTILINE,
     )

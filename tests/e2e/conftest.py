@@ -11,7 +11,8 @@ Fixtures (reuse them for view tests):
   is saved when the test fails. `page_errors` collects uncaught page errors and console errors of it.
 - `open_profscope(page, server)` opens `http://127.0.0.1:PORT/#profscope` and returns the plugin iframe's
   `Frame`, where the profscope UI lives.
-- `screenshot(page, name)` saves `test-output/e2e/<test>/<name>.png` and returns its path.
+- `screenshot(page, name)` saves `test-output/e2e/<test>/<name>.png` (the folder:
+  `$PROFSCOPE_TEST_OUTPUT`) and returns its path.
 
 Chromium is `/usr/bin/chromium` or `$PROFSCOPE_CHROMIUM`; never downloaded. Without it these tests
 skip, unless `PROFSCOPE_REQUIRE_BROWSER=1` (set by tests/run_all.sh and so CI), which turns that into
@@ -38,7 +39,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-OUTPUT = REPO / "test-output" / "e2e"
+# $PROFSCOPE_TEST_OUTPUT (relative to the repository) lets a pass running beside another keep its own.
+OUTPUT = REPO / os.environ.get("PROFSCOPE_TEST_OUTPUT", "test-output/e2e")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",

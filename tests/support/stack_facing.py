@@ -4,15 +4,17 @@ The older-stack pass (TensorBoard 2.20 on protobuf 4.25) exists for what differs
 versions. The product touches TensorBoard only at its edge: the plugin API, the HTTP helpers and the
 error classes of the routes, the CLI and capture (`profscope.plugin`, `params`, `cli`, `capture`,
 the tools' `routes`); it never imports protobuf. A test faces TensorBoard when it uses a fixture that
-serves the plugin (`FACING_FIXTURES`), or its module uses something defined in TensorBoard or werkzeug,
-or in a profscope module that itself uses TensorBoard. The other tests run the same product code on
-the same libraries in both passes, so they run once.
+serves the plugin (`FACING_FIXTURES`), or the code it runs from its own module (the test function and
+the module's fixtures it uses) names something defined in TensorBoard or werkzeug, or in a profscope
+module that itself uses TensorBoard. The judgement is per test, not per module: a module of analysis
+tests with one test through the CLI runs that one test again, not the other fifty. The other tests
+run the same product code on the same libraries in both passes, so they run once.
 """
 
 from __future__ import annotations
 
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 # Fixtures that serve the plugin: through TensorBoard's own server, its WSGI app or the CLI's.
 FACING_FIXTURES = frozenset({"plugin_client", "tensorboard_server", "browser_page", "tab"})
@@ -31,19 +33,46 @@ def _uses_stack(module: types.ModuleType) -> bool:
     return any(_module_name(v).startswith(STACK_PACKAGES) for v in vars(module).values())
 
 
-def module_faces_tensorboard(module: types.ModuleType, loaded: dict[str, types.ModuleType]) -> bool:
-    """`module` uses TensorBoard or werkzeug, directly or through a profscope module that does."""
-    for value in vars(module).values():
-        name = _module_name(value)
-        if name.startswith(STACK_PACKAGES):
-            return True
-        used = loaded.get(name) if name.startswith("profscope") else None
-        if used is not None and _uses_stack(used):
-            return True
+def _global_names(code: types.CodeType) -> Iterator[str]:
+    """The names `code` and the functions and lambdas nested in it look up (globals among them)."""
+    yield from code.co_names
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            yield from _global_names(constant)
+
+
+def _faces(value: object, loaded: dict[str, types.ModuleType]) -> bool:
+    name = _module_name(value)
+    if name.startswith(STACK_PACKAGES):
+        return True
+    used = loaded.get(name) if name.startswith("profscope") else None
+    return used is not None and _uses_stack(used)
+
+
+def code_faces_tensorboard(
+    functions: Iterable[Callable[..., object]], module: types.ModuleType, loaded: dict[str, types.ModuleType]
+) -> bool:
+    """Code of `module` (`functions`) uses TensorBoard or werkzeug, directly or through a profscope
+    module that does, by a name bound in the module."""
+    bound = vars(module)
+    for function in functions:
+        code = getattr(function, "__code__", None)
+        if code is None:
+            continue
+        for name in _global_names(code):
+            if name in bound and _faces(bound[name], loaded):
+                return True
     return False
 
 
 def faces_tensorboard(
-    fixturenames: Iterable[str], module: types.ModuleType, loaded: dict[str, types.ModuleType]
+    fixturenames: Iterable[str],
+    functions: Iterable[Callable[..., object]],
+    module: types.ModuleType,
+    loaded: dict[str, types.ModuleType],
 ) -> bool:
-    return bool(FACING_FIXTURES.intersection(fixturenames)) or module_faces_tensorboard(module, loaded)
+    """A test faces TensorBoard: it uses a fixture serving the plugin, or the test function or its
+    fixtures defined in `module` (`functions`) use TensorBoard (`code_faces_tensorboard`)."""
+    if FACING_FIXTURES.intersection(fixturenames):
+        return True
+    return code_faces_tensorboard(functions, module, loaded)
