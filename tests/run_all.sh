@@ -76,7 +76,8 @@ frontend_checks() {
 older_stack_environment() {
   set -euo pipefail
   step "Python environment .venv-pb4: constraints-protobuf4.txt's pins over .venv's packages"
-  "$PYTHON" -m venv --clear .venv-pb4
+  # Made by .venv's interpreter, so both are the same Python whatever $PYTHON is now.
+  .venv/bin/python -m venv --clear .venv-pb4
   local own shared
   own="$(.venv-pb4/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
   shared="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
