@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib
 import re
 import sys
+import textwrap
+import types
 
 from tests.support import REPO, stack_facing
 
@@ -37,6 +39,31 @@ def test_the_judgement_is_per_test_not_per_module() -> None:
     the model and run once."""
     assert _faces("tests.model.test_spill", "test_the_memory_flag_reaches_the_child")
     assert not _faces("tests.model.test_spill", "test_below_the_budget_nothing_is_spilled")
+
+
+def test_the_module_functions_a_test_calls_count() -> None:
+    """A test whose module helper (or that helper's helper) builds the client faces TensorBoard."""
+    module = types.ModuleType("tests.synthetic_stack_facing")
+    source = """
+        from werkzeug.test import Client
+
+        def make_client():
+            return Client
+
+        def ask():
+            return make_client()
+
+        def test_through_two_helpers():
+            return ask()
+
+        def test_on_its_own():
+            return len("no stack here")
+    """
+    exec(textwrap.dedent(source), module.__dict__)
+    facing = [module.test_through_two_helpers]
+    alone = [module.test_on_its_own]
+    assert stack_facing.faces_tensorboard((), facing, module, dict(sys.modules))
+    assert not stack_facing.faces_tensorboard((), alone, module, dict(sys.modules))
 
 
 def test_run_all_selects_the_facing_tests_on_the_older_stack() -> None:

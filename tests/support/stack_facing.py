@@ -4,11 +4,12 @@ The older-stack pass (TensorBoard 2.20 on protobuf 4.25) exists for what differs
 versions. The product touches TensorBoard only at its edge: the plugin API, the HTTP helpers and the
 error classes of the routes, the CLI and capture (`profscope.plugin`, `params`, `cli`, `capture`,
 the tools' `routes`); it never imports protobuf. A test faces TensorBoard when it uses a fixture that
-serves the plugin (`FACING_FIXTURES`), or the code it runs from its own module (the test function and
-the module's fixtures it uses) names something defined in TensorBoard or werkzeug, or in a profscope
-module that itself uses TensorBoard. The judgement is per test, not per module: a module of analysis
-tests with one test through the CLI runs that one test again, not the other fifty. The other tests
-run the same product code on the same libraries in both passes, so they run once.
+serves the plugin (`FACING_FIXTURES`), or the code it runs from its own module (the test function,
+the module's fixtures it uses and the module's functions these call) names something defined in
+TensorBoard or werkzeug, or in a profscope module that itself uses TensorBoard. The judgement is per
+test, not per module: a module of model tests with one test that builds the plugin runs that one
+test again, not the other thirty. The other tests run the same product code on the same libraries in
+both passes, so they run once.
 """
 
 from __future__ import annotations
@@ -52,16 +53,24 @@ def _faces(value: object, loaded: dict[str, types.ModuleType]) -> bool:
 def code_faces_tensorboard(
     functions: Iterable[Callable[..., object]], module: types.ModuleType, loaded: dict[str, types.ModuleType]
 ) -> bool:
-    """Code of `module` (`functions`) uses TensorBoard or werkzeug, directly or through a profscope
-    module that does, by a name bound in the module."""
+    """Code of `module` (`functions`, and the module's own functions they call) uses TensorBoard or
+    werkzeug, directly or through a profscope module that does, by a name bound in the module."""
     bound = vars(module)
-    for function in functions:
-        code = getattr(function, "__code__", None)
-        if code is None:
+    pending = list(functions)
+    seen: set[int] = set()
+    while pending:
+        code = getattr(pending.pop(), "__code__", None)
+        if code is None or id(code) in seen:
             continue
+        seen.add(id(code))
         for name in _global_names(code):
-            if name in bound and _faces(bound[name], loaded):
+            value = bound.get(name)
+            if value is None:
+                continue
+            if _faces(value, loaded):
                 return True
+            if callable(value) and getattr(value, "__module__", None) == module.__name__:
+                pending.append(value)
     return False
 
 
