@@ -30,11 +30,14 @@ the helper and walks the rest of the plane, and the planes after it, from the la
 ended a window (`walk.Resume`), the steps it applied since skipped: the steps, so the trace, are
 the ones the helper would have sent. Why these numbers: BEHIND_S (50 ms) is what the reader may
 lose to a helper before it acts, a tenth of the read of the 375 k-event JAX capture on the 2-core
-VM (0.35-0.5 s), where with a free core, or a CPU burner arriving mid-read, the sum stayed under
-11 ms at each of its 22 steps (waits of 0.1-17 ms against 1-27 ms of the helper's CPU); before
-the first step the patience covers the helper's start, whose CPU the first step's counts:
-FORKED_START_CPU_S (a fork's first 1 MB window cost it 6 ms of CPU), SPAWNED_START_CPU_S (an
-interpreter importing numpy, about 0.3 s). _PACE_DECAY (0.5) lets the pace follow load within
+VM (0.35-0.5 s), where with a free core, or one or two CPU burners arriving mid-read, the sum
+stayed under 5 ms at each of its 22 steps (waits of 0.1-17 ms against 1-30 ms of the helper's
+CPU), and a helper starved mid-read (reniced, two burners) was left 0.1-0.2 s after the load came;
+before the first step the patience covers the helper's start, whose CPU the first step's counts:
+FORKED_START_CPU_S (a fork's first 1 MB window cost it 5-8 ms of CPU), SPAWNED_START_CPU_S (an
+interpreter importing numpy: about 0.3 s of CPU, several times that in wall time under load, which
+the reader cannot measure yet; too long a wait costs only where a helper hangs at its start, too
+short one loses the helper for a file of 64 MB or more). _PACE_DECAY (0.5) lets the pace follow load within
 two or three steps. What the rule does not see: a helper that keeps up while the reader's own work
 slows because the two share a core (the reader's pace then counts the helper's share too).
 """
@@ -68,7 +71,7 @@ _SWITCH_S = 0.0005
 # When the reader walks on alone (see the module's docstring for why these numbers).
 BEHIND_S = 0.05
 FORKED_START_CPU_S = 0.05
-SPAWNED_START_CPU_S = 0.5
+SPAWNED_START_CPU_S = 2.0
 _PACE_DECAY = 0.5
 
 
