@@ -8,6 +8,7 @@ slow) leaves the rest of it to the reader, from a window's end; damaged files re
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import os
 import pickle
@@ -70,6 +71,12 @@ def one_process(path: Path, batch_bytes: int) -> Trace:
         mp.setattr(xplane_helper, "HELPER_MIN_BYTES", 1 << 62)
         mp.setattr(xplane_helper, "FORKED_HELPER_MIN_BYTES", 1 << 62)
         return read(path, batch_bytes=batch_bytes)
+
+
+@functools.cache
+def one_process_trace(name: str) -> Trace:
+    """`one_process` of a file of tests/data/xplane in 4 kB windows, read once for all the tests."""
+    return one_process(DATA / name, 4096)
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -282,7 +289,7 @@ def test_a_stopped_helper_leaves_the_rest_to_the_reader(
     before it are all the reader gets: the reader walks the rest itself, from the last window's
     end before them, and the trace is the one-process one."""
     path = DATA / name
-    want = one_process(path, 4096)
+    want = one_process_trace(name)
     behind = took_over(monkeypatch)
     original = xplane_helper._Timed.put
     counts = itertools.count(1)
@@ -303,8 +310,8 @@ def test_a_stopped_helper_leaves_the_rest_to_the_reader(
 def test_a_stopped_helper_of_its_own_interpreter_leaves_the_rest_to_the_reader(
     helpers: list[xplane_helper.Helper], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = DATA / max(FILES, key=lambda n: (DATA / n).stat().st_size)  # hundreds of steps
-    want = one_process(path, 4096)
+    name = max(FILES, key=lambda n: (DATA / n).stat().st_size)  # hundreds of steps
+    path, want = DATA / name, one_process_trace(name)
     behind = took_over(monkeypatch)
     original = xplane_helper.Helper.plane_steps
 
@@ -327,8 +334,8 @@ def test_a_slow_helper_leaves_the_rest_to_the_reader(
 ) -> None:
     """A helper whose steps come 20 ms after the walk has them (each cost it a fraction of that in
     CPU) is dropped for the reader's own walk; the trace does not change."""
-    path = DATA / max(FILES, key=lambda n: (DATA / n).stat().st_size)
-    want = one_process(path, 4096)
+    name = max(FILES, key=lambda n: (DATA / n).stat().st_size)
+    path, want = DATA / name, one_process_trace(name)
     behind = took_over(monkeypatch)
     original = xplane_helper._Timed.put
 
