@@ -2,15 +2,21 @@
 decoding in a second process is the one read in one process, for every real XPlane in
 tests/data/xplane, whoever decodes each window, and whether the helper is a fresh interpreter or a
 fork of the reading process (a local ingest child: `helper_process.allow_fork`); a helper that
-fails or dies leaves the reader to walk the file itself; damaged files read the same."""
+fails or dies leaves the reader to walk the file itself, and one that falls behind (stopped, or
+slow) leaves the rest of it to the reader, from a window's end; damaged files read the same."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import os
 import pickle
+import signal
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import fsspec
 import numpy as np
@@ -65,6 +71,12 @@ def one_process(path: Path, batch_bytes: int) -> Trace:
         mp.setattr(xplane_helper, "HELPER_MIN_BYTES", 1 << 62)
         mp.setattr(xplane_helper, "FORKED_HELPER_MIN_BYTES", 1 << 62)
         return read(path, batch_bytes=batch_bytes)
+
+
+@functools.cache
+def one_process_trace(name: str) -> Trace:
+    """`one_process` of a file of tests/data/xplane in 4 kB windows, read once for all the tests."""
+    return one_process(DATA / name, 4096)
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -239,3 +251,158 @@ def test_a_decoded_window_crosses_the_pipe_unchanged(name: str) -> None:
             if field.name != "_data":
                 a, b = getattr(back.batch, field.name), getattr(d.batch, field.name)
                 assert a.dtype == b.dtype and np.array_equal(a, b), field.name
+
+
+@pytest.fixture
+def no_hang() -> Iterator[None]:
+    """Fail a test still running after 60 s (a reader waiting for a stopped helper for ever)."""
+
+    def expired(signum: int, frame: object) -> None:
+        pytest.fail("still waiting after 60 s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(60)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def took_over(monkeypatch: pytest.MonkeyPatch) -> list[xplane_helper.HelperBehind]:
+    """The take-overs of the reads from now on (each `HelperBehind` the reader caught)."""
+    seen: list[xplane_helper.HelperBehind] = []
+    original = xplane_helper.HelperBehind.__init__
+
+    def spy(self: xplane_helper.HelperBehind, *args: Any) -> None:
+        original(self, *args)
+        seen.append(self)
+
+    monkeypatch.setattr(xplane_helper.HelperBehind, "__init__", spy)
+    return seen
+
+
+@pytest.mark.usefixtures("no_hang")
+@pytest.mark.parametrize(("name", "after"), [(n, a) for n in FILES for a in (1, 2, 7, 40)])
+def test_a_stopped_helper_leaves_the_rest_to_the_reader(
+    name: str, after: int, forked: list[xplane_helper.Helper], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The forked helper stops itself (SIGSTOP) as its walk hands on step `after`, so the steps
+    before it are all the reader gets: the reader walks the rest itself, from the last window's
+    end before them, and the trace is the one-process one."""
+    path = DATA / name
+    want = one_process_trace(name)
+    behind = took_over(monkeypatch)
+    original = xplane_helper._Timed.put
+    counts = itertools.count(1)
+
+    def stopping(self: xplane_helper._Timed, step: xplane_walk.Step) -> None:
+        if next(counts) == after:
+            os.kill(os.getpid(), signal.SIGSTOP)
+        original(self, step)
+
+    monkeypatch.setattr(xplane_helper._Timed, "put", stopping)  # the fork runs this process's code
+    got = read(path, batch_bytes=4096)
+    assert len(forked) == 1 and len(behind) == 1
+    assert forked[0]._started.proc.poll() is not None  # killed and reaped
+    assert_same(got, want)
+
+
+@pytest.mark.usefixtures("no_hang")
+def test_a_stopped_helper_of_its_own_interpreter_leaves_the_rest_to_the_reader(
+    helpers: list[xplane_helper.Helper], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = max(FILES, key=lambda n: (DATA / n).stat().st_size)  # hundreds of steps
+    path, want = DATA / name, one_process_trace(name)
+    behind = took_over(monkeypatch)
+    original = xplane_helper.Helper.plane_steps
+
+    def stopping(self: xplane_helper.Helper) -> Iterator[xplane_walk.Step]:
+        for count, step in enumerate(original(self)):
+            if count == 2:
+                os.kill(self._started.proc.pid, signal.SIGSTOP)
+            yield step
+
+    monkeypatch.setattr(xplane_helper.Helper, "plane_steps", stopping)
+    got = read(path, batch_bytes=4096)
+    assert len(helpers) == 1 and len(behind) == 1
+    assert helpers[0]._started.proc.poll() is not None
+    assert_same(got, want)
+
+
+@pytest.mark.usefixtures("no_hang")
+def test_a_slow_helper_leaves_the_rest_to_the_reader(
+    forked: list[xplane_helper.Helper], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A helper whose steps come 20 ms after the walk has them (each cost it a fraction of that in
+    CPU) is dropped for the reader's own walk; the trace does not change."""
+    name = max(FILES, key=lambda n: (DATA / n).stat().st_size)
+    path, want = DATA / name, one_process_trace(name)
+    behind = took_over(monkeypatch)
+    original = xplane_helper._Timed.put
+
+    def late(self: xplane_helper._Timed, step: xplane_walk.Step) -> None:
+        original(self, step)
+        time.sleep(0.02)  # not CPU time: what the steps cost the helper stays as it was
+
+    monkeypatch.setattr(xplane_helper._Timed, "put", late)  # the fork runs this process's code
+    got = read(path, batch_bytes=4096)
+    assert len(forked) == 1 and len(behind) == 1
+    assert_same(got, want)
+
+
+def test_the_reader_takes_over_when_its_waits_exceed_the_helpers_cpu_at_its_own_pace() -> None:
+    lag = xplane_helper.Lag(0.5)
+    lag.applied(0.02, 0.01)  # the reader's work goes at half speed: it shares its core
+    assert lag.pace() == pytest.approx(2.0)
+    flush = xplane_walk.Flush([], [], np.zeros(0, dtype=np.int64))
+    lag.received(flush, waited=0.015, cpu=0.01)  # waited less than the 0.02 s walking it would take
+    assert lag.excess == 0.0
+    assert lag.patience() == pytest.approx(xplane_helper.BEHIND_S + 0.02)
+    lag.received(flush, waited=0.05, cpu=0.01)
+    assert lag.excess == pytest.approx(0.03)
+    assert lag.patience() == pytest.approx(xplane_helper.BEHIND_S + 0.02 - 0.03)
+    lag.applied(0.01, 0.01)  # full speed again: the older pace counts half
+    assert lag.pace() == pytest.approx(0.02 / 0.015)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_a_walk_resumed_after_any_windows_end_gives_the_same_steps(name: str) -> None:
+    """From the `Resume` of a flush (40 of them, spread over the file), a new walk, skipping none,
+    one or two steps, hands on exactly the steps that followed it, to the plane's end."""
+
+    def plain(step: xplane_walk.Step) -> tuple[Any, ...]:
+        if isinstance(step, xplane_walk.Flush):
+            raw = [None if a is None else a.tobytes() for a in (step.buf, step.records, step.limits)]
+            return (
+                "flush",
+                step.slots,
+                step.headers,
+                step.counts.tolist(),
+                step.ended,
+                step.pos,
+                raw,
+                step.resume,
+            )
+        if isinstance(step, xplane_walk.Others):
+            return ("others", step.slot, step.header, [(b.num_events, skipped) for b, skipped in step.chunks])
+        return ("line", step.slot, step.pos)
+
+    source = FileBytes(os.open(DATA / name, os.O_RDONLY))
+    try:
+        index = xplane_decode.index_space(source)
+        walks = []
+        for slots in index.slots:
+            steps: list[xplane_walk.Step] = []
+            xplane_walk.PlaneWalk(source, 4096, steps.append, decode_now=lambda: False).run(slots)
+            walks.append((slots, steps, [plain(s) for s in steps]))
+        ends = [(p, i) for p, (_, steps, _) in enumerate(walks) for i, s in enumerate(steps)
+                if isinstance(s, xplane_walk.Flush) and s.resume is not None]  # fmt: skip
+        assert len(ends) > 20
+        for p, i in ends[:: max(1, len(ends) // 40)]:
+            slots, steps, want = walks[p]
+            skip = i % 3
+            got: list[xplane_walk.Step] = []
+            walk = xplane_walk.PlaneWalk(source, 4096, got.append, decode_now=lambda: False, skip=skip)
+            walk.run(slots, steps[i].resume)  # type: ignore[union-attr]
+            assert [plain(s) for s in got] == want[i + 1 + skip :]
+    finally:
+        os.close(source.fileno())

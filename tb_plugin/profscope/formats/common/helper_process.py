@@ -30,10 +30,12 @@ import dataclasses
 import importlib
 import os
 import pickle
+import select
 import signal
 import struct
 import subprocess
 import sys
+import time
 import traceback
 import warnings
 from multiprocessing.connection import Connection
@@ -244,16 +246,18 @@ def send_buffers(conn: Connection, obj: Any) -> None:
         parts = _after(parts, done)
 
 
-def recv_buffers(conn: Connection) -> Any:
-    """What `send_buffers` sent; raises EOFError when the other end closed before its end."""
+def recv_buffers(conn: Connection, deadline: float | None = None) -> Any:
+    """What `send_buffers` sent; raises EOFError when the other end closed before its end, and
+    TimeoutError when `deadline` (a `time.monotonic()`) passes before all of it came (the rest
+    of the message is then left in the pipe)."""
     fd = conn.fileno()
     length = bytearray(_LENGTH.size)
-    _read_into(fd, [memoryview(length)])
+    _read_into(fd, [memoryview(length)], deadline)
     meta = bytearray(_LENGTH.unpack(length)[0])
-    _read_into(fd, [memoryview(meta)])
+    _read_into(fd, [memoryview(meta)], deadline)
     head, sizes = pickle.loads(meta)
     buffers = [bytearray(size) for size in sizes]  # writable, so the arrays made on them are too
-    _read_into(fd, [memoryview(b) for b in buffers if len(b)])
+    _read_into(fd, [memoryview(b) for b in buffers if len(b)], deadline)
     return pickle.loads(head, buffers=buffers)
 
 
@@ -271,9 +275,12 @@ def _after(parts: list[memoryview], count: int) -> list[memoryview]:
     return parts
 
 
-def _read_into(fd: int, parts: list[memoryview]) -> None:
-    """Fill `parts` from `fd`; raises EOFError where it closes first."""
+def _read_into(fd: int, parts: list[memoryview], deadline: float | None = None) -> None:
+    """Fill `parts` from `fd`; raises EOFError where it closes first, TimeoutError where nothing
+    more comes before `deadline`."""
     while parts:
+        if deadline is not None and not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            raise TimeoutError("the helper sent nothing more in time")
         got = os.readv(fd, parts[:_IOV_MAX])
         if got == 0:
             raise EOFError("the helper's pipe closed inside a message")

@@ -13,7 +13,8 @@ are read in windows of `batch_bytes` (a window holds part of a long line or seve
 and every window's events are decoded and turned into builder calls (`plane`) before the
 next is read. The walk over the windows (`walk`) hands on its steps in order; in a big file it
 runs in a helper process (`helper`), which also decodes part of the windows, while this one
-applies the steps before, so the two cores share the reading and the trace stays the same.
+applies the steps before, so the two cores share the reading and the trace stays the same; a helper
+that falls behind is dropped mid-walk, the reader walking the rest (`helper`, `Lag`).
 What the reader keeps besides: per line its header, state and track (about 1.7 KB),
 per metadata entry about 0.9 KB (both count against an ingest's budget, `held_limit`), per counter
 series a few numbers, and per GPU or TPU plane the rows its derived lines are built from (about 60
@@ -61,7 +62,7 @@ from profscope.formats.xplane.decode import (
     text,
 )
 from profscope.formats.xplane.flows import FLOW_CATEGORIES, FlowRecords
-from profscope.formats.xplane.helper import HelperFailed
+from profscope.formats.xplane.helper import HelperBehind, HelperFailed
 from profscope.formats.xplane.hlo import InstructionMetadata, attachment_name, hlo_protos
 from profscope.formats.xplane.plane import Frame, LineState, PlaneReader, ReadState
 from profscope.formats.xplane.source import Source
@@ -205,6 +206,7 @@ class _Reading:
         self.hlo = InstructionMetadata(self.protos)
         self._state: ReadState | None = None
         self.helper = _start_helper(source) if xplane_helper.can_help(source.size) else None
+        self._left: xplane_helper.Helper | None = None  # a helper that fell behind, killed, not reaped
 
     def run(self) -> Trace:
         frame = Frame()
@@ -246,9 +248,10 @@ class _Reading:
             self._state = None
 
     def _stop_helper(self) -> None:
-        if self.helper is not None:
-            self.helper.stop()
-            self.helper = None
+        for helper in (self.helper, self._left):
+            if helper is not None:
+                helper.stop()
+        self.helper = self._left = None
 
     def _one_pass(self, frame: Frame) -> ReadState:
         index = self.index
@@ -267,8 +270,20 @@ class _Reading:
             reader = PlaneReader(state, plane, self.hlo)
             steps = _Steps(self, reader)
             if self.helper is not None:
-                for step in self.helper.plane_steps():
-                    steps.apply(step)
+                try:
+                    for step in self.helper.plane_steps():
+                        steps.apply(step)
+                except HelperBehind as behind:
+                    _log.info(
+                        "the XPlane helper fell behind on %s; reading the rest in one process", self.path
+                    )
+                    # Reaped at the end: waiting for the kernel to tear it down (10-20 ms under
+                    # load) would hold the reader up.
+                    self.helper.kill()
+                    self.helper, self._left = None, self.helper
+                    PlaneWalk(self.source, self.batch_bytes, steps.apply, skip=behind.applied).run(
+                        slots, behind.resume
+                    )
             else:
                 PlaneWalk(self.source, self.batch_bytes, steps.apply).run(slots)
             reader.finish(recorder)

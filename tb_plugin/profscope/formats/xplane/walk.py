@@ -8,6 +8,10 @@ lines had at that point of the walk (`wire.LineRecord`, without its other events
 fixes a line's header at its first batch. The reader applies the steps in order (`reader`), so the
 walk can run in this process or in a helper process (`helper`) that sends them over a pipe, and
 the trace is the same: the steps are, whoever decodes a flush's events.
+
+A flush that ends a window (the next step reads another one) says where a walk could go on from
+after it (`Resume`), so a reader can take the rest of a helper's walk over (`helper`): a walk
+started there hands on the helper's next steps, the same ones.
 """
 
 from __future__ import annotations
@@ -99,6 +103,19 @@ def _narrow(ids: np.ndarray) -> np.ndarray:
 
 
 @dataclasses.dataclass
+class Resume:
+    """Where a walk stands after a flush that ended a window: in line `line`, at `pos`, about to
+    read a window of `size` bytes there, with the line's fields so far (`record`, a copy) and
+    `walked`, the furthest position reached (what `Flush.pos` reports)."""
+
+    line: int
+    pos: int
+    size: int
+    record: wire.LineRecord
+    walked: int
+
+
+@dataclasses.dataclass
 class Flush:
     """The events a window holds of the pending lines (slots, their headers then, the records'
     window positions in `buf` and how far each may reach), then the lines walked to their end."""
@@ -112,6 +129,7 @@ class Flush:
     decoded: Decoded | None = None
     ended: list[tuple[int, wire.LineRecord]] = dataclasses.field(default_factory=list)
     pos: int = 0  # file position the walk had reached
+    resume: Resume | None = None  # where a walk may go on from after this one
 
     def decode(self) -> Decoded:
         """The events, decoded here unless the walk did it (`decode_now`)."""
@@ -157,7 +175,8 @@ def header_of(record: wire.LineRecord) -> wire.LineRecord:
 
 class PlaneWalk:
     """Walks the lines of one plane window by window, handing each step to `emit`; a flush's
-    events are decoded by the walk where `decode_now()` says so, else by who applies it."""
+    events are decoded by the walk where `decode_now()` says so, else by who applies it. The
+    first `skip` steps go to nobody (they were applied already: `helper`), undecoded."""
 
     def __init__(
         self,
@@ -165,27 +184,36 @@ class PlaneWalk:
         batch_bytes: int,
         emit: Callable[[Step], None],
         decode_now: Callable[[], bool] = lambda: True,
+        skip: int = 0,
     ) -> None:
         self.source = source
         self.batch_bytes = batch_bytes
         self.emit = emit
         self.decode_now = decode_now
+        self.skip = skip
         self.win: Window | None = None
         self.pending: list[tuple[int, wire.LineRecord, array.array[int], int]] = []  # (slot, …, limit)
         self.walked: list[tuple[int, wire.LineRecord]] = []  # lines walked, not yet ended
         self.pos = 0
 
-    def run(self, slots: list[tuple[int, int]]) -> None:
+    def run(self, slots: list[tuple[int, int]], resume: Resume | None = None) -> None:
+        """Walk the lines of `slots` from the first, or from where a flush left off (`resume`)."""
         step = self.batch_bytes
-        for k, (start, end) in enumerate(slots):
-            rec = wire.LineRecord()
-            self.pos = max(self.pos, start)
-            self.emit(LineStart(k, self.pos))
-            pos, size, done = start, step, False
+        for k in range(resume.line if resume else 0, len(slots)):
+            start, end = slots[k]
+            if resume is not None and k == resume.line:
+                rec = dataclasses.replace(resume.record, other_events=list(resume.record.other_events))
+                pos, size, self.pos = resume.pos, resume.size, resume.walked
+            else:
+                rec = wire.LineRecord()
+                self.pos = max(self.pos, start)
+                self._emit(LineStart(k, self.pos))
+                pos, size = start, step
+            done = False
             while not done:
                 win = self.win
                 if win is None or not win.base <= pos < win.base + len(win.view) or size > step:
-                    self._flush()
+                    self._flush(Resume(k, pos, size, rec, self.pos))
                     self.source.read_to(pos)
                     win = self.win = self.source.window(pos, size)
                 records = array.array("q")
@@ -197,9 +225,9 @@ class PlaneWalk:
                 if not done:
                     # The window ends inside this line: decode what it holds, then read on.
                     stuck = win.base + at == pos and not records
-                    self._flush()
-                    self.win = None
                     size = size * 2 if stuck else step
+                    self._flush(Resume(k, win.base + at, size, rec, max(self.pos, win.base + at)))
+                    self.win = None
                 pos = win.base + at
                 self.pos = max(self.pos, pos)
             if rec.other_events:
@@ -209,8 +237,15 @@ class PlaneWalk:
         self._flush()
         self.win = None
 
-    def _flush(self) -> None:
-        """Hand on the events of the pending lines, then the lines walked to their end."""
+    def _emit(self, step: Step) -> None:
+        if self.skip:
+            self.skip -= 1
+        else:
+            self.emit(step)
+
+    def _flush(self, resume: Resume | None = None) -> None:
+        """Hand on the events of the pending lines, then the lines walked to their end; `resume`
+        where the walk goes on from after it, where that is a window not read yet."""
         if not self.pending and not self.walked:
             return
         flush = Flush(
@@ -220,15 +255,19 @@ class PlaneWalk:
             ended=[(k, header_of(rec)) for k, rec in self.walked],
             pos=self.pos,
         )
+        if resume is not None:  # a copy: the walk goes on changing the line's record
+            record = resume.record
+            resume.record = dataclasses.replace(record, other_events=list(record.other_events))
+            flush.resume = resume
         if self.pending:
             flush.buf = self.win.buf  # type: ignore[union-attr]
             flush.records = np.frombuffer(b"".join(r for _, _, r, _ in self.pending), np.int64)
             flush.limits = np.array([lim for _, _, _, lim in self.pending], dtype=np.int64)
-            if self.decode_now():
+            if not self.skip and self.decode_now():
                 flush.decode()
         self.pending = []
         self.walked = []
-        self.emit(flush)
+        self._emit(flush)
 
     def _others(self, k: int, rec: wire.LineRecord) -> None:
         """Events written with an unusual tag come after the line's usual records."""
@@ -241,4 +280,4 @@ class PlaneWalk:
             skipped: Counter[str] = Counter()
             batch = decode_events(buf, arr[:, 0], arr[:, 1], skipped)
             chunks.append((batch, list(skipped.items())))
-        self.emit(Others(k, header_of(rec), chunks))
+        self._emit(Others(k, header_of(rec), chunks))
