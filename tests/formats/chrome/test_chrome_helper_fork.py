@@ -46,9 +46,7 @@ def test_a_forked_helper_gives_the_one_process_trace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     plain = plain_copy(tmp_path, name)
-    with monkeypatch.context() as alone:
-        alone.setattr(helper_process, "_fork_allowed", False)
-        sequential = read(plain)
+    sequential = read(plain)  # far below PARALLEL_MIN_BYTES: one process
     helpers = forked(monkeypatch)
     used = spy_results(monkeypatch)
     got = read(plain)
