@@ -10,7 +10,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import gzip
-import importlib.util
 import json
 import random
 import tracemalloc
@@ -24,7 +23,7 @@ from profscope.errors import UnreadableProfile
 from profscope.formats.chrome import reader as chrome_json
 from profscope.formats.chrome import scan as chrome_scan
 from profscope.formats.chrome import tracks as chrome_layout
-from tests.support import DATA_DIR, REPO
+from tests.support import DATA_DIR
 from tests.support.same_trace import assert_same_trace
 
 pytestmark = pytest.mark.stack_independent
@@ -532,36 +531,6 @@ def test_memory_per_async_id_stays_small(tmp_path: Path, monkeypatch: pytest.Mon
     assert (held - held_ten_ids) / 50_000 < 40
 
 
-@pytest.mark.parametrize(
-    ("kind", "async_tracks", "thread_tracks", "max_depth"),
-    [
-        ("threads", 0, 300, 0),
-        ("closed_async", 1, 1, 0),
-        ("open_async", 1, 1, 298),
-        ("nested_async", 300, 1, 1),
-    ],
-)
-def test_the_many_keys_benchmark_files_have_the_shape_they_claim(
-    tmp_path: Path, kind: str, async_tracks: int, thread_tracks: int, max_depth: int
-) -> None:
-    """`benchmarks/make_many_keys_json.py` writes what its memory figures are about: N threads, or N
-    async ids sharing one track (one row when they do not overlap; when all stay open, a row for
-    each but the last, which begins where the trace ends), or N ids with a track each."""
-    spec = importlib.util.spec_from_file_location(
-        "make_many_keys_json", REPO / "benchmarks" / "make_many_keys_json.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    path = tmp_path / f"{kind}.json"
-    module.write(kind, 300, str(path))
-    trace = chrome_json.read(str(path), fsspec.filesystem("file"))
-    asynchronous = [t for t in trace.tracks if t.kind == "async"]
-    assert len(asynchronous) == async_tracks
-    assert len([t for t in trace.tracks if t.kind == "thread"]) == thread_tracks
-    assert max((t.max_depth for t in asynchronous), default=0) == max_depth
-    assert trace.skipped == {}
-
-
 def test_counters_become_one_track_per_series(tmp_path: Path) -> None:
     events = [
         {"ph": "C", "name": "memory", "pid": 1, "ts": 1, "args": {"used": 10, "free": 5}},
@@ -785,9 +754,6 @@ def test_small_windows_read_a_real_trace_identically(
     assert [small.args_json(i) for i in range(0, small.num_events, 37)] == [
         reference.args_json(i) for i in range(0, reference.num_events, 37)
     ]
-
-
-# -- the exact time parser ------------------------------------------------------------------------
 
 
 def test_an_async_begin_without_a_category_pairs_with_an_end_whose_category_is_empty(tmp_path: Path) -> None:
