@@ -13,6 +13,8 @@ import itertools
 import os
 import pickle
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -108,7 +110,7 @@ def test_small_files_get_a_helper_only_where_it_is_forked_and_a_core_is_free(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(helper_process, "_fork_allowed", False)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(helper_process, "usable_cores", lambda: 2)
     running = [1]  # threads running now, the reader's included
     monkeypatch.setattr(helper_process, "_running_now", lambda: running[0])
     monkeypatch.setattr(helper_process, "_LOOKS", 1)
@@ -122,7 +124,7 @@ def test_small_files_get_a_helper_only_where_it_is_forked_and_a_core_is_free(
 
 
 def test_a_free_core_is_one_no_other_thread_ran_on_at_one_look(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(helper_process, "usable_cores", lambda: 2)
     looks = iter([3, 1, 2])
     monkeypatch.setattr(helper_process, "_running_now", lambda: next(looks))
     assert helper_process.core_free()
@@ -137,6 +139,40 @@ def test_a_free_core_is_one_no_other_thread_ran_on_at_one_look(monkeypatch: pyte
     assert helper_process.core_free()
     monkeypatch.setattr(os, "getloadavg", lambda: (1.4, 0.2, 0.2))
     assert not helper_process.core_free()
+
+
+def test_the_usable_cores_are_the_affinity_capped_by_the_cgroup_quota(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process pinned to one core, or a container given one core's quota, gets no helper:
+    the helper would share that core with the reader."""
+    cpu_max = tmp_path / "cpu.max"
+    monkeypatch.setattr(helper_process, "_CGROUP_CPU_MAX", cpu_max)
+    affinity = len(os.sched_getaffinity(0))
+    assert helper_process.usable_cores() == affinity  # no quota file
+    cpu_max.write_text("max 100000\n")
+    assert helper_process.usable_cores() == affinity
+    cpu_max.write_text("150000 100000\n")  # one and a half cores: the second is worth a helper
+    assert helper_process.usable_cores() == min(affinity, 2)
+    cpu_max.write_text("100000 100000\n")
+    assert helper_process.usable_cores() == 1
+    assert not helper_process.possible()
+    assert not xplane_helper.can_help(xplane_helper.HELPER_MIN_BYTES)
+
+    monkeypatch.undo()
+    first_core = min(os.sched_getaffinity(0))
+    pinned = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os; from profscope.formats.common import helper_process as h; "
+            f"os.sched_setaffinity(0, {{{first_core}}}); print(h.usable_cores(), h.possible())",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert pinned.stdout.split() == ["1", "False"]
 
 
 @pytest.mark.parametrize("name", FILES)
