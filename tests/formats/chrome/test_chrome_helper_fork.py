@@ -16,6 +16,7 @@ from profscope.formats.common import helper_process
 from tests.formats.chrome.test_chrome_json import (
     NS_TRACE,
     OLD_TRACE,
+    assert_a_helper_gives_the_one_process_trace,
     assert_same_trace,
     plain_copy,
     read,
@@ -45,17 +46,10 @@ def forked(monkeypatch: pytest.MonkeyPatch) -> list[chrome_helper.HelperProcess]
 def test_a_forked_helper_gives_the_one_process_trace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    plain = plain_copy(tmp_path, name)
-    sequential = read(plain)  # far below PARALLEL_MIN_BYTES: one process
-    helpers = forked(monkeypatch)
-    used = spy_results(monkeypatch)
-    got = read(plain)
-    assert used == [True]  # the helper's half was joined
-    (helper,) = helpers
+    (helper,) = assert_a_helper_gives_the_one_process_trace(tmp_path, monkeypatch, name, forked)
     proc = helper._started.proc
     assert isinstance(proc, helper_process.Forked)
     assert proc.poll() is not None  # stopped and reaped once its half was in
-    assert_same_trace(got, sequential)
 
 
 def test_the_split_counts_no_interpreter_start_for_a_forked_helper(

@@ -11,9 +11,10 @@ import gzip
 import json
 import re
 import shutil
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import fsspec
 import numpy as np
@@ -28,6 +29,8 @@ from profscope.model.spill import budget as spill_budget
 from tests.support import DATA_DIR
 
 pytestmark = pytest.mark.stack_independent
+
+T = TypeVar("T")
 
 DATA = DATA_DIR / "kineto"
 TRACES = sorted(p.name for p in DATA.glob("*.json.gz"))
@@ -331,17 +334,30 @@ def spy_results(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     return used
 
 
-@pytest.mark.parametrize("name", [NS_TRACE, OLD_TRACE])
-def test_second_process_gives_the_same_trace(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
-) -> None:
+def assert_a_helper_gives_the_one_process_trace(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    helpers_from: Callable[[pytest.MonkeyPatch], T] = lambda _: None,
+) -> T:
+    """`name` read in one process, then with a helper process (set up by `helpers_from`, whose
+    answer is returned): the helper's half is joined, and the traces are the same."""
     plain = plain_copy(tmp_path, name)
     sequential = read(plain)
     monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
+    helpers = helpers_from(monkeypatch)
     used = spy_results(monkeypatch)
     parallel = read(plain)
     assert used == [True]  # the helper's half was joined
     assert_same_trace(parallel, sequential)
+    return helpers
+
+
+@pytest.mark.parametrize("name", [NS_TRACE, OLD_TRACE])
+def test_second_process_gives_the_same_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    assert_a_helper_gives_the_one_process_trace(tmp_path, monkeypatch, name)
 
 
 def read_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, events: list[dict[str, Any]]) -> Any:

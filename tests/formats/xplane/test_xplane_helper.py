@@ -81,28 +81,23 @@ def one_process_trace(name: str) -> Trace:
     return one_process(DATA / name, 4096)
 
 
+@pytest.mark.parametrize("started_by", ["helpers", "forked"])
 @pytest.mark.parametrize("name", FILES)
-def test_a_helper_gives_the_one_process_trace(name: str, helpers: list[xplane_helper.Helper]) -> None:
+def test_a_helper_gives_the_one_process_trace(
+    name: str, started_by: str, request: pytest.FixtureRequest
+) -> None:
+    """A helper started as an interpreter of its own (`helpers`) or forked (`forked`)."""
+    started: list[xplane_helper.Helper] = request.getfixturevalue(started_by)
     path = DATA / name
     want = one_process(path, 1 << 30)
     # 4 kB windows: hundreds of steps, most lines cut many times, some windows decoded by the
     # helper (while steps wait to be sent) and some by the reader.
     got = read(path, batch_bytes=4096)
-    assert len(helpers) == 1
-    assert helpers[0]._started.proc.poll() is not None  # stopped once the pass is done
+    assert len(started) == 1
+    proc = started[0]._started.proc
+    assert isinstance(proc, helper_process.Forked) == (started_by == "forked")
+    assert proc.poll() is not None  # stopped (and a fork reaped) once the pass is done
     assert got.num_events == want.num_events > 1000
-    assert_same(got, want)
-
-
-@pytest.mark.parametrize("name", FILES)
-def test_a_forked_helper_gives_the_one_process_trace(name: str, forked: list[xplane_helper.Helper]) -> None:
-    path = DATA / name
-    want = one_process(path, 1 << 30)
-    got = read(path, batch_bytes=4096)
-    assert len(forked) == 1
-    proc = forked[0]._started.proc
-    assert isinstance(proc, helper_process.Forked)
-    assert proc.poll() is not None  # stopped and reaped once the pass is done
     assert_same(got, want)
 
 
