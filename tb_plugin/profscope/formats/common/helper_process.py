@@ -31,7 +31,6 @@ import dataclasses
 import importlib
 import math
 import os
-import pathlib
 import pickle
 import select
 import signal
@@ -150,7 +149,7 @@ def usable_cores() -> int:
     return cores
 
 
-_CGROUP_CPU_MAX = pathlib.Path("/sys/fs/cgroup/cpu.max")
+_CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
 
 
 def core_free() -> bool:

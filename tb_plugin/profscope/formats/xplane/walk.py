@@ -115,6 +115,11 @@ class Resume:
     walked: int
 
 
+def _copy(record: wire.LineRecord) -> wire.LineRecord:
+    """A line's record that the walk's later changes to `record` leave as it is."""
+    return dataclasses.replace(record, other_events=list(record.other_events))
+
+
 @dataclasses.dataclass
 class Flush:
     """The events a window holds of the pending lines (slots, their headers then, the records'
@@ -202,7 +207,7 @@ class PlaneWalk:
         for k in range(resume.line if resume else 0, len(slots)):
             start, end = slots[k]
             if resume is not None and k == resume.line:
-                rec = dataclasses.replace(resume.record, other_events=list(resume.record.other_events))
+                rec = _copy(resume.record)
                 pos, size, self.pos = resume.pos, resume.size, resume.walked
             else:
                 rec = wire.LineRecord()
@@ -256,8 +261,7 @@ class PlaneWalk:
             pos=self.pos,
         )
         if resume is not None:  # a copy: the walk goes on changing the line's record
-            record = resume.record
-            resume.record = dataclasses.replace(record, other_events=list(record.other_events))
+            resume.record = _copy(resume.record)
             flush.resume = resume
         if self.pending:
             flush.buf = self.win.buf  # type: ignore[union-attr]
