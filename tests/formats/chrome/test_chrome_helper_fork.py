@@ -16,11 +16,8 @@ from profscope.formats.common import helper_process
 from tests.formats.chrome.test_chrome_json import (
     NS_TRACE,
     OLD_TRACE,
+    assert_a_failing_helper_falls_back_to_one_process,
     assert_a_helper_gives_the_one_process_trace,
-    assert_same_trace,
-    plain_copy,
-    read,
-    spy_results,
 )
 
 pytestmark = pytest.mark.skipif(not helper_process.possible(), reason="needs two cores and POSIX")
@@ -80,20 +77,5 @@ def test_the_split_counts_no_interpreter_start_for_a_forked_helper(
 def test_a_failing_forked_helper_falls_back_to_one_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str
 ) -> None:
-    plain = plain_copy(tmp_path, NS_TRACE)
-    sequential = read(plain)
-    helpers = forked(monkeypatch)
-    original_start = chrome_helper.HelperProcess.start
-
-    def start(self: Any, offset: int, bare: bool) -> None:
-        if failure == "helper raises":  # a negative offset: the helper sends the exception back
-            original_start(self, -1, bare)
-        else:
-            original_start(self, offset, bare)
-            self._started.proc.kill()
-
-    monkeypatch.setattr(chrome_helper.HelperProcess, "start", start)
-    used = spy_results(monkeypatch)
-    assert_same_trace(read(plain), sequential)
-    assert used == [True]  # the helper's result was asked for, failed, and this process read on
+    helpers = assert_a_failing_helper_falls_back_to_one_process(tmp_path, monkeypatch, failure, forked)
     assert isinstance(helpers[0]._started.proc, helper_process.Forked)

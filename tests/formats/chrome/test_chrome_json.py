@@ -625,21 +625,24 @@ def test_names_that_fit_while_decoding_are_counted_again_once_the_async_tracks_a
     assert read(plain).num_events == names + 2 * nested
 
 
-@pytest.mark.parametrize("failure", ["helper raises", "helper dies"])
-def test_a_failing_helper_falls_back_to_one_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str
-) -> None:
+def assert_a_failing_helper_falls_back_to_one_process(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    failure: str,
+    helpers_from: Callable[[pytest.MonkeyPatch], T] = lambda _: None,
+) -> T:
+    """A helper (set up by `helpers_from`, whose answer is returned) that raises or dies: its
+    result is asked for, fails, and this process reads on to the one-process trace."""
     plain = plain_copy(tmp_path, NS_TRACE)
     sequential = read(plain)
     monkeypatch.setattr(chrome_json, "PARALLEL_MIN_BYTES", 0)
+    helpers = helpers_from(monkeypatch)
     original_start = chrome_helper.HelperProcess.start
-    if failure == "helper raises":
-        # The helper cannot read the file there (a negative offset): it sends the exception back.
-        def start(self: Any, offset: int, bare: bool) -> None:
-            original_start(self, -1, bare)
-    else:
 
-        def start(self: Any, offset: int, bare: bool) -> None:
+    def start(self: Any, offset: int, bare: bool) -> None:
+        if failure == "helper raises":  # a negative offset: the helper sends the exception back
+            original_start(self, -1, bare)
+        else:
             original_start(self, offset, bare)
             self._started.proc.kill()
 
@@ -647,6 +650,14 @@ def test_a_failing_helper_falls_back_to_one_process(
     used = spy_results(monkeypatch)
     assert_same_trace(read(plain), sequential)
     assert used == [True]  # the helper's result was asked for, failed, and this process read on
+    return helpers
+
+
+@pytest.mark.parametrize("failure", ["helper raises", "helper dies"])
+def test_a_failing_helper_falls_back_to_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
+    assert_a_failing_helper_falls_back_to_one_process(tmp_path, monkeypatch, failure)
 
 
 def assert_same_trace(a: Any, b: Any) -> None:
