@@ -48,6 +48,8 @@ REAL = sorted(
 )
 
 NS_TRACE = "kineto/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+# 1 MB of JSON with shapes and types in most events' args: some 60 chunks of tiny()'s size.
+ARGS_TRACE = "kineto/bert_small.pt.trace.json.gz"
 
 
 def read(path: Path) -> Any:
@@ -471,9 +473,9 @@ def test_args_of_a_spilled_builder_go_file_to_file(
     if not kernel_copy:
         monkeypatch.setattr(os, "copy_file_range", no_kernel_copy)
         monkeypatch.setattr(spill_files, "COPY_PIECE_BYTES", 1000)  # several pieces per range
-    trace = chrome_json.read(str(DATA / NS_TRACE), fsspec.filesystem("file"))
+    trace = read(DATA / ARGS_TRACE)
     with spill_budget.use(spill_budget.IngestMemory(str(tmp_path), 1)):  # chunks of tiny()'s size, one bucket
-        spilled = read(DATA / NS_TRACE)
+        spilled = read(DATA / ARGS_TRACE)
     spill_pages.wait_released()
     assert spill_budget.is_spilled(spilled)
     assert_same_trace(spilled, trace)
