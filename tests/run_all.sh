@@ -115,11 +115,12 @@ mapfile -t stack_free < <(grep -rlE '^pytestmark = .*stack_independent' tests --
 PROFSCOPE_STACK_FREE=1 .venv/bin/python -m pytest -n "$WORKERS" --dist load "${stack_free[@]}" -m stack_independent
 
 # On the older stack only the tests that face TensorBoard run again (PROFSCOPE_TENSORBOARD_FACING=1,
-# tests/support/stack_facing.py): those that serve the plugin (its WSGI app, TensorBoard's server, the
-# CLI) or whose own code uses TensorBoard or werkzeug. The product never imports protobuf and touches
-# TensorBoard only at that edge, so the other tests would run the same code on the same libraries
-# again; so would the tests marked stack_independent (tests/test_stack_independent.py checks their
-# imports; PROFSCOPE_STACK_FREE=1 above makes tests/conftest.py fail the run if any loads either). The
+# tests/support/stack_facing.py): those that serve the plugin (TensorBoard's WSGI app or server) or
+# whose own code uses TensorBoard; werkzeug and every other package are the same files in both
+# environments. The product never imports protobuf and touches TensorBoard only at that edge, so the
+# other tests would run the same code on the same libraries again; so would the tests marked
+# stack_independent (tests/test_stack_independent.py checks their imports; PROFSCOPE_STACK_FREE=1 above
+# makes tests/conftest.py fail the run if any loads either). The
 # views' browser tests run once, in .venv: what they test is the bundle in the browser, the same on
 # both stacks, and they are half of a pass's time. The shell test stays here: it drives TensorBoard's
 # own frontend, which differs between TensorBoard versions.

@@ -21,12 +21,20 @@ def _faces(module_name: str, test_name: str = "", fixtures: tuple[str, ...] = ()
 
 def test_the_plugin_and_routes_face_tensorboard() -> None:
     assert _faces("tests.test_plugin", "test_loader_flag_and_default_cache_dir")
-    # The export raises TensorBoard's errors.
-    assert _faces(
+    assert _faces("tests.test_hardening_params", "test_every_route_with_every_hostile_value")
+    assert _faces("tests.analysis.test_steps", fixtures=("plugin_client",))
+
+
+def test_raising_tensorboards_errors_or_using_werkzeug_is_not_facing_it() -> None:
+    """The redacted export's test calls the export, which raises TensorBoard's error classes (plain
+    Python on either version), and werkzeug is the same package in both passes."""
+    assert not _faces(
         "tests.tools.trace.test_redact_traces",
         "test_a_redacted_export_keeps_no_host_user_path_or_address_of_its_source",
     )
-    assert _faces("tests.analysis.test_steps", fixtures=("plugin_client",))
+    module = types.ModuleType("tests.synthetic_werkzeug_only")
+    exec("from werkzeug.test import Client\n\ndef test_a_client():\n    return Client\n", module.__dict__)
+    assert not stack_facing.faces_tensorboard((), [module.test_a_client], module, dict(sys.modules))
 
 
 def test_analysis_and_model_tests_do_not() -> None:
@@ -45,10 +53,10 @@ def test_the_module_functions_a_test_calls_count() -> None:
     """A test whose module helper (or that helper's helper) builds the client faces TensorBoard."""
     module = types.ModuleType("tests.synthetic_stack_facing")
     source = """
-        from werkzeug.test import Client
+        from tensorboard.backend import application
 
         def make_client():
-            return Client
+            return application.TensorBoardWSGI
 
         def ask():
             return make_client()
