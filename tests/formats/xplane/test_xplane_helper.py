@@ -188,7 +188,7 @@ def test_a_failing_helper_leaves_the_reading_to_the_reader(
     helpers: list[xplane_helper.Helper], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = DATA / FILES[0]
-    want = one_process(path, 4096)
+    want = one_process_trace(FILES[0])
     original = xplane_helper.Helper.plane_steps
 
     def failing(self: xplane_helper.Helper):  # type: ignore[no-untyped-def]
@@ -209,7 +209,7 @@ def test_a_helper_that_dies_leaves_the_reading_to_the_reader(
     before its first walk: the reader reads the file alone."""
     started: list[xplane_helper.Helper] = request.getfixturevalue(started_by)
     path = DATA / FILES[0]
-    want = one_process(path, 4096)
+    want = one_process_trace(FILES[0])
     original = xplane_helper.Helper.walk
 
     def killed_first(
