@@ -115,6 +115,42 @@ def test_args_event_filled_in_memory_where_one_range_holds_every_index(name, fmt
     assert_same_trace(memory, spilled)
 
 
+def test_pieces_in_add_order_give_args_event_runs_not_pairs(tmp_path, monkeypatch):
+    """An XPlane's pieces keep their events in add order, mostly: their builder indices reach
+    `args_event` as runs, where each event's pair went through the files; the same trace."""
+    pairs = []
+    original = spill_finalize._Finalize._args_event
+
+    def args_event(self: spill_finalize._Finalize) -> int:
+        pairs.append((self.final_index is None, int(self.args_buckets.sizes.sum()), self.n))
+        return original(self)
+
+    monkeypatch.setattr(spill_finalize._Finalize, "_args_event", args_event)
+    path = DATA / "xplane/tpu_v6e_inference.xplane.pb"
+    spilled = read(path, "xplane", spill_budget.IngestMemory(str(tmp_path), BUDGET))
+    memory = read(path, "xplane")
+    [(through_files, written, events)] = pairs
+    assert through_files and written < events // 5
+    assert_same_trace(memory, spilled)
+
+
+def test_index_runs_fill_each_range_of_builder_indices():
+    """Runs cut at any range boundary fill exactly their indices of each range."""
+    rng = np.random.default_rng(7)
+    # Final order: 40 blocks of 300 consecutive builder indices, the blocks shuffled.
+    blocks = (rng.permutation(40)[:, None] * 300 + np.arange(300)).reshape(-1)
+    runs = spill_finalize._IndexRuns(1 << 30)
+    for offset in range(0, 12_000, 1_500):
+        assert runs.add(blocks[offset : offset + 1_500], offset)
+    expected = np.empty(12_000, np.int64)
+    expected[blocks] = np.arange(12_000)
+    for lo in range(0, 12_000, 1_000):
+        values = np.full(1_000, -1, np.int64)
+        runs.fill(values, lo)
+        assert np.array_equal(values, expected[lo : lo + 1_000])
+    assert not spill_finalize._IndexRuns(1 << 30).add(rng.permutation(1_000), 0)
+
+
 def test_a_track_laid_out_greedily_across_pieces(tmp_path, monkeypatch):
     """A Lightning fit's op thread has slices that overlap without nesting: cut in pieces, it is
     laid out again greedily, and still equals the in-memory rows."""
