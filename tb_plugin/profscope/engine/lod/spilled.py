@@ -326,6 +326,7 @@ class _Build:
                 carried.settle_all(out)
                 carry_track = int(t[-1])
             self._carry_last_rows(lo, s, d, covered, found, carry_track, carried)
+            del found  # not held while the next window finds its parents
             lo = hi
         carried.settle_all(out)
         return out.mapped()

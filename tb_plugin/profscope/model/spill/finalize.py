@@ -37,7 +37,6 @@ from typing import Any
 
 import numpy as np
 
-from profscope.model import arrays
 from profscope.model.column_types import COLUMN_DTYPES
 from profscope.model.layout import FLOW_PHASES, _bind_flow_points, event_order_unless_in_place, layout_depths
 from profscope.model.spill import attachments as spill_attachments
@@ -595,6 +594,9 @@ class _IndexRuns:
             return
         start = np.maximum(first[a:b], lo)
         end = np.minimum(first[a:b] + length[a:b], hi)
-        values[arrays.ranges(start - lo, end - lo)] = arrays.ranges(
-            final[a:b] + (start - first[a:b]), final[a:b] + (end - first[a:b])
-        )
+        value = final[a:b] + (start - first[a:b])
+        for s, e, v in zip((start - lo).tolist(), (end - lo).tolist(), value.tolist()):
+            run = values[s:e]  # v, v + 1, …: a running sum in place (no temporary as long as the run)
+            run.fill(1)
+            run[0] = v
+            np.cumsum(run, out=run)
