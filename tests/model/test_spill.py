@@ -134,20 +134,22 @@ def test_pieces_in_add_order_give_args_event_runs_not_pairs(tmp_path, monkeypatc
     assert_same_trace(memory, spilled)
 
 
-def test_index_runs_fill_each_range_of_builder_indices():
+@pytest.mark.parametrize("block", [300, 6_000])  # runs shorter and longer than `LONG_RUN`
+def test_index_runs_fill_each_range_of_builder_indices(block):
     """Runs cut at any range boundary fill exactly their indices of each range."""
     rng = np.random.default_rng(7)
-    # Final order: 40 blocks of 300 consecutive builder indices, the blocks shuffled.
-    blocks = (rng.permutation(40)[:, None] * 300 + np.arange(300)).reshape(-1)
+    # Final order: blocks of consecutive builder indices, shuffled.
+    n = 40 * block
+    blocks = (rng.permutation(40)[:, None] * block + np.arange(block)).reshape(-1)
     runs = spill_finalize._IndexRuns(1 << 30)
-    for offset in range(0, 12_000, 1_500):
-        assert runs.add(blocks[offset : offset + 1_500], offset)
-    expected = np.empty(12_000, np.int64)
-    expected[blocks] = np.arange(12_000)
-    for lo in range(0, 12_000, 1_000):
-        values = np.full(1_000, -1, np.int64)
+    for offset in range(0, n, 5 * block):
+        assert runs.add(blocks[offset : offset + 5 * block], offset)
+    expected = np.empty(n, np.int64)
+    expected[blocks] = np.arange(n)
+    for lo in range(0, n, 7_000):  # ranges cutting runs, and holding long ones whole
+        values = np.full(min(7_000, n - lo), -1, np.int64)
         runs.fill(values, lo)
-        assert np.array_equal(values, expected[lo : lo + 1_000])
+        assert np.array_equal(values, expected[lo : lo + 7_000])
     assert not spill_finalize._IndexRuns(1 << 30).add(rng.permutation(1_000), 0)
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from profscope.model import arrays
 from profscope.model.column_types import COLUMN_DTYPES
 from profscope.model.layout import FLOW_PHASES, _bind_flow_points, event_order_unless_in_place, layout_depths
 from profscope.model.spill import attachments as spill_attachments
@@ -560,6 +561,7 @@ class _IndexRuns:
     capacity, gives pairs as before."""
 
     RUN_BYTES = 24
+    LONG_RUN = 4096
 
     def __init__(self, capacity: int) -> None:
         self._room = capacity // 16 // self.RUN_BYTES
@@ -595,8 +597,16 @@ class _IndexRuns:
         start = np.maximum(first[a:b], lo)
         end = np.minimum(first[a:b] + length[a:b], hi)
         value = final[a:b] + (start - first[a:b])
-        for s, e, v in zip((start - lo).tolist(), (end - lo).tolist(), value.tolist()):
-            run = values[s:e]  # v, v + 1, …: a running sum in place (no temporary as long as the run)
+        # Long runs one at a time, as a running sum in place (no temporary as long as the run);
+        # the short ones together (a loop over them could take seconds; their index arrays are
+        # within what a builder range's pairs took).
+        long = end - start >= self.LONG_RUN
+        for s, e, v in zip((start[long] - lo).tolist(), (end[long] - lo).tolist(), value[long].tolist()):
+            run = values[s:e]  # v, v + 1, …
             run.fill(1)
             run[0] = v
             np.cumsum(run, out=run)
+        short = ~long
+        if short.any():
+            at = arrays.ranges(start[short] - lo, end[short] - lo)
+            values[at] = at + np.repeat(value[short] - (start[short] - lo), (end - start)[short])
