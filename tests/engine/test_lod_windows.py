@@ -149,3 +149,26 @@ def test_next_level_by_row_sums_the_boxes_of_each_row_and_shifted_bin(
     assert list(zip(by_bin.bin.tolist(), by_bin.row.tolist(), strict=True)) == sorted(
         (b, r) for r, b in expected
     )
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    old=st.sets(st.tuples(st.integers(0, 6), st.integers(0, 60))),
+    new=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 6)), max_size=60),
+    base=st.sampled_from([0, -(10**6), 3 << 40]),
+    spread=st.sampled_from([1, 1 << 56]),  # past the one-key range: `next_level_by_row` itself
+    shift=st.integers(1, 3),
+    in_start_order=st.booleans(),
+)
+def test_counting_keys_grow_as_the_boxes_of_next_level_by_row(old, new, base, spread, shift, in_start_order):
+    boxes = sorted(old)  # (row, bin) order
+    bins = np.array([base + b * spread for _, b in boxes], dtype=np.int64)
+    rows = np.array([r for r, _ in boxes], dtype=np.int64)
+    if in_start_order:
+        new = sorted(new)
+    new_bins = np.array([base + b * spread for b, _ in new], dtype=np.int64)
+    new_rows = np.array([r for _, r in new], dtype=np.int32)
+    want_bins, want_rows, _ = lod.next_level_by_row(bins, rows, (), new_bins, new_rows, (), 7, shift)
+    got = lod_windows._next_keys(lod_windows._Keys(bins, rows), shift, new_bins, new_rows, 7)
+    assert got.bin.dtype == got.row.dtype == np.int64
+    assert got.bin.tolist() == want_bins.tolist() and got.row.tolist() == want_rows.tolist()

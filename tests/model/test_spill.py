@@ -115,6 +115,44 @@ def test_args_event_filled_in_memory_where_one_range_holds_every_index(name, fmt
     assert_same_trace(memory, spilled)
 
 
+def test_pieces_in_add_order_give_args_event_runs_not_pairs(tmp_path, monkeypatch):
+    """An XPlane's pieces keep their events in add order, mostly: their builder indices reach
+    `args_event` as runs, where each event's pair went through the files; the same trace."""
+    pairs = []
+    original = spill_finalize._Finalize._args_event
+
+    def args_event(self: spill_finalize._Finalize) -> int:
+        pairs.append((self.final_index is None, int(self.args_buckets.sizes.sum()), self.n))
+        return original(self)
+
+    monkeypatch.setattr(spill_finalize._Finalize, "_args_event", args_event)
+    path = DATA / "xplane/tpu_v6e_inference.xplane.pb"
+    spilled = read(path, "xplane", spill_budget.IngestMemory(str(tmp_path), BUDGET))
+    memory = read(path, "xplane")
+    [(through_files, written, events)] = pairs
+    assert through_files and written < events // 5
+    assert_same_trace(memory, spilled)
+
+
+@pytest.mark.parametrize("block", [300, 6_000])  # runs shorter and longer than `LONG_RUN`
+def test_index_runs_fill_each_range_of_builder_indices(block):
+    """Runs cut at any range boundary fill exactly their indices of each range."""
+    rng = np.random.default_rng(7)
+    # Final order: blocks of consecutive builder indices, shuffled.
+    n = 40 * block
+    blocks = (rng.permutation(40)[:, None] * block + np.arange(block)).reshape(-1)
+    runs = spill_finalize._IndexRuns(1 << 30)
+    for offset in range(0, n, 5 * block):
+        assert runs.add(blocks[offset : offset + 5 * block], offset)
+    expected = np.empty(n, np.int64)
+    expected[blocks] = np.arange(n)
+    for lo in range(0, n, 7_000):  # ranges cutting runs, and holding long ones whole
+        values = np.full(min(7_000, n - lo), -1, np.int64)
+        runs.fill(values, lo)
+        assert np.array_equal(values, expected[lo : lo + 7_000])
+    assert not spill_finalize._IndexRuns(1 << 30).add(rng.permutation(1_000), 0)
+
+
 def test_a_track_laid_out_greedily_across_pieces(tmp_path, monkeypatch):
     """A Lightning fit's op thread has slices that overlap without nesting: cut in pieces, it is
     laid out again greedily, and still equals the in-memory rows."""

@@ -257,12 +257,13 @@ def self_times(trace: Trace, row_base: np.ndarray) -> np.ndarray:
 class Parents(NamedTuple):
     """`nearest_parents`: the events of depth > 0 in (row, start) order, the row above each, the
     last event of that row starting at or before it (-1 where that row holds none of these
-    events), and every event's row, sorted."""
+    events), every event's row, sorted, and the events in that order."""
 
     child: np.ndarray
     parent_row: np.ndarray
     parent: np.ndarray
     rows_sorted: np.ndarray
+    by_row: np.ndarray
 
 
 def nearest_parents(track: np.ndarray, start: np.ndarray, depth: np.ndarray, row: np.ndarray) -> Parents:
@@ -280,7 +281,7 @@ def nearest_parents(track: np.ndarray, start: np.ndarray, depth: np.ndarray, row
     found[found] = rows_sorted[at[found]] == parent_row[found]
     parent = np.full(child_pos.shape[0], -1, np.int64)
     parent[found] = by_row[at[found]]
-    return Parents(by_row[child_pos], parent_row, parent, rows_sorted)
+    return Parents(by_row[child_pos], parent_row, parent, rows_sorted, by_row)
 
 
 def covered_by_children(start: np.ndarray, dur: np.ndarray, found: Parents) -> np.ndarray:

@@ -13,7 +13,9 @@ resident: the samples, per-track counts, flow points added one by one):
    answering on the way the lookups `final_index[src]`, `final_index[dst]` of the flows given by
    builder index (where all indices make one range, no pairs: step 2 fills `args_event` in memory,
    which saves writing and reading 16 bytes per event); the args bytes and `args_off` are already
-   in place (written in add order as the events came);
+   in place (written in add order as the events came); a piece whose builder indices come in long
+   runs of consecutive ones (an XPlane's, added line by line) gives its runs instead of pairs
+   (`_IndexRuns`), which fill their part of `args_event` without going through the files;
 4. the points of each flow-id range are sorted by (flow, ts, phase, event, name, position), as the
    in-memory lexsort with its stable ties, and consecutive points of a flow linked;
 5. counter samples like events: pieces of tracks (one cut by time), each sorted by (track, time).
@@ -35,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from profscope.model import arrays
 from profscope.model.column_types import COLUMN_DTYPES
 from profscope.model.layout import FLOW_PHASES, _bind_flow_points, event_order_unless_in_place, layout_depths
 from profscope.model.spill import attachments as spill_attachments
@@ -51,6 +54,9 @@ EVENT_WORK_BYTES = 160
 POINT_WORK_BYTES = 120
 COUNTER_WORK_BYTES = 80
 PAIR_WORK_BYTES = 48
+# A piece gives `args_event` runs of consecutive builder indices instead of one pair per event
+# where its runs are this long on average (`_IndexRuns`).
+MIN_INDEX_RUN = 256
 # No piece is planned smaller than this (a tiny budget still makes progress).
 MIN_CAPACITY_BYTES = 64 << 10
 # A streamed pass reads chunks of at most this much, below malloc's mmap threshold in an ingest
@@ -157,6 +163,7 @@ class _Finalize:
         # One range of builder indices: `args_event` is filled in memory as pieces are written
         # (8 bytes per event, at most a sixth of the capacity, taken off the pieces').
         self.final_index = np.empty(self.n, np.int64) if self.n <= self.args_rows else None
+        self.index_runs = _IndexRuns(self.capacity)
         self._plan_events()
         self._plan_kids()
         self._lay_out()
@@ -370,7 +377,7 @@ class _Finalize:
         m = idx.shape[0]
         if self.final_index is not None:
             self.final_index[idx] = np.arange(offset, offset + m, dtype=np.int64)
-        else:
+        elif not self.index_runs.add(idx, offset):
             self.args_buckets.add(
                 idx // self.args_rows,
                 _records(PAIR, pos=idx, value=np.arange(offset, offset + m, dtype=np.int64)),
@@ -457,6 +464,7 @@ class _Finalize:
             values = np.empty(min(self.args_rows, n - b0), dtype=np.int64)
             values[pairs["pos"] - b0] = pairs["value"]
             del pairs
+            self.index_runs.fill(values, b0)
             self.cols["args_event"].write_at(b0, values)
             asked = queries.load(k)
             if asked.shape[0]:
@@ -541,3 +549,64 @@ class _Finalize:
             "ctr_time_ps": time_col.mapped(),
             "ctr_value": value_col.mapped(),
         }
+
+
+class _IndexRuns:
+    """The builder indices of pieces as runs of consecutive ones: (first builder index, its final
+    index, length), in memory. An XPlane's events are added line by line, in place mostly, so a
+    piece's indices make a few runs; each run fills its part of `args_event` where the pairs of
+    its events were written to and read back from the files (16 bytes each way per event: 354 MB
+    for the 22 M events of the JAX capture repeated to 1 GB). A piece with shorter runs (a Chrome
+    trace's threads interleave), or any once the runs held would pass a sixteenth of the
+    capacity, gives pairs as before."""
+
+    RUN_BYTES = 24
+    LONG_RUN = 4096
+
+    def __init__(self, capacity: int) -> None:
+        self._room = capacity // 16 // self.RUN_BYTES
+        self._parts: list[np.ndarray] = []
+        self._runs: np.ndarray | None = None
+
+    def add(self, idx: np.ndarray, offset: int) -> bool:
+        """Take the runs of the piece written at `offset` whose builder indices are `idx`, if
+        they are long enough and there is room; False: the caller writes pairs."""
+        m = idx.shape[0]
+        breaks = np.flatnonzero(idx[1:] != idx[:-1] + 1) + 1
+        count = breaks.shape[0] + 1
+        if count * MIN_INDEX_RUN > m or count > self._room:
+            return False
+        first = np.concatenate(([0], breaks))
+        lengths = np.diff(np.concatenate((first, [m])))
+        self._parts.append(np.stack((idx[first].astype(np.int64), offset + first, lengths)))
+        self._room -= count
+        return True
+
+    def fill(self, values: np.ndarray, lo: int) -> None:
+        """Set `values[i]` to the final index of builder index `lo + i` for the indices in runs."""
+        if self._runs is None:
+            runs = np.concatenate(self._parts, axis=1) if self._parts else np.zeros((3, 0), np.int64)
+            self._runs = runs[:, np.argsort(runs[0], kind="stable")]
+            self._parts = []
+        first, final, length = self._runs
+        hi = lo + values.shape[0]
+        a = int(np.searchsorted(first + length, lo, side="right"))
+        b = int(np.searchsorted(first, hi, side="left"))
+        if a >= b:
+            return
+        start = np.maximum(first[a:b], lo)
+        end = np.minimum(first[a:b] + length[a:b], hi)
+        value = final[a:b] + (start - first[a:b])
+        # Long runs one at a time, as a running sum in place (no temporary as long as the run);
+        # the short ones together (a loop over them could take seconds; their index arrays are
+        # within what a builder range's pairs took).
+        long = end - start >= self.LONG_RUN
+        for s, e, v in zip((start[long] - lo).tolist(), (end[long] - lo).tolist(), value[long].tolist()):
+            run = values[s:e]  # v, v + 1, …
+            run.fill(1)
+            run[0] = v
+            np.cumsum(run, out=run)
+        short = ~long
+        if short.any():
+            at = arrays.ranges(start[short] - lo, end[short] - lo)
+            values[at] = at + np.repeat(value[short] - (start[short] - lo), (end - start)[short])
