@@ -168,7 +168,9 @@ def test_counting_keys_grow_as_the_boxes_of_next_level_by_row(old, new, base, sp
         new = sorted(new)
     new_bins = np.array([base + b * spread for b, _ in new], dtype=np.int64)
     new_rows = np.array([r for _, r in new], dtype=np.int32)
-    want_bins, want_rows, _ = lod.next_level_by_row(bins, rows, (), new_bins, new_rows, (), 7, shift)
-    got = lod_windows._next_keys(lod_windows._Keys(bins, rows), shift, new_bins, new_rows, 7)
-    assert got.bin.dtype == got.row.dtype == np.int64
-    assert got.bin.tolist() == want_bins.tolist() and got.row.tolist() == want_rows.tolist()
+    # With a sum per box, the boxes go the way of the summaries (an order gathered into columns).
+    sums, new_sums = (np.zeros(bins.shape[0]),), (np.zeros(new_bins.shape[0]),)
+    want_bins, want_rows, _ = lod.next_level_by_row(bins, rows, sums, new_bins, new_rows, new_sums, 7, shift)
+    got_bins, got_rows, got_sums = lod.next_level_by_row(bins, rows, (), new_bins, new_rows, (), 7, shift)
+    assert got_bins.dtype == got_rows.dtype == np.int64 and got_sums == ()
+    assert got_bins.tolist() == want_bins.tolist() and got_rows.tolist() == want_rows.tolist()

@@ -297,7 +297,9 @@ class _Kind:
     ) -> Any:
         """The boxes `shift` levels up in (row, bin) order: `current`'s re-binned, with the new events."""
         if not self.sums:
-            return _next_keys(current, shift, bins, rows, num_rows)
+            return _Keys(
+                *lod.next_level_by_row(current.bin, current.row, (), bins, rows, (), num_rows, shift)[:2]
+            )
         assert dur is not None
         return lod.next_summaries(current, shift, bins, rows, dur, num_rows)
 
@@ -313,31 +315,6 @@ class _Kind:
     def in_bin_order(self, boxes: Any) -> Any:
         """Sums as they are written; keys are only counted, never written, so their order is kept."""
         return lod.in_bin_order(boxes) if self.sums else boxes
-
-
-def _next_keys(current: _Keys, shift: int, bins: np.ndarray, rows: np.ndarray, num_rows: int) -> _Keys:
-    """`lod.next_level_by_row`'s boxes without sums: each box one int64 (row above the bits of
-    its bin less the lowest bin), so the old boxes and the new events merge as values, not by an
-    order gathered into two columns (the counting pass walks every level of every window: 4.5 of
-    the 7.6 s of the summaries of the JAX capture repeated to 1 GB). Keys that do not fit in int64
-    take `next_level_by_row` itself."""
-    old_bins = current.bin >> shift
-    if not (bins.shape[0] or old_bins.shape[0]):
-        return _Keys(old_bins, current.row)
-    b0 = min(int(b.min()) for b in (old_bins, bins) if b.shape[0])
-    b1 = max(int(b.max()) for b in (old_bins, bins) if b.shape[0])
-    bits = (b1 - b0).bit_length()
-    if bits >= 63 or max(num_rows, 1) >= 1 << (63 - bits):
-        got = lod.next_level_by_row(current.bin, current.row, (), bins, rows, (), num_rows, shift)
-        return _Keys(*got[:2])
-    new = (rows.astype(np.int64) << bits) | (bins - b0)
-    if new.shape[0]:
-        new = new[arrays.stable_argsort(rows)]  # in start order within each row: one run per row
-    keys = np.concatenate(((current.row << bits) | (old_bins - b0), new))
-    if old_bins.shape[0] or bool(np.any(new[1:] < new[:-1])):
-        keys.sort(kind="stable")  # a few sorted runs: merged in linear time
-    keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
-    return _Keys((keys & ((1 << bits) - 1)) + b0, keys >> bits)
 
 
 def _read_spans(column: ColumnReader | RecordFile, spans: list[tuple[int, int]]) -> np.ndarray:
